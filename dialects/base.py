@@ -1,0 +1,221 @@
+"""What every dialect provides, and the common path that most of them share.
+
+A dialect subclass writes only what differs from this path, and says why.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, ClassVar
+
+from skiplock._sql import TableName, load_statements, render_statements
+from skiplock._url import DatabaseURL, mask_password
+from skiplock.errors import BackendError, ConfigurationError
+
+__all__ = ["Dialect", "ServerInfo"]
+
+Row = dict[str, Any]
+_PARAM = re.compile(r"%\((\w+)\)s")
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """What the server said about itself."""
+
+    product: str  #: "PostgreSQL", "MySQL", "MariaDB", "SQL Server"
+    version: tuple[int, ...]
+    version_string: str
+
+
+class Dialect:
+    """One database: its driver, its statements, and the operations that need more than
+    one statement there.
+
+    Every statement name in :attr:`REQUIRED_STATEMENTS` exists in every ``.sql`` file.
+    """
+
+    name: ClassVar[str]
+    sql_file: ClassVar[str]
+    driver_module: ClassVar[str]
+    extra: ClassVar[str]
+    #: the driver binds a Python list as an array (``= ANY(%(ids)s)``); otherwise lists are
+    #: expanded into ``%(ids__0)s, %(ids__1)s, …`` for ``IN (%(ids)s)``
+    array_params: ClassVar[bool] = False
+    #: PostgreSQL-style LISTEN/NOTIFY can wake idle workers
+    supports_notify: ClassVar[bool] = False
+
+    REQUIRED_STATEMENTS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "install",
+            "enqueue",
+            "enqueue_dedupe",
+            "find_dedupe",
+            "heartbeat",
+            "lease_of",
+            "complete",
+            "retry",
+            "fail",
+            "release",
+            "get",
+            "stats",
+        }
+    )
+
+    def __init__(self, url: DatabaseURL, table: TableName) -> None:
+        self.url = url
+        self.table = table
+        raw = load_statements("skiplock.dialects", self.sql_file)
+        missing = self.REQUIRED_STATEMENTS - raw.keys()
+        if missing:  # a packaging or editing mistake, never a user's
+            raise RuntimeError(f"{self.sql_file} lacks statements {sorted(missing)}")
+        self.sql: dict[str, str] = render_statements(raw, table, self.quote)
+        self._driver: ModuleType | None = None
+
+    # -- driver ---------------------------------------------------------------------------
+
+    @property
+    def driver(self) -> ModuleType:
+        if self._driver is None:
+            try:
+                self._driver = importlib.import_module(self.driver_module)
+            except ImportError as exc:
+                raise ConfigurationError(
+                    f"the {self.url.flavor} driver ({self.driver_module}) is not installed: "
+                    f"pip install 'skiplock[{self.extra}]'"
+                ) from exc
+        return self._driver
+
+    def connect(self) -> Any:
+        """A new driver connection: autocommit off, READ COMMITTED, UTC."""
+        raise NotImplementedError
+
+    def server_info(self, conn: Any) -> ServerInfo:
+        """Read the server's product and version (raises ``UnsupportedServer`` if too old)."""
+        raise NotImplementedError
+
+    def quote(self, ident: str) -> str:
+        raise NotImplementedError
+
+    def driver_errors(self) -> tuple[type[BaseException], ...]:
+        """The exception classes of the driver that :meth:`classify` turns into ours."""
+        raise NotImplementedError
+
+    def classify(self, exc: BaseException) -> tuple[bool, bool]:
+        """``(retryable, connection_lost)`` for a driver error."""
+        raise NotImplementedError
+
+    def wrap(self, exc: BaseException, doing: str) -> BackendError:
+        """Our error for a driver error, with the password masked."""
+        retryable, lost = self.classify(exc)
+        what = "lost the connection" if lost else "failed"
+        err = BackendError(
+            f"{self.url.flavor} at {self.url.masked()} {what} while {doing}: "
+            f"{mask_password(str(exc)).strip()}",
+            retryable=retryable,
+        )
+        err.connection_lost = lost
+        return err
+
+    def is_closed(self, conn: Any) -> bool:
+        return False
+
+    # -- statements -----------------------------------------------------------------------
+
+    def cursor(self, conn: Any) -> Any:
+        raise NotImplementedError
+
+    @contextmanager
+    def _cursor(self, conn: Any) -> Iterator[Any]:
+        cur = self.cursor(conn)
+        try:
+            yield cur
+        finally:
+            cur.close()
+
+    def bind(self, sql: str, params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+        """Expand list parameters for drivers that cannot bind arrays."""
+        if self.array_params:
+            return sql, dict(params)
+        out: dict[str, Any] = {}
+        lists: dict[str, str] = {}
+        for key, value in params.items():
+            if isinstance(value, (list, tuple)):
+                if not value:
+                    lists[key] = "NULL"
+                    continue
+                names = [f"{key}__{i}" for i in range(len(value))]
+                out.update(zip(names, value, strict=True))
+                lists[key] = ", ".join(f"%({n})s" for n in names)
+            else:
+                out[key] = value
+        if lists:
+            sql = _PARAM.sub(lambda m: lists.get(m[1], m[0]), sql)
+        return sql, out
+
+    def execute(self, cur: Any, name: str, params: Mapping[str, Any] | None = None) -> Any:
+        sql, bound = self.bind(self.sql[name], params or {})
+        cur.execute(sql, bound)
+        return cur
+
+    def run(self, conn: Any, name: str, params: Mapping[str, Any] | None = None) -> int:
+        """Run one statement; return the number of rows it matched."""
+        with self._cursor(conn) as cur:
+            self.execute(cur, name, params)
+            return int(cur.rowcount)
+
+    def fetch(self, conn: Any, name: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+        with self._cursor(conn) as cur:
+            self.execute(cur, name, params)
+            return [dict(r) for r in cur.fetchall()]
+
+    def fetch_one(
+        self, conn: Any, name: str, params: Mapping[str, Any] | None = None
+    ) -> Row | None:
+        rows = self.fetch(conn, name, params)
+        return rows[0] if rows else None
+
+    # -- operations: the common path ---------------------------------------------------------
+
+    def install(self, conn: Any) -> None:
+        """Create the table and its indexes if they are missing (idempotent)."""
+        with self._cursor(conn) as cur:
+            for statement in split_statements(self.sql["install"]):
+                cur.execute(statement)
+
+    def insert(self, conn: Any, params: Mapping[str, Any]) -> int:
+        row = self.fetch_one(conn, "enqueue", params)
+        assert row is not None
+        return int(row["id"])
+
+    def insert_dedupe(self, conn: Any, params: Mapping[str, Any]) -> int | None:
+        """Insert unless an active job holds the key; None when one does."""
+        row = self.fetch_one(conn, "enqueue_dedupe", params)
+        return None if row is None else int(row["id"])
+
+    def insert_many(
+        self, conn: Any, common: Mapping[str, Any], rows: Sequence[tuple[str, str]]
+    ) -> list[int]:
+        """Insert ``(payload_json, idempotency_key)`` rows; ids in the same order."""
+        raise NotImplementedError
+
+    def claim(self, conn: Any, queues: Sequence[str], limit: int, lease_ms: int) -> list[Row]:
+        """Claim up to *limit* claimable jobs; expired jobs with spent attempts end failed."""
+        raise NotImplementedError
+
+    def complete_many(self, conn: Any, items: Sequence[tuple[int, int, str | None]]) -> set[int]:
+        """Complete ``(id, attempt, result_json)`` items; return the ids that were still held."""
+        done: set[int] = set()
+        for job_id, attempt, result in items:
+            if self.run(conn, "complete", {"id": job_id, "attempt": attempt, "result": result}):
+                done.add(job_id)
+        return done
+
+
+def split_statements(block: str) -> list[str]:
+    """Split a block of DDL on semicolons at line ends (our DDL has no semicolons inside)."""
+    return [s.strip() for s in re.split(r";\s*\n", block + "\n") if s.strip()]

@@ -1,0 +1,190 @@
+"""MySQL 8.0.1+ and MariaDB 10.6+ through mysql-connector-python (pure Python).
+
+What differs from the common path, and why:
+
+- No ``UPDATE … RETURNING`` (MariaDB has none either): a claim is ``SELECT … FOR UPDATE
+  SKIP LOCKED`` then ``UPDATE … WHERE id IN (…)`` in one short transaction. The new lease
+  starts from ``UTC_TIMESTAMP(6)`` read by the SELECT, so the database's clock decides.
+- No arrays: lists expand into ``IN (%(ids__0)s, …)`` placeholders.
+- No partial indexes: stored generated columns stand in (see ``mysql.sql``).
+- ``FOUND_ROWS``: a fenced UPDATE that matches a row counts it even if no value changed,
+  so a match is never mistaken for a lost lease.
+- The C extension fails to load on some systems (OpenSSL), so ``use_pure=True``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any, ClassVar
+
+from skiplock.errors import UnsupportedServer
+
+from .base import Dialect, Row, ServerInfo
+
+__all__ = ["MySQLDialect"]
+
+#: deadlock, lock wait timeout, NOWAIT lock refused (MySQL 3572), lock refused (MariaDB 1205)
+_RETRYABLE = {1205, 1213, 3572, 3058}
+#: server gone, lost, killed, shutting down, disconnected for inactivity
+_CONNECTION = {1053, 1927, 2003, 2006, 2013, 2055, 4031, 1317}
+_ROW_PARAM = re.compile(r"%\((\w+)\)s")
+
+
+class MySQLDialect(Dialect):
+    name: ClassVar[str] = "mysql"
+    sql_file: ClassVar[str] = "mysql.sql"
+    driver_module: ClassVar[str] = "mysql.connector"
+    extra: ClassVar[str] = "mysql"
+
+    #: set by :meth:`server_info`: MariaDB has INSERT … RETURNING, MySQL has not
+    insert_returning = False
+
+    def quote(self, ident: str) -> str:
+        return "`" + ident.replace("`", "``") + "`"
+
+    def connect(self) -> Any:
+        connector = self.driver
+        from mysql.connector.constants import ClientFlag
+
+        u = self.url
+        kwargs: dict[str, Any] = {
+            "host": u.host,
+            "port": u.port or 3306,
+            "database": u.database,
+            "user": u.user or "root",
+            "password": u.password or "",
+            "use_pure": True,
+            "autocommit": False,
+            "client_flags": [ClientFlag.FOUND_ROWS],
+            "connection_timeout": 10,
+            "charset": "utf8mb4",
+            "collation": "utf8mb4_bin",
+        }
+        kwargs.update(u.options)
+        conn = connector.connect(**kwargs)
+        cur = conn.cursor()
+        try:
+            # REPEATABLE READ makes concurrent claims deadlock on gap locks.
+            cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+            cur.execute("SET SESSION time_zone = '+00:00'")
+        finally:
+            cur.close()
+        return conn
+
+    def cursor(self, conn: Any) -> Any:
+        return conn.cursor(dictionary=True)
+
+    def server_info(self, conn: Any) -> ServerInfo:
+        # mysql-connector reports MariaDB as 5.5.5; VERSION() tells the truth.
+        with self._cursor(conn) as cur:
+            cur.execute("SELECT VERSION() AS v")
+            text = str(cur.fetchone()["v"])
+        conn.commit()
+        numbers = tuple(int(n) for n in re.findall(r"\d+", text.split("-")[0])[:3])
+        if "mariadb" in text.lower():
+            info = ServerInfo("MariaDB", numbers, text)
+            self.insert_returning = True
+            if numbers < (10, 6):
+                raise UnsupportedServer(
+                    f"MariaDB {text} has no SKIP LOCKED: skiplock needs MariaDB 10.6 or newer"
+                )
+        else:
+            info = ServerInfo("MySQL", numbers, text)
+            if numbers < (8, 0, 1):
+                raise UnsupportedServer(
+                    f"MySQL {text} has no SKIP LOCKED: skiplock needs MySQL 8.0.1 or newer"
+                )
+        return info
+
+    def driver_errors(self) -> tuple[type[BaseException], ...]:
+        return (self.driver.Error,)
+
+    def classify(self, exc: BaseException) -> tuple[bool, bool]:
+        errno = getattr(exc, "errno", None) or 0
+        lost = errno in _CONNECTION or (
+            isinstance(exc, (self.driver.OperationalError, self.driver.InterfaceError))
+            and errno not in _RETRYABLE
+            and errno < 1000  # client-side: no server error code
+        )
+        return (lost or errno in _RETRYABLE), lost
+
+    def is_closed(self, conn: Any) -> bool:
+        try:
+            return not conn.is_connected()
+        except Exception:
+            return True
+
+    def insert(self, conn: Any, params: Mapping[str, Any]) -> int:
+        with self._cursor(conn) as cur:
+            self.execute(cur, "enqueue", params)
+            return int(cur.lastrowid)
+
+    def insert_dedupe(self, conn: Any, params: Mapping[str, Any]) -> int | None:
+        with self._cursor(conn) as cur:
+            self.execute(cur, "enqueue_dedupe", params)
+            return int(cur.lastrowid)
+
+    def insert_many(
+        self, conn: Any, common: Mapping[str, Any], rows: Sequence[tuple[str, str]]
+    ) -> list[int]:
+        row_sql = self.sql["enqueue_many_row"]
+        params: dict[str, Any] = {}
+        values: list[str] = []
+        for i, (payload, key) in enumerate(rows):
+            values.append(_ROW_PARAM.sub(lambda m, i=i: f"%({m[1]}_{i})s", row_sql))  # type: ignore[misc]
+            params.update({f"{k}_{i}": v for k, v in common.items()})
+            params[f"payload_{i}"] = payload
+            params[f"idempotency_key_{i}"] = key
+        sql = self.sql["enqueue_many"].replace("{rows}", ",\n".join(values))
+        with self._cursor(conn) as cur:
+            if self.insert_returning:
+                cur.execute(sql + "\nRETURNING id, idempotency_key", params)
+                found = cur.fetchall()
+            else:
+                cur.execute(sql, params)
+                self.execute(cur, "ids_by_key", {"keys": [k for _, k in rows]})
+                found = cur.fetchall()
+        by_key = {str(r["idempotency_key"]): int(r["id"]) for r in found}
+        return [by_key[k] for _, k in rows]
+
+    def claim(self, conn: Any, queues: Sequence[str], limit: int, lease_ms: int) -> list[Row]:
+        if len(queues) == 1:
+            picked = self.fetch(conn, "claim_pick", {"queue": queues[0], "limit": limit})
+        else:
+            picked = self.fetch(conn, "claim_pick_queues", {"queues": list(queues), "limit": limit})
+        if not picked:
+            return []
+        spent = [
+            r["id"]
+            for r in picked
+            if r["status"] == "running" and r["attempt"] >= r["max_attempts"]
+        ]
+        if spent:
+            self.run(conn, "claim_expire", {"ids": spent})
+        taken = [r for r in picked if r["id"] not in set(spent)]
+        if not taken:
+            return []
+        db_now: datetime = picked[0]["db_now"]
+        lease_until = db_now + timedelta(milliseconds=lease_ms)
+        self.run(conn, "claim_take", {"ids": [r["id"] for r in taken], "lease_until": lease_until})
+        for r in taken:
+            r.pop("db_now", None)
+            r.update(
+                attempt=r["attempt"] + 1,
+                status="running",
+                lease_until=lease_until,
+                run_at=lease_until,
+                finished_at=None,
+            )
+        return taken
+
+    def complete_many(self, conn: Any, items: Sequence[tuple[int, int, str | None]]) -> set[int]:
+        wanted = {job_id: attempt for job_id, attempt, _ in items}
+        rows = self.fetch(conn, "complete_pick", {"ids": list(wanted)})
+        held = {int(r["id"]) for r in rows if wanted.get(int(r["id"])) == int(r["attempt"])}
+        for job_id, attempt, result in items:
+            if job_id in held:
+                self.run(conn, "complete", {"id": job_id, "attempt": attempt, "result": result})
+        return held

@@ -1,0 +1,149 @@
+-- skiplock statements for MySQL 8.0.1+ and MariaDB 10.6+ (SKIP LOCKED), InnoDB.
+-- {table} is the checked, quoted table name; {prefix} its bare name for index names.
+-- Times are DATETIME(6) in UTC from UTC_TIMESTAMP(6), the database's clock; the session
+-- time zone never matters.
+-- run_at is "claimable from": for a pending job its schedule, for a running job the end
+-- of its lease. MySQL has no partial index, so the stored column `claimable` (1 while
+-- pending or running, else NULL) leads the claim index and keeps finished rows out of it.
+
+-- name: install
+CREATE TABLE IF NOT EXISTS {table} (
+    id              BIGINT       NOT NULL AUTO_INCREMENT,
+    queue           VARCHAR(255) NOT NULL,
+    payload         LONGTEXT     NOT NULL,
+    priority        INT          NOT NULL DEFAULT 0,
+    status          VARCHAR(16)  NOT NULL DEFAULT 'pending',
+    attempt         INT          NOT NULL DEFAULT 0,
+    max_attempts    INT          NOT NULL DEFAULT 5,
+    run_at          DATETIME(6)  NOT NULL,
+    lease_until     DATETIME(6)  NULL,
+    idempotency_key CHAR(36)     NOT NULL,
+    dedupe_key      VARCHAR(255) NULL,
+    last_error      TEXT         NULL,
+    result          LONGTEXT     NULL,
+    created_at      DATETIME(6)  NOT NULL,
+    finished_at     DATETIME(6)  NULL,
+    claimable       TINYINT AS (CASE WHEN status IN ('pending', 'running') THEN 1 END) STORED,
+    dedupe_active   VARCHAR(255) AS
+                    (CASE WHEN status IN ('pending', 'running') THEN dedupe_key END) STORED,
+    PRIMARY KEY (id),
+    UNIQUE KEY `{prefix}_ikey` (idempotency_key),
+    UNIQUE KEY `{prefix}_dedupe` (dedupe_active),
+    KEY `{prefix}_claim` (claimable, queue, priority, run_at, id),
+    KEY `{prefix}_finished` (status, finished_at),
+    CONSTRAINT `{prefix}_status` CHECK (status IN ('pending', 'running', 'done', 'failed'))
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin
+
+-- name: enqueue
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, created_at)
+VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
+        COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
+        %(idempotency_key)s, UTC_TIMESTAMP(6))
+
+-- name: enqueue_dedupe
+-- On a duplicate active key, LAST_INSERT_ID(id) hands back the existing job's id; a
+-- duplicate-key error would be a statement error, this is none.
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key,
+                     dedupe_key, created_at)
+VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
+        COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
+        %(idempotency_key)s, %(dedupe_key)s, UTC_TIMESTAMP(6))
+ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)
+
+-- name: find_dedupe
+SELECT id FROM {table} WHERE dedupe_active = %(dedupe_key)s
+
+-- name: enqueue_many
+-- The dialect repeats the VALUES row once per job (placeholders only, never values).
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, created_at)
+VALUES {rows}
+
+-- name: enqueue_many_row
+(%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
+ COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
+ %(idempotency_key)s, UTC_TIMESTAMP(6))
+
+-- name: ids_by_key
+SELECT id, idempotency_key FROM {table} WHERE idempotency_key IN (%(keys)s)
+
+-- name: claim_pick
+-- MySQL has no UPDATE … RETURNING: select the rows, then update them, in one short
+-- transaction at READ COMMITTED. db_now is the database clock the new lease starts from.
+SELECT *, UTC_TIMESTAMP(6) AS db_now FROM {table}
+WHERE claimable = 1 AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
+ORDER BY priority, run_at, id
+LIMIT %(limit)s
+FOR UPDATE SKIP LOCKED
+
+-- name: claim_pick_queues
+SELECT *, UTC_TIMESTAMP(6) AS db_now FROM {table}
+WHERE claimable = 1 AND queue IN (%(queues)s) AND run_at <= UTC_TIMESTAMP(6)
+ORDER BY priority, run_at, id
+LIMIT %(limit)s
+FOR UPDATE SKIP LOCKED
+
+-- name: claim_take
+UPDATE {table}
+SET attempt = attempt + 1, status = 'running', lease_until = %(lease_until)s,
+    run_at = %(lease_until)s, finished_at = NULL
+WHERE id IN (%(ids)s)
+
+-- name: claim_expire
+UPDATE {table}
+SET status = 'failed', lease_until = NULL, finished_at = UTC_TIMESTAMP(6),
+    last_error = CONCAT('lease expired: attempt ', attempt, ' of ', max_attempts,
+                        ' did not finish before its lease ended (worker died or stalled)')
+WHERE id IN (%(ids)s)
+
+-- name: heartbeat
+UPDATE {table}
+SET lease_until = TIMESTAMPADD(MICROSECOND, %(lease_ms)s * 1000, UTC_TIMESTAMP(6)),
+    run_at = TIMESTAMPADD(MICROSECOND, %(lease_ms)s * 1000, UTC_TIMESTAMP(6))
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+
+-- name: lease_of
+SELECT lease_until FROM {table} WHERE id = %(id)s
+
+-- name: complete
+UPDATE {table}
+SET status = 'done', result = %(result)s, lease_until = NULL, finished_at = UTC_TIMESTAMP(6)
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+
+-- name: complete_pick
+-- Lock the rows still held at the attempt each completion names, then complete those.
+SELECT id, attempt FROM {table}
+WHERE id IN (%(ids)s) AND status = 'running'
+FOR UPDATE
+
+-- name: retry
+UPDATE {table}
+SET status = 'pending', run_at = TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6)),
+    lease_until = NULL, last_error = %(error)s
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+
+-- name: fail
+UPDATE {table}
+SET status = 'failed', lease_until = NULL, last_error = %(error)s, finished_at = UTC_TIMESTAMP(6)
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+
+-- name: release
+UPDATE {table}
+SET status = 'pending', run_at = UTC_TIMESTAMP(6), lease_until = NULL
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+
+-- name: get
+SELECT * FROM {table} WHERE id = %(id)s
+
+-- name: stats
+SELECT
+    SUM(status = 'pending' AND run_at <= UTC_TIMESTAMP(6)) AS pending,
+    SUM(status = 'pending' AND run_at > UTC_TIMESTAMP(6)) AS scheduled,
+    SUM(status = 'running' AND lease_until >= UTC_TIMESTAMP(6)) AS running,
+    SUM(status = 'running' AND lease_until < UTC_TIMESTAMP(6)) AS expired,
+    SUM(status = 'done') AS done,
+    SUM(status = 'failed') AS failed,
+    TIMESTAMPDIFF(MICROSECOND,
+        MIN(CASE WHEN status = 'pending' AND run_at <= UTC_TIMESTAMP(6) THEN run_at END),
+        UTC_TIMESTAMP(6)) / 1000000.0 AS oldest_pending_age
+FROM {table}
+WHERE %(all_queues)s OR queue IN (%(queues)s)

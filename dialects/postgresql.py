@@ -1,0 +1,120 @@
+"""PostgreSQL through psycopg 3.
+
+What differs from the common path: arrays bind as parameters (``= ANY(%(queues)s)``,
+``unnest``), so a batch insert, a claim and a batched completion are each one statement
+(``UPDATE … RETURNING``); ``json`` columns are read as text so every dialect decodes
+payloads the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from skiplock.errors import UnsupportedServer
+
+from .base import Dialect, Row, ServerInfo
+
+__all__ = ["PostgreSQLDialect"]
+
+#: SQLSTATEs after which the same transaction may succeed when run again
+_RETRYABLE = {"40001", "40P01", "55P03", "57014"}
+#: SQLSTATE classes that mean the connection or the server went away
+_CONNECTION_CLASSES = ("08", "57P")
+
+
+class PostgreSQLDialect(Dialect):
+    name: ClassVar[str] = "postgresql"
+    sql_file: ClassVar[str] = "postgresql.sql"
+    driver_module: ClassVar[str] = "psycopg"
+    extra: ClassVar[str] = "postgresql"
+    array_params: ClassVar[bool] = True
+    supports_notify: ClassVar[bool] = True
+
+    def quote(self, ident: str) -> str:
+        return '"' + ident.replace('"', '""') + '"'
+
+    def connect_kwargs(self) -> dict[str, Any]:
+        u = self.url
+        kwargs: dict[str, Any] = {"host": u.host, "dbname": u.database}
+        if u.port is not None:
+            kwargs["port"] = u.port
+        if u.user is not None:
+            kwargs["user"] = u.user
+        if u.password is not None:
+            kwargs["password"] = u.password
+        kwargs.update(u.options)
+        kwargs.setdefault("connect_timeout", "10")
+        kwargs.setdefault("application_name", "skiplock")
+        return kwargs
+
+    def connect(self) -> Any:
+        psycopg = self.driver
+        from psycopg.types.string import TextLoader
+
+        conn = psycopg.connect(autocommit=False, **self.connect_kwargs())
+        conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
+        # Read json as text: every dialect then decodes payloads with the same json.loads.
+        conn.adapters.register_loader("json", TextLoader)
+        conn.adapters.register_loader("jsonb", TextLoader)
+        return conn
+
+    def cursor(self, conn: Any) -> Any:
+        from psycopg.rows import dict_row
+
+        return conn.cursor(row_factory=dict_row)
+
+    def server_info(self, conn: Any) -> ServerInfo:
+        with self._cursor(conn) as cur:
+            cur.execute("SELECT current_setting('server_version_num')::int AS n, version() AS v")
+            row = cur.fetchone()
+        conn.commit()
+        num = int(row["n"])
+        version = (num // 10000, num % 10000) if num >= 100000 else (num // 10000, num // 100 % 100)
+        info = ServerInfo("PostgreSQL", version, str(row["v"]))
+        if num < 90500:
+            raise UnsupportedServer(
+                f"PostgreSQL {version[0]}.{version[1]} has no SKIP LOCKED: skiplock needs "
+                "PostgreSQL 9.5 or newer"
+            )
+        return info
+
+    def driver_errors(self) -> tuple[type[BaseException], ...]:
+        return (self.driver.Error,)
+
+    def classify(self, exc: BaseException) -> tuple[bool, bool]:
+        state = getattr(exc, "sqlstate", None) or ""
+        lost = isinstance(exc, self.driver.OperationalError) and (
+            not state or state.startswith(_CONNECTION_CLASSES)
+        )
+        return (lost or state in _RETRYABLE), lost
+
+    def is_closed(self, conn: Any) -> bool:
+        return bool(conn.closed) or conn.info.transaction_status == 4  # UNKNOWN: broken
+
+    def insert_many(
+        self, conn: Any, common: Mapping[str, Any], rows: Sequence[tuple[str, str]]
+    ) -> list[int]:
+        params = dict(common)
+        params["payloads"] = [p for p, _ in rows]
+        params["keys"] = [k for _, k in rows]
+        by_key = {
+            str(r["idempotency_key"]): int(r["id"])
+            for r in self.fetch(conn, "enqueue_many", params)
+        }
+        return [by_key[k] for _, k in rows]
+
+    def claim(self, conn: Any, queues: Sequence[str], limit: int, lease_ms: int) -> list[Row]:
+        if len(queues) == 1:
+            params = {"queue": queues[0], "limit": limit, "lease_ms": lease_ms}
+            return self.fetch(conn, "claim", params)
+        params2 = {"queues": list(queues), "limit": limit, "lease_ms": lease_ms}
+        return self.fetch(conn, "claim_queues", params2)
+
+    def complete_many(self, conn: Any, items: Sequence[tuple[int, int, str | None]]) -> set[int]:
+        params = {
+            "ids": [i for i, _, _ in items],
+            "attempts": [a for _, a, _ in items],
+            "results": [r for _, _, r in items],
+        }
+        return {int(r["id"]) for r in self.fetch(conn, "complete_many", params)}

@@ -1,0 +1,177 @@
+-- skiplock statements for PostgreSQL 9.5+ (SKIP LOCKED).
+-- {table} is the checked, quoted table name; {prefix} its bare name for index names.
+-- Every time comes from the database's clock (now()).
+-- run_at is "claimable from": for a pending job its schedule, for a running job the end of
+-- its lease, so one partial index serves both new jobs and jobs whose lease expired.
+
+-- name: install
+SELECT pg_advisory_xact_lock(hashtext('skiplock install ' || '{prefix}'));
+CREATE TABLE IF NOT EXISTS {table} (
+    id              bigserial   PRIMARY KEY,
+    queue           text        NOT NULL,
+    payload         json        NOT NULL,
+    priority        integer     NOT NULL DEFAULT 0,
+    status          text        NOT NULL DEFAULT 'pending'
+                    CHECK (status IN ('pending', 'running', 'done', 'failed')),
+    attempt         integer     NOT NULL DEFAULT 0,
+    max_attempts    integer     NOT NULL DEFAULT 5,
+    run_at          timestamptz NOT NULL DEFAULT now(),
+    lease_until     timestamptz,
+    idempotency_key uuid        NOT NULL,
+    dedupe_key      text,
+    last_error      text,
+    result          json,
+    created_at      timestamptz NOT NULL DEFAULT now(),
+    finished_at     timestamptz
+);
+CREATE INDEX IF NOT EXISTS "{prefix}_claim_idx" ON {table} (queue, priority, run_at, id)
+    WHERE status IN ('pending', 'running');
+CREATE UNIQUE INDEX IF NOT EXISTS "{prefix}_dedupe_idx" ON {table} (dedupe_key)
+    WHERE dedupe_key IS NOT NULL AND status IN ('pending', 'running');
+CREATE INDEX IF NOT EXISTS "{prefix}_finished_idx" ON {table} (finished_at)
+    WHERE status IN ('done', 'failed')
+
+-- name: enqueue
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key)
+VALUES (%(queue)s, %(payload)s::json, %(priority)s, %(max_attempts)s,
+        COALESCE(%(run_at)s::timestamptz, now() + %(delay_ms)s * interval '1 millisecond'),
+        %(idempotency_key)s::uuid)
+RETURNING id
+
+-- name: enqueue_dedupe
+-- ON CONFLICT waits for a concurrent insert of the same key to commit or roll back, and
+-- never raises, so it is safe inside the caller's own transaction.
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, dedupe_key)
+VALUES (%(queue)s, %(payload)s::json, %(priority)s, %(max_attempts)s,
+        COALESCE(%(run_at)s::timestamptz, now() + %(delay_ms)s * interval '1 millisecond'),
+        %(idempotency_key)s::uuid, %(dedupe_key)s)
+ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL AND status IN ('pending', 'running')
+DO NOTHING
+RETURNING id
+
+-- name: find_dedupe
+SELECT id FROM {table}
+WHERE dedupe_key = %(dedupe_key)s AND status IN ('pending', 'running')
+
+-- name: enqueue_many
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key)
+SELECT %(queue)s, v.payload::json, %(priority)s, %(max_attempts)s,
+       COALESCE(%(run_at)s::timestamptz, now() + %(delay_ms)s * interval '1 millisecond'),
+       v.ikey::uuid
+FROM unnest(%(payloads)s::text[], %(keys)s::text[]) WITH ORDINALITY AS v(payload, ikey, n)
+ORDER BY v.n
+RETURNING id, idempotency_key
+
+-- name: claim
+-- One statement: pick with SKIP LOCKED, then take the picked rows. A picked row that is
+-- 'running' has an expired lease: it is claimed again as attempt + 1, or, when its
+-- attempts are spent, ends 'failed' and is not returned.
+WITH picked AS (
+    SELECT id FROM {table}
+    WHERE queue = %(queue)s AND status IN ('pending', 'running') AND run_at <= now()
+    ORDER BY priority, run_at, id
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+), taken AS (
+    UPDATE {table} AS j SET
+        status = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                      THEN 'failed' ELSE 'running' END,
+        attempt = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                       THEN j.attempt ELSE j.attempt + 1 END,
+        lease_until = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                           THEN NULL ELSE now() + %(lease_ms)s * interval '1 millisecond' END,
+        run_at = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                      THEN j.run_at ELSE now() + %(lease_ms)s * interval '1 millisecond' END,
+        last_error = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                          THEN 'lease expired: attempt ' || j.attempt || ' of ' || j.max_attempts
+                               || ' did not finish before its lease ended (worker died or stalled)'
+                          ELSE j.last_error END,
+        finished_at = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                           THEN now() ELSE NULL END
+    FROM picked WHERE j.id = picked.id
+    RETURNING j.*
+)
+SELECT * FROM taken WHERE status = 'running' ORDER BY priority, run_at, id
+
+-- name: claim_queues
+-- As claim, over several queues: the claimable rows of those queues are sorted together.
+WITH picked AS (
+    SELECT id FROM {table}
+    WHERE queue = ANY(%(queues)s::text[]) AND status IN ('pending', 'running') AND run_at <= now()
+    ORDER BY priority, run_at, id
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+), taken AS (
+    UPDATE {table} AS j SET
+        status = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                      THEN 'failed' ELSE 'running' END,
+        attempt = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                       THEN j.attempt ELSE j.attempt + 1 END,
+        lease_until = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                           THEN NULL ELSE now() + %(lease_ms)s * interval '1 millisecond' END,
+        run_at = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                      THEN j.run_at ELSE now() + %(lease_ms)s * interval '1 millisecond' END,
+        last_error = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                          THEN 'lease expired: attempt ' || j.attempt || ' of ' || j.max_attempts
+                               || ' did not finish before its lease ended (worker died or stalled)'
+                          ELSE j.last_error END,
+        finished_at = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                           THEN now() ELSE NULL END
+    FROM picked WHERE j.id = picked.id
+    RETURNING j.*
+)
+SELECT * FROM taken WHERE status = 'running' ORDER BY priority, run_at, id
+
+-- name: heartbeat
+UPDATE {table}
+SET lease_until = now() + %(lease_ms)s * interval '1 millisecond',
+    run_at = now() + %(lease_ms)s * interval '1 millisecond'
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+
+-- name: lease_of
+SELECT lease_until FROM {table} WHERE id = %(id)s
+
+-- name: complete
+UPDATE {table}
+SET status = 'done', result = %(result)s::json, lease_until = NULL, finished_at = now()
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+
+-- name: complete_many
+-- Each row is still checked against its own attempt.
+UPDATE {table} AS j
+SET status = 'done', result = v.result::json, lease_until = NULL, finished_at = now()
+FROM unnest(%(ids)s::bigint[], %(attempts)s::integer[], %(results)s::text[]) AS v(id, attempt, result)
+WHERE j.id = v.id AND j.attempt = v.attempt AND j.status = 'running'
+RETURNING j.id
+
+-- name: retry
+UPDATE {table}
+SET status = 'pending', run_at = now() + %(delay_ms)s * interval '1 millisecond',
+    lease_until = NULL, last_error = %(error)s
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+
+-- name: fail
+UPDATE {table}
+SET status = 'failed', lease_until = NULL, last_error = %(error)s, finished_at = now()
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+
+-- name: release
+UPDATE {table}
+SET status = 'pending', run_at = now(), lease_until = NULL
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+
+-- name: get
+SELECT * FROM {table} WHERE id = %(id)s
+
+-- name: stats
+SELECT
+    count(*) FILTER (WHERE status = 'pending' AND run_at <= now()) AS pending,
+    count(*) FILTER (WHERE status = 'pending' AND run_at > now()) AS scheduled,
+    count(*) FILTER (WHERE status = 'running' AND lease_until >= now()) AS running,
+    count(*) FILTER (WHERE status = 'running' AND lease_until < now()) AS expired,
+    count(*) FILTER (WHERE status = 'done') AS done,
+    count(*) FILTER (WHERE status = 'failed') AS failed,
+    EXTRACT(EPOCH FROM now() - min(run_at) FILTER (WHERE status = 'pending' AND run_at <= now()))
+        AS oldest_pending_age
+FROM {table}
+WHERE %(all_queues)s OR queue = ANY(%(queues)s::text[])

@@ -1,0 +1,47 @@
+"""skiplock: a job queue that lives in the database you already run.
+
+PostgreSQL, MySQL 8 / MariaDB and SQL Server behind one interface, chosen by URL::
+
+    import skiplock
+    q = skiplock.connect("postgresql://app@localhost/app")
+    q.install()
+    q.enqueue({"to": "ada@example.com"}, queue="email")
+    for job in q.claim(queues=["email"], lease=30):
+        send(job.payload, idempotency_key=job.idempotency_key)
+        q.complete(job)          # raises skiplock.LeaseLost if the job was taken away
+"""
+
+from __future__ import annotations
+
+from ._url import mask_password
+from .errors import (
+    BackendError,
+    ConfigurationError,
+    LeaseLost,
+    LockNotAcquired,
+    PayloadError,
+    SkiplockError,
+    UnsupportedServer,
+)
+from .job import Job, Stats
+from .queue import Queue, Transaction, backoff, connect
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BackendError",
+    "ConfigurationError",
+    "Job",
+    "LeaseLost",
+    "LockNotAcquired",
+    "PayloadError",
+    "Queue",
+    "SkiplockError",
+    "Stats",
+    "Transaction",
+    "UnsupportedServer",
+    "__version__",
+    "backoff",
+    "connect",
+    "mask_password",
+]

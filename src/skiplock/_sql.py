@@ -1,0 +1,74 @@
+"""Named SQL statements and identifiers.
+
+A dialect's ``.sql`` file is a list of blocks, each opened by ``-- name: <name>``. The only
+text ever put into a statement is a checked identifier: ``{table}`` (quoted, maybe
+schema-qualified) and ``{prefix}`` (the bare table name, for index names). Values are
+always bound as ``%(name)s`` parameters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+
+from .errors import ConfigurationError
+
+__all__ = ["TableName", "load_statements", "render_statements"]
+
+_NAME_LINE = re.compile(r"^--\s*name:\s*([a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: room is left in 63/64/128-character identifier limits for index-name suffixes
+MAX_IDENT = 48
+
+
+@dataclass(frozen=True)
+class TableName:
+    """A checked table name, optionally ``schema.table``."""
+
+    schema: str | None
+    name: str
+
+    @classmethod
+    def parse(cls, text: object) -> TableName:
+        if not isinstance(text, str):
+            raise ConfigurationError(f"the table name must be a string, not {type(text).__name__}")
+        parts = text.split(".")
+        if len(parts) > 2 or not all(_IDENT.fullmatch(p) and len(p) <= MAX_IDENT for p in parts):
+            raise ConfigurationError(
+                f"unsafe table name {text!r}: use letters, digits and underscores, starting "
+                f"with a letter or underscore, at most {MAX_IDENT} characters, optionally "
+                "as schema.table"
+            )
+        if len(parts) == 2:
+            return cls(schema=parts[0], name=parts[1])
+        return cls(schema=None, name=parts[0])
+
+    def __str__(self) -> str:
+        return f"{self.schema}.{self.name}" if self.schema else self.name
+
+
+def load_statements(package: str, filename: str) -> dict[str, str]:
+    """Read the named blocks of *filename* in *package* (works from a wheel or a checkout)."""
+    text = resources.files(package).joinpath(filename).read_text(encoding="utf-8")
+    pieces = _NAME_LINE.split(text)
+    statements: dict[str, str] = {}
+    for name, body in zip(pieces[1::2], pieces[2::2], strict=True):
+        if name in statements:
+            raise ValueError(f"{filename}: statement {name!r} is defined twice")
+        statements[name] = body.strip().rstrip(";").strip()
+    return statements
+
+
+def render_statements(
+    statements: Mapping[str, str], table: TableName, quote: Callable[[str], str]
+) -> dict[str, str]:
+    """Put the quoted table name into every statement."""
+    qualified = (
+        quote(table.name) if table.schema is None else f"{quote(table.schema)}.{quote(table.name)}"
+    )
+    return {
+        name: sql.replace("{table}", qualified).replace("{prefix}", table.name)
+        for name, sql in statements.items()
+    }

@@ -1,0 +1,126 @@
+"""Connection URLs: parse, check, and show without the password."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from .errors import ConfigurationError
+
+__all__ = ["DatabaseURL", "mask_password", "parse_url"]
+
+#: scheme → dialect module name under ``skiplock.dialects``
+SCHEMES: dict[str, str] = {
+    "postgresql": "postgresql",
+    "postgres": "postgresql",
+    "postgresql+psycopg": "postgresql",
+    "mysql": "mysql",
+    "mysql+mysqlconnector": "mysql",
+    "mariadb": "mysql",
+    "mariadb+mysqlconnector": "mysql",
+    "mssql": "mssql",
+    "mssql+pymssql": "mssql",
+    "sqlserver": "mssql",
+}
+
+_PASSWORD_IN_URL = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^:/?#@\s]*:)[^@\s]*(?=@)")
+
+
+def mask_password(text: str) -> str:
+    """Replace every ``scheme://user:password@`` password in *text* with ``***``."""
+    return _PASSWORD_IN_URL.sub(lambda m: m.group("head") + "***", text)
+
+
+@dataclass(frozen=True)
+class DatabaseURL:
+    """A parsed connection URL. ``str()`` and ``repr()`` never show the password."""
+
+    scheme: str
+    dialect: str
+    host: str
+    port: int | None
+    database: str
+    user: str | None = None
+    password: str | None = field(default=None, repr=False)
+    options: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def flavor(self) -> str:
+        """The scheme's product name without a driver suffix: ``mariadb``, ``mysql``, …"""
+        return self.scheme.split("+", 1)[0]
+
+    def masked(self) -> str:
+        auth = ""
+        if self.user is not None:
+            auth = self.user + (":***" if self.password else "") + "@"
+        port = f":{self.port}" if self.port is not None else ""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.scheme}://{auth}{host}{port}/{self.database}"
+
+    def __str__(self) -> str:
+        return self.masked()
+
+
+def parse_url(url: str | None) -> DatabaseURL:
+    """Parse *url* (or ``$SKIPLOCK_URL`` when it is None).
+
+    Raises :class:`ConfigurationError` for a missing, malformed or unknown URL; the
+    message shows the URL with its password masked.
+    """
+    if url is None:
+        url = os.environ.get("SKIPLOCK_URL")
+        if not url:
+            raise ConfigurationError(
+                "no database URL: pass url=... or set SKIPLOCK_URL, e.g. "
+                "postgresql://user@localhost:5432/dbname"
+            )
+    if not isinstance(url, str):
+        raise ConfigurationError(f"the database URL must be a string, not {type(url).__name__}")
+    shown = mask_password(url)
+    if "://" not in url:
+        raise ConfigurationError(
+            f"malformed database URL {shown!r}: expected scheme://user:password@host:port/database"
+            f" with scheme one of {', '.join(sorted(SCHEMES))}"
+        )
+    scheme = url.split("://", 1)[0].lower()
+    if scheme not in SCHEMES:
+        raise ConfigurationError(
+            f"unknown database in URL {shown!r}: scheme {scheme!r} is not one of "
+            f"{', '.join(sorted(SCHEMES))}"
+        )
+    if any(ch.isspace() or ord(ch) < 32 for ch in url):
+        raise ConfigurationError(f"malformed database URL {shown!r}: it contains whitespace")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+        hostname = parts.hostname
+    except ValueError as exc:
+        raise ConfigurationError(
+            f"malformed database URL {shown!r}: {mask_password(str(exc))}; the port must be a "
+            "number from 1 to 65535"
+        ) from None
+    if not hostname:
+        raise ConfigurationError(f"malformed database URL {shown!r}: it names no host")
+    if port == 0:
+        raise ConfigurationError(f"malformed database URL {shown!r}: port 0 is not a port")
+    database = unquote(parts.path.lstrip("/"))
+    if not database or "/" in database:
+        raise ConfigurationError(
+            f"malformed database URL {shown!r}: name one database after the host, e.g. .../mydb"
+        )
+    try:
+        options = dict(parse_qsl(parts.query, keep_blank_values=True, strict_parsing=False))
+    except ValueError:
+        raise ConfigurationError(f"malformed database URL {shown!r}: bad query string") from None
+    return DatabaseURL(
+        scheme=scheme,
+        dialect=SCHEMES[scheme],
+        host=hostname,
+        port=port,
+        database=database,
+        user=unquote(parts.username) if parts.username is not None else None,
+        password=unquote(parts.password) if parts.password is not None else None,
+        options=options,
+    )

@@ -1,0 +1,82 @@
+"""Every exception skiplock raises.
+
+::
+
+    SkiplockError
+     ├── ConfigurationError     bad URL, unknown scheme, missing driver extra, bad identifier
+     ├── UnsupportedServer      a server without SKIP LOCKED / READPAST
+     ├── LeaseLost              a fenced write matched no row: the job is no longer ours
+     ├── LockNotAcquired        the single-worker advisory lock is held elsewhere
+     ├── PayloadError           a payload or result that is not JSON (also a TypeError)
+     └── BackendError           the database or its driver failed; ``retryable`` says if
+                                running the same operation again may succeed
+
+A driver's own exception is kept as ``__cause__``. Messages say what to do next and
+never contain a password. Each class's docstring is its default message.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BackendError",
+    "ConfigurationError",
+    "LeaseLost",
+    "LockNotAcquired",
+    "PayloadError",
+    "SkiplockError",
+    "UnsupportedServer",
+]
+
+
+class SkiplockError(Exception):
+    """skiplock failed."""
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or (type(self).__doc__ or "").strip())
+
+
+class ConfigurationError(SkiplockError, ValueError):
+    """skiplock is configured wrongly: check the URL, the table name and the installed extras."""
+
+
+class UnsupportedServer(SkiplockError):
+    """This database server cannot run skiplock: it needs SKIP LOCKED (PostgreSQL 9.5+,
+    MySQL 8.0.1+, MariaDB 10.6+) or READPAST (SQL Server 2016+)."""
+
+
+class LeaseLost(SkiplockError):
+    """The job is no longer held by this worker: its lease expired and another claim took it,
+    or it was already completed, failed or released. Nothing this write tried counts."""
+
+    def __init__(
+        self, message: str | None = None, *, job_id: int | None = None, attempt: int | None = None
+    ) -> None:
+        if message is None and job_id is not None:
+            message = (
+                f"job {job_id} attempt {attempt} is no longer held by this worker: its lease "
+                "expired and it was claimed again, or it already finished; this write was "
+                "not applied"
+            )
+        super().__init__(message)
+        self.job_id = job_id
+        self.attempt = attempt
+
+
+class LockNotAcquired(SkiplockError):
+    """The single-worker lock is held by another worker; stop that one or wait for it."""
+
+
+class PayloadError(SkiplockError, TypeError):
+    """The payload or result is not JSON: use dicts, lists, strings, numbers (no NaN or
+    infinity), booleans and None."""
+
+
+class BackendError(SkiplockError):
+    """The database failed. If ``retryable`` is true, the same operation may succeed when
+    run again (deadlock, lock timeout, lost connection)."""
+
+    def __init__(self, message: str | None = None, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        #: the connection broke; if it broke during COMMIT the outcome is unknown
+        self.connection_lost = False

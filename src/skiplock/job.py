@@ -1,0 +1,127 @@
+"""The job record and queue statistics."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+__all__ = ["Job", "Stats", "utc"]
+
+STATUSES = ("pending", "running", "done", "failed")
+
+
+def utc(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        raise TypeError(f"expected a datetime from the database, got {type(value).__name__}")
+    return (
+        value.replace(tzinfo=timezone.utc)
+        if value.tzinfo is None
+        else value.astimezone(timezone.utc)
+    )
+
+
+def _json(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        value = bytes(value).decode("utf-8")
+    return json.loads(value)
+
+
+@dataclass(slots=True)
+class Job:
+    """One job as the database holds it.
+
+    ``attempt`` is the fencing token: it grows by one at every claim, and every write after
+    the claim names it. ``idempotency_key`` stays the same across attempts and differs
+    between jobs; pass it to services outside the database so they can drop a repeat.
+    ``lost`` is set by a worker when a heartbeat finds the job taken away.
+    """
+
+    id: int
+    queue: str
+    payload: Any
+    priority: int
+    status: str
+    attempt: int
+    max_attempts: int
+    run_at: datetime | None
+    lease_until: datetime | None
+    idempotency_key: str
+    dedupe_key: str | None = None
+    last_error: str | None = None
+    result: Any = None
+    created_at: datetime | None = None
+    finished_at: datetime | None = None
+    #: seconds of lease asked for at the claim; the default for :meth:`Queue.heartbeat`
+    lease: float | None = field(default=None, compare=False)
+    lost: bool = field(default=False, compare=False)
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Job:
+        """Build a job from a database row (column name → value)."""
+        return cls(
+            id=int(row["id"]),
+            queue=str(row["queue"]),
+            payload=_json(row["payload"]),
+            priority=int(row["priority"]),
+            status=str(row["status"]),
+            attempt=int(row["attempt"]),
+            max_attempts=int(row["max_attempts"]),
+            run_at=utc(row.get("run_at")),
+            lease_until=utc(row.get("lease_until")),
+            idempotency_key=str(row["idempotency_key"]),
+            dedupe_key=row.get("dedupe_key"),
+            last_error=row.get("last_error"),
+            result=_json(row.get("result")),
+            created_at=utc(row.get("created_at")),
+            finished_at=utc(row.get("finished_at")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    """Counts of jobs by state, on the database's clock.
+
+    ``pending`` are claimable now, ``scheduled`` wait for their ``run_at``, ``running`` hold
+    a live lease, ``expired`` are running with a lease that has ended (their worker is
+    presumed dead; the next claim takes them back). ``oldest_pending_age`` is in seconds,
+    or None when nothing is pending.
+    """
+
+    pending: int = 0
+    scheduled: int = 0
+    running: int = 0
+    expired: int = 0
+    done: int = 0
+    failed: int = 0
+    oldest_pending_age: float | None = None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Stats:
+        age = row.get("oldest_pending_age")
+        return cls(
+            pending=int(row.get("pending") or 0),
+            scheduled=int(row.get("scheduled") or 0),
+            running=int(row.get("running") or 0),
+            expired=int(row.get("expired") or 0),
+            done=int(row.get("done") or 0),
+            failed=int(row.get("failed") or 0),
+            oldest_pending_age=None if age is None else max(0.0, float(age)),
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "pending": self.pending,
+            "scheduled": self.scheduled,
+            "running": self.running,
+            "expired": self.expired,
+            "done": self.done,
+            "failed": self.failed,
+            "oldest_pending_age": self.oldest_pending_age,
+        }

@@ -1,0 +1,534 @@
+"""The queue: enqueue, claim, and the fenced writes that follow a claim.
+
+Every method runs as one short transaction of its own on a pooled connection, committed
+before it returns; or, given ``conn=``, inside the caller's open transaction on the
+caller's own driver connection, which the caller commits (see :meth:`Queue.transaction`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import random
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from datetime import datetime, timezone
+from typing import Any, TypeVar
+
+from ._sql import TableName
+from ._url import DatabaseURL, parse_url
+from .dialects import Dialect, ServerInfo, get_dialect
+from .errors import BackendError, ConfigurationError, LeaseLost, PayloadError
+from .job import Job, Stats, utc
+
+__all__ = ["Queue", "Transaction", "backoff", "connect"]
+
+log = logging.getLogger("skiplock")
+T = TypeVar("T")
+
+DEFAULT_TABLE = "skiplock_jobs"
+MAX_NAME = 255
+MAX_ERROR = 8000
+_RETRIES = 5
+
+
+def connect(url: str | None = None, *, table: str = DEFAULT_TABLE, max_idle: int = 8) -> Queue:
+    """A :class:`Queue` on *url* (default ``$SKIPLOCK_URL``) and *table*.
+
+    No connection is opened yet; a bad URL, unknown scheme or unsafe table name raises
+    :class:`~skiplock.ConfigurationError` here, a missing driver at the first use.
+    """
+    return Queue(url, table=table, max_idle=max_idle)
+
+
+def backoff(attempt: int, *, base: float = 1.0, cap: float = 3600.0, jitter: float = 0.25) -> float:
+    """Seconds to wait before retrying after *attempt* failed: ``base * 2**(attempt-1)``,
+    capped, spread by ±*jitter* so that jobs failing together do not return together."""
+    delay = min(cap, base * 2.0 ** max(0, min(attempt - 1, 62)))
+    return max(0.0, delay * (1.0 + random.uniform(-jitter, jitter)))
+
+
+# -- argument checks: every bad input is our own error type ---------------------------------
+
+
+def _dumps(value: Any, what: str) -> str:
+    try:
+        return json.dumps(value, allow_nan=False, ensure_ascii=True, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise PayloadError(
+            f"the {what} is not JSON ({type(exc).__name__}: {str(exc)[:200]}); use dicts with "
+            "string keys, lists, strings, finite numbers, booleans and None"
+        ) from None
+
+
+def _text(value: object, what: str, *, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ConfigurationError(f"{what} must be a non-empty string, not {value!r:.80}")
+    if len(value) > MAX_NAME:
+        raise ConfigurationError(f"{what} is longer than {MAX_NAME} characters")
+    if "\x00" in value or not value.isprintable():
+        raise ConfigurationError(f"{what} {value!r:.80} holds control characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConfigurationError(f"{what} {value!r:.80} is not valid Unicode text") from None
+    return value
+
+
+def _int(value: object, what: str, low: int, high: int = 2**31 - 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ConfigurationError(
+            f"{what} must be an integer from {low} to {high}, not {value!r:.80}"
+        )
+    return value
+
+
+def _ms(seconds: object, what: str, *, low: float = 0.0) -> int:
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise ConfigurationError(f"{what} must be a number of seconds, not {seconds!r:.80}")
+    if not math.isfinite(seconds) or seconds < low or seconds > 10 * 365 * 86400:
+        raise ConfigurationError(f"{what} must be between {low} and ten years, not {seconds!r}")
+    return round(seconds * 1000)
+
+
+def _error_text(error: object) -> str:
+    text = f"{type(error).__name__}: {error}" if isinstance(error, BaseException) else str(error)
+    # Databases refuse NUL and lone surrogates in text columns; keep what can be kept.
+    text = text.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= MAX_ERROR else text[: MAX_ERROR - 3] + "..."
+
+
+def _run_at(run_at: object, delay: object) -> tuple[datetime | None, int]:
+    if run_at is not None and delay is not None:
+        raise ConfigurationError("give run_at or delay, not both")
+    if run_at is not None:
+        if not isinstance(run_at, datetime) or run_at.tzinfo is None:
+            raise ConfigurationError(
+                "run_at must be a timezone-aware datetime, e.g. datetime.now(timezone.utc)"
+            )
+        return run_at.astimezone(timezone.utc), 0
+    return None, 0 if delay is None else _ms(delay, "delay")
+
+
+def _queues(queues: object) -> list[str]:
+    if isinstance(queues, str):
+        queues = (queues,)
+    if not isinstance(queues, Iterable):
+        raise ConfigurationError(f"queues must be a sequence of queue names, not {queues!r:.80}")
+    names = [str(_text(q, "a queue name")) for q in queues]
+    if not names:
+        raise ConfigurationError("queues must name at least one queue")
+    return list(dict.fromkeys(names))
+
+
+class Queue:
+    """A job queue in one table of one database. Thread-safe; see :func:`connect`."""
+
+    def __init__(self, url: str | None = None, *, table: str = DEFAULT_TABLE, max_idle: int = 8):
+        self.url: DatabaseURL = parse_url(url)
+        self.table: TableName = TableName.parse(table)
+        self.dialect: Dialect = get_dialect(self.url, self.table)
+        self.server: ServerInfo | None = None
+        self._max_idle = max_idle
+        self._idle: list[Any] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"<skiplock.Queue {self.url.masked()} table={self.table}>"
+
+    # -- connections ----------------------------------------------------------------------
+
+    def _new_connection(self) -> Any:
+        errors = self.dialect.driver_errors()
+        try:
+            conn = self.dialect.connect()
+        except errors as exc:
+            raise self.dialect.wrap(exc, "connecting") from exc
+        if self.server is None:
+            try:
+                self.server = self.dialect.server_info(conn)
+            except BaseException:
+                self._close_quietly(conn)
+                raise
+        return conn
+
+    def connection(self) -> Any:
+        """A new driver connection configured like the queue's own (autocommit off, READ
+        COMMITTED). The caller owns and closes it."""
+        return self._new_connection()
+
+    def _checkout(self) -> Any:
+        if self._closed:
+            raise ConfigurationError("this queue was closed")
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        return self._new_connection()
+
+    def _checkin(self, conn: Any) -> None:
+        if self.dialect.is_closed(conn):
+            self._close_quietly(conn)
+            return
+        with self._lock:
+            if not self._closed and len(self._idle) < self._max_idle:
+                self._idle.append(conn)
+                return
+        self._close_quietly(conn)
+
+    def _close_quietly(self, conn: Any) -> None:
+        with suppress(Exception):
+            conn.close()
+
+    def close(self) -> None:
+        """Close the pooled connections. The queue cannot be used afterwards."""
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            self._close_quietly(conn)
+
+    def __enter__(self) -> Queue:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- running one transaction ----------------------------------------------------------
+
+    def _run(self, fn: Callable[[Any], T], doing: str, conn: Any = None) -> T:
+        """Run *fn* in a transaction of its own, or in the caller's when *conn* is given.
+
+        A failure before COMMIT rolls back; if it was a deadlock, a lock timeout or a lost
+        connection the whole transaction runs again (bounded, with jitter). A connection
+        lost during COMMIT leaves the outcome unknown: that is raised, never retried.
+        """
+        errors = self.dialect.driver_errors()
+        if conn is not None:
+            try:
+                return fn(conn)
+            except errors as exc:
+                raise self.dialect.wrap(exc, doing) from exc
+        for attempt in range(1, _RETRIES + 1):
+            own = self._checkout()
+            try:
+                result = fn(own)
+            except errors as exc:
+                self._rollback_or_drop(own)
+                err = self.dialect.wrap(exc, doing)
+                if err.retryable and attempt < _RETRIES:
+                    log.debug("retrying %s after %s", doing, err)
+                    time.sleep(random.uniform(0.005, 0.02 * 2**attempt))
+                    continue
+                raise err from exc
+            except BaseException:
+                self._rollback_or_drop(own)
+                raise
+            try:
+                own.commit()
+            except errors as exc:
+                self._rollback_or_drop(own)
+                err = self.dialect.wrap(exc, f"committing ({doing})")
+                if err.connection_lost:
+                    err.args = (str(err) + "; whether it committed is unknown",)
+                raise err from exc
+            self._checkin(own)
+            return result
+        raise AssertionError("unreachable")
+
+    def _rollback_or_drop(self, conn: Any) -> None:
+        try:
+            conn.rollback()
+        except Exception:
+            self._close_quietly(conn)
+            return
+        self._checkin(conn)
+
+    @contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        """One transaction for your own writes and skiplock's, committed together.
+
+        ::
+
+            with q.transaction() as tx:
+                tx.execute("INSERT INTO receipts (job_id) VALUES (%(id)s)", {"id": job.id})
+                tx.complete(job)     # LeaseLost here rolls back the INSERT too
+
+        Commits when the block ends, rolls back when it raises (and re-raises).
+        """
+        own = self._checkout()
+        errors = self.dialect.driver_errors()
+        tx = Transaction(self, own)
+        try:
+            yield tx
+        except BaseException:
+            self._rollback_or_drop(own)
+            raise
+        try:
+            own.commit()
+        except errors as exc:
+            self._rollback_or_drop(own)
+            raise self.dialect.wrap(exc, "committing your transaction") from exc
+        self._checkin(own)
+
+    def ping(self) -> ServerInfo:
+        """Reach the server; return what it is. Raises ``UnsupportedServer`` if it is too old
+        for skiplock, ``BackendError`` if it does not answer."""
+        self._run(lambda c: None, "connecting")
+        assert self.server is not None
+        return self.server
+
+    # -- schema ---------------------------------------------------------------------------
+
+    def install(self) -> None:
+        """Create the jobs table and its indexes if they are missing. Idempotent."""
+        self._run(self.dialect.install, f"installing table {self.table}")
+
+    # -- enqueue --------------------------------------------------------------------------
+
+    def _enqueue_params(
+        self, queue: str, priority: int, run_at: object, delay: object, max_attempts: int
+    ) -> dict[str, Any]:
+        when, delay_ms = _run_at(run_at, delay)
+        return {
+            "queue": _text(queue, "queue"),
+            "priority": _int(priority, "priority", -(2**31)),
+            "max_attempts": _int(max_attempts, "max_attempts", 1),
+            "run_at": when,
+            "delay_ms": delay_ms,
+        }
+
+    def enqueue(
+        self,
+        payload: Any,
+        *,
+        queue: str = "default",
+        priority: int = 0,
+        run_at: datetime | None = None,
+        delay: float | None = None,
+        max_attempts: int = 5,
+        dedupe_key: str | None = None,
+        conn: Any = None,
+    ) -> int:
+        """Add one job; return its id.
+
+        Lower ``priority`` runs first. ``run_at`` (aware datetime) or ``delay`` (seconds on
+        the database's clock) defer it. With ``dedupe_key``, while a job with that key is
+        pending or running its id is returned and nothing is added. With ``conn``, the job
+        is written in the caller's open transaction and exists only if that commits.
+        """
+        params = self._enqueue_params(queue, priority, run_at, delay, max_attempts)
+        params["payload"] = _dumps(payload, "payload")
+        params["idempotency_key"] = str(uuid.uuid4())
+        if dedupe_key is None:
+            return self._run(lambda c: self.dialect.insert(c, params), "enqueueing", conn)
+        params["dedupe_key"] = _text(dedupe_key, "dedupe_key")
+
+        def insert_or_find(c: Any) -> int:
+            # The existing job may finish between our insert and our look-up: try again.
+            for _ in range(50):
+                new_id = self.dialect.insert_dedupe(c, params)
+                if new_id is not None:
+                    return new_id
+                row = self.dialect.fetch_one(c, "find_dedupe", params)
+                if row is not None:
+                    return int(row["id"])
+            raise BackendError(
+                f"could not enqueue with dedupe_key {dedupe_key!r}: it kept changing"
+            )
+
+        return self._run(insert_or_find, "enqueueing", conn)
+
+    def enqueue_many(
+        self,
+        payloads: Iterable[Any],
+        *,
+        queue: str = "default",
+        priority: int = 0,
+        run_at: datetime | None = None,
+        delay: float | None = None,
+        max_attempts: int = 5,
+        conn: Any = None,
+    ) -> list[int]:
+        """Add many jobs with the same options in one statement; return their ids in order."""
+        common = self._enqueue_params(queue, priority, run_at, delay, max_attempts)
+        rows = [(_dumps(p, "payload"), str(uuid.uuid4())) for p in payloads]
+        if not rows:
+            return []
+        return self._run(lambda c: self.dialect.insert_many(c, common, rows), "enqueueing", conn)
+
+    # -- claim and the fenced writes ------------------------------------------------------
+
+    def claim(
+        self,
+        *,
+        queues: Sequence[str] | str = ("default",),
+        limit: int = 1,
+        lease: float = 30.0,
+        conn: Any = None,
+    ) -> list[Job]:
+        """Take up to *limit* claimable jobs for *lease* seconds, lowest priority first.
+
+        Claimable: pending with ``run_at`` reached, or running with an expired lease (its
+        worker is presumed dead). Each claim adds one to ``attempt``. Rows locked by other
+        claims are skipped, never waited for. A job with an expired lease and no attempts
+        left ends ``failed`` instead of being returned.
+        """
+        names = _queues(queues)
+        n = _int(limit, "limit", 1, 10_000)
+        lease_ms = _ms(lease, "lease", low=0.001)
+        rows = self._run(lambda c: self.dialect.claim(c, names, n, lease_ms), "claiming", conn)
+        jobs = [Job.from_row(r) for r in rows]
+        for job in jobs:
+            job.lease = lease_ms / 1000
+        return jobs
+
+    def _fenced(self, job: Job, name: str, params: dict[str, Any], doing: str, conn: Any) -> None:
+        if not isinstance(job, Job):
+            raise ConfigurationError(f"expected a skiplock.Job, not {type(job).__name__}")
+        params = {"id": job.id, "attempt": job.attempt, **params}
+
+        def write(c: Any) -> None:
+            if self.dialect.run(c, name, params) != 1:
+                raise LeaseLost(job_id=job.id, attempt=job.attempt)
+
+        self._run(write, f"{doing} job {job.id}", conn)
+
+    def heartbeat(self, job: Job, *, lease: float | None = None, conn: Any = None) -> None:
+        """Move the lease's end to now + *lease* seconds (default: 30 s or the claim's).
+
+        Raises :class:`~skiplock.LeaseLost` when the job is no longer ours.
+        """
+        if lease is None:
+            lease = job.lease if job.lease is not None else 30.0
+        lease_ms = _ms(lease, "lease", low=0.001)
+        params = {"id": job.id, "attempt": job.attempt, "lease_ms": lease_ms}
+
+        def beat(c: Any) -> datetime | None:
+            if self.dialect.run(c, "heartbeat", params) != 1:
+                raise LeaseLost(job_id=job.id, attempt=job.attempt)
+            row = self.dialect.fetch_one(c, "lease_of", params)
+            return None if row is None else utc(row["lease_until"])
+
+        job.lease_until = self._run(beat, f"heartbeat of job {job.id}", conn)
+
+    def complete(self, job: Job, *, result: Any = None, conn: Any = None) -> None:
+        """Mark the job done, storing *result* (JSON). Fenced: raises
+        :class:`~skiplock.LeaseLost` and changes nothing if the job is no longer ours."""
+        text = None if result is None else _dumps(result, "result")
+        self._fenced(job, "complete", {"result": text}, "completing", conn)
+        job.status, job.result = "done", result
+
+    def complete_many(
+        self, items: Iterable[Job | tuple[Job, Any]], *, conn: Any = None
+    ) -> list[Job]:
+        """Complete many jobs in one fenced statement; each row is checked against its own
+        ``attempt``. Items are jobs or ``(job, result)`` pairs. Returns the jobs that were
+        no longer held (lost); the others are done."""
+        jobs: list[tuple[Job, Any]] = [
+            (item, None) if isinstance(item, Job) else (item[0], item[1]) for item in items
+        ]
+        if not jobs:
+            return []
+        batch = [(j.id, j.attempt, None if r is None else _dumps(r, "result")) for j, r in jobs]
+        held = self._run(lambda c: self.dialect.complete_many(c, batch), "completing jobs", conn)
+        lost = []
+        for job, result in jobs:
+            if job.id in held:
+                job.status, job.result = "done", result
+            else:
+                lost.append(job)
+        return lost
+
+    def fail(
+        self, job: Job, error: object, *, retry_in: float | None = None, conn: Any = None
+    ) -> str:
+        """Record a failed attempt. With attempts left the job is pending again after
+        *retry_in* seconds (default :func:`backoff`); otherwise it ends ``failed``. Returns
+        the new status. Fenced: raises :class:`~skiplock.LeaseLost` if no longer ours."""
+        text = _error_text(error)
+        if job.attempt >= job.max_attempts:
+            self._fenced(job, "fail", {"error": text}, "failing", conn)
+            job.status = "failed"
+        else:
+            delay = backoff(job.attempt) if retry_in is None else retry_in
+            params = {"error": text, "delay_ms": _ms(delay, "retry_in")}
+            self._fenced(job, "retry", params, "retrying", conn)
+            job.status = "pending"
+        job.last_error = text
+        return job.status
+
+    def release(self, job: Job, *, conn: Any = None) -> None:
+        """Give the job back now, e.g. at shutdown. Fenced. The attempt it used is kept
+        (the fencing token never goes back), so a released job may run once more than
+        ``max_attempts`` claims would otherwise allow."""
+        self._fenced(job, "release", {}, "releasing", conn)
+        job.status = "pending"
+
+    # -- reading --------------------------------------------------------------------------
+
+    def get(self, job_id: int, *, conn: Any = None) -> Job | None:
+        """The job's record, or None if there is no such job."""
+        _int(job_id, "job_id", 1, 2**63 - 1)
+        row = self._run(
+            lambda c: self.dialect.fetch_one(c, "get", {"id": job_id}), "reading a job", conn
+        )
+        return None if row is None else Job.from_row(row)
+
+    def stats(self, queues: Sequence[str] | str | None = None, *, conn: Any = None) -> Stats:
+        """Counts by state for *queues* (default: all queues)."""
+        names = [""] if queues is None else _queues(queues)
+        params = {"all_queues": queues is None, "queues": names}
+        row = self._run(lambda c: self.dialect.fetch_one(c, "stats", params), "reading stats", conn)
+        return Stats.from_row(row or {})
+
+
+class Transaction:
+    """A transaction opened by :meth:`Queue.transaction`: skiplock's writes and yours,
+    committed together. ``connection`` is the driver connection for your own SQL."""
+
+    def __init__(self, queue: Queue, connection: Any) -> None:
+        self.queue = queue
+        self.connection = connection
+
+    def execute(self, sql: str, params: Any = None) -> int:
+        """Run your own statement (driver parameter style); return its row count."""
+        errors = self.queue.dialect.driver_errors()
+        cur = self.connection.cursor()
+        try:
+            cur.execute(sql, params)
+            return int(cur.rowcount)
+        except errors as exc:
+            raise self.queue.dialect.wrap(exc, "running your statement") from exc
+        finally:
+            cur.close()
+
+    def enqueue(self, payload: Any, **options: Any) -> int:
+        return self.queue.enqueue(payload, conn=self.connection, **options)
+
+    def enqueue_many(self, payloads: Iterable[Any], **options: Any) -> list[int]:
+        return self.queue.enqueue_many(payloads, conn=self.connection, **options)
+
+    def claim(self, **options: Any) -> list[Job]:
+        return self.queue.claim(conn=self.connection, **options)
+
+    def heartbeat(self, job: Job, *, lease: float | None = None) -> None:
+        self.queue.heartbeat(job, lease=lease, conn=self.connection)
+
+    def complete(self, job: Job, *, result: Any = None) -> None:
+        self.queue.complete(job, result=result, conn=self.connection)
+
+    def complete_many(self, items: Iterable[Job | tuple[Job, Any]]) -> list[Job]:
+        return self.queue.complete_many(items, conn=self.connection)
+
+    def fail(self, job: Job, error: object, *, retry_in: float | None = None) -> str:
+        return self.queue.fail(job, error, retry_in=retry_in, conn=self.connection)
+
+    def release(self, job: Job) -> None:
+        self.queue.release(job, conn=self.connection)

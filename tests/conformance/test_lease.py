@@ -1,0 +1,170 @@
+"""Lease, heartbeat and fencing: a crashed worker's job comes back by itself, a live one
+keeps its job, and a late worker's write never counts."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+import skiplock
+
+
+def test_expired_lease_is_claimed_again_and_late_complete_is_rejected(
+    queue: skiplock.Queue,
+) -> None:
+    job_id = queue.enqueue({"task": "charge"})
+    [first] = queue.claim(lease=0.3)  # this worker "crashes": it never writes again
+    assert first.attempt == 1
+    assert queue.claim() == []
+    time.sleep(0.6)
+    assert queue.stats().expired == 1
+    [second] = queue.claim(lease=30)
+    assert (second.id, second.attempt) == (job_id, 2)
+
+    with pytest.raises(skiplock.LeaseLost):
+        queue.complete(first, result="late")
+    with pytest.raises(skiplock.LeaseLost):
+        queue.heartbeat(first)
+    with pytest.raises(skiplock.LeaseLost):
+        queue.fail(first, "late failure")
+    with pytest.raises(skiplock.LeaseLost):
+        queue.release(first)
+    record = queue.get(job_id)
+    assert record is not None
+    assert (record.status, record.attempt, record.result, record.last_error) == (
+        "running",
+        2,
+        None,
+        None,
+    )
+
+    queue.complete(second, result="ok")
+    record = queue.get(job_id)
+    assert record is not None and (record.status, record.result) == ("done", "ok")
+
+
+def test_heartbeat_keeps_a_slow_job(queue: skiplock.Queue) -> None:
+    queue.enqueue("slow")
+    [job] = queue.claim(lease=0.6)
+    stolen: list[skiplock.Job] = []
+    stop = threading.Event()
+
+    def thief() -> None:
+        while not stop.is_set():
+            stolen.extend(queue.claim(lease=30))
+            time.sleep(0.05)
+
+    t = threading.Thread(target=thief)
+    t.start()
+    try:
+        deadline = time.monotonic() + 2.0  # more than three first leases
+        while time.monotonic() < deadline:
+            queue.heartbeat(job)
+            time.sleep(0.2)
+    finally:
+        stop.set()
+        t.join()
+    assert stolen == []
+    queue.complete(job)
+    record = queue.get(job.id)
+    assert record is not None and (record.status, record.attempt) == ("done", 1)
+
+
+def test_heartbeat_moves_lease_forward(queue: skiplock.Queue) -> None:
+    queue.enqueue("x")
+    [job] = queue.claim(lease=1)
+    before = job.lease_until
+    time.sleep(0.1)
+    queue.heartbeat(job, lease=10)
+    assert before is not None and job.lease_until is not None
+    assert (job.lease_until - before).total_seconds() > 8
+
+
+def test_without_heartbeat_a_slow_job_is_taken_back(queue: skiplock.Queue) -> None:
+    queue.enqueue("slow")
+    [job] = queue.claim(lease=0.3)
+    time.sleep(0.6)
+    [taken] = queue.claim()
+    assert taken.attempt == 2
+    with pytest.raises(skiplock.LeaseLost):
+        queue.heartbeat(job)
+
+
+def test_spent_attempts_by_expired_leases_end_failed(queue: skiplock.Queue) -> None:
+    job_id = queue.enqueue("crashy", max_attempts=2)
+    for attempt in (1, 2):
+        [job] = queue.claim(lease=0.2)
+        assert job.attempt == attempt
+        time.sleep(0.4)
+    assert queue.claim() == []
+    record = queue.get(job_id)
+    assert record is not None
+    assert (record.status, record.attempt) == ("failed", 2)
+    assert record.last_error is not None and "lease expired" in record.last_error
+    assert queue.stats().failed == 1
+
+
+def test_fail_with_retries_left_comes_back_after_the_backoff(queue: skiplock.Queue) -> None:
+    job_id = queue.enqueue("flaky", max_attempts=3)
+    [job] = queue.claim()
+    assert queue.fail(job, RuntimeError("boom"), retry_in=1.2) == "pending"
+    assert queue.claim() == []
+    time.sleep(0.6)
+    assert queue.claim() == []
+    time.sleep(0.9)
+    [again] = queue.claim()
+    assert (again.id, again.attempt) == (job_id, 2)
+    assert again.last_error == "RuntimeError: boom"
+    with pytest.raises(skiplock.LeaseLost):
+        queue.fail(job, "late")
+
+
+def test_fail_on_the_last_attempt_ends_failed(queue: skiplock.Queue) -> None:
+    job_id = queue.enqueue("doomed", max_attempts=2)
+    [job] = queue.claim()
+    assert queue.fail(job, "first", retry_in=0) == "pending"
+    [job] = queue.claim()
+    assert queue.fail(job, "second", retry_in=0) == "failed"
+    assert queue.claim() == []
+    record = queue.get(job_id)
+    assert record is not None
+    assert (record.status, record.attempt, record.last_error) == ("failed", 2, "second")
+    assert record.finished_at is not None
+
+
+def test_release_gives_the_job_back_now(queue: skiplock.Queue) -> None:
+    queue.enqueue("x")
+    [job] = queue.claim(lease=60)
+    queue.release(job)
+    with pytest.raises(skiplock.LeaseLost):
+        queue.complete(job)
+    [again] = queue.claim()
+    assert (again.id, again.attempt) == (job.id, 2)
+
+
+def test_complete_many_fences_each_row_by_its_own_attempt(queue: skiplock.Queue) -> None:
+    queue.enqueue_many(["a", "b", "c"])
+    jobs = queue.claim(limit=3, lease=0.3)
+    keep, lose = jobs[:2], jobs[2]
+    for j in keep:
+        queue.heartbeat(j, lease=30)
+    time.sleep(0.5)
+    [retaken] = queue.claim()
+    assert retaken.id == lose.id
+    lost = queue.complete_many([(keep[0], {"r": 0}), keep[1], lose])
+    assert [j.id for j in lost] == [lose.id]
+    assert [queue.get(j.id).status for j in jobs] == ["done", "done", "running"]  # type: ignore[union-attr]
+    first = queue.get(keep[0].id)
+    assert first is not None and first.result == {"r": 0}
+
+
+def test_error_text_is_kept_even_when_hostile(queue: skiplock.Queue) -> None:
+    queue.enqueue("x")
+    [job] = queue.claim()
+    queue.fail(job, "quote ' semicolon ; nul \x00 surrogate \ud800 ü" + "x" * 20000, retry_in=0)
+    record = queue.get(job.id)
+    assert record is not None and record.last_error is not None
+    assert record.last_error.startswith("quote ' semicolon ; nul \\x00 surrogate \\ud800 ü")
+    assert len(record.last_error) <= 8000

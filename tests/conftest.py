@@ -1,0 +1,162 @@
+"""Backends for the test suites.
+
+A backend's URL comes from ``SKIPLOCK_TEST_<BACKEND>_URL``; without it, a testcontainers
+container where a Docker engine answers; otherwise the backend is skipped with a reason
+that names the variable. ``SKIPLOCK_REQUIRE=postgresql,mariadb,…`` (or ``all``) turns a
+skip into a failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+import skiplock
+
+BACKENDS = ("postgresql", "mariadb", "mysql", "mssql")
+
+_containers: dict[str, Any] = {}
+_urls: dict[str, str | None] = {}
+_reasons: dict[str, str] = {}
+
+
+def env_var(backend: str) -> str:
+    return f"SKIPLOCK_TEST_{backend.upper()}_URL"
+
+
+def required(backend: str) -> bool:
+    names = {n.strip().lower() for n in os.environ.get("SKIPLOCK_REQUIRE", "").split(",")}
+    return backend in names or "all" in names
+
+
+def _docker_answers() -> bool:
+    try:
+        import docker  # type: ignore[import-untyped]
+
+        docker.from_env(timeout=3).ping()
+        return True
+    except Exception:
+        return False
+
+
+def _container_url(backend: str) -> str | None:
+    """Start a testcontainers container for *backend* (needs a Docker engine)."""
+    if not _docker_answers():
+        return None
+    if backend == "postgresql":
+        from testcontainers.postgres import PostgresContainer
+
+        c: Any = PostgresContainer("postgres:16", driver=None).start()
+        url = c.get_connection_url()
+    elif backend in ("mysql", "mariadb"):
+        from testcontainers.mysql import MySqlContainer
+
+        image = "mysql:8.4" if backend == "mysql" else "mariadb:11.4"
+        c = MySqlContainer(image, username="root", password="test", dbname="test").start()
+        url = f"{backend}://root:test@{c.get_container_host_ip()}:{c.get_exposed_port(3306)}/test"
+    else:
+        from testcontainers.mssql import SqlServerContainer
+
+        c = SqlServerContainer("mcr.microsoft.com/mssql/server:2022-latest").start()
+        url = (
+            f"mssql://sa:{c.password}@{c.get_container_host_ip()}:{c.get_exposed_port(1433)}/"
+            f"{c.dbname}"
+        )
+    _containers[backend] = c
+    return url
+
+
+def backend_url(backend: str) -> str | None:
+    """The backend's URL, or None with the reason kept in ``_reasons``."""
+    if backend in _urls:
+        return _urls[backend]
+    url = os.environ.get(env_var(backend))
+    if not url:
+        try:
+            url = _container_url(backend)
+        except Exception as exc:
+            _reasons[backend] = f"testcontainers could not start {backend}: {exc}"
+            url = None
+        if url is None and backend not in _reasons:
+            _reasons[backend] = (
+                f"{backend}: set {env_var(backend)} to a server's URL (no Docker engine "
+                "answers for testcontainers)"
+            )
+    if url is not None:
+        try:
+            q = skiplock.connect(url, table="skiplock_probe")
+            q.ping()
+            q.close()
+        except skiplock.SkiplockError as exc:
+            _reasons[backend] = f"{backend} at {env_var(backend)} does not answer: {exc}"
+            url = None
+    _urls[backend] = url
+    return url
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    for c in _containers.values():
+        with contextlib.suppress(Exception):
+            c.stop()
+
+
+@pytest.fixture(params=BACKENDS, scope="session")
+def backend(request: pytest.FixtureRequest) -> str:
+    """The name of a backend that is up (or a skip / a failure if it is required)."""
+    name: str = request.param
+    if backend_url(name) is None:
+        if required(name):
+            pytest.fail(f"required backend unavailable: {_reasons[name]}", pytrace=False)
+        pytest.skip(_reasons[name])
+    return name
+
+
+@pytest.fixture(scope="session")
+def url(backend: str) -> str:
+    found = backend_url(backend)
+    assert found is not None
+    return found
+
+
+_counter = itertools.count()
+
+
+def drop_table(q: skiplock.Queue) -> None:
+    name = q.dialect.quote(q.table.name)
+    with q.transaction() as tx:
+        tx.execute(f"DROP TABLE IF EXISTS {name}")
+
+
+@pytest.fixture
+def make_queue(url: str, request: pytest.FixtureRequest) -> Iterator[Callable[..., skiplock.Queue]]:
+    """Queues on a fresh table of the test's own; dropped afterwards."""
+    made: list[skiplock.Queue] = []
+    base = re.sub(r"\W", "_", request.node.originalname)[:28]
+    table = f"t_{base}_{os.getpid() % 10000}_{next(_counter)}"
+
+    def make(**kwargs: Any) -> skiplock.Queue:
+        q = skiplock.connect(url, table=kwargs.pop("table", table), **kwargs)
+        if not made:
+            drop_table(q)
+            q.install()
+        made.append(q)
+        return q
+
+    yield make
+    if made:
+        try:
+            drop_table(made[0])
+        finally:
+            for q in made:
+                q.close()
+
+
+@pytest.fixture
+def queue(make_queue: Callable[..., skiplock.Queue]) -> skiplock.Queue:
+    return make_queue()

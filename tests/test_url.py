@@ -1,0 +1,72 @@
+"""URL parsing and password masking (no database needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+import skiplock
+from skiplock._url import mask_password, parse_url
+
+
+@pytest.mark.parametrize(
+    ("url", "dialect", "port"),
+    [
+        ("postgresql://u:p@localhost:5432/db", "postgresql", 5432),
+        ("postgres://localhost/db", "postgresql", None),
+        ("mysql://root@127.0.0.1:3307/test", "mysql", 3307),
+        ("mariadb://root@127.0.0.1/test", "mysql", None),
+        ("mssql://sa:p%40ss@host:1433/master", "mssql", 1433),
+        ("postgresql://u@[::1]:5432/db", "postgresql", 5432),
+    ],
+)
+def test_good_urls(url: str, dialect: str, port: int | None) -> None:
+    u = parse_url(url)
+    assert (u.dialect, u.port) == (dialect, port)
+
+
+def test_password_is_decoded_but_never_shown() -> None:
+    u = parse_url("mssql://sa:p%40ss@host:1433/master")
+    assert u.password == "p@ss"
+    assert "p@ss" not in str(u) and "p@ss" not in repr(u) and "p%40ss" not in repr(u)
+    assert str(u) == "mssql://sa:***@host:1433/master"
+
+
+@pytest.mark.parametrize(
+    ("url", "match"),
+    [
+        ("oracle://u:hunter2@h/db", "unknown database"),
+        ("redis://h:6379/0", "unknown database"),
+        ("localhost:5432/db", "malformed"),
+        ("postgresql://u:hunter2@h:notaport/db", "malformed"),
+        ("postgresql://u:hunter2@h:99999/db", "malformed"),
+        ("postgresql://u:hunter2@/db", "no host"),
+        ("postgresql://u:hunter2@h", "name one database"),
+        ("postgresql://u:hunter2@h/a/b", "name one database"),
+        ("postgresql://u:hunter2@h /db", "whitespace"),
+        ("", "no database URL|malformed"),
+    ],
+)
+def test_bad_urls_are_configuration_errors_without_the_password(url: str, match: str) -> None:
+    with pytest.raises(skiplock.ConfigurationError, match=match) as info:
+        skiplock.connect(url)
+    assert "hunter2" not in str(info.value)
+
+
+def test_url_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SKIPLOCK_URL", raising=False)
+    with pytest.raises(skiplock.ConfigurationError, match="SKIPLOCK_URL"):
+        skiplock.connect()
+    monkeypatch.setenv("SKIPLOCK_URL", "mysql://root@h/db")
+    assert skiplock.connect().url.dialect == "mysql"
+
+
+def test_not_a_string() -> None:
+    with pytest.raises(skiplock.ConfigurationError):
+        skiplock.connect(42)  # type: ignore[arg-type]
+
+
+def test_mask_password_in_free_text() -> None:
+    text = "failed: postgresql://app:topsecret@db:5432/x and mysql://r:pw@h/y"
+    masked = mask_password(text)
+    assert "topsecret" not in masked and ":pw@" not in masked
+    assert "postgresql://app:***@db:5432/x" in masked
