@@ -30,16 +30,17 @@ SELECT CAST(SERVERPROPERTY('ProductVersion') AS NVARCHAR(128)) AS version,
        @@VERSION AS banner
 
 -- name: install
+-- Constraints keep the server's generated names: a constraint name is unique per schema,
+-- and the same table name may be installed in two schemas.
 EXEC sp_getapplock @Resource = N'skiplock install {prefix}', @LockMode = 'Exclusive',
      @LockOwner = 'Transaction', @LockTimeout = 60000;
 IF OBJECT_ID(N'{table}', N'U') IS NULL
 CREATE TABLE {table} (
-    id              BIGINT IDENTITY(1, 1) NOT NULL CONSTRAINT [{prefix}_pk] PRIMARY KEY,
+    id              BIGINT IDENTITY(1, 1) NOT NULL PRIMARY KEY,
     queue           NVARCHAR(255)    NOT NULL,
     payload         NVARCHAR(MAX)    NOT NULL,
     priority        INT              NOT NULL DEFAULT 0,
     status          VARCHAR(16)      NOT NULL DEFAULT 'pending'
-                    CONSTRAINT [{prefix}_status]
                     CHECK (status IN ('pending', 'running', 'done', 'failed')),
     attempt         INT              NOT NULL DEFAULT 0,
     max_attempts    INT              NOT NULL DEFAULT 5,

@@ -1,13 +1,14 @@
+-- Constraints keep the server's generated names: a constraint name is unique per schema,
+-- and the same table name may be installed in two schemas.
 EXEC sp_getapplock @Resource = N'skiplock install skiplock_jobs', @LockMode = 'Exclusive',
      @LockOwner = 'Transaction', @LockTimeout = 60000;
 IF OBJECT_ID(N'[skiplock_jobs]', N'U') IS NULL
 CREATE TABLE [skiplock_jobs] (
-    id              BIGINT IDENTITY(1, 1) NOT NULL CONSTRAINT [skiplock_jobs_pk] PRIMARY KEY,
+    id              BIGINT IDENTITY(1, 1) NOT NULL PRIMARY KEY,
     queue           NVARCHAR(255)    NOT NULL,
     payload         NVARCHAR(MAX)    NOT NULL,
     priority        INT              NOT NULL DEFAULT 0,
     status          VARCHAR(16)      NOT NULL DEFAULT 'pending'
-                    CONSTRAINT [skiplock_jobs_status]
                     CHECK (status IN ('pending', 'running', 'done', 'failed')),
     attempt         INT              NOT NULL DEFAULT 0,
     max_attempts    INT              NOT NULL DEFAULT 5,
