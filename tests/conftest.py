@@ -18,6 +18,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -129,7 +130,9 @@ def _rcsi_url(backend: str) -> str | None:
         conn.close()
         q.close()
     u = q.url
-    auth = "" if u.user is None else u.user + ("" if u.password is None else f":{u.password}") + "@"
+    auth = "" if u.user is None else quote(u.user, safe="")
+    auth += "" if u.password is None else ":" + quote(u.password, safe="")
+    auth += "@" if auth else ""
     port = "" if u.port is None else f":{u.port}"
     return f"{u.scheme}://{auth}{u.host}{port}/skiplock_rcsi"
 
@@ -148,7 +151,7 @@ def backend_url(backend: str) -> str | None:
             else:
                 url = _container_url(backend)
         except Exception as exc:
-            _reasons[backend] = f"testcontainers could not start {backend}: {exc}"
+            _reasons[backend] = f"{backend} could not be started: {exc}"
             url = None
         if url is None and backend not in _reasons:
             _reasons[backend] = (
