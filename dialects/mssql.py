@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, ClassVar
 
-from skiplock.errors import UnsupportedServer
+from skiplock.errors import ConfigurationError, UnsupportedServer
 
 from .base import Dialect, Row, ServerInfo
 
@@ -45,6 +45,10 @@ _MIN_VERSION = (13,)
 _AZURE_EDITIONS = {5, 8}
 _DBLIB_NUMBER = re.compile(r"(?:DB-Lib error message|SQL Server message) (\d+)")
 _LEADING_NUMBER = re.compile(r"^\D{0,40}?\((\d+),")
+#: pymssql.connect arguments that are numbers; URL query values arrive as text
+_INT_OPTIONS = {"timeout", "login_timeout", "arraysize"}
+#: what the dialect relies on: transactions it commits itself, rows as dicts
+_OWNED_OPTIONS = {"autocommit", "as_dict", "server", "port", "database", "user", "password"}
 #: rows per VALUES list: INSERT … VALUES allows 1000; smaller statements compile faster
 BATCH_ROWS = 500
 
@@ -126,7 +130,19 @@ class MSSQLDialect(Dialect):
             kwargs["user"] = u.user
         if u.password is not None:
             kwargs["password"] = u.password
-        kwargs.update(u.options)
+        for key, text in u.options.items():
+            if key in _OWNED_OPTIONS:
+                raise ConfigurationError(
+                    f"the URL option {key!r} is set by skiplock for SQL Server; remove it"
+                )
+            if key in _INT_OPTIONS:
+                if not text.isdigit():
+                    raise ConfigurationError(
+                        f"the URL option {key}={text!r} must be a whole number of seconds"
+                    )
+                kwargs[key] = int(text)
+            else:
+                kwargs[key] = text
         return kwargs
 
     def connect(self) -> Any:

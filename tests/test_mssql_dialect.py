@@ -171,3 +171,26 @@ def test_is_closed_on_a_closed_pymssql_connection() -> None:
 
     assert dialect().is_closed(Closed())
     assert not dialect().is_closed(Open())
+
+
+def test_url_options_reach_the_driver_with_their_types() -> None:
+    d = get_dialect(
+        parse_url("mssql://sa@h/db?login_timeout=5&timeout=30&tds_version=7.3&charset=UTF-8"),
+        TableName.parse("jobs"),
+    )
+    kwargs = d.connect_kwargs()  # type: ignore[attr-defined]
+    assert (kwargs["login_timeout"], kwargs["timeout"]) == (5, 30)
+    assert (kwargs["tds_version"], kwargs["charset"]) == ("7.3", "UTF-8")
+    for bad, match in (("timeout=soon", "whole number"), ("autocommit=1", "set by skiplock")):
+        with pytest.raises(skiplock.ConfigurationError, match=match):
+            get_dialect(parse_url(f"mssql://h/db?{bad}"), TableName.parse("j")).connect_kwargs()  # type: ignore[attr-defined]
+
+
+def test_a_refused_connection_is_a_lost_connection_without_the_password() -> None:
+    pytest.importorskip("pymssql")
+    q = skiplock.connect("mssql://sa:s3cret-Pa55@127.0.0.1:1/db?login_timeout=2")
+    with pytest.raises(skiplock.BackendError) as info:
+        q.ping()  # the real driver, refused by a closed port: no server is needed
+    assert info.value.connection_lost and info.value.retryable
+    assert "s3cret" not in str(info.value) and "mssql://sa:***@127.0.0.1:1/db" in str(info.value)
+    assert type(info.value.__cause__).__name__ == "OperationalError"
