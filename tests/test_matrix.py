@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_matrix_prints_versions_counts_and_skip_reasons() -> None:
+def test_matrix_prints_versions_counts_and_skip_reasons(tmp_path: Path) -> None:
     pg = os.environ.get("SKIPLOCK_TEST_POSTGRESQL_URL")
     if not pg:
         pytest.skip("set SKIPLOCK_TEST_POSTGRESQL_URL (scripts/test sets it) to run the matrix")
@@ -22,11 +22,9 @@ def test_matrix_prints_versions_counts_and_skip_reasons() -> None:
         # a server that cannot answer: the matrix must report the skip, not hide it
         "SKIPLOCK_TEST_MSSQL_URL": "mssql://sa:s3cret@127.0.0.1:1/nowhere",
     }
-    done = subprocess.run(
-        [sys.executable, "scripts/matrix", "--backends", "postgresql,mssql", "--",
-         "-k", "best_job_first or priorities"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    command = [sys.executable, "scripts/matrix", "--backends", "postgresql,mssql"]
+    command += ["--out", str(tmp_path), "--", "-k", "best_job_first or priorities"]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = {line.split()[0]: line for line in done.stdout.splitlines() if line.strip()}
     assert lines["backend"].split()[:5] == ["backend", "server", "passed", "failed", "skipped"]
@@ -38,3 +36,9 @@ def test_matrix_prints_versions_counts_and_skip_reasons() -> None:
     assert "does not answer" in lines["mssql"] and "SKIPLOCK_TEST_MSSQL_URL" in lines["mssql"]
     assert "s3cret" not in done.stdout + done.stderr
     assert "mssql_rcsi" not in lines
+    assert {p.name for p in tmp_path.iterdir()} == {
+        "postgresql.xml",
+        "postgresql.log",
+        "mssql.xml",
+        "mssql.log",
+    }
