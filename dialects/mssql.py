@@ -1,0 +1,245 @@
+"""SQL Server 2016+ and Azure SQL through pymssql (FreeTDS).
+
+What differs from the common path, and why:
+
+- The claim is one statement, ``UPDATE`` of a ``TOP (n)`` CTE read ``WITH (ROWLOCK,
+  READPAST, UPDLOCK)``, ``OUTPUT inserted.*``; its batch first sets READ COMMITTED, because
+  READPAST is refused under stricter levels and a pooled connection may carry one.
+  ``OUTPUT`` also returns the rows whose spent attempts just ended them ``failed``: those
+  are dropped here.
+- pymssql formats bound values into the statement text on the client (``N'…'``), so:
+  datetimes are bound as ISO 8601 text (pymssql would cut them to milliseconds and drop the
+  time zone), and durations are split into seconds and milliseconds because ``DATEADD``
+  takes an ``int`` and milliseconds pass 2^31 after 25 days.
+- No arrays: lists expand into ``IN (…)`` placeholders; batches are ``VALUES`` rows.
+- No ``ON CONFLICT``: a duplicate key in ``enqueue_dedupe`` (2601/2627) under
+  ``XACT_ABORT OFF`` ends only that statement, and is read as "an active job holds the key".
+- DATETIME2 comes back as ``datetime`` only over TDS 7.3+, so 7.4 is asked for.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any, ClassVar
+
+from skiplock.errors import ConfigurationError, UnsupportedServer
+
+from .base import Dialect, Row, ServerInfo
+
+__all__ = ["MSSQLDialect", "classify_error", "error_number", "parse_server_version"]
+
+#: deadlock victim, lock request timeout, snapshot update conflict, and Azure SQL's
+#: "busy / reconfiguring, try again" errors
+_RETRYABLE = {1205, 1222, 3960, 40501, 40613, 40197, 49918, 49919, 49920}
+#: FreeTDS (DB-Library) errors for a connection that failed or went away: connection
+#: failed, timed out, read/write failed, refused, EOF, DBPROCESS dead; and the server's own
+#: "no process on the other end of the pipe", session killed, shutdown in progress
+_CONNECTION = {20002, 20003, 20004, 20006, 20009, 20017, 20047, 233, 596, 6005, 10053, 10054}
+#: duplicate key in a unique index / constraint
+_DUPLICATE = {2601, 2627}
+#: SQL Server 2016 is 13.x; Azure SQL Database (5) and Managed Instance (8) report 12.x
+#: while running the current engine
+_MIN_VERSION = (13,)
+_AZURE_EDITIONS = {5, 8}
+_DBLIB_NUMBER = re.compile(r"(?:DB-Lib error message|SQL Server message) (\d+)")
+_LEADING_NUMBER = re.compile(r"^\D{0,40}?\((\d+),")
+#: pymssql.connect arguments that are numbers; URL query values arrive as text
+_INT_OPTIONS = {"timeout", "login_timeout", "arraysize"}
+#: what the dialect relies on: transactions it commits itself, rows as dicts
+_OWNED_OPTIONS = {"autocommit", "as_dict", "server", "port", "database", "user", "password"}
+#: rows per VALUES list: INSERT … VALUES allows 1000; smaller statements compile faster
+BATCH_ROWS = 500
+
+
+def error_number(exc: BaseException) -> int | None:
+    """The server's (or FreeTDS's) error number carried by a pymssql exception.
+
+    pymssql raises ``OperationalError((number, b"message"),)`` from a statement, and
+    ``OperationalError("Cannot commit transaction: (number, b'…')")`` from ``commit``.
+    """
+    number = getattr(exc, "number", None)
+    if isinstance(number, int) and number:
+        return number
+    first = exc.args[0] if exc.args else None
+    if isinstance(first, tuple) and first and isinstance(first[0], int):
+        return first[0]
+    if isinstance(first, int):
+        return first
+    found = _LEADING_NUMBER.search(str(first or ""))
+    return int(found[1]) if found else None
+
+
+def classify_error(exc: BaseException, interface_error: type[BaseException]) -> tuple[bool, bool]:
+    """``(retryable, connection_lost)`` for a pymssql exception.
+
+    A server error is judged by its own number; the FreeTDS messages that follow it in the
+    text only count when the server sent none (the client side failed).
+    """
+    number = error_number(exc)
+    numbers = {number} if number is not None and number < 20000 else set()
+    if not numbers:
+        numbers = {int(n) for n in _DBLIB_NUMBER.findall(str(exc))}
+        if number is not None:
+            numbers.add(number)
+    lost = bool(numbers & _CONNECTION) or (isinstance(exc, interface_error) and not numbers)
+    return (lost or bool(numbers & _RETRYABLE)), lost
+
+
+def parse_server_version(version: str, engine_edition: int | None, banner: str) -> ServerInfo:
+    """Check ``SERVERPROPERTY('ProductVersion')`` (e.g. ``16.0.4135.4``); raises
+    :class:`~skiplock.UnsupportedServer` before SQL Server 2016."""
+    numbers = tuple(int(n) for n in re.findall(r"\d+", version)[:4])
+    info = ServerInfo("SQL Server", numbers, banner.strip() or version)
+    if not numbers or (numbers[:1] < _MIN_VERSION and engine_edition not in _AZURE_EDITIONS):
+        raise UnsupportedServer(
+            f"SQL Server {version or '(unknown version)'} is too old: skiplock needs SQL Server "
+            "2016 (13.x) or newer, or Azure SQL"
+        )
+    return info
+
+
+def sql_datetime(value: datetime) -> str:
+    """An aware datetime as UTC ISO 8601 text, which DATETIME2 reads the same under every
+    language and DATEFORMAT setting."""
+    return value.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds")
+
+
+class MSSQLDialect(Dialect):
+    name: ClassVar[str] = "mssql"
+    sql_file: ClassVar[str] = "mssql.sql"
+    driver_module: ClassVar[str] = "pymssql"
+    extra: ClassVar[str] = "mssql"
+
+    def quote(self, ident: str) -> str:
+        return "[" + ident.replace("]", "]]") + "]"
+
+    def connect_kwargs(self) -> dict[str, Any]:
+        u = self.url
+        kwargs: dict[str, Any] = {
+            "server": u.host,
+            "port": str(u.port or 1433),
+            "database": u.database,
+            "autocommit": False,
+            "login_timeout": 10,
+            "appname": "skiplock",
+            "tds_version": "7.4",
+        }
+        if u.user is not None:
+            kwargs["user"] = u.user
+        if u.password is not None:
+            kwargs["password"] = u.password
+        for key, text in u.options.items():
+            if key in _OWNED_OPTIONS:
+                raise ConfigurationError(
+                    f"the URL option {key!r} is set by skiplock for SQL Server; remove it"
+                )
+            if key in _INT_OPTIONS:
+                if not text.isdigit():
+                    raise ConfigurationError(
+                        f"the URL option {key}={text!r} must be a whole number of seconds"
+                    )
+                kwargs[key] = int(text)
+            else:
+                kwargs[key] = text
+        return kwargs
+
+    def connect(self) -> Any:
+        conn = self.driver.connect(**self.connect_kwargs())
+        try:
+            with self._cursor(conn) as cur:
+                cur.execute(self.sql["session"])
+            conn.commit()
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def cursor(self, conn: Any) -> Any:
+        return conn.cursor(as_dict=True)
+
+    def server_info(self, conn: Any) -> ServerInfo:
+        row = self.fetch_one(conn, "server_version")
+        conn.commit()
+        assert row is not None
+        edition = row.get("engine_edition")
+        return parse_server_version(
+            str(row.get("version") or ""),
+            None if edition is None else int(edition),
+            str(row.get("banner") or ""),
+        )
+
+    def driver_errors(self) -> tuple[type[BaseException], ...]:
+        return (self.driver.Error,)
+
+    def classify(self, exc: BaseException) -> tuple[bool, bool]:
+        return classify_error(exc, self.driver.InterfaceError)
+
+    def is_closed(self, conn: Any) -> bool:
+        try:
+            return not conn._conn.connected  # pymssql raises InterfaceError once closed
+        except Exception:
+            return True
+
+    def bind(self, sql: str, params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+        prepared: dict[str, Any] = {}
+        for key, value in params.items():
+            if isinstance(value, datetime):
+                value = sql_datetime(value)
+            prepared[key] = value
+            if key.endswith("_ms") and isinstance(value, int) and not isinstance(value, bool):
+                base = key[: -len("_ms")]
+                prepared[f"{base}_s"], prepared[f"{base}_rem_ms"] = divmod(value, 1000)
+        return super().bind(sql, prepared)
+
+    def values_sql(
+        self, name: str, rows: Sequence[Mapping[str, Any]]
+    ) -> tuple[str, dict[str, Any]]:
+        """Statement *name* with its ``{rows}`` filled by one ``<name>_row`` per item; each
+        row's placeholders get the suffix ``_<i>`` (placeholders only, never values)."""
+        template = self.sql[f"{name}_row"]
+        params: dict[str, Any] = {}
+        values: list[str] = []
+        for i, row in enumerate(rows):
+            values.append(re.sub(r"%\((\w+)\)s", rf"%(\1_{i})s", template))
+            params.update({f"{k}_{i}": v for k, v in row.items()})
+        return self.sql[name].replace("{rows}", ",\n".join(values)), params
+
+    def fetch_values(
+        self, conn: Any, name: str, rows: Sequence[Mapping[str, Any]], common: Mapping[str, Any]
+    ) -> list[Row]:
+        """Run statement *name* over *rows* in chunks of :data:`BATCH_ROWS`."""
+        found: list[Row] = []
+        for start in range(0, len(rows), BATCH_ROWS):
+            sql, params = self.values_sql(name, rows[start : start + BATCH_ROWS])
+            sql, bound = self.bind(sql, {**common, **params})
+            with self._cursor(conn) as cur:
+                cur.execute(sql, bound)
+                found.extend(dict(r) for r in cur.fetchall())
+        return found
+
+    def insert_dedupe(self, conn: Any, params: Mapping[str, Any]) -> int | None:
+        try:
+            return super().insert_dedupe(conn, params)
+        except self.driver.IntegrityError as exc:
+            if error_number(exc) in _DUPLICATE:
+                return None  # a concurrent insert took the key first: the caller looks it up
+            raise
+
+    def insert_many(
+        self, conn: Any, common: Mapping[str, Any], rows: Sequence[tuple[str, str]]
+    ) -> list[int]:
+        items = [{"n": i, "payload": p, "idempotency_key": k} for i, (p, k) in enumerate(rows)]
+        found = self.fetch_values(conn, "enqueue_many", items, common)
+        by_key = {str(r["idempotency_key"]).lower(): int(r["id"]) for r in found}
+        return [by_key[k.lower()] for _, k in rows]
+
+    def claim(self, conn: Any, queues: Sequence[str], limit: int, lease_ms: int) -> list[Row]:
+        params = {"queues": list(queues), "limit": limit, "lease_ms": lease_ms}
+        taken = [r for r in self.fetch(conn, "claim", params) if r["status"] == "running"]
+        return sorted(taken, key=lambda r: (r["priority"], r["run_at"], r["id"]))
+
+    def complete_many(self, conn: Any, items: Sequence[tuple[int, int, str | None]]) -> set[int]:
+        rows = [{"id": i, "attempt": a, "result": r} for i, a, r in items]
+        return {int(r["id"]) for r in self.fetch_values(conn, "complete_many", rows, {})}

@@ -1,0 +1,226 @@
+-- skiplock statements for SQL Server 2016+ (13.x) and Azure SQL (READPAST).
+-- {table} is the checked, bracket-quoted table name; {prefix} its bare name for index names.
+-- Times are DATETIME2(6) in UTC from SYSUTCDATETIME(), the database's clock.
+-- run_at is "claimable from": for a pending job its schedule, for a running job the end of
+-- its lease, so one filtered index serves both new jobs and jobs whose lease expired.
+-- pymssql puts bound values into the text itself, so no statement here may contain a
+-- percent sign other than a %(name)s placeholder.
+-- DATEADD takes an int: a duration in milliseconds can pass 2^31 (25 days), so the dialect
+-- binds each *_ms value as whole seconds (*_s) and the rest (*_rem_ms).
+-- status is VARCHAR (ASCII words) so the filtered indexes and the statements compare the
+-- same literal type; everything a user writes is NVARCHAR.
+
+-- name: session
+-- Run once per new connection. Filtered indexes refuse writes unless these options are
+-- set (pymssql sets most by default; a user's conn_properties may not). XACT_ABORT OFF
+-- keeps a duplicate key in enqueue_dedupe from dooming the transaction. TEXTSIZE: FreeTDS
+-- would otherwise cut NVARCHAR(MAX) payloads it reads.
+SET QUOTED_IDENTIFIER ON;
+SET ANSI_NULLS ON;
+SET ANSI_PADDING ON;
+SET ANSI_WARNINGS ON;
+SET ARITHABORT ON;
+SET CONCAT_NULL_YIELDS_NULL ON;
+SET NUMERIC_ROUNDABORT OFF;
+SET XACT_ABORT OFF;
+SET TEXTSIZE 2147483647;
+SET TRANSACTION ISOLATION LEVEL READ COMMITTED
+
+-- name: server_version
+SELECT CAST(SERVERPROPERTY('ProductVersion') AS NVARCHAR(128)) AS version,
+       CAST(SERVERPROPERTY('EngineEdition') AS INT) AS engine_edition,
+       @@VERSION AS banner
+
+-- name: install
+-- Constraints keep the server's generated names: a constraint name is unique per schema,
+-- and the same table name may be installed in two schemas.
+EXEC sp_getapplock @Resource = N'skiplock install {prefix}', @LockMode = 'Exclusive',
+     @LockOwner = 'Transaction', @LockTimeout = 60000;
+IF OBJECT_ID(N'{table}', N'U') IS NULL
+CREATE TABLE {table} (
+    id              BIGINT IDENTITY(1, 1) NOT NULL PRIMARY KEY,
+    queue           NVARCHAR(255)    NOT NULL,
+    payload         NVARCHAR(MAX)    NOT NULL,
+    priority        INT              NOT NULL DEFAULT 0,
+    status          VARCHAR(16)      NOT NULL DEFAULT 'pending'
+                    CHECK (status IN ('pending', 'running', 'done', 'failed')),
+    attempt         INT              NOT NULL DEFAULT 0,
+    max_attempts    INT              NOT NULL DEFAULT 5,
+    run_at          DATETIME2(6)     NOT NULL,
+    lease_until     DATETIME2(6)     NULL,
+    idempotency_key UNIQUEIDENTIFIER NOT NULL,
+    dedupe_key      NVARCHAR(255)    NULL,
+    last_error      NVARCHAR(MAX)    NULL,
+    result          NVARCHAR(MAX)    NULL,
+    created_at      DATETIME2(6)     NOT NULL DEFAULT SYSUTCDATETIME(),
+    finished_at     DATETIME2(6)     NULL
+);
+IF NOT EXISTS (SELECT 1 FROM sys.indexes
+               WHERE object_id = OBJECT_ID(N'{table}') AND name = N'{prefix}_claim')
+CREATE INDEX [{prefix}_claim] ON {table} (queue, priority, run_at, id)
+    WHERE status IN ('pending', 'running');
+IF NOT EXISTS (SELECT 1 FROM sys.indexes
+               WHERE object_id = OBJECT_ID(N'{table}') AND name = N'{prefix}_dedupe')
+CREATE UNIQUE INDEX [{prefix}_dedupe] ON {table} (dedupe_key)
+    WHERE dedupe_key IS NOT NULL AND status IN ('pending', 'running');
+IF NOT EXISTS (SELECT 1 FROM sys.indexes
+               WHERE object_id = OBJECT_ID(N'{table}') AND name = N'{prefix}_finished')
+CREATE INDEX [{prefix}_finished] ON {table} (finished_at)
+    WHERE status IN ('done', 'failed')
+
+-- name: enqueue
+-- OUTPUT without INTO is refused on a table with triggers; skiplock's table has none.
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key)
+OUTPUT inserted.id
+VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
+        COALESCE(CAST(%(run_at)s AS DATETIME2(6)),
+                 DATEADD(MILLISECOND, %(delay_rem_ms)s,
+                         DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME()))),
+        %(idempotency_key)s)
+
+-- name: enqueue_dedupe
+-- SQL Server has no ON CONFLICT DO NOTHING. NOT EXISTS finds a committed active job
+-- without an error (no row comes back, the caller looks it up with find_dedupe); a
+-- concurrent insert of the same key that NOT EXISTS could not see still meets the filtered
+-- unique index and raises 2601/2627, which the dialect turns into the same "look it up".
+-- With XACT_ABORT OFF (see session) that error ends the statement, not the transaction.
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key,
+                     dedupe_key)
+OUTPUT inserted.id
+SELECT %(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
+       COALESCE(CAST(%(run_at)s AS DATETIME2(6)),
+                DATEADD(MILLISECOND, %(delay_rem_ms)s,
+                        DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME()))),
+       %(idempotency_key)s, %(dedupe_key)s
+WHERE NOT EXISTS (SELECT 1 FROM {table}
+                  WHERE dedupe_key = %(dedupe_key)s AND status IN ('pending', 'running'))
+
+-- name: find_dedupe
+SELECT id FROM {table}
+WHERE dedupe_key = %(dedupe_key)s AND status IN ('pending', 'running')
+
+-- name: enqueue_many
+-- The dialect repeats enqueue_many_row once per job (placeholders only, never values), at
+-- most 500 rows a statement. INSERT ... SELECT ... ORDER BY assigns the identity values in
+-- that order, so a batch is claimed in the order it was given.
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key)
+OUTPUT inserted.id, inserted.idempotency_key
+SELECT %(queue)s, v.payload, %(priority)s, %(max_attempts)s,
+       COALESCE(CAST(%(run_at)s AS DATETIME2(6)),
+                DATEADD(MILLISECOND, %(delay_rem_ms)s,
+                        DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME()))),
+       v.ikey
+FROM (VALUES {rows}) AS v (n, payload, ikey)
+ORDER BY v.n
+
+-- name: enqueue_many_row
+(%(n)s, CAST(%(payload)s AS NVARCHAR(MAX)), CAST(%(idempotency_key)s AS UNIQUEIDENTIFIER))
+
+-- name: claim
+-- One batch, one statement. READ COMMITTED first: READPAST is refused under SERIALIZABLE
+-- and REPEATABLE READ, and a pooled connection can carry whatever level its last user set.
+-- READPAST skips rows another claim holds; UPDLOCK holds the picked rows until COMMIT and
+-- makes the read a locking read even under READ_COMMITTED_SNAPSHOT; ROWLOCK keeps the
+-- locks on rows so READPAST skips rows, not pages. A picked row that is 'running' has an
+-- expired lease: it is claimed again as attempt + 1, or, when its attempts are spent,
+-- ends 'failed'. OUTPUT returns both kinds; the dialect keeps the 'running' ones (OUTPUT
+-- cannot be filtered without INTO a table variable that repeats every column).
+-- Every right-hand side of SET reads the row as it was before this UPDATE. One statement
+-- serves one queue or several: queues expand to IN (N'a', ...), and IN with one value is
+-- an equality to the optimizer (PostgreSQL needs claim_queues for its array instead).
+SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
+WITH picked AS (
+    SELECT TOP (%(limit)s) *
+    FROM {table} WITH (ROWLOCK, READPAST, UPDLOCK)
+    WHERE queue IN (%(queues)s) AND status IN ('pending', 'running')
+      AND run_at <= SYSUTCDATETIME()
+    ORDER BY priority, run_at, id
+)
+UPDATE picked SET
+    status = CASE WHEN status = 'running' AND attempt >= max_attempts
+                  THEN 'failed' ELSE 'running' END,
+    attempt = CASE WHEN status = 'running' AND attempt >= max_attempts
+                   THEN attempt ELSE attempt + 1 END,
+    lease_until = CASE WHEN status = 'running' AND attempt >= max_attempts
+                       THEN NULL
+                       ELSE DATEADD(MILLISECOND, %(lease_rem_ms)s,
+                                    DATEADD(SECOND, %(lease_s)s, SYSUTCDATETIME())) END,
+    run_at = CASE WHEN status = 'running' AND attempt >= max_attempts
+                  THEN run_at
+                  ELSE DATEADD(MILLISECOND, %(lease_rem_ms)s,
+                               DATEADD(SECOND, %(lease_s)s, SYSUTCDATETIME())) END,
+    last_error = CASE WHEN status = 'running' AND attempt >= max_attempts
+                      THEN CONCAT(N'lease expired: attempt ', attempt, N' of ', max_attempts,
+                                  N' did not finish before its lease ended (worker died or stalled)')
+                      ELSE last_error END,
+    finished_at = CASE WHEN status = 'running' AND attempt >= max_attempts
+                       THEN SYSUTCDATETIME() ELSE NULL END
+OUTPUT inserted.*
+
+-- name: heartbeat
+UPDATE {table}
+SET lease_until = DATEADD(MILLISECOND, %(lease_rem_ms)s,
+                          DATEADD(SECOND, %(lease_s)s, SYSUTCDATETIME())),
+    run_at = DATEADD(MILLISECOND, %(lease_rem_ms)s,
+                     DATEADD(SECOND, %(lease_s)s, SYSUTCDATETIME()))
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+
+-- name: lease_of
+SELECT lease_until FROM {table} WHERE id = %(id)s
+
+-- name: complete
+UPDATE {table}
+SET status = 'done', result = %(result)s, lease_until = NULL, finished_at = SYSUTCDATETIME()
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+
+-- name: complete_many
+-- The dialect repeats complete_many_row once per job, at most 500 rows a statement. Each
+-- row is still checked against its own attempt.
+UPDATE j
+SET status = 'done', result = v.result, lease_until = NULL, finished_at = SYSUTCDATETIME()
+OUTPUT inserted.id
+FROM {table} AS j
+JOIN (VALUES {rows}) AS v (id, attempt, result) ON j.id = v.id AND j.attempt = v.attempt
+WHERE j.status = 'running'
+
+-- name: complete_many_row
+(CAST(%(id)s AS BIGINT), CAST(%(attempt)s AS INT), CAST(%(result)s AS NVARCHAR(MAX)))
+
+-- name: retry
+UPDATE {table}
+SET status = 'pending',
+    run_at = DATEADD(MILLISECOND, %(delay_rem_ms)s, DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME())),
+    lease_until = NULL, last_error = %(error)s
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+
+-- name: fail
+UPDATE {table}
+SET status = 'failed', lease_until = NULL, last_error = %(error)s,
+    finished_at = SYSUTCDATETIME()
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+
+-- name: release
+UPDATE {table}
+SET status = 'pending', run_at = SYSUTCDATETIME(), lease_until = NULL
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+
+-- name: get
+SELECT * FROM {table} WHERE id = %(id)s
+
+-- name: stats
+SELECT
+    SUM(CASE WHEN status = 'pending' AND run_at <= SYSUTCDATETIME() THEN 1 ELSE 0 END)
+        AS pending,
+    SUM(CASE WHEN status = 'pending' AND run_at > SYSUTCDATETIME() THEN 1 ELSE 0 END)
+        AS scheduled,
+    SUM(CASE WHEN status = 'running' AND lease_until >= SYSUTCDATETIME() THEN 1 ELSE 0 END)
+        AS running,
+    SUM(CASE WHEN status = 'running' AND lease_until < SYSUTCDATETIME() THEN 1 ELSE 0 END)
+        AS expired,
+    SUM(CASE WHEN status = 'done' THEN 1 ELSE 0 END) AS done,
+    SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END) AS failed,
+    DATEDIFF_BIG(MICROSECOND,
+        MIN(CASE WHEN status = 'pending' AND run_at <= SYSUTCDATETIME() THEN run_at END),
+        SYSUTCDATETIME()) / 1000000.0 AS oldest_pending_age
+FROM {table}
+WHERE %(all_queues)s = 1 OR queue IN (%(queues)s)

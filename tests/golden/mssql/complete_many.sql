@@ -1,0 +1,8 @@
+-- The dialect repeats complete_many_row once per job, at most 500 rows a statement. Each
+-- row is still checked against its own attempt.
+UPDATE j
+SET status = 'done', result = v.result, lease_until = NULL, finished_at = SYSUTCDATETIME()
+OUTPUT inserted.id
+FROM [skiplock_jobs] AS j
+JOIN (VALUES {rows}) AS v (id, attempt, result) ON j.id = v.id AND j.attempt = v.attempt
+WHERE j.status = 'running'

@@ -1,0 +1,1 @@
+(%(n)s, CAST(%(payload)s AS NVARCHAR(MAX)), CAST(%(idempotency_key)s AS UNIQUEIDENTIFIER))

@@ -1,0 +1,4 @@
+UPDATE [skiplock_jobs]
+SET status = 'failed', lease_until = NULL, last_error = %(error)s,
+    finished_at = SYSUTCDATETIME()
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'

@@ -1,0 +1,2 @@
+SELECT id FROM [skiplock_jobs]
+WHERE dedupe_key = %(dedupe_key)s AND status IN ('pending', 'running')

@@ -1,0 +1,1 @@
+SELECT * FROM [skiplock_jobs] WHERE id = %(id)s

@@ -1,0 +1,6 @@
+UPDATE [skiplock_jobs]
+SET lease_until = DATEADD(MILLISECOND, %(lease_rem_ms)s,
+                          DATEADD(SECOND, %(lease_s)s, SYSUTCDATETIME())),
+    run_at = DATEADD(MILLISECOND, %(lease_rem_ms)s,
+                     DATEADD(SECOND, %(lease_s)s, SYSUTCDATETIME()))
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'

@@ -1,0 +1,3 @@
+UPDATE [skiplock_jobs]
+SET status = 'pending', run_at = SYSUTCDATETIME(), lease_until = NULL
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'

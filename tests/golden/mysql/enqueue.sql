@@ -1,0 +1,4 @@
+INSERT INTO `skiplock_jobs` (queue, payload, priority, max_attempts, run_at, idempotency_key, created_at)
+VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
+        COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
+        %(idempotency_key)s, UTC_TIMESTAMP(6))

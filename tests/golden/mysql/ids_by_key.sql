@@ -1,0 +1,1 @@
+SELECT id, idempotency_key FROM `skiplock_jobs` WHERE idempotency_key IN (%(keys)s)

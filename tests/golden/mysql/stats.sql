@@ -1,0 +1,12 @@
+SELECT
+    SUM(status = 'pending' AND run_at <= UTC_TIMESTAMP(6)) AS pending,
+    SUM(status = 'pending' AND run_at > UTC_TIMESTAMP(6)) AS scheduled,
+    SUM(status = 'running' AND lease_until >= UTC_TIMESTAMP(6)) AS running,
+    SUM(status = 'running' AND lease_until < UTC_TIMESTAMP(6)) AS expired,
+    SUM(status = 'done') AS done,
+    SUM(status = 'failed') AS failed,
+    TIMESTAMPDIFF(MICROSECOND,
+        MIN(CASE WHEN status = 'pending' AND run_at <= UTC_TIMESTAMP(6) THEN run_at END),
+        UTC_TIMESTAMP(6)) / 1000000.0 AS oldest_pending_age
+FROM `skiplock_jobs`
+WHERE %(all_queues)s OR queue IN (%(queues)s)

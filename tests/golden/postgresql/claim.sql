@@ -1,0 +1,29 @@
+-- One statement: pick with SKIP LOCKED, then take the picked rows. A picked row that is
+-- 'running' has an expired lease: it is claimed again as attempt + 1, or, when its
+-- attempts are spent, ends 'failed' and is not returned.
+WITH picked AS (
+    SELECT id FROM "skiplock_jobs"
+    WHERE queue = %(queue)s AND status IN ('pending', 'running') AND run_at <= now()
+    ORDER BY priority, run_at, id
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+), taken AS (
+    UPDATE "skiplock_jobs" AS j SET
+        status = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                      THEN 'failed' ELSE 'running' END,
+        attempt = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                       THEN j.attempt ELSE j.attempt + 1 END,
+        lease_until = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                           THEN NULL ELSE now() + %(lease_ms)s * interval '1 millisecond' END,
+        run_at = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                      THEN j.run_at ELSE now() + %(lease_ms)s * interval '1 millisecond' END,
+        last_error = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                          THEN 'lease expired: attempt ' || j.attempt || ' of ' || j.max_attempts
+                               || ' did not finish before its lease ended (worker died or stalled)'
+                          ELSE j.last_error END,
+        finished_at = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                           THEN now() ELSE NULL END
+    FROM picked WHERE j.id = picked.id
+    RETURNING j.*
+)
+SELECT * FROM taken WHERE status = 'running' ORDER BY priority, run_at, id

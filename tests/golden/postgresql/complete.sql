@@ -1,0 +1,3 @@
+UPDATE "skiplock_jobs"
+SET status = 'done', result = %(result)s::json, lease_until = NULL, finished_at = now()
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'

@@ -1,0 +1,3 @@
+UPDATE "skiplock_jobs"
+SET status = 'failed', lease_until = NULL, last_error = %(error)s, finished_at = now()
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'

@@ -1,0 +1,1 @@
+SELECT lease_until FROM "skiplock_jobs" WHERE id = %(id)s

@@ -1,0 +1,196 @@
+"""The parts of the SQL Server dialect that need no server: error classification (fake
+exceptions shaped as pymssql raises them), version checks, binding."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from skiplock.dialects import get_dialect
+from skiplock.dialects.mssql import (
+    MSSQLDialect,
+    classify_error,
+    error_number,
+    parse_server_version,
+    sql_datetime,
+)
+
+import skiplock
+from skiplock._sql import TableName
+from skiplock._url import parse_url
+
+
+class OperationalError(Exception):
+    pass
+
+
+class IntegrityError(Exception):
+    pass
+
+
+class InterfaceError(Exception):
+    pass
+
+
+def server_error(number: int, text: str = "", cls: type[Exception] = OperationalError) -> Exception:
+    """As pymssql's Cursor.execute raises a server error: ``cls((number, b"…"),)``."""
+    message = (
+        f"{text or 'message'}DB-Lib error message 20018, severity 16:\n"
+        "General SQL Server error: Check messages from the SQL Server\n"
+    ).encode()
+    return cls((number, message))
+
+
+DEAD = (
+    b"DB-Lib error message 20047, severity 9:\nDBPROCESS is dead or not enabled\n"
+    b"Net-Lib error during Connection reset by peer (104)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("exc", "expected"),
+    [
+        (server_error(1205, "Transaction (Process ID 53) was deadlocked"), (True, False)),
+        (server_error(1222, "Lock request time out period exceeded."), (True, False)),
+        (server_error(3960, "Snapshot isolation transaction aborted"), (True, False)),
+        (server_error(40613, "Database is not currently available"), (True, False)),
+        (server_error(2627, "Violation of UNIQUE KEY", IntegrityError), (False, False)),
+        (server_error(18456, "Login failed for user 'x'."), (False, False)),
+        (server_error(102, "Incorrect syntax near 'x'."), (False, False)),
+        (
+            server_error(596, "Cannot continue the execution: session in the kill state"),
+            (True, True),
+        ),
+        (OperationalError((20047, DEAD)), (True, True)),
+        (
+            OperationalError(
+                (20009, b"DB-Lib error message 20009, severity 9:\nUnable to connect")
+            ),
+            (True, True),
+        ),
+        (
+            OperationalError((20003, b"DB-Lib error message 20003, severity 6:\ntimed out")),
+            (True, True),
+        ),
+        (
+            OperationalError((20006, b"DB-Lib error message 20006, severity 9:\nWrite failed")),
+            (True, True),
+        ),
+        (OperationalError("Cannot commit transaction: " + str((20047, DEAD))), (True, True)),
+        (InterfaceError("Connection is closed."), (True, True)),
+        (OperationalError("something without a number"), (False, False)),
+    ],
+)
+def test_errors_are_classified_by_number(exc: Exception, expected: tuple[bool, bool]) -> None:
+    assert classify_error(exc, InterfaceError) == expected
+
+
+def test_a_server_error_is_not_mistaken_for_its_trailing_dblib_messages() -> None:
+    # pymssql appends "DB-Lib error message 20018" to every server error; 1205 decides
+    exc = server_error(1205, "deadlocked ... DB-Lib error message 20047 in the text")
+    assert classify_error(exc, InterfaceError) == (True, False)
+
+
+def test_error_number_reads_every_shape() -> None:
+    class WithNumber(Exception):
+        number = 1222
+
+    assert error_number(WithNumber("x")) == 1222
+    assert error_number(OperationalError((2601, b"dup"))) == 2601
+    assert error_number(OperationalError(1205)) == 1205
+    assert error_number(OperationalError("Cannot begin transaction: (20006, b'x')")) == 20006
+    assert error_number(OperationalError()) is None
+
+
+@pytest.mark.parametrize(
+    ("version", "edition", "ok"),
+    [
+        ("16.0.4135.4", 3, True),  # 2022
+        ("13.0.1601.5", 2, True),  # 2016 RTM
+        ("15.0.2000.5", 4, True),  # 2019 Express
+        ("12.0.6024.0", 3, False),  # 2014
+        ("11.0.7001.0", 2, False),  # 2012
+        ("12.0.2000.8", 5, True),  # Azure SQL Database reports 12.x
+        ("12.0.2000.8", 8, True),  # Azure SQL Managed Instance
+        ("", None, False),
+    ],
+)
+def test_server_version_check(version: str, edition: int | None, ok: bool) -> None:
+    if ok:
+        info = parse_server_version(version, edition, "Microsoft SQL Server ...\n")
+        assert info.product == "SQL Server"
+        assert info.version[0] == int(version.split(".")[0])
+        assert info.version_string == "Microsoft SQL Server ..."
+        return
+    with pytest.raises(skiplock.UnsupportedServer, match=r"SQL Server 2016 \(13\.x\)"):
+        parse_server_version(version, edition, "")
+
+
+def dialect() -> MSSQLDialect:
+    d = get_dialect(
+        parse_url("mssql://sa:secret@db.example:1433/app?tds_version=7.3"), TableName.parse("jobs")
+    )
+    assert isinstance(d, MSSQLDialect)
+    return d
+
+
+def test_quote_and_connect_arguments() -> None:
+    d = dialect()
+    assert d.quote("jobs") == "[jobs]" and d.quote("a]b") == "[a]]b]"
+    kwargs = d.connect_kwargs()
+    assert kwargs["server"] == "db.example" and kwargs["port"] == "1433"
+    assert kwargs["autocommit"] is False
+    assert kwargs["tds_version"] == "7.3"  # the URL's options win
+    assert kwargs["password"] == "secret"
+    assert "secret" not in repr(d.url)
+
+
+def test_bind_splits_durations_and_formats_datetimes() -> None:
+    d = dialect()
+    when = datetime(2030, 5, 6, 7, 8, 9, 123456, tzinfo=timezone(timedelta(hours=-5)))
+    _, bound = d.bind(
+        "%(run_at)s %(delay_ms)s", {"run_at": when, "delay_ms": 10 * 365 * 86400 * 1000 + 7}
+    )
+    assert bound["run_at"] == "2030-05-06T12:08:09.123456"
+    assert bound["delay_s"] == 10 * 365 * 86400 and bound["delay_rem_ms"] == 7
+    assert bound["delay_s"] < 2**31
+    assert sql_datetime(datetime(2030, 1, 1, tzinfo=timezone.utc)) == "2030-01-01T00:00:00.000000"
+    sql, bound = d.bind("queue IN (%(queues)s)", {"queues": ["a", "b"]})
+    assert sql == "queue IN (%(queues__0)s, %(queues__1)s)"
+
+
+def test_is_closed_on_a_closed_pymssql_connection() -> None:
+    class Closed:
+        @property
+        def _conn(self) -> object:
+            raise InterfaceError("Connection is closed.")
+
+    class Open:
+        class _conn:
+            connected = True
+
+    assert dialect().is_closed(Closed())
+    assert not dialect().is_closed(Open())
+
+
+def test_url_options_reach_the_driver_with_their_types() -> None:
+    d = get_dialect(
+        parse_url("mssql://sa@h/db?login_timeout=5&timeout=30&tds_version=7.3&charset=UTF-8"),
+        TableName.parse("jobs"),
+    )
+    kwargs = d.connect_kwargs()  # type: ignore[attr-defined]
+    assert (kwargs["login_timeout"], kwargs["timeout"]) == (5, 30)
+    assert (kwargs["tds_version"], kwargs["charset"]) == ("7.3", "UTF-8")
+    for bad, match in (("timeout=soon", "whole number"), ("autocommit=1", "set by skiplock")):
+        with pytest.raises(skiplock.ConfigurationError, match=match):
+            get_dialect(parse_url(f"mssql://h/db?{bad}"), TableName.parse("j")).connect_kwargs()  # type: ignore[attr-defined]
+
+
+def test_a_refused_connection_is_a_lost_connection_without_the_password() -> None:
+    pytest.importorskip("pymssql")
+    q = skiplock.connect("mssql://sa:s3cret-Pa55@127.0.0.1:1/db?login_timeout=2")
+    with pytest.raises(skiplock.BackendError) as info:
+        q.ping()  # the real driver, refused by a closed port: no server is needed
+    assert info.value.connection_lost and info.value.retryable
+    assert "s3cret" not in str(info.value) and "mssql://sa:***@127.0.0.1:1/db" in str(info.value)
+    assert type(info.value.__cause__).__name__ == "OperationalError"

@@ -1,0 +1,202 @@
+"""Every dialect's statements, rendered for a fixed table, against golden files; and the
+SQL Server statements parsed as T-SQL, since no SQL Server runs where these tests run.
+
+The conformance suite proves behaviour wherever a server exists; these tests make any
+change to the SQL text visible in review (``SKIPLOCK_UPDATE_GOLDEN=1`` rewrites the
+golden files under ``tests/golden/<dialect>/``), and prove that the T-SQL that pymssql
+would send parses and keeps its lock hints.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from skiplock.dialects import DIALECT_MODULES, Dialect, get_dialect
+
+from skiplock._sql import TableName
+from skiplock._url import parse_url
+
+GOLDEN = Path(__file__).parent / "golden"
+TABLE = "skiplock_jobs"
+UPDATE = os.environ.get("SKIPLOCK_UPDATE_GOLDEN") == "1"
+URLS = {
+    "postgresql": "postgresql://u@h/db",
+    "mysql": "mysql://u@h/db",
+    "mssql": "mssql://u@h/db",
+}
+
+#: every parameter any statement names, with values that exercise quoting and the
+#: millisecond split (2**31 ms is about 25 days)
+SAMPLE: dict[str, Any] = {
+    "queue": "it's",
+    "queues": ["a", "b'c"],
+    "payload": '{"k": "v"}',
+    "priority": -3,
+    "max_attempts": 5,
+    "run_at": datetime(2030, 1, 2, 3, 4, 5, 678901, tzinfo=timezone(timedelta(hours=2))),
+    "delay_ms": 2**31 + 1234,
+    "lease_ms": 30_000,
+    "limit": 10,
+    "idempotency_key": "6f1c4a36-2a4b-4c59-9a55-2b0f3b9a1c10",
+    "dedupe_key": "report-42",
+    "id": 7,
+    "attempt": 2,
+    "result": None,
+    "error": "boom",
+    "all_queues": False,
+}
+
+
+def dialect(name: str) -> Dialect:
+    return get_dialect(parse_url(URLS[name]), TableName.parse(TABLE))
+
+
+def statements() -> list[tuple[str, str]]:
+    return [(d, s) for d in sorted(URLS) for s in sorted(dialect(d).sql)]
+
+
+def test_every_dialect_is_covered() -> None:
+    assert set(URLS) == set(DIALECT_MODULES)
+
+
+@pytest.mark.parametrize(("name", "statement"), statements())
+def test_statement_matches_its_golden_file(name: str, statement: str) -> None:
+    rendered = dialect(name).sql[statement].rstrip() + "\n"
+    path = GOLDEN / name / f"{statement}.sql"
+    if UPDATE:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(rendered, encoding="utf-8")
+    assert path.exists(), f"no golden file {path}: run with SKIPLOCK_UPDATE_GOLDEN=1"
+    assert rendered == path.read_text(encoding="utf-8"), (
+        f"{name}.sql statement {statement!r} changed: review the diff, then rewrite the "
+        "golden files with SKIPLOCK_UPDATE_GOLDEN=1"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(URLS))
+def test_no_stale_golden_files(name: str) -> None:
+    on_disk = {p.stem for p in (GOLDEN / name).glob("*.sql")}
+    stale = on_disk - set(dialect(name).sql)
+    if UPDATE:
+        for stem in stale:
+            (GOLDEN / name / f"{stem}.sql").unlink()
+        return
+    assert not stale, f"golden files for statements that no longer exist: {sorted(stale)}"
+
+
+# -- SQL Server: what pymssql would send, parsed as T-SQL ---------------------------------
+
+
+def sent_by_pymssql(statement: str) -> str:
+    """The text pymssql sends for *statement* with :data:`SAMPLE` bound (its own
+    substitution, so a placeholder without a value fails here)."""
+    _mssql = pytest.importorskip("pymssql._mssql")
+    d = dialect("mssql")
+    params = dict(SAMPLE)
+    if "{rows}" in d.sql[statement]:
+        rows = [
+            {"n": i, "id": i, "attempt": 1, "payload": "[]", "idempotency_key": "k", "result": r}
+            for i, r in enumerate([None, '{"r": 1}'])
+        ]
+        sql, row_params = d.values_sql(statement, rows)  # type: ignore[attr-defined]
+        params.update(row_params)
+    else:
+        sql = d.sql[statement]
+    sql, bound = d.bind(sql, params)
+    text: str = _mssql.substitute_params(sql, bound).decode("utf-8")
+    return text
+
+
+def parse_tsql(text: str) -> list[Any]:
+    sqlglot = pytest.importorskip("sqlglot")
+    trees = [t for t in sqlglot.parse(text, read="tsql") if t is not None]
+    assert trees
+    for tree in trees:  # a Command is sqlglot giving up on a statement
+        assert not isinstance(tree, sqlglot.exp.Command), tree.sql("tsql")
+    return trees
+
+
+MSSQL_FULL = [s for s in sorted(dialect("mssql").sql) if not s.endswith("_row")]
+
+
+@pytest.mark.parametrize("statement", MSSQL_FULL)
+def test_mssql_statement_parses_as_tsql(statement: str) -> None:
+    text = sent_by_pymssql(statement)
+    assert "%(" not in text
+    parse_tsql(text)
+
+
+def test_mssql_claim_keeps_its_hints_and_output() -> None:
+    from sqlglot import exp
+
+    text = sent_by_pymssql("claim")
+    first, claim = parse_tsql(text)
+    assert isinstance(first, exp.Set)
+    assert re.search(r"ISOLATION LEVEL READ COMMITTED", first.sql("tsql"))
+    assert isinstance(claim, exp.Update)
+    hints = {
+        h.sql("tsql").upper() for w in claim.find_all(exp.WithTableHint) for h in w.expressions
+    }
+    assert {"ROWLOCK", "READPAST", "UPDLOCK"} <= hints
+    output = claim.args.get("returning")
+    assert output is not None and "inserted.*" in output.sql("tsql")
+    picked = claim.find(exp.CTE)
+    assert picked is not None
+    select = picked.this
+    top = select.args.get("limit")
+    assert top is not None and top.expression.sql("tsql") == "10"  # TOP (n)
+    order = [o.this.sql("tsql") for o in select.args["order"].expressions]
+    assert order == ["priority", "run_at", "id"]
+    out = claim.sql("tsql")
+    assert "SELECT TOP (10) *" in text
+    # the split lease: DATEADD never gets more than an int
+    assert "DATEADD(SECOND, 30," in out and "DATEADD(MILLISECOND, 0," in out
+
+
+def test_mssql_claim_ends_spent_leases_failed_like_postgresql() -> None:
+    pg = dialect("postgresql").sql["claim"]
+    ms = dialect("mssql").sql["claim"]
+    spent = "status = 'running' AND attempt >= max_attempts"
+    # both decide per row, with the same condition, every column the claim assigns
+    for column in ("status", "attempt", "lease_until", "run_at", "last_error", "finished_at"):
+        assert re.search(rf"{column} = CASE WHEN {re.escape(spent)}", ms), column
+        assert f"{column} = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts" in pg
+    for text in (pg, ms):
+        assert "lease expired: attempt " in text
+        assert "did not finish before its lease ended (worker died or stalled)" in text
+
+
+def test_mssql_install_has_the_filtered_indexes() -> None:
+    text = dialect("mssql").sql["install"]
+    assert "WHERE status IN ('pending', 'running')" in text
+    assert re.search(
+        r"CREATE UNIQUE INDEX \[skiplock_jobs_dedupe\] ON \[skiplock_jobs\] \(dedupe_key\)\s+"
+        r"WHERE dedupe_key IS NOT NULL AND status IN \('pending', 'running'\)",
+        text,
+    )
+    assert "DATETIME2(6)" in text and "NVARCHAR(MAX)" in text
+    session = dialect("mssql").sql["session"]
+    assert "SET QUOTED_IDENTIFIER ON" in session and "SET XACT_ABORT OFF" in session
+
+
+def test_mssql_datetimes_and_long_durations_are_bound_exactly() -> None:
+    text = sent_by_pymssql("enqueue")
+    assert "CAST(N'2030-01-02T01:04:05.678901' AS DATETIME2(6))" in text  # UTC, microseconds
+    seconds, rest = divmod(2**31 + 1234, 1000)
+    assert f"DATEADD(MILLISECOND, {rest}," in text and f"DATEADD(SECOND, {seconds}," in text
+    assert "N'it''s'" in text
+
+
+def test_mssql_batches_are_chunked() -> None:
+    from skiplock.dialects import mssql
+
+    d = dialect("mssql")
+    assert isinstance(d, mssql.MSSQLDialect)
+    sql, params = d.values_sql("complete_many", [{"id": 1, "attempt": 1, "result": None}] * 3)
+    assert sql.count("CAST(%(id_") == 3 and params["id_2"] == 1
+    assert mssql.BATCH_ROWS <= 1000  # INSERT ... VALUES refuses more than 1000 rows
