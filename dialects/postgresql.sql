@@ -175,3 +175,16 @@ SELECT
         AS oldest_pending_age
 FROM {table}
 WHERE %(all_queues)s OR queue = ANY(%(queues)s::text[])
+
+-- name: enqueue_ids
+-- Ids and the run_at for a large batch written by COPY (which cannot RETURNING): taken from
+-- the table's own sequence, so they are unique and increase in the order of the batch.
+-- One row with an array: far cheaper to read than one row per id.
+-- The sequence is looked up once (a scalar sub-select), not once per id.
+SELECT array_agg(nextval((SELECT pg_get_serial_sequence('{table}', 'id')::regclass)) ORDER BY g)
+           AS ids,
+       COALESCE(%(run_at)s::timestamptz, now() + %(delay_ms)s * interval '1 millisecond') AS run_at
+FROM generate_series(1, %(n)s) AS g
+
+-- name: enqueue_copy
+COPY {table} (id, queue, payload, priority, max_attempts, run_at, idempotency_key) FROM STDIN
