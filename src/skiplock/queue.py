@@ -93,6 +93,13 @@ def _text(value: object, what: str, *, optional: bool = False) -> str | None:
         raise ConfigurationError(f"{what} is longer than {MAX_NAME} characters")
     if "\x00" in value or not value.isprintable():
         raise ConfigurationError(f"{what} {value!r:.80} holds control characters")
+    if value[-1] == " ":
+        # MySQL and MariaDB compare 'a' and 'a ' as equal (PAD SPACE collations): refused
+        # everywhere, so that two names never mean one queue or one key on some databases.
+        raise ConfigurationError(
+            f"{what} {value!r:.80} ends in a space; strip it (MySQL and MariaDB would treat "
+            "it as the same name without the space)"
+        )
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
