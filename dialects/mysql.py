@@ -14,6 +14,7 @@ What differs from the common path, and why:
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
@@ -29,7 +30,6 @@ __all__ = ["MySQLDialect"]
 _RETRYABLE = {1205, 1213, 3572, 3058}
 #: server gone, lost, killed, shutting down, disconnected for inactivity
 _CONNECTION = {1053, 1927, 2003, 2006, 2013, 2055, 4031, 1317}
-_ROW_PARAM = re.compile(r"%\((\w+)\)s")
 
 
 class MySQLDialect(Dialect):
@@ -129,21 +129,15 @@ class MySQLDialect(Dialect):
     def insert_many(
         self, conn: Any, common: Mapping[str, Any], rows: Sequence[tuple[str, str]]
     ) -> list[int]:
-        row_sql = self.sql["enqueue_many_row"]
-        params: dict[str, Any] = {}
-        values: list[str] = []
-        for i, (payload, key) in enumerate(rows):
-            values.append(_ROW_PARAM.sub(lambda m, i=i: f"%({m[1]}_{i})s", row_sql))  # type: ignore[misc]
-            params.update({f"{k}_{i}": v for k, v in common.items()})
-            params[f"payload_{i}"] = payload
-            params[f"idempotency_key_{i}"] = key
-        sql = self.sql["enqueue_many"].replace("{rows}", ",\n".join(values))
+        params = dict(common)
+        # Payloads are JSON text already: nesting them as strings keeps them byte-exact.
+        params["rows"] = json.dumps(rows, ensure_ascii=True, separators=(",", ":"))
         with self._cursor(conn) as cur:
             if self.insert_returning:
-                cur.execute(sql + "\nRETURNING id, idempotency_key", params)
+                cur.execute(self.sql["enqueue_rows"] + "\nRETURNING id, idempotency_key", params)
                 found = cur.fetchall()
             else:
-                cur.execute(sql, params)
+                cur.execute(self.sql["enqueue_rows"], params)
                 self.execute(cur, "ids_by_key", {"keys": [k for _, k in rows]})
                 found = cur.fetchall()
         by_key = {str(r["idempotency_key"]): int(r["id"]) for r in found}
@@ -181,10 +175,34 @@ class MySQLDialect(Dialect):
         return taken
 
     def complete_many(self, conn: Any, items: Sequence[tuple[int, int, str | None]]) -> set[int]:
-        wanted = {job_id: attempt for job_id, attempt, _ in items}
-        rows = self.fetch(conn, "complete_pick", {"ids": list(wanted)})
-        held = {int(r["id"]) for r in rows if wanted.get(int(r["id"])) == int(r["attempt"])}
-        for job_id, attempt, result in items:
-            if job_id in held:
-                self.run(conn, "complete", {"id": job_id, "attempt": attempt, "result": result})
-        return held
+        # One fenced UPDATE for the batch (the common case: every job still held, two
+        # round trips with the commit, as a bare loop would do). FOUND_ROWS makes rowcount
+        # the number of rows matched.
+        wanted = {job_id: (attempt, result) for job_id, attempt, result in items}
+        params: dict[str, Any] = {"ids": list(wanted)}
+        pairs, cases = [], []
+        for i, (job_id, (attempt, result)) in enumerate(wanted.items()):
+            pairs.append(f"(%(id_{i})s, %(at_{i})s)")
+            params[f"id_{i}"], params[f"at_{i}"] = job_id, attempt
+            if result is not None:
+                cases.append(f"WHEN %(id_{i})s THEN %(res_{i})s")
+                params[f"res_{i}"] = result
+        value = "CASE id " + " ".join(cases) + " END" if cases else "NULL"
+        sql = self.sql["complete_held"].replace("{result}", value)
+        sql, bound = self.bind(sql.replace("{pairs}", ", ".join(pairs)), params)
+        with self._cursor(conn) as cur:
+            cur.execute(sql, bound)
+            matched = int(cur.rowcount)
+        if matched == len(wanted):
+            return set(wanted)
+        if matched == 0:
+            return set()
+        # Some were lost. Ours share the one finished_at this statement wrote, later than
+        # any earlier completion of the same (id, attempt).
+        rows = [
+            r
+            for r in self.fetch(conn, "complete_which", {"ids": list(wanted)})
+            if wanted[int(r["id"])][0] == int(r["attempt"])
+        ]
+        newest = max(r["finished_at"] for r in rows)
+        return {int(r["id"]) for r in rows if r["finished_at"] == newest}

@@ -53,30 +53,26 @@ ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)
 -- name: find_dedupe
 SELECT id FROM {table} WHERE dedupe_active = %(dedupe_key)s
 
--- name: enqueue_many
--- The dialect repeats the VALUES row once per job (placeholders only, never values).
-INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, created_at)
-VALUES {rows}
-
--- name: enqueue_many_row
-(%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
- COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
- %(idempotency_key)s, UTC_TIMESTAMP(6))
-
 -- name: ids_by_key
 SELECT id, idempotency_key FROM {table} WHERE idempotency_key IN (%(keys)s)
 
 -- name: claim_pick
 -- MySQL has no UPDATE … RETURNING: select the rows, then update them, in one short
 -- transaction at READ COMMITTED. db_now is the database clock the new lease starts from.
-SELECT *, UTC_TIMESTAMP(6) AS db_now FROM {table}
+-- run_at, lease_until and finished_at are left out: the claim sets them (fewer DATETIME
+-- values for the pure-Python driver to decode).
+SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
+       dedupe_key, last_error, result, created_at, UTC_TIMESTAMP(6) AS db_now
+FROM {table}
 WHERE claimable = 1 AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
 ORDER BY priority, run_at, id
 LIMIT %(limit)s
 FOR UPDATE SKIP LOCKED
 
 -- name: claim_pick_queues
-SELECT *, UTC_TIMESTAMP(6) AS db_now FROM {table}
+SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
+       dedupe_key, last_error, result, created_at, UTC_TIMESTAMP(6) AS db_now
+FROM {table}
 WHERE claimable = 1 AND queue IN (%(queues)s) AND run_at <= UTC_TIMESTAMP(6)
 ORDER BY priority, run_at, id
 LIMIT %(limit)s
@@ -108,12 +104,6 @@ SELECT lease_until FROM {table} WHERE id = %(id)s
 UPDATE {table}
 SET status = 'done', result = %(result)s, lease_until = NULL, finished_at = UTC_TIMESTAMP(6)
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
-
--- name: complete_pick
--- Lock the rows still held at the attempt each completion names, then complete those.
-SELECT id, attempt FROM {table}
-WHERE id IN (%(ids)s) AND status = 'running'
-FOR UPDATE
 
 -- name: retry
 UPDATE {table}
@@ -147,3 +137,33 @@ SELECT
         UTC_TIMESTAMP(6)) / 1000000.0 AS oldest_pending_age
 FROM {table}
 WHERE %(all_queues)s OR queue IN (%(queues)s)
+
+-- name: complete_held
+-- One fenced statement for the whole batch: each row must still be running at the attempt
+-- its item names. {result} is NULL, or a CASE over the ids with one bound placeholder pair
+-- per job that has a result (the dialect writes it). The id list lets the primary key
+-- find the rows; the (id, attempt) pairs are the fence.
+UPDATE {table}
+SET status = 'done', result = {result}, lease_until = NULL, finished_at = UTC_TIMESTAMP(6)
+WHERE id IN (%(ids)s) AND (id, attempt) IN ({pairs}) AND status = 'running'
+
+-- name: complete_which
+-- After a batch matched fewer rows than it named: the rows it completed are the ones done
+-- at the named attempt with the newest finished_at (one statement, one clock reading).
+SELECT id, attempt, finished_at FROM {table}
+WHERE id IN (%(ids)s) AND status = 'done'
+
+-- name: enqueue_rows
+-- The whole batch as one bound JSON array of [payload_text, idempotency_key] pairs:
+-- one placeholder instead of seven per row (the pure-Python driver binds each one in
+-- Python). JSON_TABLE exists in MySQL 8.0.4+ and MariaDB 10.6+; rows go in array order.
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, created_at)
+SELECT %(queue)s, v.payload, %(priority)s, %(max_attempts)s,
+       COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
+       v.ikey, UTC_TIMESTAMP(6)
+FROM JSON_TABLE(%(rows)s, '$[*]' COLUMNS (
+    n FOR ORDINALITY,
+    payload LONGTEXT CHARACTER SET utf8mb4 PATH '$[0]',
+    ikey CHAR(36) CHARACTER SET utf8mb4 PATH '$[1]'
+)) AS v
+ORDER BY v.n

@@ -21,6 +21,9 @@ __all__ = ["PostgreSQLDialect"]
 _RETRYABLE = {"40001", "40P01", "55P03", "57014"}
 #: SQLSTATE classes that mean the connection or the server went away
 _CONNECTION_CLASSES = ("08", "57P")
+#: batches at least this large are written with COPY (measured: below it, the extra round
+#: trip for the ids costs more than COPY saves)
+COPY_MIN_ROWS = 200
 
 
 class PostgreSQLDialect(Dialect):
@@ -95,6 +98,8 @@ class PostgreSQLDialect(Dialect):
     def insert_many(
         self, conn: Any, common: Mapping[str, Any], rows: Sequence[tuple[str, str]]
     ) -> list[int]:
+        if len(rows) >= COPY_MIN_ROWS:
+            return self._copy_many(conn, common, rows)
         params = dict(common)
         params["payloads"] = [p for p, _ in rows]
         params["keys"] = [k for _, k in rows]
@@ -103,6 +108,22 @@ class PostgreSQLDialect(Dialect):
             for r in self.fetch(conn, "enqueue_many", params)
         }
         return [by_key[k] for _, k in rows]
+
+    def _copy_many(
+        self, conn: Any, common: Mapping[str, Any], rows: Sequence[tuple[str, str]]
+    ) -> list[int]:
+        # COPY is about twice as fast as INSERT … SELECT FROM unnest for large batches but
+        # returns nothing, so the ids (and run_at, on the database's clock) come first.
+        with self._cursor(conn) as cur:
+            self.execute(cur, "enqueue_ids", {**common, "n": len(rows)})
+            plan = cur.fetchone()
+            ids: list[int] = plan["ids"]
+            fixed = (common["queue"], common["priority"], common["max_attempts"], plan["run_at"])
+            queue, priority, attempts, run_at = fixed
+            with cur.copy(self.sql["enqueue_copy"]) as copy:
+                for job_id, (payload, key) in zip(ids, rows, strict=True):
+                    copy.write_row((job_id, queue, payload, priority, attempts, run_at, key))
+        return ids
 
     def claim(self, conn: Any, queues: Sequence[str], limit: int, lease_ms: int) -> list[Row]:
         if len(queues) == 1:

@@ -137,11 +137,15 @@ SET status = 'done', result = %(result)s::json, lease_until = NULL, finished_at 
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 
 -- name: complete_many
--- Each row is still checked against its own attempt.
+-- Each row is still checked against its own attempt. "(status = 'running') IS TRUE" means
+-- status = 'running' (the column is NOT NULL) but keeps the planner off the claim index:
+-- once statistics say few rows run, it would scan every pending row of that index for
+-- each batch (measured: completion 2-3x slower with a backlog); the primary key finds
+-- each row directly.
 UPDATE {table} AS j
 SET status = 'done', result = v.result::json, lease_until = NULL, finished_at = now()
 FROM unnest(%(ids)s::bigint[], %(attempts)s::integer[], %(results)s::text[]) AS v(id, attempt, result)
-WHERE j.id = v.id AND j.attempt = v.attempt AND j.status = 'running'
+WHERE j.id = v.id AND j.attempt = v.attempt AND (j.status = 'running') IS TRUE
 RETURNING j.id
 
 -- name: retry
@@ -175,3 +179,16 @@ SELECT
         AS oldest_pending_age
 FROM {table}
 WHERE %(all_queues)s OR queue = ANY(%(queues)s::text[])
+
+-- name: enqueue_ids
+-- Ids and the run_at for a large batch written by COPY (which cannot RETURNING): taken from
+-- the table's own sequence, so they are unique and increase in the order of the batch.
+-- One row with an array: far cheaper to read than one row per id.
+-- The sequence is looked up once (a scalar sub-select), not once per id.
+SELECT array_agg(nextval((SELECT pg_get_serial_sequence('{table}', 'id')::regclass)) ORDER BY g)
+           AS ids,
+       COALESCE(%(run_at)s::timestamptz, now() + %(delay_ms)s * interval '1 millisecond') AS run_at
+FROM generate_series(1, %(n)s) AS g
+
+-- name: enqueue_copy
+COPY {table} (id, queue, payload, priority, max_attempts, run_at, idempotency_key) FROM STDIN

@@ -63,6 +63,18 @@ class DatabaseURL:
         return self.masked()
 
 
+def _mask_own(url: str) -> str:
+    """The URL being parsed, safe to show: everything from the first ``:`` after
+    ``scheme://`` to the last ``@`` is the password as far as we can tell (a malformed one
+    may hold spaces, ``/``, ``#`` or ``@``), so all of it is masked."""
+    head, sep, rest = url.partition("://")
+    at = rest.rfind("@")
+    colon = rest.find(":", 0, at)
+    if not sep or at < 0 or colon < 0:
+        return mask_password(url)
+    return f"{head}://{rest[: colon + 1]}***{rest[at:]}"
+
+
 def parse_url(url: str | None) -> DatabaseURL:
     """Parse *url* (or ``$SKIPLOCK_URL`` when it is None).
 
@@ -78,7 +90,7 @@ def parse_url(url: str | None) -> DatabaseURL:
             )
     if not isinstance(url, str):
         raise ConfigurationError(f"the database URL must be a string, not {type(url).__name__}")
-    shown = mask_password(url)
+    shown = _mask_own(url)
     if "://" not in url:
         raise ConfigurationError(
             f"malformed database URL {shown!r}: expected scheme://user:password@host:port/database"

@@ -1,0 +1,62 @@
+"""Helpers shared by the benchmark scripts: timing, medians, URLs, result rows."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+#: the payload every benchmark job carries (a no-op job with a small JSON body)
+PAYLOAD = {"n": 1}
+
+
+@dataclass
+class Figure:
+    """One measurement: a name, its samples, and which code path produced it."""
+
+    system: str
+    metric: str
+    unit: str
+    samples: list[float] = field(default_factory=list)
+    note: str = ""
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples) if self.samples else float("nan")
+
+
+def rate(n: int, seconds: float) -> float:
+    return n / seconds if seconds > 0 else float("inf")
+
+
+def timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    k = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
+    return ordered[k]
+
+
+def pg_dsn(url: str) -> str:
+    """A libpq/asyncpg DSN from a postgresql:// URL (scheme normalised)."""
+    parts = urlsplit(url)
+    return parts._replace(scheme="postgresql").geturl()
+
+
+def mysql_kwargs(url: str) -> dict[str, object]:
+    parts = urlsplit(url)
+    return {
+        "host": parts.hostname or "127.0.0.1",
+        "port": parts.port or 3306,
+        "user": parts.username or "root",
+        "password": parts.password or "",
+        "database": parts.path.lstrip("/"),
+    }

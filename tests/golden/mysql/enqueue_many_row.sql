@@ -1,3 +1,0 @@
-(%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
- COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
- %(idempotency_key)s, UTC_TIMESTAMP(6))

@@ -1,0 +1,282 @@
+"""Hostile input, property-based: every input ends in skiplock's own error or a correct
+round trip through the real database; never a driver traceback, never injected SQL, never
+a password in a message. Runs on every backend through the conftest fixtures."""
+
+from __future__ import annotations
+
+import math
+import uuid
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from hypothesis import HealthCheck, assume, example, given, settings
+from hypothesis import strategies as st
+
+import skiplock
+from skiplock._sql import TableName
+from skiplock._url import parse_url
+from skiplock.queue import _error_text
+
+DB = settings(
+    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+FAST = settings(max_examples=100, deadline=None)
+
+#: every character class hypothesis has: controls, surrogates, NUL, quotes, RTL marks...
+any_text = st.text(st.characters(codec=None), max_size=300)
+names = st.one_of(
+    any_text,
+    st.text(st.characters(codec="utf-8", exclude_categories=("Cc", "Cs")), min_size=1),
+    st.sampled_from(["x'; DROP TABLE t; --", "a\\", "%(queue)s", "%s", "`", '"', "select"]),
+)
+
+
+def json_values() -> st.SearchStrategy[Any]:
+    scalars = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.integers(min_value=-(10**300), max_value=10**300),
+        st.floats(allow_nan=False, allow_infinity=False),
+        any_text,
+    )
+    return st.recursive(
+        scalars,
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=5), st.dictionaries(any_text, inner, max_size=5)
+        ),
+        max_leaves=30,
+    )
+
+
+not_json = st.one_of(
+    st.binary(min_size=1),
+    st.just(math.nan),
+    st.just(-math.inf),
+    st.sets(st.integers(), min_size=1),
+    st.builds(object),
+    st.just({(1, 2): "tuple key"}),
+    st.just(10**5000),  # beyond Python's int → text limit
+    st.lists(st.binary(), min_size=1).map(lambda xs: {"nested": xs}),
+)
+
+
+def _secret(tail: str) -> str:
+    return "S3kr1t" + tail + "!Zq"
+
+
+def _no_secret(text: str, secret: str) -> None:
+    for shown in (secret, quote(secret, safe="")):
+        assert shown not in text
+
+
+# -- URLs: parsed or refused, never a urllib traceback, never the password --------------------
+
+
+@FAST
+@given(
+    scheme=st.sampled_from(["postgresql", "mysql", "mariadb", "mssql", "postgres", "ftp", ""]),
+    user=any_text,
+    password=any_text,
+    host=st.one_of(any_text, st.just("127.0.0.1"), st.just("[::1"), st.just("[::1]")),
+    port=st.one_of(any_text, st.integers(-10, 10**6).map(str)),
+    rest=any_text,
+    encode=st.booleans(),
+)
+@example("postgresql", "u", "p@ss:w/rd", "h", "99999", "db", False)
+def test_urls_parse_or_raise_configuration_error(
+    scheme: str, user: str, password: str, host: str, port: str, rest: str, encode: bool
+) -> None:
+    secret = _secret(password)
+    pw = quote(secret, safe="") if encode else secret
+    url = f"{scheme}://{user}:{pw}@{host}:{port}/{rest}"
+    try:
+        parsed = parse_url(url)
+    except skiplock.ConfigurationError as exc:
+        _no_secret(str(exc), secret)
+        return
+    for shown in (str(parsed), repr(parsed), parsed.masked()):
+        _no_secret(shown, secret)
+
+
+def test_a_refused_login_never_shows_the_password(url: str) -> None:
+    secret = _secret("p@ss'w\"rd")
+    u = parse_url(url)
+    host = f"[{u.host}]" if ":" in u.host else u.host
+    port = f":{u.port}" if u.port else ""
+    user = f"no_such_user_{uuid.uuid4().hex[:8]}"
+    bad = f"{u.scheme}://{user}:{quote(secret, safe='')}@{host}{port}/{u.database}"
+    q = skiplock.connect(bad)
+    with pytest.raises(skiplock.BackendError) as info:
+        q.ping()
+    _no_secret(str(info.value), secret)
+    _no_secret(repr(q), secret)
+
+
+# -- table names ------------------------------------------------------------------------------
+
+
+@FAST
+@given(name=names)
+@example("a.b.c")
+@example("x;drop")
+def test_table_names_are_checked_or_refused(name: str) -> None:
+    try:
+        table = TableName.parse(name)
+    except skiplock.ConfigurationError as exc:
+        assert "unsafe table name" in str(exc)
+        return
+    assert str(table) == name
+
+
+@settings(DB, max_examples=12)
+@given(name=st.from_regex(r"\A[A-Za-z_][A-Za-z0-9_]{0,40}\Z"))
+@example("select")
+@example("order")
+@example("user")
+def test_any_accepted_table_name_installs_and_round_trips(url: str, name: str) -> None:
+    # a per-example suffix keeps runs apart (and from other test runs on the same server)
+    table = f"{name}_{uuid.uuid4().hex[:6]}"
+    q = skiplock.connect(url, table=table)
+    try:
+        q.install()
+        job_id = q.enqueue({"t": table})
+        [job] = q.claim()
+        assert (job.id, job.payload) == (job_id, {"t": table})
+    finally:
+        with q.transaction() as tx:
+            tx.execute(f"DROP TABLE IF EXISTS {q.dialect.quote(table)}")
+        q.close()
+
+
+# -- queue names, payloads, dedupe keys, error strings through the real database ------------
+
+
+@DB
+@given(name=names)
+@example("x'; DROP TABLE t; --")
+@example("a")
+def test_queue_names_are_refused_or_isolated(queue: skiplock.Queue, name: str) -> None:
+    marker = uuid.uuid4().hex
+    try:
+        queue.enqueue(marker, queue=name)
+    except skiplock.ConfigurationError as exc:
+        assert "queue" in str(exc)
+        return
+    jobs = queue.claim(queues=name, limit=10)
+    assert [(j.payload, j.queue) for j in jobs] == [(marker, name)]
+    assert not queue.complete_many(jobs)
+
+
+def test_queue_names_differing_in_case_or_leading_space_stay_apart(
+    queue: skiplock.Queue,
+) -> None:
+    # MySQL / MariaDB compare with PAD SPACE: trailing spaces are refused on every backend
+    for name in ("q ", "q  "):
+        with pytest.raises(skiplock.ConfigurationError, match="ends in a space"):
+            queue.enqueue(name, queue=name)
+    for name in ("q", " q", "Q", "q q"):
+        queue.enqueue(name, queue=name)
+    for name in ("q", " q", "Q", "q q"):
+        assert [j.payload for j in queue.claim(queues=name, limit=10)] == [name]
+
+
+@DB
+@given(payload=json_values())
+@example(10**299)
+@example("\ud800 lone \udfff surrogates")
+@example("\x00 nul")
+@example({"": [[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]})
+@example(-0.0)
+@example(5e-324)
+def test_json_payloads_round_trip_exactly(queue: skiplock.Queue, payload: Any) -> None:
+    job_id = queue.enqueue(payload, queue="hostile")
+    [job] = queue.claim(queues="hostile")
+    assert job.id == job_id
+    assert job.payload == payload
+    queue.complete(job, result=payload)
+    record = queue.get(job_id)
+    assert record is not None and record.result == payload
+
+
+@DB
+@given(payload=not_json)
+def test_non_json_payloads_are_refused_and_nothing_is_written(
+    queue: skiplock.Queue, payload: Any
+) -> None:
+    before = queue.stats().pending
+    with pytest.raises(skiplock.PayloadError):
+        queue.enqueue(payload, queue="hostile")
+    with pytest.raises(skiplock.PayloadError):
+        queue.enqueue_many([1, payload], queue="hostile")
+    assert queue.stats().pending == before
+
+
+@pytest.mark.parametrize("depth", [50, 500, 5000, 100_000])
+def test_deep_payloads_round_trip_or_are_refused(queue: skiplock.Queue, depth: int) -> None:
+    deep: Any = "bottom"
+    for _ in range(depth):
+        deep = [deep]
+    try:
+        queue.enqueue(deep, queue="deep")
+    except skiplock.PayloadError:
+        assert queue.stats().pending == 0
+        return
+    [job] = queue.claim(queues="deep")
+    assert job.payload == deep
+
+
+def test_a_huge_payload_round_trips(queue: skiplock.Queue) -> None:
+    big = {"blob": "é\u20ac😀" * 500_000, "n": list(range(10_000))}
+    job_id = queue.enqueue(big)
+    [job] = queue.claim()
+    assert job.id == job_id and job.payload == big
+
+
+@DB
+@given(key=names)
+@example("k\u00e9")
+@example("x'; DROP TABLE t; --")
+def test_dedupe_keys_are_refused_or_deduplicate(queue: skiplock.Queue, key: str) -> None:
+    key = uuid.uuid4().hex[:8] + key  # fresh per example: earlier examples hold their keys
+    try:
+        first = queue.enqueue("a", dedupe_key=key[:255])
+    except skiplock.ConfigurationError as exc:
+        assert "dedupe_key" in str(exc)
+        return
+    assert queue.enqueue("b", dedupe_key=key[:255]) == first
+    record = queue.get(first)
+    assert record is not None and record.dedupe_key == key[:255]
+
+
+def test_dedupe_keys_differing_in_case_or_leading_space_are_different(
+    queue: skiplock.Queue,
+) -> None:
+    with pytest.raises(skiplock.ConfigurationError, match="ends in a space"):
+        queue.enqueue("k", dedupe_key="k ")
+    ids = [queue.enqueue(k, dedupe_key=k) for k in ("k", " k", "K", "k k")]
+    assert len(set(ids)) == 4
+
+
+@DB
+@given(
+    error=st.one_of(
+        any_text, st.integers(7990, 20000).map(lambda n: "é" * n), any_text.map(ValueError)
+    )
+)
+@example("\x00\ud800'; DROP TABLE t; --")
+def test_error_strings_are_stored_as_given_or_made_storable(
+    queue: skiplock.Queue, error: Any
+) -> None:
+    queue.enqueue("x", queue="errors", max_attempts=1)
+    [job] = queue.claim(queues="errors")
+    assert queue.fail(job, error) == "failed"
+    record = queue.get(job.id)
+    assert record is not None and record.last_error == _error_text(error)
+    assume(isinstance(error, str) and "\x00" not in error and len(error) <= 8000)
+    try:
+        error.encode("utf-8")
+    except UnicodeEncodeError:
+        return
+    assert record.last_error == error
