@@ -245,6 +245,9 @@ class _Demo:
             with self.q.transaction() as tx:
                 for name in (self.runs, self.receipts, t):
                     tx.execute(f"DROP TABLE IF EXISTS {name}")
+                if self.q.dialect.supports_notify:  # the table's NOTIFY trigger function
+                    notify = self.q.dialect.quote(f"{self.q.table.name}_notify")
+                    tx.execute(f"DROP FUNCTION IF EXISTS {notify}()")
         finally:
             self.q.close()
 
