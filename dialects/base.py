@@ -194,7 +194,8 @@ class Dialect:
     def lock_acquire(self, conn: Any, key: int, name: str, wait: float) -> bool:
         """Take the session-level lock *key* / *name* on *conn*, waiting up to *wait*
         seconds; True when it is held. Commits, which leaves a session lock in place."""
-        row = self.fetch_one(conn, "lock_acquire", {"name": name, "wait_s": math.ceil(wait)})
+        params = {"name": name, "wait_s": math.ceil(wait), "wait_ms": round(wait * 1000)}
+        row = self.fetch_one(conn, "lock_acquire", params)
         conn.commit()
         return bool(row and row["acquired"])
 
