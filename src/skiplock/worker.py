@@ -23,7 +23,7 @@ import time
 import traceback
 from collections.abc import Callable
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
@@ -63,7 +63,6 @@ class _Held:
     job: Job
     deadline: float | None
     finished: bool = False  # the handler returned or raised
-    warned: bool = field(default=False)
 
 
 class Worker:
@@ -133,7 +132,8 @@ class Worker:
         self._held: dict[int, _Held] = {}
         self._to_complete: list[tuple[Job, Any]] = []
         self._unsure: set[int] = set()  # ids whose completion's COMMIT outcome is unknown
-        self._mutex = threading.Lock()
+        self._mutex = threading.Lock()  # guards the dicts, lists and counts
+        self._writes = threading.Lock()  # one fenced write at a time: see _beat
         self._active = 0  # handler threads running
         self._wake = threading.Event()
         self._stopping = threading.Event()
@@ -307,49 +307,48 @@ class Worker:
 
     def _write(self, job: Job, write: Callable[[], object], *, applied: tuple[str, ...]) -> None:
         """Run a fenced write for *job*, retrying through outages. After a failure that may
-        have committed, the job's record decides: same attempt in an *applied* status means
-        it did; a different attempt means the job is lost."""
-        pause = 0.2
-        unsure = False
+        have committed, the job's record decides (see :meth:`_read_back`)."""
+        pause, unsure = 0.2, False
         while True:
-            try:
-                if unsure:
-                    record = self.queue.get(job.id)
-                    if record is None or record.attempt != job.attempt:
-                        self._lost(job, "a write whose outcome was unknown")
+            with self._writes:  # no heartbeat of this job meanwhile: it would find it gone
+                try:
+                    if unsure and self._read_back(job, applied, "a write"):
                         return
-                    if record.status in applied:
-                        self._settled(job, record.status)
-                        return
-                    if record.status != "running":
-                        self._lost(job, "a write whose outcome was unknown")
-                        return
-                    unsure = False
-                write()
-            except LeaseLost:
-                self._lost(job, "its fenced write")
-                return
-            except BackendError as exc:
-                if not (exc.retryable or exc.connection_lost):
-                    log.error("job %d: %s", job.id, exc)
-                    self._settled(job, None)  # its lease brings it back
+                    write()
+                except LeaseLost:
+                    self._lost(job, "its fenced write")
                     return
-                unsure = True
-                log.warning("job %d: %s; retrying in %.1fs", job.id, exc, pause)
-                time.sleep(pause)
-                pause = min(pause * 2, 10.0)
-                continue
-            self._settled(job, job.status)
-            return
+                except BackendError as exc:
+                    if not (exc.retryable or exc.connection_lost):
+                        log.error("job %d: %s", job.id, exc)
+                        self._settled(job, None)  # its lease brings it back
+                        return
+                    unsure = True
+                    log.warning("job %d: %s; retrying in %.1fs", job.id, exc, pause)
+                else:
+                    self._settled(job, job.status)
+                    return
+            time.sleep(pause)
+            pause = min(pause * 2, 10.0)
+
+    def _read_back(self, job: Job, applied: tuple[str, ...], what: str) -> bool:
+        """After a write whose COMMIT outcome is unknown: True (and the job settled) if the
+        record shows it committed (same attempt, status in *applied*) or shows the job
+        taken away (another attempt); False if it is still ours to write again."""
+        record = self.queue.get(job.id)
+        if record is not None and record.attempt == job.attempt:
+            if record.status in applied:
+                self._settled(job, record.status)
+                return True
+            if record.status == "running":
+                return False
+        self._lost(job, f"{what} whose outcome was unknown")
+        return True
 
     def _lost(self, job: Job, where: str) -> None:
-        job.lost = True
-        with self._mutex:
-            held = self._held.get(job.id)
-            warned = held is not None and held.warned
-            if held is not None:
-                held.warned = True
-        if not warned:
+        """The job is no longer ours: say so once, write nothing more for it."""
+        already, job.lost = job.lost, True
+        if not already:
             log.warning(
                 "job %d attempt %d lost its lease (%s): another worker may run it; "
                 "its result is not written",
@@ -360,12 +359,13 @@ class Worker:
         self._settled(job, "lost")
 
     def _settled(self, job: Job, outcome: str | None) -> None:
-        """The job's outcome is written (or no longer ours to write): stop holding it."""
+        """The job's outcome is written (or no longer ours to write): stop holding it and
+        count the outcome, once."""
         key = {"pending": "retried", "done": "done", "failed": "failed", "lost": "lost"}
         with self._mutex:
-            self._held.pop(job.id, None)
+            held = self._held.pop(job.id, None)
             self._unsure.discard(job.id)
-            if outcome in key:
+            if held is not None and outcome in key:
                 self.counts[key[outcome]] += 1
 
     # -- batched completion ---------------------------------------------------------------
@@ -379,23 +379,21 @@ class Worker:
             unsure = [job for job, _ in batch if job.id in self._unsure]
         if not batch:
             return
-        try:
-            for job in unsure:  # a COMMIT whose outcome was unknown: read what happened
-                record = self.queue.get(job.id)
-                if record is None or record.attempt != job.attempt:
-                    self._lost(job, "a completion whose outcome was unknown")
-                elif record.status == "done":
-                    self._settled(job, "done")
-                elif record.status != "running":
-                    self._lost(job, "a completion whose outcome was unknown")
-            with self._mutex:
-                batch = [(j, r) for j, r in batch if j.id in self._held and not j.lost]
-            lost = self.queue.complete_many(batch) if batch else []
-        except BackendError:
-            with self._mutex:
-                self._unsure.update(j.id for j, _ in batch)
-                self._to_complete[:0] = [(j, r) for j, r in batch if j.id in self._held]
-            raise
+        with self._writes:
+            try:
+                for job in unsure:  # a COMMIT whose outcome was unknown: read what happened
+                    self._read_back(job, ("done",), "a completion")
+                with self._mutex:
+                    batch = [(j, r) for j, r in batch if j.id in self._held and not j.lost]
+                lost = self.queue.complete_many(batch) if batch else []
+            except BackendError:
+                with self._mutex:
+                    self._unsure.update(j.id for j, _ in batch)
+                    self._to_complete[:0] = [(j, r) for j, r in batch if j.id in self._held]
+                raise
+            self._settle_batch(batch, lost)
+
+    def _settle_batch(self, batch: list[tuple[Job, Any]], lost: list[Job]) -> None:
         lost_ids = {j.id for j in lost}
         for job, _ in batch:
             if job.id in lost_ids:
@@ -422,15 +420,19 @@ class Worker:
                 if h.deadline is not None and now >= h.deadline and not h.finished:
                     self._timed_out(h)
                     continue
-                try:
-                    self.queue.heartbeat(h.job, lease=self.lease)
-                    failing = False
-                except LeaseLost:
-                    self._lost(h.job, "heartbeat")
-                except SkiplockError as exc:
-                    if not failing:  # once per outage; the next beat tries again
-                        log.warning("heartbeat failed (%s); retrying", exc)
-                    failing = True
+                with self._writes:  # not while its outcome is being written
+                    with self._mutex:
+                        if h.job.lost or self._held.get(h.job.id) is not h:
+                            continue
+                    try:
+                        self.queue.heartbeat(h.job, lease=self.lease)
+                        failing = False
+                    except LeaseLost:
+                        self._lost(h.job, "heartbeat")
+                    except SkiplockError as exc:
+                        if not failing:  # once per outage; the next beat tries again
+                            log.warning("heartbeat failed (%s); retrying", exc)
+                        failing = True
 
     def _timed_out(self, h: _Held) -> None:
         job = h.job
@@ -484,7 +486,8 @@ class Worker:
         for job in unfinished:
             job.lost = True  # whatever its handler does now is not written
             try:
-                self.queue.release(job)
+                with self._writes:
+                    self.queue.release(job)
                 self.counts["released"] += 1
                 log.info(
                     "released job %d attempt %d (it did not finish in time)", job.id, job.attempt

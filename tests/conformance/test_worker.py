@@ -195,3 +195,40 @@ def test_the_worker_survives_its_connections_being_killed(
     assert all(queue.get(i).status == "done" for i in ids)  # type: ignore[union-attr]
     assert set(runs) == set(ids)
     assert len(sessions) > 2  # it did connect again
+
+
+@pytest.mark.parametrize("committed", [True, False], ids=["committed", "not-committed"])
+def test_a_completion_whose_commit_outcome_is_unknown_is_read_back(
+    queue: skiplock.Queue,
+    workers: list[Worker],
+    monkeypatch: pytest.MonkeyPatch,
+    committed: bool,
+) -> None:
+    """The connection drops during COMMIT: the worker cannot know if it committed. Read
+    back, a committed completion counts once; an uncommitted one is written again."""
+    ids = queue.enqueue_many([1, 2, 3])
+    real = queue.complete_many
+    calls: list[int] = []
+
+    def commit_then_lose_the_connection(items: Any, **kw: Any) -> Any:
+        items = list(items)
+        calls.append(len(items))
+        if len(calls) > 1:
+            return real(items, **kw)
+        if committed:
+            real(items, **kw)
+        err = skiplock.BackendError("lost the connection while committing", retryable=True)
+        err.connection_lost = True
+        raise err
+
+    monkeypatch.setattr(queue, "complete_many", commit_then_lose_the_connection)
+    w = Worker(queue, lambda job: "ok", concurrency=3, lease=10)
+    workers.append(w.start())
+    wait_until(lambda: w.counts["done"] == 3, timeout=15, what="three completions")
+    time.sleep(0.3)
+    assert w.counts["lost"] == 0, w.counts
+    for job_id in ids:
+        record = queue.get(job_id)
+        assert record is not None and (record.status, record.attempt) == ("done", 1)
+    if not committed:
+        assert len(calls) >= 2  # written again
