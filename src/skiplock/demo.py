@@ -15,16 +15,18 @@ three tables named ``skiplock_demo_<pid>*`` there and drops them at the end.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from .app import App
-from .errors import LeaseLost
+from .errors import ConfigurationError, LeaseLost
 from .job import Job
 from .queue import Queue
 
@@ -85,7 +87,9 @@ class _Demo:
         self.logdir = tempfile.mkdtemp(prefix="skiplock-demo-")
 
     def say(self, text: str) -> None:
-        print(f"{time.monotonic() - self.started:5.1f}s  {text}", flush=True)
+        """One event of the story, wrapped for an 80-column terminal."""
+        stamp = f"{time.monotonic() - self.started:5.1f}s  "
+        print(textwrap.fill(text, 79, initial_indent=stamp, subsequent_indent=" " * 8), flush=True)
 
     def rows(self, sql: str, params: dict[str, Any] | None = None) -> list[tuple[Any, ...]]:
         with self.q.transaction() as tx:
@@ -183,7 +187,11 @@ class _Demo:
         taker = self.wait(f"job {doomed} comes back", lambda: self.run_of(doomed, 2))
         self.say(f"job {doomed}'s lease ran out; worker {taker} took it back as attempt 2")
         self.wait("the queue is drained", self._drained, SLOW + 30)
-        self.say("queue drained; stopping the workers with SIGTERM")
+        per_worker = self.rows(f"SELECT pid, count(*) FROM {self.runs} GROUP BY pid ORDER BY pid")
+        shares = ", ".join(f"{pid}: {n}" for pid, n in per_worker)
+        self.say(
+            f"queue drained (handler runs per worker {shares}); stopping the workers with SIGTERM"
+        )
         codes = self.stop_workers()
         self.say(f"workers exited with codes {codes} (-9: the one killed)")
 
@@ -250,6 +258,7 @@ class _Demo:
                     tx.execute(f"DROP FUNCTION IF EXISTS {notify}()")
         finally:
             self.q.close()
+            shutil.rmtree(self.logdir, ignore_errors=True)
 
     def show_logs(self) -> None:
         for name in sorted(os.listdir(self.logdir)):
@@ -264,8 +273,8 @@ def run_demo(
     """Run the demo on *url*, or on an embedded PostgreSQL; True if every check held."""
     from ._embedded import EmbeddedPostgres
 
-    if workers < 2:
-        raise ValueError("the demo needs at least 2 workers")
+    if workers < 2 or jobs < 0:
+        raise ConfigurationError("the demo needs --workers 2 or more and --jobs 0 or more")
     embedded = None
     if url is None:
         print("starting an embedded PostgreSQL (pass --url to use your own database)…", flush=True)
