@@ -72,7 +72,7 @@ class Worker:
     attempt, retried after :func:`~skiplock.backoff` until ``max_attempts``, then
     ``failed`` with the traceback's last line. A handler may complete the job itself, e.g.
     ``with q.transaction() as tx: ...; tx.complete(job)`` to commit its own rows with the
-    completion; the worker then writes nothing more.
+    completion (or fail it with its own ``retry_in``); the worker then writes nothing more.
 
     ``lease`` seconds per claim, extended every ``heartbeat`` seconds (default lease/3).
     ``timeout`` (seconds, or a function of the job) abandons a job after that long: the
@@ -268,15 +268,15 @@ class Worker:
         try:
             try:
                 result = self.handler(job)
-                if job.status != "done":
+                if job.status == "running":
                     _dumps(result, "result of the handler")
             except LeaseLost:  # the handler's own fenced write found the job gone
                 self._lost(job, "the handler's own write")
             except Exception as exc:
                 self._failed(job, exc)
             else:
-                if job.status == "done":  # the handler completed it itself
-                    self._settled(job, "done")
+                if job.status != "running":  # the handler completed (or failed) it itself
+                    self._settled(job, job.status)
                 elif job.lost:
                     self._settled(job, None)
                 else:
@@ -488,7 +488,8 @@ class Worker:
             try:
                 with self._writes:
                     self.queue.release(job)
-                self.counts["released"] += 1
+                with self._mutex:
+                    self.counts["released"] += 1
                 log.info(
                     "released job %d attempt %d (it did not finish in time)", job.id, job.attempt
                 )
