@@ -100,9 +100,8 @@ def cmd_install(args: argparse.Namespace) -> int:
     q = _queue(args)
     info = q.ping()
     q.install()
-    print(
-        f"installed table {q.table} on {info.product} {info.version_string.split()[0]} at {q.url}"
-    )
+    version = ".".join(map(str, info.version))
+    print(f"installed table {q.table} on {info.product} {version} at {q.url}")
     return 0
 
 
