@@ -6,6 +6,7 @@ A dialect subclass writes only what differs from this path, and says why.
 from __future__ import annotations
 
 import importlib
+import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -63,6 +64,8 @@ class Dialect:
             "release",
             "get",
             "stats",
+            "retry_failed",
+            "prune",
         }
     )
 
@@ -178,6 +181,43 @@ class Dialect:
     ) -> Row | None:
         rows = self.fetch(conn, name, params)
         return rows[0] if rows else None
+
+    # -- single-worker lock and wake-ups -------------------------------------------------
+    # Optional: a dialect whose .sql file lacks the lock_* statements cannot run
+    # mode="single", and one without supports_notify is woken by polling only.
+
+    LOCK_STATEMENTS: ClassVar[frozenset[str]] = frozenset(
+        {"lock_acquire", "lock_check", "lock_release", "session_id", "kill_session"}
+    )
+
+    def supports_lock(self) -> bool:
+        return self.sql.keys() >= self.LOCK_STATEMENTS
+
+    def lock_acquire(self, conn: Any, key: int, name: str, wait: float) -> bool:
+        """Take the session-level lock *key* / *name* on *conn*, waiting up to *wait*
+        seconds; True when it is held. Commits, which leaves a session lock in place."""
+        params = {"name": name, "wait_s": math.ceil(wait), "wait_ms": round(wait * 1000)}
+        row = self.fetch_one(conn, "lock_acquire", params)
+        conn.commit()
+        return bool(row and row["acquired"])
+
+    def lock_check(self, conn: Any, key: int, name: str) -> bool:
+        """True if *conn* still holds the lock (False, or a driver error, when it does not)."""
+        row = self.fetch_one(conn, "lock_check", {"key": key, "name": name})
+        conn.commit()
+        return bool(row and row["held"])
+
+    def lock_release(self, conn: Any, key: int, name: str) -> None:
+        self.fetch(conn, "lock_release", {"key": key, "name": name})
+        conn.commit()
+
+    def listen(self) -> Any:
+        """A connection that receives a notification at every enqueue (supports_notify)."""
+        raise NotImplementedError
+
+    def wait_notify(self, conn: Any, timeout: float) -> bool:
+        """Wait up to *timeout* seconds on a :meth:`listen` connection; True if woken."""
+        raise NotImplementedError
 
     # -- operations: the common path ---------------------------------------------------------
 

@@ -224,3 +224,47 @@ SELECT
         SYSUTCDATETIME()) / 1000000.0 AS oldest_pending_age
 FROM {table}
 WHERE %(all_queues)s = 1 OR queue IN (%(queues)s)
+
+-- name: lock_acquire
+-- A Session-owned application lock: held until lock_release or until the connection ends,
+-- whatever the transactions do. sp_getapplock returns 0 or 1 when granted, < 0 otherwise.
+DECLARE @result int;
+EXEC @result = sp_getapplock @Resource = %(name)s, @LockMode = 'Exclusive',
+     @LockOwner = 'Session', @LockTimeout = %(wait_ms)s, @DbPrincipal = 'public';
+SELECT CASE WHEN @result >= 0 THEN 1 ELSE 0 END AS acquired
+
+-- name: lock_check
+SELECT CASE WHEN APPLOCK_MODE('public', %(name)s, 'Session') = 'Exclusive' THEN 1 ELSE 0 END AS held
+
+-- name: lock_release
+EXEC sp_releaseapplock @Resource = %(name)s, @LockOwner = 'Session', @DbPrincipal = 'public'
+
+-- name: session_id
+SELECT @@SPID AS session
+
+-- name: kill_session
+-- KILL takes no variable: build it from the integer (never from text).
+DECLARE @kill nvarchar(40) = N'KILL ' + CAST(CAST(%(session)s AS int) AS nvarchar(12));
+EXEC (@kill)
+
+-- name: retry_failed
+UPDATE j
+SET status = 'pending', run_at = SYSUTCDATETIME(), lease_until = NULL, finished_at = NULL,
+    max_attempts = CASE
+        WHEN CAST(j.attempt AS bigint) + COALESCE(%(attempts)s, j.max_attempts) > 2147483647
+        THEN 2147483647 ELSE j.attempt + COALESCE(%(attempts)s, j.max_attempts) END
+FROM {table} AS j
+WHERE j.status = 'failed'
+  AND (%(all_ids)s = 1 OR j.id IN (%(ids)s))
+  AND (%(all_queues)s = 1 OR j.queue IN (%(queues)s))
+  AND (j.dedupe_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM {table} AS a
+        WHERE a.dedupe_key = j.dedupe_key AND a.status IN ('pending', 'running')))
+
+-- name: prune
+-- DATEADD takes an int: subtract whole seconds, then the milliseconds left (no literal
+-- percent sign: the drivers format parameters with it).
+DELETE TOP (%(limit)s) FROM {table}
+WHERE status IN (%(statuses)s)
+  AND finished_at < DATEADD(millisecond, (%(older_ms)s / 1000) * 1000 - %(older_ms)s,
+                    DATEADD(second, -(%(older_ms)s / 1000), SYSUTCDATETIME()))

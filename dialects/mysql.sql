@@ -167,3 +167,39 @@ FROM JSON_TABLE(%(rows)s, '$[*]' COLUMNS (
     ikey CHAR(36) CHARACTER SET utf8mb4 PATH '$[1]'
 )) AS v
 ORDER BY v.n
+
+-- name: retry_failed
+-- failed → pending, now, with max_attempts more attempts than it has used (the fencing
+-- token never goes back). A job whose dedupe_key is held by an active job stays failed:
+-- the self-join finds it (MySQL refuses a subquery on the table being updated).
+UPDATE {table} AS j LEFT JOIN {table} AS a ON a.dedupe_active = j.dedupe_key
+SET j.status = 'pending', j.run_at = UTC_TIMESTAMP(6), j.lease_until = NULL,
+    j.finished_at = NULL,
+    j.max_attempts = LEAST(2147483647, j.attempt + COALESCE(%(attempts)s, j.max_attempts))
+WHERE j.status = 'failed' AND a.id IS NULL
+  AND (%(all_ids)s OR j.id IN (%(ids)s))
+  AND (%(all_queues)s OR j.queue IN (%(queues)s))
+
+-- name: prune
+-- At most %(limit)s finished jobs per statement, so a large prune holds no long locks.
+DELETE FROM {table}
+WHERE status IN (%(statuses)s)
+  AND finished_at < TIMESTAMPADD(MICROSECOND, -%(older_ms)s * 1000, UTC_TIMESTAMP(6))
+LIMIT %(limit)s
+
+-- name: lock_acquire
+-- Session-level, server-wide (the name carries the database and table). Waits up to
+-- %(wait_s)s seconds; 1 when granted, 0 on timeout.
+SELECT GET_LOCK(%(name)s, %(wait_s)s) AS acquired
+
+-- name: lock_check
+SELECT COALESCE(IS_USED_LOCK(%(name)s) = CONNECTION_ID(), 0) AS held
+
+-- name: lock_release
+SELECT RELEASE_LOCK(%(name)s) AS released
+
+-- name: session_id
+SELECT CONNECTION_ID() AS session
+
+-- name: kill_session
+KILL %(session)s

@@ -3,7 +3,9 @@
 What differs from the common path: arrays bind as parameters (``= ANY(%(queues)s)``,
 ``unnest``), so a batch insert, a claim and a batched completion are each one statement
 (``UPDATE … RETURNING``); ``json`` columns are read as text so every dialect decodes
-payloads the same way.
+payloads the same way. LISTEN/NOTIFY wakes idle workers (a statement-level trigger made by
+``install``). ``pg_advisory_lock`` has no wait limit of its own, so ``lock_timeout`` bounds
+it and its error means "not granted".
 """
 
 from __future__ import annotations
@@ -139,3 +141,22 @@ class PostgreSQLDialect(Dialect):
             "results": [r for _, _, r in items],
         }
         return {int(r["id"]) for r in self.fetch(conn, "complete_many", params)}
+
+    def lock_acquire(self, conn: Any, key: int, name: str, wait: float) -> bool:
+        try:
+            self.run(conn, "lock_timeout", {"wait_ms": str(max(1, round(wait * 1000)))})
+            self.run(conn, "lock_acquire", {"key": key})
+        except self.driver.errors.LockNotAvailable:
+            conn.rollback()
+            return False
+        conn.commit()
+        return True
+
+    def listen(self) -> Any:
+        conn = self.connect()
+        conn.autocommit = True  # a notification is delivered between transactions only
+        conn.execute(self.sql["listen"])
+        return conn
+
+    def wait_notify(self, conn: Any, timeout: float) -> bool:
+        return any(True for _ in conn.notifies(timeout=timeout, stop_after=1))

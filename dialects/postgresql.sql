@@ -29,7 +29,13 @@ CREATE INDEX IF NOT EXISTS "{prefix}_claim_idx" ON {table} (queue, priority, run
 CREATE UNIQUE INDEX IF NOT EXISTS "{prefix}_dedupe_idx" ON {table} (dedupe_key)
     WHERE dedupe_key IS NOT NULL AND status IN ('pending', 'running');
 CREATE INDEX IF NOT EXISTS "{prefix}_finished_idx" ON {table} (finished_at)
-    WHERE status IN ('done', 'failed')
+    WHERE status IN ('done', 'failed');
+-- Wake idle workers at once (LISTEN "{prefix}"): one NOTIFY per INSERT statement, not per
+-- row, and identical notifications in one transaction are folded into one by the server.
+CREATE OR REPLACE FUNCTION "{prefix}_notify"() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_notify('{prefix}', ''); RETURN NULL; END $$;
+DROP TRIGGER IF EXISTS "{prefix}_notify" ON {table};
+CREATE TRIGGER "{prefix}_notify" AFTER INSERT ON {table}
+    FOR EACH STATEMENT EXECUTE PROCEDURE "{prefix}_notify"()
 
 -- name: enqueue
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key)
@@ -192,3 +198,52 @@ FROM generate_series(1, %(n)s) AS g
 
 -- name: enqueue_copy
 COPY {table} (id, queue, payload, priority, max_attempts, run_at, idempotency_key) FROM STDIN
+
+-- name: listen
+LISTEN "{prefix}"
+
+-- name: retry_failed
+-- failed → pending, now, with max_attempts more attempts than it has used (the fencing
+-- token never goes back). A job whose dedupe_key is held by an active job stays failed.
+UPDATE {table} AS j
+SET status = 'pending', run_at = now(), lease_until = NULL, finished_at = NULL,
+    max_attempts = LEAST(2147483647, j.attempt::bigint + COALESCE(%(attempts)s, j.max_attempts))
+WHERE j.status = 'failed'
+  AND (%(all_ids)s OR j.id = ANY(%(ids)s::bigint[]))
+  AND (%(all_queues)s OR j.queue = ANY(%(queues)s::text[]))
+  AND (j.dedupe_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM {table} AS a
+        WHERE a.dedupe_key = j.dedupe_key AND a.status IN ('pending', 'running')))
+
+-- name: prune
+-- At most %(limit)s finished jobs per statement, so a large prune holds no long locks.
+DELETE FROM {table} WHERE id IN (
+    SELECT id FROM {table}
+    WHERE status = ANY(%(statuses)s::text[])
+      AND finished_at < now() - %(older_ms)s * interval '1 millisecond'
+    LIMIT %(limit)s)
+
+-- name: lock_timeout
+-- How long the next lock_acquire in this transaction waits (milliseconds, as text).
+SELECT set_config('lock_timeout', %(wait_ms)s, true)
+
+-- name: lock_acquire
+-- Session-level: held until lock_release or until the connection ends, whatever the
+-- transaction does. Waits up to lock_timeout, then raises 55P03.
+SELECT pg_advisory_lock(%(key)s)
+
+-- name: lock_check
+SELECT EXISTS (
+    SELECT 1 FROM pg_locks
+    WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted AND objsubid = 1
+      AND ((classid::bigint << 32) | objid::bigint) = %(key)s
+) AS held
+
+-- name: lock_release
+SELECT pg_advisory_unlock(%(key)s)
+
+-- name: session_id
+SELECT pg_backend_pid() AS session
+
+-- name: kill_session
+SELECT pg_terminate_backend(%(session)s)

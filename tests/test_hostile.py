@@ -67,7 +67,7 @@ def _secret(tail: str) -> str:
 
 
 def _no_secret(text: str, secret: str) -> None:
-    for shown in (secret, quote(secret, safe="")):
+    for shown in (secret, quote(secret, safe="", errors="surrogatepass")):
         assert shown not in text
 
 
@@ -89,7 +89,7 @@ def test_urls_parse_or_raise_configuration_error(
     scheme: str, user: str, password: str, host: str, port: str, rest: str, encode: bool
 ) -> None:
     secret = _secret(password)
-    pw = quote(secret, safe="") if encode else secret
+    pw = quote(secret, safe="", errors="surrogatepass") if encode else secret
     url = f"{scheme}://{user}:{pw}@{host}:{port}/{rest}"
     try:
         parsed = parse_url(url)

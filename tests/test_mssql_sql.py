@@ -49,6 +49,15 @@ SAMPLE: dict[str, Any] = {
     "result": None,
     "error": "boom",
     "all_queues": False,
+    "all_ids": False,
+    "ids": [1, 2],
+    "attempts": None,
+    "statuses": ["done", "failed"],
+    "older_ms": 7 * 86_400_000,
+    "name": "skiplock:it's",
+    "wait_ms": 5000,
+    "wait_s": 5,
+    "session": 53,
 }
 
 

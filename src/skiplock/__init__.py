@@ -14,6 +14,8 @@ PostgreSQL, MySQL 8 / MariaDB and SQL Server behind one interface, chosen by URL
 from __future__ import annotations
 
 from ._url import mask_password
+from .admin import prune, retry_failed
+from .app import App, Task
 from .errors import (
     BackendError,
     ConfigurationError,
@@ -25,10 +27,12 @@ from .errors import (
 )
 from .job import Job, Stats
 from .queue import Queue, Transaction, backoff, connect
+from .worker import Worker
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "App",
     "BackendError",
     "ConfigurationError",
     "Job",
@@ -38,10 +42,14 @@ __all__ = [
     "Queue",
     "SkiplockError",
     "Stats",
+    "Task",
     "Transaction",
     "UnsupportedServer",
+    "Worker",
     "__version__",
     "backoff",
     "connect",
     "mask_password",
+    "prune",
+    "retry_failed",
 ]

@@ -22,4 +22,10 @@ CREATE INDEX IF NOT EXISTS "skiplock_jobs_claim_idx" ON "skiplock_jobs" (queue, 
 CREATE UNIQUE INDEX IF NOT EXISTS "skiplock_jobs_dedupe_idx" ON "skiplock_jobs" (dedupe_key)
     WHERE dedupe_key IS NOT NULL AND status IN ('pending', 'running');
 CREATE INDEX IF NOT EXISTS "skiplock_jobs_finished_idx" ON "skiplock_jobs" (finished_at)
-    WHERE status IN ('done', 'failed')
+    WHERE status IN ('done', 'failed');
+-- Wake idle workers at once (LISTEN "skiplock_jobs"): one NOTIFY per INSERT statement, not per
+-- row, and identical notifications in one transaction are folded into one by the server.
+CREATE OR REPLACE FUNCTION "skiplock_jobs_notify"() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_notify('skiplock_jobs', ''); RETURN NULL; END $$;
+DROP TRIGGER IF EXISTS "skiplock_jobs_notify" ON "skiplock_jobs";
+CREATE TRIGGER "skiplock_jobs_notify" AFTER INSERT ON "skiplock_jobs"
+    FOR EACH STATEMENT EXECUTE PROCEDURE "skiplock_jobs_notify"()

@@ -1,0 +1,61 @@
+"""Operations on many jobs at once: retry the failed ones, prune the finished ones."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from .errors import ConfigurationError
+from .queue import Queue, _int, _ms, _queues
+
+__all__ = ["prune", "retry_failed"]
+
+
+def retry_failed(
+    queue: Queue,
+    *,
+    ids: Sequence[int] | None = None,
+    queues: Sequence[str] | str | None = None,
+    attempts: int | None = None,
+) -> int:
+    """Make failed jobs pending again, claimable now; return how many.
+
+    Only jobs in ``failed`` change; *ids* and *queues* narrow the choice (None: all). Each
+    gets *attempts* more attempts than it has used (default: its ``max_attempts`` again);
+    ``attempt`` itself never goes back, so fencing tokens stay unique. A job whose
+    ``dedupe_key`` is held by an active job stays failed. One statement, one transaction.
+    """
+    id_list = [] if ids is None else [_int(i, "a job id", 1, 2**63 - 1) for i in ids]
+    params = {
+        "all_ids": ids is None,
+        "ids": id_list or [0],
+        "all_queues": queues is None,
+        "queues": [""] if queues is None else _queues(queues),
+        "attempts": None if attempts is None else _int(attempts, "attempts", 1),
+    }
+    return queue._run(lambda c: queue.dialect.run(c, "retry_failed", params), "retrying jobs")
+
+
+def prune(
+    queue: Queue,
+    older_than: float,
+    *,
+    statuses: Sequence[str] = ("done", "failed"),
+    batch: int = 1000,
+    progress: Callable[[int], None] | None = None,
+) -> int:
+    """Delete jobs that finished (in *statuses*) more than *older_than* seconds ago, by
+    the database's clock; return how many. Runs in batches of *batch* rows, one short
+    transaction each, calling *progress(deleted_so_far)* after each."""
+    wanted = list(dict.fromkeys(statuses))
+    if not wanted or any(s not in ("done", "failed") for s in wanted):
+        raise ConfigurationError(f"statuses must be 'done' and/or 'failed', not {statuses!r:.80}")
+    limit = _int(batch, "batch", 1, 1_000_000)
+    params = {"statuses": wanted, "older_ms": _ms(older_than, "older_than"), "limit": limit}
+    total = 0
+    while True:
+        n = queue._run(lambda c: queue.dialect.run(c, "prune", params), "pruning jobs")
+        total += n
+        if progress is not None:
+            progress(total)
+        if n < limit:
+            return total

@@ -1,0 +1,176 @@
+"""Tasks by name: ``@app.task`` registers a function, ``task.defer(...)`` enqueues a call.
+
+::
+
+    app = skiplock.App()                       # URL from $SKIPLOCK_URL, or App(url)
+
+    @app.task(queue="email", max_attempts=5, timeout=60)
+    def send_welcome(to: str) -> None:
+        ...
+
+    send_welcome.defer("ada@example.com")      # enqueue: {"task": "send_welcome", ...}
+    app.worker(concurrency=8).run()            # or: skiplock worker myapp:app
+
+A job's payload is ``{"task": name, "args": [...], "kwargs": {...}}``, so any process that
+knows the name can enqueue it (``skiplock enqueue send_welcome ada@example.com``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, overload
+
+from .errors import ConfigurationError, PayloadError
+from .job import Job
+from .queue import DEFAULT_TABLE, Queue
+from .worker import Worker
+
+__all__ = ["App", "Task"]
+
+
+@dataclass
+class Task:
+    """A registered function and the options its jobs get."""
+
+    app: App
+    fn: Callable[..., Any]
+    name: str
+    queue: str = "default"
+    max_attempts: int = 5
+    priority: int = 0
+    timeout: float | None = None
+    #: pass the :class:`~skiplock.Job` as the first argument (for ``job.idempotency_key``)
+    pass_job: bool = False
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the function here and now (no queue)."""
+        return self.fn(*args, **kwargs)
+
+    def defer(self, *args: Any, **kwargs: Any) -> int:
+        """Enqueue a call with these arguments (JSON); return the job id."""
+        return self.enqueue(args, kwargs)
+
+    def enqueue(
+        self,
+        args: Sequence[Any] = (),
+        kwargs: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> int:
+        """Enqueue with :meth:`Queue.enqueue` options (``delay``, ``run_at``, ``priority``,
+        ``dedupe_key``, ``conn`` …) overriding the task's own."""
+        return self.app.enqueue(self.name, args, kwargs, **options)
+
+
+class App:
+    """A registry of tasks on one queue table. The URL is ``$SKIPLOCK_URL`` unless given;
+    nothing connects until the first enqueue or worker."""
+
+    def __init__(self, url: str | Queue | None = None, *, table: str = DEFAULT_TABLE) -> None:
+        self._queue: Queue | None = url if isinstance(url, Queue) else None
+        self._url = None if isinstance(url, Queue) else url
+        self._table = table
+        self.tasks: dict[str, Task] = {}
+
+    @property
+    def queue(self) -> Queue:
+        if self._queue is None:
+            self._queue = Queue(self._url, table=self._table)
+        return self._queue
+
+    def use(self, url: str | None = None, *, table: str | None = None) -> None:
+        """Point the app at another database or table (the CLI's ``--url``)."""
+        if self._queue is not None:
+            self._queue.close()
+        self._queue = None
+        self._url = url if url is not None else self._url
+        self._table = table if table is not None else self._table
+
+    @overload
+    def task(self, fn: Callable[..., Any], /) -> Task: ...
+
+    @overload
+    def task(
+        self,
+        *,
+        name: str | None = None,
+        queue: str = "default",
+        max_attempts: int = 5,
+        priority: int = 0,
+        timeout: float | None = None,
+        pass_job: bool = False,
+    ) -> Callable[[Callable[..., Any]], Task]: ...
+
+    def task(
+        self,
+        fn: Callable[..., Any] | None = None,
+        *,
+        name: str | None = None,
+        queue: str = "default",
+        max_attempts: int = 5,
+        priority: int = 0,
+        timeout: float | None = None,
+        pass_job: bool = False,
+    ) -> Task | Callable[[Callable[..., Any]], Task]:
+        """Register *fn* as a task (``@app.task`` or ``@app.task(queue=...)``). The name is
+        ``module.function`` unless given."""
+
+        def register(f: Callable[..., Any]) -> Task:
+            task_name = name or f"{f.__module__}.{f.__qualname__}"
+            if task_name in self.tasks:
+                raise ConfigurationError(f"a task named {task_name!r} is already registered")
+            t = Task(self, f, task_name, queue, max_attempts, priority, timeout, pass_job)
+            self.tasks[task_name] = t
+            return t
+
+        return register(fn) if fn is not None else register
+
+    def enqueue(
+        self,
+        name: str,
+        args: Sequence[Any] = (),
+        kwargs: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> int:
+        """Enqueue a call of the task *name*. A name this app does not know is accepted
+        when ``queue`` is given (the worker that runs it may know it)."""
+        task = self.tasks.get(name)
+        if task is None and "queue" not in options:
+            raise ConfigurationError(
+                f"unknown task {name!r}: register it with @app.task, or pass queue=... "
+                f"(known: {', '.join(sorted(self.tasks)) or 'none'})"
+            )
+        if task is not None:
+            options.setdefault("queue", task.queue)
+            options.setdefault("max_attempts", task.max_attempts)
+            options.setdefault("priority", task.priority)
+        payload = {"task": name, "args": list(args), "kwargs": dict(kwargs or {})}
+        return self.queue.enqueue(payload, **options)
+
+    def handle(self, job: Job) -> Any:
+        """The worker's handler: call the job's task with its arguments."""
+        payload = job.payload
+        if not isinstance(payload, dict) or not isinstance(payload.get("task"), str):
+            raise PayloadError(f"job {job.id} is not a task call: no 'task' name in its payload")
+        task = self.tasks.get(payload["task"])
+        if task is None:
+            raise LookupError(f"no task named {payload['task']!r} is registered in this app")
+        args = payload.get("args") or []
+        kwargs = payload.get("kwargs") or {}
+        if task.pass_job:
+            return task.fn(job, *args, **kwargs)
+        return task.fn(*args, **kwargs)
+
+    def timeout_of(self, job: Job) -> float | None:
+        """The timeout of the job's task (None: no timeout, or not a task this app knows)."""
+        name = job.payload.get("task") if isinstance(job.payload, dict) else None
+        task = self.tasks.get(name) if isinstance(name, str) else None
+        return None if task is None else task.timeout
+
+    def worker(self, *, queues: Sequence[str] | None = None, **options: Any) -> Worker:
+        """A :class:`~skiplock.Worker` for this app's tasks; *queues* defaults to every
+        queue a task names. Other options go to the Worker."""
+        if queues is None:
+            queues = sorted({t.queue for t in self.tasks.values()}) or ["default"]
+        options.setdefault("timeout", self.timeout_of)
+        return Worker(self.queue, self.handle, queues=list(queues), **options)

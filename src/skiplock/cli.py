@@ -1,0 +1,317 @@
+"""The ``skiplock`` command (also ``python -m skiplock``).
+
+Exit codes, for scripts:
+
+====  ==========================================================================
+0     success (a worker stopped by SIGTERM / SIGINT after its grace period, too)
+1     an unexpected error (a bug: please report it)
+2     bad command line (argparse)
+3     configuration: bad or missing URL, unknown scheme, missing driver, bad name
+4     the database failed or could not be reached
+5     single-worker lock held elsewhere (``worker --single --no-wait``)
+6     the demo's checks failed (a job lost or written twice)
+====  ==========================================================================
+
+A worker's second SIGTERM / SIGINT exits at once with 128 + the signal number.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from . import __version__
+from ._url import mask_password
+from .admin import prune, retry_failed
+from .app import App
+from .errors import (
+    BackendError,
+    ConfigurationError,
+    LockNotAcquired,
+    SkiplockError,
+    UnsupportedServer,
+)
+from .queue import DEFAULT_TABLE, Queue
+from .worker import Worker
+
+__all__ = ["EXIT_CODES", "main"]
+
+EXIT_CODES = {"ok": 0, "bug": 1, "usage": 2, "config": 3, "database": 4, "locked": 5, "demo": 6}
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def duration(text: str) -> float:
+    """``90``, ``90s``, ``15m``, ``12h``, ``7d``, ``2w`` → seconds."""
+    text = text.strip().lower()
+    unit = _UNITS.get(text[-1:])
+    number = text[:-1] if unit is not None else text
+    try:
+        value = float(number) * (unit or 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a duration: use e.g. 90, 15m, 12h, 7d"
+        ) from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration of zero or more")
+    return value
+
+
+def _json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _queue(args: argparse.Namespace) -> Queue:
+    return Queue(args.url, table=args.table)
+
+
+def _load_target(target: str) -> Any:
+    module_name, _, attr = target.partition(":")
+    if not module_name or not attr:
+        raise ConfigurationError(f"expected module:app (e.g. myproject.tasks:app), not {target!r}")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # like `python -m`, find the user's own modules
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigurationError(f"cannot import {module_name!r}: {exc}") from exc
+    found = module
+    for part in attr.split("."):
+        if not hasattr(found, part):
+            raise ConfigurationError(f"module {module_name!r} has no attribute {attr!r}")
+        found = getattr(found, part)
+    return found
+
+
+# -- commands -------------------------------------------------------------------------------
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    q = _queue(args)
+    info = q.ping()
+    q.install()
+    version = ".".join(map(str, info.version))
+    print(f"installed table {q.table} on {info.product} {version} at {q.url}")
+    return 0
+
+
+def cmd_enqueue(args: argparse.Namespace) -> int:
+    if (args.task is None) == (args.payload is None):
+        raise ConfigurationError("give a task name (with its arguments) or --payload JSON")
+    q = _queue(args)
+    if args.payload is not None:
+        payload = _json_or_text(args.payload)
+    else:
+        kwargs = _json_or_text(args.kwargs) if args.kwargs else {}
+        if not isinstance(kwargs, dict):
+            raise ConfigurationError('--kwargs must be a JSON object, e.g. \'{"to": "ada"}\'')
+        payload = {
+            "task": args.task,
+            "args": [_json_or_text(a) for a in args.args],
+            "kwargs": kwargs,
+        }
+    job_id = q.enqueue(
+        payload,
+        queue=args.queue,
+        priority=args.priority,
+        delay=args.delay,
+        max_attempts=args.max_attempts,
+        dedupe_key=args.dedupe_key,
+    )
+    print(job_id)
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    target = _load_target(args.target)
+    options: dict[str, Any] = {
+        "concurrency": args.concurrency,
+        "lease": args.lease,
+        "heartbeat": args.heartbeat,
+        "grace": args.grace,
+        "mode": "single" if args.single else "lease",
+        "wait_for_lock": not args.no_wait,
+    }
+    queues = args.queues.split(",") if args.queues else None
+    if isinstance(target, App):
+        if args.url is not None or args.table != DEFAULT_TABLE:
+            target.use(args.url, table=args.table)
+        worker = target.worker(queues=queues, **options)
+    elif callable(target):
+        worker = Worker(_queue(args), target, queues=queues or ["default"], **options)
+    else:
+        raise ConfigurationError(f"{args.target} is neither a skiplock.App nor a function")
+    worker.run()
+    return 0
+
+
+def _print_stats(q: Queue, queues: list[str] | None, as_json: bool) -> None:
+    s = q.stats(queues)
+    if as_json:
+        print(json.dumps(s.as_dict()), flush=True)
+        return
+    age = "-" if s.oldest_pending_age is None else f"{s.oldest_pending_age:.1f}s"
+    print(
+        f"{'pending':>9} {'scheduled':>9} {'running':>9} {'expired':>9} {'done':>9} "
+        f"{'failed':>9}  oldest pending\n"
+        f"{s.pending:>9} {s.scheduled:>9} {s.running:>9} {s.expired:>9} {s.done:>9} "
+        f"{s.failed:>9}  {age}",
+        flush=True,
+    )
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    q = _queue(args)
+    if args.watch is None:
+        _print_stats(q, args.queue, args.json)
+        return 0
+    clear = sys.stdout.isatty() and not args.json
+    try:
+        while True:
+            if clear:
+                print("\033[H\033[2J", end="")
+                print(f"{q.url} table {q.table}, every {args.watch:g}s (Ctrl-C ends)")
+            _print_stats(q, args.queue, args.json)
+            time.sleep(args.watch)
+    except KeyboardInterrupt:
+        return 0
+
+
+def cmd_retry(args: argparse.Namespace) -> int:
+    if not (args.id or args.queue or args.all):
+        raise ConfigurationError("say which failed jobs to retry: --id N, --queue NAME or --all")
+    n = retry_failed(_queue(args), ids=args.id or None, queues=args.queue, attempts=args.attempts)
+    print(f"{n} failed job{'s' if n != 1 else ''} pending again")
+    return 0
+
+
+def cmd_prune(args: argparse.Namespace) -> int:
+    statuses = ("done", "failed") if args.status == "all" else (args.status,)
+    tty = sys.stderr.isatty()
+
+    def progress(total: int) -> None:
+        if tty:
+            print(f"\rdeleted {total} jobs…", end="", file=sys.stderr, flush=True)
+
+    n = prune(_queue(args), args.older_than, statuses=statuses, batch=args.batch, progress=progress)
+    if tty:
+        print(file=sys.stderr)
+    print(f"deleted {n} finished job{'s' if n != 1 else ''}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    ok = run_demo(args.url, workers=args.workers, jobs=args.jobs, verbose=args.verbose > 0)
+    return 0 if ok else EXIT_CODES["demo"]
+
+
+# -- parser ---------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--url", help="database URL (default: $SKIPLOCK_URL)")
+    common.add_argument("--table", default=DEFAULT_TABLE, help="jobs table (default: %(default)s)")
+    common.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
+    parser = argparse.ArgumentParser(
+        prog="skiplock",
+        description="A job queue in your own database (PostgreSQL, MySQL/MariaDB, SQL Server).",
+        epilog="exit codes: 0 ok, 2 usage, 3 configuration, 4 database, 5 lock held, 6 demo failed",
+    )
+    parser.add_argument("--version", action="version", version=f"skiplock {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, description=help, parents=[common])
+
+    add("install", "create the jobs table and its indexes (idempotent)").set_defaults(
+        fn=cmd_install
+    )
+
+    p = add("enqueue", "enqueue a task call (or a raw --payload); prints the job id")
+    p.add_argument("task", nargs="?", help="task name, as registered with @app.task")
+    p.add_argument("args", nargs="*", help="arguments: JSON where they parse, else text")
+    p.add_argument("--kwargs", help="keyword arguments as a JSON object")
+    p.add_argument("--payload", help="enqueue this JSON payload as it is instead of a task call")
+    p.add_argument("--queue", default="default")
+    p.add_argument("--priority", type=int, default=0, help="lower runs first")
+    p.add_argument("--delay", type=duration, help="run after this long (e.g. 30s, 5m)")
+    p.add_argument("--max-attempts", type=int, default=5)
+    p.add_argument("--dedupe-key", help="enqueue nothing while a job with this key is active")
+    p.set_defaults(fn=cmd_enqueue)
+
+    p = add("worker", "run a worker for module:app (an App, or a function taking a Job)")
+    p.add_argument("target", help="e.g. myproject.tasks:app")
+    p.add_argument("--queues", help="comma-separated (default: the app's task queues)")
+    p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument("--lease", type=duration, default=30.0)
+    p.add_argument("--heartbeat", type=duration, help="default: a third of the lease")
+    p.add_argument("--grace", type=duration, default=30.0, help="shutdown grace period")
+    p.add_argument("--single", action="store_true", help="single-worker mode (advisory lock)")
+    p.add_argument("--no-wait", action="store_true", help="with --single: exit 5 if held")
+    p.set_defaults(fn=cmd_worker)
+
+    p = add("stats", "counts of jobs by state")
+    p.add_argument("--queue", action="append", help="only this queue (repeatable)")
+    p.add_argument("--watch", type=duration, nargs="?", const=2.0, help="refresh every N s")
+    p.add_argument("--json", action="store_true", help="one JSON object per refresh")
+    p.set_defaults(fn=cmd_stats)
+
+    p = add("retry", "make failed jobs pending again")
+    p.add_argument("--id", type=int, action="append", help="this job (repeatable)")
+    p.add_argument("--queue", action="append", help="failed jobs of this queue (repeatable)")
+    p.add_argument("--all", action="store_true", help="every failed job")
+    p.add_argument("--attempts", type=int, help="attempts to grant (default: max_attempts)")
+    p.set_defaults(fn=cmd_retry)
+
+    p = add("prune", "delete jobs that finished long ago")
+    p.add_argument("--older-than", type=duration, required=True, help="e.g. 7d, 12h")
+    p.add_argument("--status", choices=("done", "failed", "all"), default="all")
+    p.add_argument("--batch", type=int, default=1000, help="rows per transaction")
+    p.set_defaults(fn=cmd_prune)
+
+    p = add("demo", "show the guarantees with real worker processes (embedded PostgreSQL)")
+    p.add_argument("--workers", type=int, default=3)
+    p.add_argument("--jobs", type=int, default=24)
+    p.set_defaults(fn=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    level = logging.DEBUG if args.verbose > 1 else logging.INFO
+    if args.command != "worker" and args.verbose == 0:
+        level = logging.WARNING
+    logging.basicConfig(
+        level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
+    )
+    try:
+        code: int = args.fn(args)
+        return code
+    except LockNotAcquired as exc:
+        return _fail(exc, "locked")
+    except (ConfigurationError, UnsupportedServer) as exc:
+        return _fail(exc, "config")
+    except BackendError as exc:
+        return _fail(exc, "database")
+    except SkiplockError as exc:
+        return _fail(exc, "bug")
+    except KeyboardInterrupt:
+        return 130
+
+
+def _fail(exc: BaseException, kind: str) -> int:
+    print(f"skiplock: error: {mask_password(str(exc))}", file=sys.stderr)
+    return EXIT_CODES[kind]

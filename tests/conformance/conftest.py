@@ -1,0 +1,36 @@
+"""Helpers for the worker tests: waiting on a condition, and workers stopped at the end."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+import skiplock
+from skiplock import Worker
+
+
+def wait_until(probe: Callable[[], object], timeout: float = 10.0, what: str = "") -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if probe():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what or probe}")
+
+
+def drained(q: skiplock.Queue) -> bool:
+    s = q.stats()
+    return s.pending + s.scheduled + s.running + s.expired == 0
+
+
+@pytest.fixture
+def workers() -> Iterator[list[Worker]]:
+    """Workers started by a test; stopped at its end whatever happens."""
+    started: list[Worker] = []
+    yield started
+    for w in started:
+        w.stop(wait=False)
+    for w in started:
+        w.stop(timeout=15)

@@ -1,0 +1,92 @@
+"""Single-worker mode on every backend: one advisory lock, held on its own connection."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+import skiplock
+from skiplock import Job, Worker
+
+from .conftest import drained, wait_until
+
+
+def kill_session(queue: skiplock.Queue, session: int) -> None:
+    conn = queue.connection()
+    try:
+        queue.dialect.run(conn, "kill_session", {"session": session})
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def test_second_worker_waits_then_takes_over_when_the_lock_connection_dies(
+    make_queue: object, workers: list[Worker]
+) -> None:
+    q1, q2 = make_queue(), make_queue()  # type: ignore[operator]
+    if not q1.dialect.supports_lock():
+        pytest.skip("this database has no advisory-lock statements")
+    ran: dict[str, list[int]] = {"first": [], "second": []}
+
+    def handler_for(name: str) -> object:
+        def handler(job: Job) -> None:
+            ran[name].append(job.id)
+
+        return handler
+
+    first = Worker(q1, handler_for("first"), mode="single", lease=1.5, heartbeat=0.2)
+    workers.append(first.start())
+    assert first.lock is not None
+    wait_until(lambda: first.lock.held, what="the first worker to hold the lock")  # type: ignore[union-attr]
+    second = Worker(q2, handler_for("second"), mode="single", lease=1.5, heartbeat=0.2)
+    workers.append(second.start())
+    assert second.lock is not None
+    q1.enqueue_many(list(range(5)))
+    wait_until(lambda: drained(q1), what="the first batch")
+    assert len(ran["first"]) == 5 and ran["second"] == []
+    assert not second.lock.held  # still waiting
+
+    session = first.lock.session_id()
+    assert session is not None
+    kill_session(q1, session)
+    wait_until(lambda: second.lock.held, what="the second worker to take the lock")
+    wait_until(lambda: not first.lock.held, what="the first worker to notice")  # type: ignore[union-attr]
+    time.sleep(0.3)
+    ids = q1.enqueue_many(list(range(5, 10)))
+    wait_until(lambda: drained(q1), what="the second batch")
+    assert sorted(ran["second"]) == ids
+    assert not set(ids) & set(ran["first"])
+    assert not first.lock.held  # it waits behind the second one now
+
+
+def test_no_wait_raises_lock_not_acquired(make_queue: object, workers: list[Worker]) -> None:
+    q1, q2 = make_queue(), make_queue()  # type: ignore[operator]
+    if not q1.dialect.supports_lock():
+        pytest.skip("this database has no advisory-lock statements")
+    first = Worker(q1, lambda job: None, mode="single")
+    workers.append(first.start())
+    wait_until(lambda: first.lock.held, what="the first worker to hold the lock")  # type: ignore[union-attr]
+    second = Worker(q2, lambda job: None, mode="single", wait_for_lock=False)
+    with pytest.raises(skiplock.LockNotAcquired, match="another worker holds"):
+        second.run(install_signals=False)
+
+
+def test_the_lock_is_released_when_the_worker_stops(
+    make_queue: object, workers: list[Worker]
+) -> None:
+    q1, q2 = make_queue(), make_queue()  # type: ignore[operator]
+    if not q1.dialect.supports_lock():
+        pytest.skip("this database has no advisory-lock statements")
+    first = Worker(q1, lambda job: None, mode="single").start()
+    wait_until(lambda: first.lock.held, what="the lock")  # type: ignore[union-attr]
+    first.stop(timeout=10)
+    second = Worker(q2, lambda job: None, mode="single", wait_for_lock=False)
+    done = threading.Event()
+    second_thread = threading.Thread(target=lambda: (second.run(install_signals=False), done.set()))
+    second_thread.start()
+    wait_until(lambda: second.lock.held, what="the second worker to take the free lock")  # type: ignore[union-attr]
+    second.stop()
+    second_thread.join(10)
+    assert done.is_set()

@@ -1,0 +1,234 @@
+"""The worker on every backend: outcomes, retries, lost leases, batching, wake-ups."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import skiplock
+from skiplock import Job, Worker
+
+from .conftest import drained, wait_until
+
+
+def test_return_completes_with_the_result(queue: skiplock.Queue, workers: list[Worker]) -> None:
+    ids = queue.enqueue_many([{"n": i} for i in range(10)])
+    seen: list[tuple[int, str]] = []
+
+    def handler(job: Job) -> Any:
+        seen.append((job.id, job.idempotency_key))
+        return {"double": job.payload["n"] * 2}
+
+    workers.append(Worker(queue, handler, concurrency=3, lease=5).start())
+    wait_until(lambda: drained(queue), what="the queue to drain")
+    for i, job_id in enumerate(ids):
+        record = queue.get(job_id)
+        assert record is not None
+        assert (record.status, record.result, record.attempt) == ("done", {"double": 2 * i}, 1)
+        assert (job_id, record.idempotency_key) in seen
+    assert workers[0].counts["done"] == 10
+
+
+def test_exception_retries_with_backoff_then_fails_with_the_last_line(
+    queue: skiplock.Queue, workers: list[Worker]
+) -> None:
+    job_id = queue.enqueue("x", max_attempts=2)
+    runs: list[float] = []
+
+    def handler(job: Job) -> None:
+        runs.append(time.monotonic())
+        raise ValueError(f"bad input on attempt {job.attempt}")
+
+    workers.append(Worker(queue, handler, lease=5).start())
+    wait_until(lambda: queue.stats().failed == 1, timeout=15, what="the job to fail")
+    record = queue.get(job_id)
+    assert record is not None
+    assert (record.status, record.attempt) == ("failed", 2)
+    assert record.last_error == "ValueError: bad input on attempt 2"
+    assert len(runs) == 2
+    assert runs[1] - runs[0] >= 0.7  # backoff(1) is 1 s ± 25 %, on the database's clock
+    assert workers[0].counts == {"done": 0, "retried": 1, "failed": 1, "lost": 0, "released": 0}
+
+
+def test_lost_heartbeat_marks_the_job_lost_and_skips_completion(
+    queue: skiplock.Queue, workers: list[Worker], caplog: pytest.LogCaptureFixture
+) -> None:
+    job_id = queue.enqueue("x")
+    running, saw_lost = threading.Event(), threading.Event()
+
+    def handler(job: Job) -> str:
+        running.set()
+        wait_until(lambda: job.lost, timeout=10, what="job.lost")
+        saw_lost.set()
+        return "late result"
+
+    caplog.set_level(logging.WARNING, logger="skiplock.worker")
+    workers.append(Worker(queue, handler, lease=1.0, heartbeat=0.2).start())
+    assert running.wait(10)
+    # Another worker takes the job: a claim after the lease ended would do exactly this.
+    with queue.transaction() as tx:
+        tx.execute(
+            f"UPDATE {queue.dialect.quote(queue.table.name)} SET attempt = attempt + 1 "
+            "WHERE id = %(id)s",
+            {"id": job_id},
+        )
+    assert saw_lost.wait(10)
+    wait_until(lambda: workers[0].counts["lost"] == 1, what="the loss to be counted")
+    time.sleep(0.3)
+    record = queue.get(job_id)
+    assert record is not None
+    assert (record.status, record.attempt, record.result) == ("running", 2, None)
+    warnings = [r for r in caplog.records if "lost its lease" in r.getMessage()]
+    assert len(warnings) == 1
+    assert f"job {job_id} attempt 1" in warnings[0].getMessage()
+
+
+def test_jobs_finishing_together_complete_in_one_batch(
+    queue: skiplock.Queue, workers: list[Worker], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queue.enqueue_many(list(range(8)))
+    gate = threading.Barrier(8)
+    batches: list[int] = []
+    real = queue.complete_many
+
+    def counting(items: Any, **kw: Any) -> Any:
+        items = list(items)
+        batches.append(len(items))
+        return real(items, **kw)
+
+    monkeypatch.setattr(queue, "complete_many", counting)
+    workers.append(Worker(queue, lambda job: gate.wait(10), concurrency=8, lease=5).start())
+    wait_until(lambda: drained(queue), what="the queue to drain")
+    assert sum(batches) == 8
+    assert len(batches) < 8 and max(batches) > 1, batches
+    assert queue.stats().done == 8
+
+
+def test_a_handler_may_complete_the_job_itself(
+    queue: skiplock.Queue, workers: list[Worker]
+) -> None:
+    job_id = queue.enqueue("x")
+
+    def handler(job: Job) -> None:
+        with queue.transaction() as tx:
+            tx.complete(job, result="by the handler")
+
+    workers.append(Worker(queue, handler, lease=5).start())
+    wait_until(lambda: workers[0].counts["done"] == 1, what="the job to be done")
+    record = queue.get(job_id)
+    assert record is not None and (record.status, record.result) == ("done", "by the handler")
+
+
+def test_timeout_abandons_the_attempt(queue: skiplock.Queue, workers: list[Worker]) -> None:
+    job_id = queue.enqueue("x", max_attempts=1)
+    flags: list[bool] = []
+
+    def handler(job: Job) -> str:
+        wait_until(lambda: job.lost, timeout=10, what="job.lost")
+        flags.append(job.lost)
+        return "too late"
+
+    workers.append(Worker(queue, handler, lease=5, heartbeat=0.1, timeout=0.3).start())
+    wait_until(lambda: queue.stats().failed == 1, what="the job to fail")
+    record = queue.get(job_id)
+    assert record is not None and record.last_error is not None
+    assert record.last_error.startswith("TimeoutError")
+    wait_until(lambda: flags == [True], what="the handler to see job.lost")
+
+
+def test_an_enqueue_wakes_an_idle_worker_at_once(
+    queue: skiplock.Queue, workers: list[Worker]
+) -> None:
+    if not queue.dialect.supports_notify:
+        pytest.skip("this database has no LISTEN/NOTIFY: idle workers poll")
+    done = threading.Event()
+    workers.append(Worker(queue, lambda job: done.set(), poll_interval=20, lease=5).start())
+    time.sleep(2.0)  # idle long enough for the poll back-off to reach seconds
+    started = time.monotonic()
+    queue.enqueue("wake up")
+    assert done.wait(10)
+    assert time.monotonic() - started < 0.5
+
+
+def test_the_worker_survives_its_connections_being_killed(
+    make_queue: Callable[..., skiplock.Queue],
+    workers: list[Worker],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    queue, theirs = make_queue(), make_queue()  # the worker's queue opens no connection yet
+    ids = queue.enqueue_many(list(range(40)))
+    runs: dict[int, int] = {}
+    sessions: list[int] = []
+    connect = theirs.dialect.connect
+
+    def recording_connect() -> Any:  # note each new connection's server-side id
+        conn = connect()
+        row = theirs.dialect.fetch_one(conn, "session_id")
+        conn.commit()
+        assert row is not None
+        sessions.append(int(row["session"]))
+        return conn
+
+    def handler(job: Job) -> None:
+        runs[job.id] = runs.get(job.id, 0) + 1
+        time.sleep(0.02)
+
+    monkeypatch.setattr(theirs.dialect, "connect", recording_connect)
+    workers.append(Worker(theirs, handler, concurrency=2, lease=1.0).start())
+    killer = connect()
+    try:
+        for _ in range(4):  # the database drops every connection the worker has
+            time.sleep(0.15)
+            for session in list(sessions):
+                with contextlib.suppress(Exception):
+                    queue.dialect.run(killer, "kill_session", {"session": session})
+                killer.commit()
+    finally:
+        killer.close()
+    wait_until(lambda: drained(queue), timeout=30, what="the queue to drain")
+    assert all(queue.get(i).status == "done" for i in ids)  # type: ignore[union-attr]
+    assert set(runs) == set(ids)
+    assert len(sessions) > 2  # it did connect again
+
+
+@pytest.mark.parametrize("committed", [True, False], ids=["committed", "not-committed"])
+def test_a_completion_whose_commit_outcome_is_unknown_is_read_back(
+    queue: skiplock.Queue,
+    workers: list[Worker],
+    monkeypatch: pytest.MonkeyPatch,
+    committed: bool,
+) -> None:
+    """The connection drops during COMMIT: the worker cannot know if it committed. Read
+    back, a committed completion counts once; an uncommitted one is written again."""
+    ids = queue.enqueue_many([1, 2, 3])
+    real = queue.complete_many
+    calls: list[int] = []
+
+    def commit_then_lose_the_connection(items: Any, **kw: Any) -> Any:
+        items = list(items)
+        calls.append(len(items))
+        if len(calls) > 1:
+            return real(items, **kw)
+        if committed:
+            real(items, **kw)
+        err = skiplock.BackendError("lost the connection while committing", retryable=True)
+        err.connection_lost = True
+        raise err
+
+    monkeypatch.setattr(queue, "complete_many", commit_then_lose_the_connection)
+    w = Worker(queue, lambda job: "ok", concurrency=3, lease=10)
+    workers.append(w.start())
+    wait_until(lambda: w.counts["done"] == 3, timeout=15, what="three completions")
+    time.sleep(0.3)
+    assert w.counts["lost"] == 0, w.counts
+    for job_id in ids:
+        record = queue.get(job_id)
+        assert record is not None and (record.status, record.attempt) == ("done", 1)
+    if not committed:
+        assert len(calls) >= 2  # written again

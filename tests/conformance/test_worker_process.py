@@ -1,0 +1,99 @@
+"""A worker process and its signals, on every backend: SIGTERM stops claiming, waits the
+grace period, releases what did not finish (fenced) and exits 0; a second signal exits at
+once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import skiplock
+
+from .conftest import wait_until
+
+HANDLER = """
+import time
+
+def sleepy(job):
+    time.sleep(float(job.payload))
+    return "slept"
+"""
+
+
+@pytest.fixture
+def start_worker(queue: skiplock.Queue, url: str, tmp_path: Path) -> Iterator[object]:
+    (tmp_path / "sleepymod.py").write_text(HANDLER)
+    procs: list[subprocess.Popen[str]] = []
+
+    def start(*options: str) -> subprocess.Popen[str]:
+        cmd = [sys.executable, "-m", "skiplock", "worker", "sleepymod:sleepy"]
+        cmd += ["--table", str(queue.table), "--lease", "10", *options]
+        env = {**os.environ, "SKIPLOCK_URL": url}
+        p = subprocess.Popen(cmd, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
+        procs.append(p)
+        return p
+
+    yield start
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+        p.communicate()
+
+
+def running(queue: skiplock.Queue, n: int) -> bool:
+    return queue.stats().running == n
+
+
+def test_sigterm_releases_unfinished_jobs_and_exits_0(
+    queue: skiplock.Queue, start_worker: object
+) -> None:
+    quick, slow1, slow2 = queue.enqueue_many([0.05, 60, 60])
+    proc = start_worker("--concurrency", "3", "--grace", "0.5")  # type: ignore[operator]
+    wait_until(lambda: queue.stats().done == 1 and running(queue, 2), timeout=15)
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=15)
+    assert proc.returncode == 0, err
+    assert time.monotonic() - started < 5
+    for job_id in (slow1, slow2):
+        record = queue.get(job_id)
+        assert record is not None
+        assert (record.status, record.attempt) == ("pending", 1), err
+    assert "released job" in err
+    assert queue.get(quick).status == "done"  # type: ignore[union-attr]
+
+
+def test_sigterm_lets_a_running_job_finish_within_the_grace_period(
+    queue: skiplock.Queue, start_worker: object
+) -> None:
+    job_id = queue.enqueue(1.0)
+    proc = start_worker("--grace", "20")  # type: ignore[operator]
+    wait_until(lambda: running(queue, 1), timeout=15)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=15)
+    assert proc.returncode == 0, err
+    record = queue.get(job_id)
+    assert record is not None and (record.status, record.result) == ("done", "slept")
+
+
+def test_a_second_signal_exits_at_once(queue: skiplock.Queue, start_worker: object) -> None:
+    job_id = queue.enqueue(60)
+    proc = start_worker("--grace", "60")  # type: ignore[operator]
+    wait_until(lambda: running(queue, 1), timeout=15)
+    proc.send_signal(signal.SIGTERM)
+    time.sleep(0.5)
+    assert proc.poll() is None  # in its grace period
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=10)
+    assert proc.returncode == 128 + signal.SIGINT
+    assert time.monotonic() - started < 3
+    record = queue.get(job_id)
+    assert record is not None and record.status == "running"  # its lease brings it back

@@ -1,0 +1,1 @@
+EXEC sp_releaseapplock @Resource = %(name)s, @LockOwner = 'Session', @DbPrincipal = 'public'

@@ -1,0 +1,1 @@
+SELECT @@SPID AS session

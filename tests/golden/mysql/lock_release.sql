@@ -1,0 +1,1 @@
+SELECT RELEASE_LOCK(%(name)s) AS released

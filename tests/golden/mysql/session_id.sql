@@ -1,0 +1,1 @@
+SELECT CONNECTION_ID() AS session

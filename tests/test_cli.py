@@ -1,0 +1,208 @@
+"""The ``skiplock`` command on every backend, and the demo it runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conformance.conftest import wait_until, workers  # noqa: F401 (a fixture)
+
+import skiplock
+from skiplock._embedded import available
+from skiplock.cli import EXIT_CODES, duration, main
+
+MakeQueue = Callable[..., skiplock.Queue]
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_durations() -> None:
+    assert [duration(t) for t in ("90", "90s", "15m", "12h", "7d", "2w", "0.5")] == [
+        90,
+        90,
+        900,
+        43200,
+        604800,
+        1209600,
+        0.5,
+    ]
+    for bad in ("", "soon", "-1d", "inf", "nan"):
+        with pytest.raises(Exception, match="duration"):
+            duration(bad)
+
+
+def test_install_enqueue_stats_retry_prune(
+    make_queue: MakeQueue, url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    q = make_queue()
+    where = ["--url", url, "--table", str(q.table)]
+    code, out, _ = cli(capsys, "install", *where)
+    assert code == 0 and str(q.table) in out and q.url.masked() in out
+
+    code, out, _ = cli(
+        capsys, "enqueue", "send", "1", "x", "--kwargs", '{"a": [1]}', "--max-attempts", "1",
+        "--queue", "email", *where,
+    )  # fmt: skip
+    assert code == 0
+    job_id = int(out)
+    record = q.get(job_id)
+    assert record is not None and record.queue == "email"
+    assert record.payload == {"task": "send", "args": [1, "x"], "kwargs": {"a": [1]}}
+
+    code, out, _ = cli(capsys, "stats", "--json", *where)
+    assert code == 0 and json.loads(out)["pending"] == 1
+
+    [job] = q.claim(queues="email")
+    assert q.fail(job, "broken") == "failed"
+    assert cli(capsys, "retry", *where)[0] == EXIT_CODES["config"]  # which ones?
+    code, out, _ = cli(capsys, "retry", "--queue", "other", *where)
+    assert (code, out.strip()) == (0, "0 failed jobs pending again")
+    code, out, _ = cli(capsys, "retry", "--id", str(job_id), *where)
+    assert (code, out.strip()) == (0, "1 failed job pending again")
+    [again] = q.claim(queues="email")
+    assert (again.attempt, again.max_attempts) == (2, 2)  # one more attempt was granted
+    q.complete(again)
+
+    time.sleep(0.05)
+    code, out, _ = cli(capsys, "prune", "--older-than", "1h", *where)
+    assert (code, out.strip()) == (0, "deleted 0 finished jobs")
+    code, out, _ = cli(capsys, "prune", "--older-than", "0", "--batch", "1", *where)
+    assert (code, out.strip()) == (0, "deleted 1 finished job")
+    assert q.get(job_id) is None
+
+
+def test_errors_have_exit_codes_and_never_show_the_password(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SKIPLOCK_URL", raising=False)
+    code, _, err = cli(capsys, "stats")
+    assert code == EXIT_CODES["config"] and "SKIPLOCK_URL" in err
+    code, _, err = cli(capsys, "stats", "--url", "nosuch://u:s3cret@host/db")
+    assert code == EXIT_CODES["config"] and "s3cret" not in err and "***" in err
+    code, _, err = cli(capsys, "stats", "--url", "postgresql://u:s3cret@127.0.0.1:1/db")
+    assert code == EXIT_CODES["database"] and "s3cret" not in err and "u:***@" in err
+    code, _, err = cli(capsys, "enqueue", "--url", "postgresql://h/db")
+    assert code == EXIT_CODES["config"] and "task name" in err
+    with pytest.raises(SystemExit) as usage:
+        main(["prune", "--url", "postgresql://h/db"])  # --older-than is required
+    assert usage.value.code == EXIT_CODES["usage"]
+
+
+def test_worker_single_no_wait_exits_5_while_another_holds_the_lock(
+    make_queue: MakeQueue,
+    url: str,
+    tmp_path: Path,
+    workers: list[skiplock.Worker],  # noqa: F811
+) -> None:
+    q = make_queue()
+    if not q.dialect.supports_lock():
+        pytest.skip("this database has no advisory-lock statements")
+    holder = skiplock.Worker(q, lambda job: None, mode="single")
+    workers.append(holder.start())
+    wait_until(lambda: holder.lock is not None and holder.lock.held, what="the lock")
+    (tmp_path / "noop.py").write_text("def handle(job):\n    return None\n")
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "skiplock",
+            "worker",
+            "noop:handle",
+            "--single",
+            "--no-wait",
+            "--table",
+            str(q.table),
+        ],
+        cwd=tmp_path,
+        env={**os.environ, "SKIPLOCK_URL": url},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == EXIT_CODES["locked"], run.stderr
+    assert "another worker holds the single-worker lock" in run.stderr
+
+
+def test_worker_runs_an_app_by_module_name(make_queue: MakeQueue, url: str, tmp_path: Path) -> None:
+    q = make_queue()
+    (tmp_path / "myapp.py").write_text(
+        "import skiplock\n"
+        "app = skiplock.App()\n"
+        "@app.task(queue='email')\n"
+        "def greet(name, punctuation='!'):\n"
+        "    return 'hello ' + name + punctuation\n"
+    )
+    env = {**os.environ, "SKIPLOCK_URL": url}
+    enq = subprocess.run(
+        [sys.executable, "-m", "skiplock", "enqueue", "myapp.greet", "ada", "--queue", "email",
+         "--kwargs", '{"punctuation": "?"}', "--table", str(q.table)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert enq.returncode == 0, enq.stderr
+    job_id = int(enq.stdout)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skiplock", "worker", "myapp:app", "--table", str(q.table)],
+        cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        wait_until(lambda: q.stats().done == 1, timeout=20, what="the job to be done")
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    record = q.get(job_id)
+    assert record is not None and record.result == "hello ada?"
+    assert "worker started: queues email" in err
+
+
+# -- the demo ------------------------------------------------------------------------------
+
+SUMMARY = re.compile(
+    r"^\s+(jobs enqueued|jobs done|jobs retried|late writes rejected|jobs lost)\s+(\d+)", re.M
+)
+
+
+def check_demo(run: subprocess.CompletedProcess[str]) -> None:
+    assert run.returncode == 0, run.stdout + run.stderr
+    figures = dict(SUMMARY.findall(run.stdout))
+    assert int(figures["jobs enqueued"]) == int(figures["jobs done"]) > 0
+    assert int(figures["jobs retried"]) >= 3
+    assert int(figures["late writes rejected"]) >= 1
+    assert figures["jobs lost"] == "0"
+    assert "0 written twice" in run.stdout
+    assert "rejected by fencing" in run.stdout and "SIGKILL" in run.stdout
+
+
+def demo(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "skiplock", "demo", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_demo_on_each_backend(url: str) -> None:
+    started = time.monotonic()
+    check_demo(demo("--url", url))
+    assert time.monotonic() - started < 45
+
+
+@pytest.mark.skipif(not available(), reason="pip install 'skiplock[demo]'")
+def test_demo_with_the_embedded_server() -> None:
+    started = time.monotonic()
+    run = demo()
+    check_demo(run)
+    assert "embedded" in run.stdout
+    assert time.monotonic() - started < 50
