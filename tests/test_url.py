@@ -43,6 +43,7 @@ def test_password_is_decoded_but_never_shown() -> None:
         ("postgresql://u:hunter2@h", "name one database"),
         ("postgresql://u:hunter2@h/a/b", "name one database"),
         ("postgresql://u:hunter2@h /db", "whitespace"),
+        ("postgresql://[:hunter2@[::1]:/", "malformed"),  # urllib quoted "[:hunter2@[::1"
         ("", "no database URL|malformed"),
     ],
 )

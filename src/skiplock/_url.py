@@ -109,9 +109,12 @@ def parse_url(url: str | None) -> DatabaseURL:
         port = parts.port
         hostname = parts.hostname
     except ValueError as exc:
+        # urllib quotes the part it could not read, which may hold the password (a user
+        # name with "[" makes it read "user:password@host" as the host): quote nothing.
+        reason = re.sub(r"'.*'", "'...'", mask_password(str(exc)), flags=re.DOTALL)
         raise ConfigurationError(
-            f"malformed database URL {shown!r}: {mask_password(str(exc))}; the port must be a "
-            "number from 1 to 65535"
+            f"malformed database URL {shown!r}: {reason}; the port must be a number from 1 "
+            "to 65535"
         ) from None
     if not hostname:
         raise ConfigurationError(f"malformed database URL {shown!r}: it names no host")
