@@ -44,6 +44,8 @@ class Table:
         self.ratios = ratios
         self.rows: dict[str, dict[str, list[float]]] = {}
         self.notes: list[str] = []
+        #: a row of skiplock alone → the row whose peers its ratios are taken against
+        self.like: dict[str, str] = {}
 
     def add(self, metric: str, system: str, value: float) -> None:
         self.rows.setdefault(metric, {}).setdefault(system, []).append(value)
@@ -59,9 +61,10 @@ class Table:
                 v = median(by.get(s, []))
                 line += f"{v:>15,.2f}" if by.get(s) else f"{'-':>15}"
             sk = median(by.get("skiplock", []))
+            others = self.rows.get(self.like.get(metric, metric), {})
             for p in peers:
-                ok = by.get(p) and by.get("skiplock")
-                line += f"{sk / median(by[p]):>15.2f}" if ok else f"{'-':>15}"
+                ok = others.get(p) and by.get("skiplock")
+                line += f"{sk / median(others[p]):>15.2f}" if ok else f"{'-':>15}"
             print(line)
         for note in self.notes:
             print("  " + note)
@@ -73,6 +76,7 @@ class Table:
                 for m, by in self.rows.items()
             },
             "notes": self.notes,
+            "ratios_against": self.like,
         }
 
 
@@ -96,11 +100,22 @@ def bench_backend(backend: str, url: str, args: argparse.Namespace) -> dict[str,
         peers = [Peer("pgqueuer", pg_dsn(url)), Peer("procrastinate", pg_dsn(url))]
     systems = ["skiplock", "raw SQL"] + [p.name for p in peers]
     table = Table(systems)
-    enq, drn = f"enqueue jobs/s (b{batch})", "drain jobs/s"
+    c = args.concurrency
+    enq, drn = f"enqueue jobs/s (b{batch})", f"drain jobs/s (Worker c{c})"
+    drn_default, drn_loop = "drain, Worker defaults", "drain, bare Queue loop"
+    table.like.update({drn_default: drn, drn_loop: drn})
     steps: list[tuple[str, Callable[[], None]]] = [
         ("skiplock enqueue", lambda: table.add(enq, "skiplock", sk.enqueue(n, batch))),
         ("raw enqueue", lambda: table.add(enq, "raw SQL", raw.enqueue(n, batch))),
-        ("skiplock drain", lambda: table.add(drn, "skiplock", sk.drain(n, batch)[0])),
+        (
+            f"skiplock Worker drain, concurrency {c}",
+            lambda: table.add(drn, "skiplock", sk.drain_worker(n, batch, concurrency=c)),
+        ),
+        (
+            "skiplock Worker drain, defaults",
+            lambda: table.add(drn_default, "skiplock", sk.drain_worker(n, batch)),
+        ),
+        ("skiplock loop drain", lambda: table.add(drn_loop, "skiplock", sk.drain(n, batch)[0])),
         ("raw drain", lambda: table.add(drn, "raw SQL", raw.drain(n, batch))),
     ]
     if backend == "postgresql":
@@ -115,7 +130,7 @@ def bench_backend(backend: str, url: str, args: argparse.Namespace) -> dict[str,
     if not args.no_latency:
 
         def sk_latency() -> None:
-            p50, p99, how = sk.latency(args.latency_jobs, args.gap)
+            p50, p99, how = sk.latency(args.latency_jobs, args.gap, concurrency=c)
             table.add("latency p50 ms", "skiplock", p50)
             table.add("latency p99 ms", "skiplock", p99)
             note = f"skiplock latency: {how}"
@@ -133,8 +148,11 @@ def bench_backend(backend: str, url: str, args: argparse.Namespace) -> dict[str,
             steps.append((f"{p.name} latency", peer_latency))
     print(f"\n== {backend}: {server.product} {server.version} ==", file=sys.stderr)
     rounds(args.runs, steps)
-    how = "skiplock.Worker" if sk.drain_mode == "Worker" else "claim(limit=100) + complete_many"
-    table.notes.append(f"skiplock drain ran through: {how}")
+    table.notes.append(
+        f"skiplock drain: skiplock.Worker(concurrency={c}) and with its defaults (concurrency "
+        "4), from start() to the last completion committed; the bare loop is claim(limit=100) "
+        "+ complete_many on the Queue; their ratios are against the peers' drain row"
+    )
     if peers and args.slow_peer_jobs < n:
         table.notes.append(f"Procrastinate drain measured on {args.slow_peer_jobs} jobs")
 
@@ -166,7 +184,10 @@ def bench_backend(backend: str, url: str, args: argparse.Namespace) -> dict[str,
             growth.add(metric, "empty", median(a))
             growth.add(metric, f"+{args.growth_rows:,} done", median(b))
             growth.add(metric, "ratio", median(b) / median(a))
-        growth.notes.append("claim ms per 100: time inside Queue.claim(limit=100) per 100 jobs")
+        growth.notes.append(
+            "bare Queue loop (claim(limit=100) + complete_many); claim ms per 100: time "
+            "inside Queue.claim(limit=100) per 100 jobs"
+        )
 
     version = ".".join(map(str, server.version))
     print(f"\n== {backend}: {server.product} {version}; {n:,} jobs, medians of {args.runs} ==")
@@ -194,6 +215,9 @@ def main() -> None:
     ap.add_argument("--url", help="override the backend's URL (its database must exist)")
     ap.add_argument("--jobs", type=int, default=20_000)
     ap.add_argument("--batch", type=int, default=1000, help="jobs per enqueue call")
+    ap.add_argument(
+        "--concurrency", type=int, default=100, help="the Worker's concurrency for drain"
+    )
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--latency-jobs", type=int, default=100)
     ap.add_argument("--gap", type=float, default=0.02, help="seconds between latency jobs")

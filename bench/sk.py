@@ -1,13 +1,12 @@
 """skiplock's side of the benchmark, through its public API only.
 
-Drain uses ``skiplock.Worker`` when the package has one; until then a tight loop of
-``claim(limit=100)`` + ``complete_many`` on the public Queue API. Which one ran is part of
-every figure's note.
+Drain is measured twice: through ``skiplock.Worker`` (the figure the targets are about)
+and through a bare loop of ``claim(limit=100)`` + ``complete_many`` on the Queue API (what
+the Worker's machinery costs on top of the statements). Latency goes through the Worker.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any
 
@@ -19,12 +18,15 @@ TABLE = "bench_skiplock"
 BATCH = 100
 
 
+def _noop(job: skiplock.Job) -> None:
+    return None
+
+
 class Skiplock:
     name = "skiplock"
 
     def __init__(self, url: str) -> None:
         self.q = skiplock.connect(url, table=TABLE)
-        self.drain_mode = "Worker" if hasattr(skiplock, "Worker") else "Queue loop"
 
     def reset(self) -> None:
         name = self.q.dialect.quote(TABLE)
@@ -43,12 +45,11 @@ class Skiplock:
         return rate(n, time.perf_counter() - start)
 
     def drain(self, n: int, batch: int, *, fresh: bool = True) -> tuple[float, float]:
-        """(jobs/s, seconds spent in claim per 100 jobs) for *n* jobs."""
+        """The bare Queue loop: ``claim(limit=100)`` + ``complete_many`` until empty.
+        (jobs/s, seconds spent in claim per 100 jobs) for *n* jobs."""
         if fresh:
             self.reset()
         self._fill(n, batch)
-        if self.drain_mode == "Worker":
-            return self._drain_worker(n), float("nan")
         claim_s = 0.0
         done = 0
         start = time.perf_counter()
@@ -65,51 +66,47 @@ class Skiplock:
             raise RuntimeError(f"skiplock completed {done} of {n}")
         return rate(n, took), claim_s / n * BATCH
 
-    def _drain_worker(self, n: int) -> float:
-        # The Worker API of issue 4: Worker(queue, handler, *, queues, concurrency, ...).
-        worker: Any = skiplock.Worker(self.q, lambda job: None)  # type: ignore[attr-defined]
-        before = self.q.stats().done
+    def drain_worker(self, n: int, batch: int, **options: Any) -> float:
+        """``skiplock.Worker`` with a no-op handler (and *options*, e.g. concurrency) in this
+        process: jobs/s from ``start()`` until the worker has committed the last of *n*
+        completions (its ``counts["done"]`` grows only after the COMMIT returned)."""
+        self.reset()
+        self._fill(n, batch)
+        worker = skiplock.Worker(self.q, _noop, **options)
         start = time.perf_counter()
-        thread = threading.Thread(target=worker.run, daemon=True)
-        thread.start()
-        while self.q.stats().done - before < n:
-            time.sleep(0.005)
+        worker.start()
+        while worker.counts["done"] < n:
+            time.sleep(0.001)
         took = time.perf_counter() - start
-        worker.stop()
-        thread.join(30)
+        worker.stop(timeout=30)
+        left = self.q.stats()
+        if left.done != n or left.pending or left.running:
+            raise RuntimeError(f"skiplock Worker left {left}")
         return rate(n, took)
 
-    def latency(self, count: int, gap: float) -> tuple[float, float, str]:
-        """p50, p99 in ms of enqueue → claimed, one job at a time into an idle consumer."""
+    def latency(self, count: int, gap: float, **options: Any) -> tuple[float, float, str]:
+        """p50, p99 in ms from just before ``enqueue`` to the handler's first line, one job
+        at a time into an idle ``skiplock.Worker`` (LISTEN/NOTIFY where the database has it,
+        otherwise polling every ``poll_interval``)."""
         self.reset()
         seen: list[float] = []
-        stop = threading.Event()
-        poll = 0.005
 
-        def consume() -> None:
-            while not stop.is_set():
-                jobs = self.q.claim(limit=BATCH)
-                now = time.time()
-                for job in jobs:
-                    seen.append(now - job.payload["t"])
-                if jobs:
-                    self.q.complete_many(jobs)
-                else:
-                    time.sleep(poll)
+        def handler(job: skiplock.Job) -> None:
+            seen.append(time.time() - job.payload["t"])
 
-        thread = threading.Thread(target=consume, daemon=True)
-        thread.start()
-        time.sleep(0.2)
+        worker = skiplock.Worker(self.q, handler, **options).start()
+        time.sleep(max(0.5, 2 * float(options.get("poll_interval", 1.0))))  # idle now
         for _ in range(count):
             self.q.enqueue({"t": time.time()})
             time.sleep(gap)
         deadline = time.monotonic() + 30
         while len(seen) < count and time.monotonic() < deadline:
             time.sleep(0.01)
-        stop.set()
-        thread.join(10)
+        worker.stop(timeout=30)
         ms = [s * 1000 for s in seen]
-        how = f"Queue loop polling every {poll * 1000:g} ms"
+        wake = "LISTEN/NOTIFY" if self.q.dialect.supports_notify else "polling"
+        poll = float(options.get("poll_interval", 1.0))
+        how = f"Worker, {wake}, poll_interval {poll:g} s, one job every {gap * 1000:g} ms"
         return percentile(ms, 50), percentile(ms, 99), how
 
     def add_finished(self, rows: int) -> float:

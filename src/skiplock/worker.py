@@ -1,8 +1,10 @@
 """The worker: claims jobs in batches, runs them on threads, writes their outcome fenced.
 
-Threads: the loop (claims, batched completions, shutdown), one thread per running job, a
-heartbeat thread (extends leases, enforces timeouts, checks the single-worker lock), and on
-databases with LISTEN/NOTIFY a listener that wakes the loop when a job is enqueued.
+Threads: the loop (claims, shutdown), a flusher that writes batched completions while the
+loop claims, a pool of runner threads (at most ``concurrency``, started as needed, reused
+from job to job), a heartbeat thread (extends leases, enforces timeouts, checks the
+single-worker lock), and on databases with LISTEN/NOTIFY a listener that wakes the loop
+when a job is enqueued.
 
 What is fenced: every write after a claim (heartbeat, complete, fail, release) names the
 job's ``attempt``; a write that finds the job taken away marks it lost (``job.lost``),
@@ -16,12 +18,14 @@ from __future__ import annotations
 import logging
 import math
 import os
+import queue as queue_module
 import random
 import signal
 import threading
 import time
 import traceback
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass
 from types import FrameType
@@ -39,6 +43,10 @@ log = logging.getLogger("skiplock.worker")
 Handler = Callable[[Job], Any]
 
 _MIN_POLL = 0.05
+#: how long a finished job's completion may wait for others to share its statement, and a
+#: free slot for others to share its claim (measured: no-op jobs drained 5x faster in
+#: batches of half the slots than claim-as-a-slot-frees; a real job hardly notices 5 ms)
+_GATHER = 0.005
 
 
 def _number(value: object, what: str, *, low: float = 0.0, strict: bool = True) -> float:
@@ -134,7 +142,12 @@ class Worker:
         self._unsure: set[int] = set()  # ids whose completion's COMMIT outcome is unknown
         self._mutex = threading.Lock()  # guards the dicts, lists and counts
         self._writes = threading.Lock()  # one fenced write at a time: see _beat
-        self._active = 0  # handler threads running
+        self._active = 0  # jobs claimed whose handler has not returned
+        self._runners = 0  # runner threads started
+        self._jobs: queue_module.SimpleQueue[Job | None] = queue_module.SimpleQueue()
+        self._batch = max(1, concurrency // 2)  # free slots worth a claim of their own
+        self._first_done = 0.0  # when the oldest completion waiting in _to_complete arrived
+        self._flusher: ThreadPoolExecutor | None = None  # writes completions during a claim
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._finished = threading.Event()
@@ -205,10 +218,12 @@ class Worker:
             self.lease,
             self.queue.url.masked(),
         )
+        self._flusher = ThreadPoolExecutor(1, thread_name_prefix="skiplock-flush")
         try:
             self._loop()
             self._shutdown()
         finally:
+            self._flusher.shutdown()
             self._finished.set()
             if lock is not None:
                 lock.release()
@@ -217,9 +232,12 @@ class Worker:
         idle, outage = _MIN_POLL, 0
         while not self._stopping.is_set():
             self._wake.clear()  # a wake-up after this line ends the wait below at once
+            gather = self._gather()
+            if gather > 0:
+                self._wake.wait(gather)
+                continue
             try:
-                self._flush()
-                claimed = self._claim()
+                claimed = self._flush_and_claim()
             except BackendError as exc:
                 if not (exc.retryable or exc.connection_lost):
                     raise
@@ -234,8 +252,37 @@ class Worker:
             if claimed:
                 idle = _MIN_POLL
                 continue
-            self._wake.wait(idle)
-            idle = min(idle * 2, self.poll_interval)
+            if not self._wake.wait(idle):  # a wake-up (a job finished) is not idleness
+                idle = min(idle * 2, self.poll_interval)
+
+    def _flush_and_claim(self) -> int:
+        """Write the finished jobs' completions and claim more, at the same time on two
+        connections: the statements touch different rows, and the database works on both
+        while this process waits (measured: no-op drain 1.3x faster than one after the
+        other). Raises the flush's BackendError after the claim's."""
+        with self._mutex:
+            flushing = self._to_complete and self._flusher is not None
+        if not flushing:
+            return self._claim()
+        assert self._flusher is not None
+        done = self._flusher.submit(self._flush)
+        try:
+            return self._claim()
+        finally:
+            done.result()
+
+    def _gather(self) -> float:
+        """Seconds to wait before a round trip is worth it; 0: go now.
+
+        While handlers run, a claim waits until half the slots are free and a completion
+        until half the slots are free or ``_GATHER`` has passed: one statement then carries
+        many jobs instead of one each. Runners wake the loop when that time comes."""
+        with self._mutex:
+            if self._active == 0 or self.concurrency - self._active >= self._batch:
+                return 0.0
+            if not self._to_complete:
+                return self.poll_interval  # woken by the runners long before, normally
+            return max(0.0, self._first_done + _GATHER - time.monotonic())
 
     def _claim(self) -> int:
         """Claim up to the free slots and start the jobs; the number started."""
@@ -258,9 +305,19 @@ class Worker:
         with self._mutex:
             self._held[job.id] = _Held(job, deadline)
             self._active += 1
-        threading.Thread(
-            target=self._execute, args=(job,), name=f"skiplock-job-{job.id}", daemon=True
-        ).start()
+            # A thread per job cost more than a no-op job itself: runners are kept and
+            # reused, and only started while jobs outnumber them.
+            spawn = self._runners < min(self._active, self.concurrency)
+            if spawn:
+                self._runners += 1
+        self._jobs.put(job)
+        if spawn:
+            threading.Thread(target=self._run_jobs, name="skiplock-runner", daemon=True).start()
+
+    def _run_jobs(self) -> None:
+        """A runner thread: run the jobs handed to it until given None."""
+        while (job := self._jobs.get()) is not None:
+            self._execute(job)
 
     # -- one job --------------------------------------------------------------------------
 
@@ -281,13 +338,19 @@ class Worker:
                     self._settled(job, None)
                 else:
                     with self._mutex:
+                        if not self._to_complete:
+                            self._first_done = time.monotonic()
                         self._to_complete.append((job, result))
         finally:
             with self._mutex:
                 self._active -= 1
                 if job.id in self._held:
                     self._held[job.id].finished = True
-            self._wake.set()
+                # Wake the loop when _gather's answer changes, not once per job.
+                free = self.concurrency - self._active
+                wake = self._active == 0 or free == self._batch or len(self._to_complete) == 1
+            if wake:
+                self._wake.set()
 
     def _failed(self, job: Job, exc: Exception) -> None:
         if job.lost:
@@ -496,4 +559,6 @@ class Worker:
             except SkiplockError as exc:
                 log.warning("could not release job %d (%s); its lease brings it back", job.id, exc)
             self._settled(job, None)
+        for _ in range(self._runners):  # idle runners end now, busy ones after their job
+            self._jobs.put(None)
         log.info("worker stopped: %s", ", ".join(f"{k} {v}" for k, v in self.counts.items()))
