@@ -118,6 +118,18 @@ def bench_backend(backend: str, url: str, args: argparse.Namespace) -> dict[str,
         ("skiplock loop drain", lambda: table.add(drn_loop, "skiplock", sk.drain(n, batch)[0])),
         ("raw drain", lambda: table.add(drn, "raw SQL", raw.drain(n, batch))),
     ]
+    for more in args.also_concurrency:
+        row = f"drain, Worker c{more}"
+        table.like[row] = drn
+        steps.insert(
+            4,
+            (
+                f"skiplock Worker drain, concurrency {more}",
+                lambda row=row, more=more: table.add(
+                    row, "skiplock", sk.drain_worker(n, batch, concurrency=more)
+                ),
+            ),
+        )
     if backend == "postgresql":
         copy = "enqueue COPY jobs/s"
         steps.insert(2, ("raw COPY", lambda: table.add(copy, "raw SQL", raw.enqueue_copy(n))))
@@ -217,6 +229,13 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=1000, help="jobs per enqueue call")
     ap.add_argument(
         "--concurrency", type=int, default=100, help="the Worker's concurrency for drain"
+    )
+    ap.add_argument(
+        "--also-concurrency",
+        type=int,
+        nargs="*",
+        default=[],
+        help="more Worker concurrencies to drain with (a row each)",
     )
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--latency-jobs", type=int, default=100)

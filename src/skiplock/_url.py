@@ -113,8 +113,7 @@ def parse_url(url: str | None) -> DatabaseURL:
         # name with "[" makes it read "user:password@host" as the host): quote nothing.
         reason = re.sub(r"'.*'", "'...'", mask_password(str(exc)), flags=re.DOTALL)
         raise ConfigurationError(
-            f"malformed database URL {shown!r}: {reason}; the port must be a number from 1 "
-            "to 65535"
+            f"malformed database URL {shown!r}: {reason}; the port must be a number from 1 to 65535"
         ) from None
     if not hostname:
         raise ConfigurationError(f"malformed database URL {shown!r}: it names no host")
