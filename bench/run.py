@@ -193,8 +193,9 @@ def bench_backend(backend: str, url: str, args: argparse.Namespace) -> dict[str,
             ("drain jobs/s", empty_drain, full_drain),
         )
         for metric, a, b in pairs:
-            growth.add(metric, "empty", median(a))
-            growth.add(metric, f"+{args.growth_rows:,} done", median(b))
+            for x, y in zip(a, b, strict=True):  # every sample kept, for the JSON
+                growth.add(metric, "empty", x)
+                growth.add(metric, f"+{args.growth_rows:,} done", y)
             growth.add(metric, "ratio", median(b) / median(a))
         growth.notes.append(
             "bare Queue loop (claim(limit=100) + complete_many); claim ms per 100: time "

@@ -43,9 +43,9 @@ log = logging.getLogger("skiplock.worker")
 Handler = Callable[[Job], Any]
 
 _MIN_POLL = 0.05
-#: how long a finished job's completion may wait for others to share its statement, and a
-#: free slot for others to share its claim (measured: no-op jobs drained 5x faster in
-#: batches of half the slots than claim-as-a-slot-frees; a real job hardly notices 5 ms)
+#: how long a finished job's completion may wait for others to share its statement (a real
+#: job hardly notices 5 ms; measured with the runner pool: a no-op drain at concurrency
+#: 100 went from 3,000 to 19,000 jobs/s once claims and completions were gathered)
 _GATHER = 0.005
 
 
@@ -258,8 +258,9 @@ class Worker:
     def _flush_and_claim(self) -> int:
         """Write the finished jobs' completions and claim more, at the same time on two
         connections: the statements touch different rows, and the database works on both
-        while this process waits (measured: no-op drain 1.3x faster than one after the
-        other). Raises the flush's BackendError after the claim's."""
+        while this process waits (measured: no-op drains ~1.15x faster than one after the
+        other, on PostgreSQL and on MySQL). A BackendError of either is raised (the
+        flush's when both fail)."""
         with self._mutex:
             flushing = self._to_complete and self._flusher is not None
         if not flushing:
