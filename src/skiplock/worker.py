@@ -275,9 +275,11 @@ class Worker:
     def _gather(self) -> float:
         """Seconds to wait before a round trip is worth it; 0: go now.
 
-        While handlers run, a claim waits until half the slots are free and a completion
-        until half the slots are free or ``_GATHER`` has passed: one statement then carries
-        many jobs instead of one each. Runners wake the loop when that time comes."""
+        While handlers run, the next round trip (the completions, and a claim for every
+        free slot) waits until half the slots are free, or until the oldest finished job
+        has waited ``_GATHER``: one statement then carries many jobs instead of one each,
+        and a single free slot is still refilled within ``_GATHER`` of its job finishing.
+        Runners wake the loop when that time comes."""
         with self._mutex:
             if self._active == 0 or self.concurrency - self._active >= self._batch:
                 return 0.0
