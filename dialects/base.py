@@ -6,7 +6,6 @@ A dialect subclass writes only what differs from this path, and says why.
 from __future__ import annotations
 
 import importlib
-import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -196,7 +195,9 @@ class Dialect:
     def lock_acquire(self, conn: Any, key: int, name: str, wait: float) -> bool:
         """Take the session-level lock *key* / *name* on *conn*, waiting up to *wait*
         seconds; True when it is held. Commits, which leaves a session lock in place."""
-        params = {"name": name, "wait_s": math.ceil(wait), "wait_ms": round(wait * 1000)}
+        # GET_LOCK takes fractional seconds (MariaDB honours them; MySQL rounds): a retake
+        # that waits 0.2 s must not wait a whole second while its worker's loop is blocked.
+        params = {"name": name, "wait_s": round(wait, 3), "wait_ms": round(wait * 1000)}
         row = self.fetch_one(conn, "lock_acquire", params)
         conn.commit()
         return bool(row and row["acquired"])

@@ -137,6 +137,12 @@ def _rcsi_url(backend: str) -> str | None:
     return f"{u.scheme}://{auth}{u.host}{port}/skiplock_rcsi"
 
 
+def started_server(backend: str) -> Any | None:
+    """The server object this session started for *backend* (a testcontainers container,
+    or the embedded PostgreSQL 18), or None."""
+    return _containers.get(backend)
+
+
 def backend_url(backend: str) -> str | None:
     """The backend's URL, or None with the reason kept in ``_reasons``."""
     if backend in _urls:

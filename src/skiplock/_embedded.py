@@ -42,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import quote
@@ -280,6 +281,7 @@ class EmbeddedPostgres:
         self._url: str | None = None
         self._folder: Path | None = None
         self._process: subprocess.Popen[bytes] | None = None
+        self._spawn: Callable[[], None] | None = None  # starts the server on its data folder
 
     @property
     def url(self) -> str:
@@ -400,20 +402,25 @@ class EmbeddedPostgres:
         args = [str(bin_dir / "postgres"), "-D", str(data)]
         for name, value in settings.items():
             args += ["-c", f"{name}={value}"]
-        with logfile.open("ab") as output:
-            self._process = subprocess.Popen(
-                args,
-                cwd=folder,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # a Ctrl-C in the terminal is for us, not the server
-                user=uid,
-                group=gid,
-                extra_groups=groups,
-            )
-        self._wait_ready(data / "postmaster.pid", logfile, port)
+
+        def spawn() -> None:
+            with logfile.open("ab") as output:
+                self._process = subprocess.Popen(
+                    args,
+                    cwd=folder,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=output,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,  # a Ctrl-C in the terminal is for us, not the server
+                    user=uid,
+                    group=gid,
+                    extra_groups=groups,
+                )
+            self._wait_ready(data / "postmaster.pid", logfile, port)
+
+        spawn()
+        self._spawn = spawn
         if self._database not in ("postgres", "template1", "template0"):
             run(
                 [
@@ -459,11 +466,23 @@ class EmbeddedPostgres:
                 )
             time.sleep(0.02)
 
+    def restart(self) -> None:
+        """Stop the server (fast shutdown: every session is cut, running transactions roll
+        back) and start it again on the same data and port; for tests of what clients do
+        when their database restarts. Raises RuntimeError if it is not running."""
+        process, spawn = self._process, self._spawn
+        if process is None or spawn is None or process.poll() is not None:
+            raise RuntimeError("the embedded PostgreSQL server is not running: call start()")
+        process.send_signal(signal.SIGINT)
+        process.wait(_STOP_TIMEOUT)
+        spawn()
+
     def stop(self) -> None:
         """Shut the server down (fast: running transactions are rolled back) and remove its
         temporary folder. Safe to call more than once, and before :meth:`start`."""
         atexit.unregister(self.stop)
         process, self._process = self._process, None
+        self._spawn = None
         folder, self._folder = self._folder, None
         self._url = None
         if process is not None and process.poll() is None:

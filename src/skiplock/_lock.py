@@ -11,8 +11,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+from collections.abc import Callable
 from contextlib import suppress
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import ConfigurationError, LockNotAcquired
 from .queue import Queue
@@ -20,11 +21,15 @@ from .queue import Queue
 __all__ = ["SingleLock", "lock_identity"]
 
 log = logging.getLogger("skiplock.worker")
+T = TypeVar("T")
 
 #: MySQL lock names are at most 64 characters
 _MAX_NAME = 64
 #: how long one acquire statement waits before the caller may look at its stop flag
 _WAIT_STEP = 1.0
+#: how long one attempt to take the lock back waits: the worker's loop, which writes its
+#: running jobs' outcomes, is blocked meanwhile, and the next holder waits for those jobs
+_RETAKE_STEP = 0.2
 
 
 def lock_identity(queue: Queue) -> tuple[int, str]:
@@ -85,10 +90,10 @@ class SingleLock:
                 return False
 
     def retake(self) -> bool:
-        """One attempt to take the lock back, waiting at most a second; False on any
-        failure (the caller goes on finishing its running jobs and tries again)."""
+        """One attempt to take the lock back, waiting at most 0.2 s; False on any failure
+        (the caller goes on finishing its running jobs and tries again)."""
         try:
-            return self._try(_WAIT_STEP)
+            return self._try(_RETAKE_STEP)
         except Exception as exc:
             log.debug("could not take the single-worker lock back yet (%s)", exc)
             self._drop()
@@ -107,17 +112,44 @@ class SingleLock:
 
     def check(self) -> bool:
         """Ask the server whether this connection still holds the lock; update ``held``."""
-        d = self.queue.dialect
         with self._mutex:
             if not self.held or self._conn is None:
                 return False
+            return self._check_locked()
+
+    def _check_locked(self) -> bool:
+        try:
+            self.held = self.queue.dialect.lock_check(self._conn, self.key, self.name)
+        except Exception:
+            self.held = False
+        if not self.held:
+            self._drop_locked()
+        return self.held
+
+    def run(self, fn: Callable[[Any], T], doing: str) -> T | None:
+        """Run *fn(conn)* in a transaction on the lock's own connection and commit it.
+
+        A session lock lasts exactly as long as its connection, so what *fn* writes commits
+        only while the lock is held: if the connection was cut a moment ago (and another
+        worker took the lock), the transaction dies with it. Returns None, with ``held``
+        false, when the lock or its connection is gone; raises
+        :class:`~skiplock.BackendError` for other failures while the lock is still held."""
+        d = self.queue.dialect
+        with self._mutex:
+            if not self.held or self._conn is None:
+                return None
             try:
-                self.held = d.lock_check(self._conn, self.key, self.name)
-            except Exception:
-                self.held = False
-            if not self.held:
-                self._drop_locked()
-            return self.held
+                result = fn(self._conn)
+                self._conn.commit()
+                return result
+            except Exception as exc:
+                with suppress(Exception):
+                    self._conn.rollback()
+                if not self._check_locked():
+                    return None
+                if isinstance(exc, d.driver_errors()):
+                    raise d.wrap(exc, doing) from exc
+                raise
 
     def session_id(self) -> int | None:
         """The server's id of the lock connection (for tests and operators)."""

@@ -153,6 +153,7 @@ class Worker:
         self._finished = threading.Event()
         self._thread: threading.Thread | None = None
         self._signals = 0
+        self._handover = False  # single mode: lock just taken, the last holder may still run
 
     # -- public control -------------------------------------------------------------------
 
@@ -204,6 +205,7 @@ class Worker:
             if not lock.acquire(wait=self.wait_for_lock, stop=self._stopping):
                 return
             log.info("holding the single-worker lock %r", lock.name)
+            self._handover = True
         helpers = [threading.Thread(target=self._beat, name="skiplock-heartbeat", daemon=True)]
         if self.queue.dialect.supports_notify:
             helpers.append(
@@ -289,18 +291,58 @@ class Worker:
 
     def _claim(self) -> int:
         """Claim up to the free slots and start the jobs; the number started."""
-        if self.lock is not None and not self.lock.held:
+        lock = self.lock
+        if lock is not None and not lock.held:
             # Running jobs go on under fencing; no new claim until the lock is ours again.
-            if not self.lock.retake():
+            if not lock.retake():
                 return 0
-            log.warning("holding the single-worker lock %r again: claiming resumes", self.lock.name)
+            log.warning("holding the single-worker lock %r again", lock.name)
+            self._handover = True
+        if self._handover:
+            if not self._previous_holder_done():
+                return 0
+            self._handover = False
+            log.info("no other worker's job is running: claiming")
         free = self.concurrency - self._active
         if free <= 0:
             return 0
-        jobs = self.queue.claim(queues=self.queues, limit=free, lease=self.lease)
+
+        def claim(conn: Any = None) -> list[Job]:
+            return self.queue.claim(queues=self.queues, limit=free, lease=self.lease, conn=conn)
+
+        if lock is None:
+            jobs = claim()
+        else:
+            # On the lock's own connection: the claim commits only while the lock is held,
+            # so a worker whose lock connection was just cut cannot claim next to the new
+            # holder, even before its heartbeat notices.
+            found = lock.run(claim, "claiming")
+            if found is None:
+                self._lock_lost()
+                return 0
+            jobs = found
         for job in jobs:
             self._start(job)
         return len(jobs)
+
+    def _previous_holder_done(self) -> bool:
+        """Single mode, after taking the lock: True once no job of the table runs under a
+        live lease except our own. The previous holder may have lost only its lock
+        connection; its running jobs finish (or their leases end) before we claim, so jobs
+        never run in two workers at once."""
+        with self._mutex:
+            ours = sum(1 for h in self._held.values() if not h.job.lost)
+        return self.queue.stats().running <= ours
+
+    def _lock_lost(self) -> None:
+        assert self.lock is not None
+        log.warning(
+            "lost the single-worker lock %r (its connection ended): claiming stops until it "
+            "is held again and the new holder's jobs are finished; running jobs go on under "
+            "fencing",
+            self.lock.name,
+        )
+        self._wake.set()
 
     def _start(self, job: Job) -> None:
         limit = self.timeout(job) if callable(self.timeout) else self.timeout
@@ -473,14 +515,13 @@ class Worker:
         failing = False
         while not self._finished.wait(self.heartbeat):
             if self.lock is not None and self.lock.held and not self.lock.check():
-                log.warning(
-                    "lost the single-worker lock %r (its connection ended): claiming stops "
-                    "until it is held again; running jobs go on under fencing",
-                    self.lock.name,
-                )
-                self._wake.set()
+                self._lock_lost()
             with self._mutex:
-                held = [h for h in self._held.values() if not h.job.lost]
+                # A job whose handler completed (or failed) it in its own transaction is no
+                # longer running: beating it would find it gone and call it lost.
+                held = [
+                    h for h in self._held.values() if not h.job.lost and h.job.status == "running"
+                ]
             now = time.monotonic()
             for h in held:
                 if h.deadline is not None and now >= h.deadline and not h.finished:
@@ -490,11 +531,16 @@ class Worker:
                     with self._mutex:
                         if h.job.lost or self._held.get(h.job.id) is not h:
                             continue
+                        if h.job.status != "running":  # settled by its handler meanwhile
+                            continue
                     try:
                         self.queue.heartbeat(h.job, lease=self.lease)
                         failing = False
                     except LeaseLost:
-                        self._lost(h.job, "heartbeat")
+                        # Its handler's own completion may have committed just now: it sets
+                        # the status before its COMMIT, so a job still "running" here is lost.
+                        if h.job.status == "running":
+                            self._lost(h.job, "heartbeat")
                     except SkiplockError as exc:
                         if not failing:  # once per outage; the next beat tries again
                             log.warning("heartbeat failed (%s); retrying", exc)

@@ -125,6 +125,23 @@ def test_a_handler_may_complete_the_job_itself(
     assert record is not None and (record.status, record.result) == ("done", "by the handler")
 
 
+def test_a_heartbeat_after_the_handlers_own_completion_is_not_a_lost_lease(
+    queue: skiplock.Queue, workers: list[Worker], caplog: pytest.LogCaptureFixture
+) -> None:
+    queue.enqueue("x")
+
+    def handler(job: Job) -> None:
+        with queue.transaction() as tx:
+            tx.complete(job)
+        time.sleep(0.6)  # heartbeats (every 0.1 s) come before the handler returns
+
+    worker = Worker(queue, handler, lease=2, heartbeat=0.1)
+    workers.append(worker.start())
+    wait_until(lambda: worker.counts["done"] == 1, what="the job to be done")
+    assert worker.counts["lost"] == 0
+    assert "lost its lease" not in caplog.text
+
+
 def test_timeout_abandons_the_attempt(queue: skiplock.Queue, workers: list[Worker]) -> None:
     job_id = queue.enqueue("x", max_attempts=1)
     flags: list[bool] = []
