@@ -104,7 +104,8 @@ SELECT * FROM taken WHERE status = 'running' ORDER BY priority, run_at, id
 -- Kept apart from claim on purpose: with `queue = ANY(array)` the planner cannot read the
 -- index in (priority, run_at, id) order even for a one-element array, and sorts every
 -- claimable row of the queue (seen: 64 ms for 180,000 pending rows, against an index
--- scan that stops after LIMIT rows with `queue = %(queue)s`).
+-- scan that stops after LIMIT rows with `queue = <value>`). No placeholder may appear in
+-- a comment: the driver would ask for its value.
 WITH picked AS (
     SELECT id FROM {table}
     WHERE queue = ANY(%(queues)s::text[]) AND status IN ('pending', 'running') AND run_at <= now()
