@@ -150,14 +150,14 @@ class MySQLDialect(Dialect):
             picked = self.fetch(conn, "claim_pick_queues", {"queues": list(queues), "limit": limit})
         if not picked:
             return []
-        spent = [
+        spent = {
             r["id"]
             for r in picked
             if r["status"] == "running" and r["attempt"] >= r["max_attempts"]
-        ]
+        }
         if spent:
-            self.run(conn, "claim_expire", {"ids": spent})
-        taken = [r for r in picked if r["id"] not in set(spent)]
+            self.run(conn, "claim_expire", {"ids": sorted(spent)})
+        taken = [r for r in picked if r["id"] not in spent]
         if not taken:
             return []
         db_now: datetime = picked[0]["db_now"]
