@@ -84,9 +84,7 @@ def _uuid4_batch(n: int) -> list[str]:
     ]
 
 
-def _text(value: object, what: str, *, optional: bool = False) -> str | None:
-    if value is None and optional:
-        return None
+def _text(value: object, what: str) -> str:
     if not isinstance(value, str) or not value:
         raise ConfigurationError(f"{what} must be a non-empty string, not {value!r:.80}")
     if len(value) > MAX_NAME:
@@ -115,12 +113,27 @@ def _int(value: object, what: str, low: int, high: int = 2**31 - 1) -> int:
     return value
 
 
+_TEN_YEARS = 10 * 365 * 86400.0
+
+
+def _seconds(
+    value: object, what: str, *, low: float = 0.0, strict: bool = False, high: float | None = None
+) -> float:
+    """A finite number of seconds of at least *low* (above it when *strict*), at most *high*."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigurationError(f"{what} must be a number of seconds, not {value!r:.80}")
+    number = float(value)
+    too_high = high is not None and number > high
+    if not math.isfinite(number) or number < low or (strict and number == low) or too_high:
+        if high is not None:
+            raise ConfigurationError(f"{what} must be between {low} and ten years, not {value!r}")
+        bound = "greater than" if strict else "at least"
+        raise ConfigurationError(f"{what} must be a number {bound} {low}, not {value!r:.80}")
+    return number
+
+
 def _ms(seconds: object, what: str, *, low: float = 0.0) -> int:
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        raise ConfigurationError(f"{what} must be a number of seconds, not {seconds!r:.80}")
-    if not math.isfinite(seconds) or seconds < low or seconds > 10 * 365 * 86400:
-        raise ConfigurationError(f"{what} must be between {low} and ten years, not {seconds!r}")
-    return round(seconds * 1000)
+    return round(_seconds(seconds, what, low=low, high=_TEN_YEARS) * 1000)
 
 
 def _error_text(error: object) -> str:
@@ -147,7 +160,7 @@ def _queues(queues: object) -> list[str]:
         queues = (queues,)
     if not isinstance(queues, Iterable):
         raise ConfigurationError(f"queues must be a sequence of queue names, not {queues!r:.80}")
-    names = [str(_text(q, "a queue name")) for q in queues]
+    names = [_text(q, "a queue name") for q in queues]
     if not names:
         raise ConfigurationError("queues must name at least one queue")
     return list(dict.fromkeys(names))
@@ -256,17 +269,22 @@ class Queue:
             except BaseException:
                 self._rollback_or_drop(own)
                 raise
-            try:
-                own.commit()
-            except errors as exc:
-                self._rollback_or_drop(own)
-                err = self.dialect.wrap(exc, f"committing ({doing})")
-                if err.connection_lost:
-                    err.args = (str(err) + "; whether it committed is unknown",)
-                raise err from exc
-            self._checkin(own)
+            self._commit(own, f"committing ({doing})")
             return result
         raise AssertionError("unreachable")
+
+    def _commit(self, own: Any, doing: str) -> None:
+        """COMMIT a pooled connection and return it to the pool. A connection lost during
+        COMMIT leaves the outcome unknown: the error says so and nothing is retried."""
+        try:
+            own.commit()
+        except self.dialect.driver_errors() as exc:
+            self._rollback_or_drop(own)
+            err = self.dialect.wrap(exc, doing)
+            if err.connection_lost:
+                err.args = (str(err) + "; whether it committed is unknown",)
+            raise err from exc
+        self._checkin(own)
 
     def _rollback_or_drop(self, conn: Any) -> None:
         try:
@@ -289,19 +307,13 @@ class Queue:
         Commits when the block ends, rolls back when it raises (and re-raises).
         """
         own = self._checkout()
-        errors = self.dialect.driver_errors()
         tx = Transaction(self, own)
         try:
             yield tx
         except BaseException:
             self._rollback_or_drop(own)
             raise
-        try:
-            own.commit()
-        except errors as exc:
-            self._rollback_or_drop(own)
-            raise self.dialect.wrap(exc, "committing your transaction") from exc
-        self._checkin(own)
+        self._commit(own, "committing your transaction")
 
     def ping(self) -> ServerInfo:
         """Reach the server; return what it is. Raises ``UnsupportedServer`` if it is too old

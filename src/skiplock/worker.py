@@ -16,7 +16,6 @@ job is never completed twice and never dropped.
 from __future__ import annotations
 
 import logging
-import math
 import os
 import queue as queue_module
 import random
@@ -34,7 +33,7 @@ from typing import Any
 from ._lock import SingleLock
 from .errors import BackendError, ConfigurationError, LeaseLost, SkiplockError
 from .job import Job
-from .queue import Queue, _dumps, _queues
+from .queue import Queue, _dumps, _queues, _seconds
 
 __all__ = ["Worker"]
 
@@ -47,16 +46,6 @@ _MIN_POLL = 0.05
 #: job hardly notices 5 ms; measured with the runner pool: a no-op drain at concurrency
 #: 100 went from 3,000 to 19,000 jobs/s once claims and completions were gathered)
 _GATHER = 0.005
-
-
-def _number(value: object, what: str, *, low: float = 0.0, strict: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigurationError(f"{what} must be a number of seconds, not {value!r:.80}")
-    number = float(value)
-    if not math.isfinite(number) or number < low or (strict and number == low):
-        bound = "greater than" if strict else "at least"
-        raise ConfigurationError(f"{what} must be a number {bound} {low}, not {value!r:.80}")
-    return number
 
 
 def last_line(exc: BaseException) -> str:
@@ -119,19 +108,19 @@ class Worker:
         self.handler = handler
         self.queues = _queues(queues)
         self.concurrency = concurrency
-        self.lease = _number(lease, "lease")
-        self.heartbeat = _number(
-            self.lease / 3 if heartbeat is None else heartbeat, "heartbeat", low=0.0
+        self.lease = _seconds(lease, "lease", strict=True)
+        self.heartbeat = _seconds(
+            self.lease / 3 if heartbeat is None else heartbeat, "heartbeat", strict=True
         )
         if self.heartbeat >= self.lease:
             raise ConfigurationError(
                 f"heartbeat ({self.heartbeat}s) must be shorter than the lease ({self.lease}s)"
             )
         if timeout is not None and not callable(timeout):
-            _number(timeout, "timeout")
+            _seconds(timeout, "timeout", strict=True)
         self.timeout = timeout
-        self.grace = _number(grace, "grace", strict=False)
-        self.poll_interval = _number(poll_interval, "poll_interval")
+        self.grace = _seconds(grace, "grace")
+        self.poll_interval = _seconds(poll_interval, "poll_interval", strict=True)
         self.mode = mode
         self.wait_for_lock = wait_for_lock
         self.lock: SingleLock | None = SingleLock(queue) if mode == "single" else None
