@@ -215,6 +215,16 @@ SELECT COALESCE(IS_USED_LOCK(%(name)s) = CONNECTION_ID(), 0) AS held
 -- name: lock_release
 SELECT RELEASE_LOCK(%(name)s) AS released
 
+-- name: live_leases
+-- Single mode, after taking the lock: running jobs whose lease has not ended, or ended
+-- less than %(margin_s)s seconds ago, on the statement's clock. A holder cut off from the
+-- database cannot heartbeat, so its leases end while its handlers run; once back, its
+-- heartbeats renew them: the margin gives it time to.
+SELECT id, attempt FROM {table}
+WHERE claimable = 1 AND status = 'running'
+  AND lease_until > TIMESTAMPADD(SECOND, -%(margin_s)s, UTC_TIMESTAMP(6))
+LIMIT %(limit)s
+
 -- name: session_id
 SELECT CONNECTION_ID() AS session
 
