@@ -45,6 +45,29 @@ class Intervals:
         ]
 
 
+def handlers(
+    long_job: Callable[[str, Job], None],
+) -> tuple[Intervals, Callable[[str], Callable[[Job], None]]]:
+    """Handlers that record when they run: *long_job(worker, job)* for the job "long",
+    a short sleep for the others."""
+    spans = Intervals()
+
+    def handler_for(name: str) -> Callable[[Job], None]:
+        def handler(job: Job) -> None:
+            start = time.monotonic()
+            try:
+                if job.payload == "long":
+                    long_job(name, job)
+                else:
+                    time.sleep(0.01)
+            finally:
+                spans.record(name, start)
+
+        return handler
+
+    return spans, handler_for
+
+
 @pytest.fixture
 def cut_off(
     url: str, make_queue: Callable[..., skiplock.Queue]
@@ -82,22 +105,13 @@ def test_a_holder_cut_off_longer_than_its_lease_is_waited_for_when_it_comes_back
     cut_off: tuple[skiplock.Queue, skiplock.Queue, Proxy], workers: list[Worker]
 ) -> None:
     direct, proxied, proxy = cut_off
-    spans, long_started = Intervals(), threading.Event()
+    long_started = threading.Event()
 
-    def handler_for(name: str) -> Callable[[Job], None]:
-        def handler(job: Job) -> None:
-            start = time.monotonic()
-            try:
-                if job.payload == "long":
-                    long_started.set()
-                    time.sleep(8.0)  # does not look at job.lock_lost: nothing can stop it
-                else:
-                    time.sleep(0.01)
-            finally:
-                spans.record(name, start)
+    def long_job(name: str, job: Job) -> None:
+        long_started.set()
+        time.sleep(8.0)  # does not look at job.lock_lost: nothing can stop it
 
-        return handler
-
+    spans, handler_for = handlers(long_job)
     a, b = start_pair(direct, proxied, handler_for, workers, lease=3.0)
     [long_id] = direct.enqueue_many(["long"])
     assert long_started.wait(30), "A did not start the long job"
@@ -119,26 +133,19 @@ def test_a_holder_cut_off_for_good_is_told_before_the_next_holder_starts(
     cut_off: tuple[skiplock.Queue, skiplock.Queue, Proxy], workers: list[Worker]
 ) -> None:
     direct, proxied, proxy = cut_off
-    spans, long_started = Intervals(), threading.Event()
+    long_started = threading.Event()
     told: list[float] = []
 
-    def handler_for(name: str) -> Callable[[Job], None]:
-        def handler(job: Job) -> None:
-            start = time.monotonic()
-            try:
-                if job.payload == "long" and name == "A":
-                    long_started.set()
-                    end = start + 60
-                    while not job.lock_lost and time.monotonic() < end:
-                        time.sleep(0.02)
-                    told.append(time.monotonic())
-                else:
-                    time.sleep(0.01)
-            finally:
-                spans.record(name, start)
+    def long_job(name: str, job: Job) -> None:
+        if name != "A":
+            return
+        long_started.set()
+        end = time.monotonic() + 60
+        while not job.lock_lost and time.monotonic() < end:
+            time.sleep(0.02)
+        told.append(time.monotonic())
 
-        return handler
-
+    spans, handler_for = handlers(long_job)
     a, b = start_pair(direct, proxied, handler_for, workers, lease=1.5)
     [long_id] = direct.enqueue_many(["long"])
     assert long_started.wait(30), "A did not start the long job"
