@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 import skiplock
+from skiplock._checks import error_text as _error_text
 from skiplock._sql import TableName
 from skiplock._url import parse_url
-from skiplock.queue import _error_text
 
 DB = settings(
     max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -280,3 +280,43 @@ def test_error_strings_are_stored_as_given_or_made_storable(
     except UnicodeEncodeError:
         return
     assert record.last_error == error
+
+
+@FAST
+@given(
+    value=st.recursive(
+        st.dictionaries(
+            st.one_of(st.integers(), st.floats(), st.booleans(), st.none()),
+            st.integers(),
+            min_size=1,
+            max_size=3,
+        ),
+        lambda inner: st.one_of(
+            st.lists(inner, min_size=1, max_size=3),
+            st.dictionaries(any_text, inner, min_size=1, max_size=3),
+        ),
+        max_leaves=5,
+    )
+)
+@example({1: "a", "1": "b"})
+def test_keys_that_are_not_strings_are_refused_anywhere_in_a_payload(value: Any) -> None:
+    # json would make them strings (and {1: "a", "1": "b"} would lose one): refused instead
+    from skiplock._checks import dumps
+
+    with pytest.raises(skiplock.PayloadError, match="key that is not a string"):
+        dumps(value, "payload")
+
+
+@FAST
+@given(depth=st.integers(0, 3000), wrap=st.sampled_from(["list", "dict"]))
+def test_payload_depth_is_refused_past_the_bound_alone(depth: int, wrap: str) -> None:
+    from skiplock._checks import MAX_DEPTH, dumps
+
+    value: Any = 0
+    for _ in range(depth):
+        value = [value] if wrap == "list" else {"k": value}
+    if depth <= MAX_DEPTH:
+        assert dumps(value, "payload")
+    else:
+        with pytest.raises(skiplock.PayloadError):
+            dumps(value, "payload")
