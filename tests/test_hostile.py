@@ -100,6 +100,41 @@ def test_urls_parse_or_raise_configuration_error(
         _no_secret(shown, secret)
 
 
+#: passwords written into URLs without percent-encoding: URL-special characters between
+#: capitals and digits that appear nowhere else in the URL or in any message
+raw_passwords = st.text(
+    st.sampled_from(list("[]'\"@:/?#%&=+;,!$()~^{}|<>") + list("QXJKWZ0123456789")),
+    min_size=1,
+    max_size=24,
+)
+
+
+def _pieces(secret: str) -> set[str]:
+    """The password's 4-character pieces that hold at least two capitals or digits."""
+    pieces = {secret[i : i + 4] for i in range(max(1, len(secret) - 3))}
+    return {p for p in pieces if sum(c.isalnum() for c in p) >= 2}
+
+
+@FAST
+@given(password=raw_passwords, scheme=st.sampled_from(["postgresql", "mysql", "mssql"]))
+@example("Xq[9'zK]w", "mysql")
+@example('Q[9"ZK]W', "mysql")
+@example("Q]X[J@K", "postgresql")
+@example("@0/0#", "postgresql")
+@example("/000?", "mysql")
+def test_unencoded_passwords_never_show_a_piece_of_themselves(password: str, scheme: str) -> None:
+    url = f"{scheme}://app:{password}@db.example/prod"
+    try:
+        parsed = parse_url(url)
+    except skiplock.ConfigurationError as exc:
+        shown = [str(exc)]
+    else:
+        shown = [str(parsed), repr(parsed), parsed.masked()]
+    for text in shown:
+        for piece in _pieces(password):
+            assert piece not in text, (piece, text)
+
+
 def test_a_refused_login_never_shows_the_password(url: str) -> None:
     secret = _secret("p@ss'w\"rd")
     u = parse_url(url)
