@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import uuid
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
@@ -133,6 +133,32 @@ def test_unencoded_passwords_never_show_a_piece_of_themselves(password: str, sch
     for text in shown:
         for piece in _pieces(password):
             assert piece not in text, (piece, text)
+
+
+@FAST
+@given(
+    scheme=st.sampled_from(["postgresql", "mysql", "mariadb", "mssql"]),
+    name=st.one_of(
+        any_text,
+        st.sampled_from(["autocommit", "sslmode", "connect_timeout", "options", "charset"]),
+    ),
+    value=st.one_of(any_text, st.integers(-5, 10**12).map(str), st.sampled_from(["1", "true"])),
+)
+def test_url_options_are_accepted_typed_or_refused_by_name(
+    scheme: str, name: str, value: str
+) -> None:
+    from skiplock.dialects import get_dialect
+
+    url = f"{scheme}://app:{quote(_secret('o'))}@db.example/prod?" + urlencode({name: value})
+    try:
+        parsed = parse_url(url)
+        dialect = get_dialect(parsed, TableName.parse("jobs"))
+    except skiplock.ConfigurationError as exc:
+        _no_secret(str(exc), _secret("o"))
+        return
+    option = dialect.URL_OPTIONS[name]
+    assert dialect.options[name] == option.convert(name, value)
+    assert type(dialect.options[name]) is {"int": int, "bool": bool}.get(option.kind, str)
 
 
 def test_a_refused_login_never_shows_the_password(url: str) -> None:
