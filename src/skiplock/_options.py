@@ -93,7 +93,7 @@ def check_options(
         if option is None:
             raise ConfigurationError(
                 f"unknown URL option {name!r:.60} for {product}; accepted: "
-                f"{', '.join(sorted(accepted))} (see docs/getting-started.md, "URL options")"
+                f"{', '.join(sorted(accepted))} (see docs/getting-started.md, URL options)"
             )
         out[name] = option.convert(name, value)
     return out
