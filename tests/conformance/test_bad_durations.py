@@ -24,7 +24,7 @@ too_long = st.one_of(
 
 
 @pytest.mark.parametrize("value", HUGE, ids=["1e400", "1e20", "1e11", "1e300", "inf", "10y+1s"])
-def test_huge_durations_are_refused_everywhere(queue: skiplock.Queue, value: Any) -> None:
+def test_huge_durations_are_refused_everywhere(url: str, queue: skiplock.Queue, value: Any) -> None:
     with pytest.raises(skiplock.ConfigurationError, match="delay"):
         queue.enqueue("x", delay=value)
     with pytest.raises(skiplock.ConfigurationError, match="delay"):
@@ -42,6 +42,8 @@ def test_huge_durations_are_refused_everywhere(queue: skiplock.Queue, value: Any
     assert record is not None and (record.status, record.attempt) == ("running", 1)
     with pytest.raises(skiplock.ConfigurationError, match="older_than"):
         prune(queue, value)
+    with pytest.raises(skiplock.ConfigurationError, match="timeout"):
+        skiplock.App(url).task(timeout=value)(lambda: None)
     for option in ("lease", "heartbeat", "grace", "poll_interval", "timeout"):
         with pytest.raises(skiplock.ConfigurationError, match=option):
             skiplock.Worker(queue, lambda job: None, **{option: value})
