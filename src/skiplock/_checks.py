@@ -45,6 +45,9 @@ TEN_YEARS = 10 * 365 * 86400.0
 #: one encoder for every payload: ``json.dumps`` with options builds a new one per call
 _ENCODER = json.JSONEncoder(allow_nan=False, ensure_ascii=True, separators=(",", ":"))
 _DECODER = json.JSONDecoder()
+_STR = frozenset({str})
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_CONTAINERS = (dict, list, tuple)
 
 
 def _shape_error(value: Any) -> str | None:
@@ -53,22 +56,26 @@ def _shape_error(value: Any) -> str | None:
     The encoder would silently turn ``{1: "a", "1": "b"}`` into ``{"1": "b"}`` (keys made
     strings, one lost): keys other than strings are refused. Iterative, so a deep value
     cannot exhaust the stack here."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            return f"it is nested more than {MAX_DEPTH} levels deep"
-        if isinstance(item, dict):
-            for key in item:
-                if not isinstance(key, str):
-                    return f"it has a dict key that is not a string ({key!r:.80})"
-            children: Iterable[Any] = item.values()
-        elif isinstance(item, (list, tuple)):
-            children = item
-        else:
-            continue
-        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list, tuple)))
-    return None
+    if not isinstance(value, _CONTAINERS):
+        return None
+    level: list[Any] = [value]  # breadth first: one list per level of nesting
+    for _ in range(MAX_DEPTH):
+        below: list[Any] = []
+        for item in level:
+            if isinstance(item, dict):
+                if not _STR.issuperset(map(type, item)):  # map(type, …) runs at C speed
+                    for key in item:
+                        if not isinstance(key, str):
+                            return f"it has a dict key that is not a string ({key!r:.80})"
+                children: Iterable[Any] = item.values()
+            else:
+                children = item
+            if not _SCALARS.issuperset(map(type, children)):
+                below += [c for c in children if isinstance(c, _CONTAINERS)]
+        if not below:
+            return None
+        level = below
+    return f"it is nested more than {MAX_DEPTH} levels deep"
 
 
 def dumps(value: Any, what: str) -> str:
