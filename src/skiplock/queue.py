@@ -33,7 +33,6 @@ from .job import Job, Stats, utc
 
 __all__ = ["Queue", "Transaction", "backoff", "connect"]
 
-
 log = logging.getLogger("skiplock")
 T = TypeVar("T")
 
