@@ -82,17 +82,14 @@ def _check_host(host: str, shown: str) -> None:
     if ":" in host or re.fullmatch(r"[0-9.]+", host):
         return  # IPv6 (urllib checked it) or IPv4 digits
     labels = host[:-1].split(".") if host.endswith(".") else host.split(".")
-    bad = next((label for label in labels if not 1 <= len(label) <= 63), None)
-    if bad is not None or len(host) > 253:
-        why = (
-            "an empty label (two dots in a row, or a leading dot)"
-            if bad == ""
-            else (
-                "a label longer than 63 characters"
-                if bad is not None
-                else "more than 253 characters"
-            )
-        )
+    why = None
+    if any(not label for label in labels):
+        why = "an empty label (two dots in a row, or a leading dot)"
+    elif any(len(label) > 63 for label in labels):
+        why = "a label longer than 63 characters"
+    elif len(host) > 253:
+        why = "more than 253 characters"
+    if why is not None:
         raise ConfigurationError(f"malformed database URL {shown!r}: its host name has {why}")
     try:
         host.encode("idna")
