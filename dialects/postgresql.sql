@@ -258,7 +258,7 @@ SELECT pg_advisory_unlock(%(key)s)
 -- heartbeats renew them: the margin gives it time to.
 SELECT id, attempt FROM {table}
 WHERE status = 'running'
-  AND lease_until > clock_timestamp() - %(margin_s)s * interval '1 second'
+  AND lease_until > statement_timestamp() - %(margin_s)s * interval '1 second'
 LIMIT %(limit)s
 
 -- name: session_id
