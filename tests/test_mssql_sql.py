@@ -58,6 +58,7 @@ SAMPLE: dict[str, Any] = {
     "wait_ms": 5000,
     "wait_s": 5,
     "session": 53,
+    "sessions": [53, 54],
 }
 
 
