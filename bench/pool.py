@@ -3,21 +3,27 @@
     python bench/pool.py --backend postgresql         # or mariadb, mysql, all
     python bench/pool.py --backend all --threads 16 --jobs 300 --runs 3
 
-Each setting gets a fresh ``skiplock.connect`` on the same table, in one run, rounds
-interleaved (setting A, B, C, then A, B, C again) so that the machine's noise falls on all
-of them alike. "old default" is the pool as it was before it was bounded: any number of
-connections, 8 kept idle (``max_size`` very large, ``max_idle=8``); with 16 threads it
-opens and closes connections all the time. Prints the median enqueues/s per setting and
-the most connections each one had open at once, counted on the server.
+Each setting gets a fresh queue on the same table, in one run, rounds interleaved
+(setting A, B, C, then A, B, C again) so that the machine's noise falls on all of them
+alike. "old code" is the Queue of commit ``--old-rev`` (default: the last one before the
+bounded pool), loaded from git beside the current one: 8 idle connections kept, no bound,
+and on MySQL/MariaDB a ping at every check-in. "old default, new pool" is the new pool set
+like the old one (``max_size`` very large, ``max_idle=8``). Prints the median enqueues/s
+per setting, the most connections each one had open at once (counted on the server,
+sampled every 10 ms) and how many it opened.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import statistics
+import subprocess
 import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from run import URLS
@@ -25,18 +31,43 @@ from run import URLS
 import skiplock
 
 TABLE = "bench_pool"
+OLD = "old code (unbounded, 8 idle)"
 SETTINGS: dict[str, dict[str, Any]] = {
-    "old default (unbounded, 8 idle)": {"max_size": 10_000, "max_idle": 8},
+    OLD: {"max_idle": 8},
+    "old default, new pool": {"max_size": 10_000, "max_idle": 8},
     "new default (max_size=10)": {},
     "max_size=16": {"max_size": 16},
     "max_size=4": {"max_size": 4},
 }
 
 
-def one_round(url: str, options: dict[str, Any], threads: int, jobs: int) -> tuple[float, int, int]:
+def old_queue_class(rev: str) -> Any:
+    """The Queue class of commit *rev*, imported as a module of the installed package (its
+    relative imports find today's dialects and helpers)."""
+    root = Path(__file__).resolve().parent.parent
+    text = subprocess.run(
+        ["git", "show", f"{rev}:src/skiplock/queue.py"],
+        cwd=root,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    path = Path(tempfile.mkdtemp()) / "old_queue.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location("skiplock._bench_old_queue", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module.Queue
+
+
+def one_round(
+    url: str, make: Any, options: dict[str, Any], threads: int, jobs: int
+) -> tuple[float, int, int]:
     """(enqueues per second, most server sessions of this pool seen at once, connections
     opened)."""
-    q = skiplock.connect(url, table=TABLE, **options)
+    q = make(url, table=TABLE, **options)
     watch = q.connection()
     sessions: set[int] = set()
     peak = 0
@@ -64,7 +95,10 @@ def one_round(url: str, options: dict[str, Any], threads: int, jobs: int) -> tup
             sessions.add(int(row["session"]) if row else 0)
         return conn
 
-    q._pool._opener = recording_open
+    if hasattr(q, "_pool"):  # the pool took the bound method when it was made
+        q._pool._opener = recording_open
+    else:
+        q._new_connection = recording_open
     pool = [threading.Thread(target=work) for _ in range(threads)]
     for t in pool:
         t.start()
@@ -82,7 +116,7 @@ def one_round(url: str, options: dict[str, Any], threads: int, jobs: int) -> tup
     return threads * jobs / elapsed, peak, len(sessions)
 
 
-def bench(backend: str, url: str, threads: int, jobs: int, runs: int) -> None:
+def bench(backend: str, url: str, old: Any, threads: int, jobs: int, runs: int) -> None:
     q = skiplock.connect(url, table=TABLE)
     with q.transaction() as tx:
         tx.execute(f"DROP TABLE IF EXISTS {q.dialect.quote(TABLE)}")
@@ -93,7 +127,8 @@ def bench(backend: str, url: str, threads: int, jobs: int, runs: int) -> None:
     opened: dict[str, list[int]] = {name: [] for name in SETTINGS}
     for r in range(runs):
         for name, options in SETTINGS.items():
-            rate, peak, n = one_round(url, options, threads, jobs)
+            make = old if name == OLD else skiplock.Queue
+            rate, peak, n = one_round(url, make, options, threads, jobs)
             rates[name].append(rate)
             peaks[name] = max(peaks[name], peak)
             opened[name].append(n)
@@ -114,10 +149,12 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=16)
     parser.add_argument("--jobs", type=int, default=300, help="enqueue() calls per thread")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--old-rev", default="ec8f4ee", help="the commit of 'old code'")
     args = parser.parse_args()
+    old = old_queue_class(args.old_rev)
     backends = list(URLS) if args.backend == "all" else [args.backend]
     for backend in backends:
-        bench(backend, args.url or URLS[backend], args.threads, args.jobs, args.runs)
+        bench(backend, args.url or URLS[backend], old, args.threads, args.jobs, args.runs)
 
 
 if __name__ == "__main__":

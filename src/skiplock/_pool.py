@@ -112,7 +112,12 @@ class Pool:
         return conn if conn is not None else self._open_one()
 
     def _wait(self, waiter: _Waiter, deadline: float) -> Any:
-        if not waiter.done.wait(max(0.0, deadline - time.monotonic())):
+        try:
+            handed = waiter.done.wait(max(0.0, deadline - time.monotonic()))
+        except BaseException:  # e.g. KeyboardInterrupt: pass on what we may have been given
+            self._abandon(waiter)
+            raise
+        if not handed:
             with self._lock:
                 if not waiter.done.is_set():  # not handed anything at the last moment
                     self._waiters.remove(waiter)
@@ -126,6 +131,16 @@ class Pool:
         if waiter.outcome == "closed":
             raise ConfigurationError("this queue was closed")
         return waiter.conn  # None: a slot was handed over, open a connection in it
+
+    def _abandon(self, waiter: _Waiter) -> None:
+        with self._lock:
+            if not waiter.done.is_set():
+                self._waiters.remove(waiter)
+                return
+            if waiter.outcome == "slot":
+                self._free_slot()
+        if waiter.outcome == "conn":
+            self.put(waiter.conn)
 
     def _open_one(self) -> Any:
         """Open a connection in a slot already counted in ``_open``."""
