@@ -18,6 +18,7 @@ import skiplock
 from skiplock import Job, Worker
 
 from .conftest import drained, wait_until
+from .test_single import kill_session
 
 
 def session_of(q: skiplock.Queue, conn: Any) -> int:
@@ -42,15 +43,6 @@ def observer(q: skiplock.Queue) -> Iterator[Callable[[list[int]], int]]:
 
     try:
         yield alive
-    finally:
-        conn.close()
-
-
-def kill(q: skiplock.Queue, session: int) -> None:
-    conn = q.connection()
-    try:
-        q.dialect.run(conn, "kill_session", {"session": session})
-        conn.commit()
     finally:
         conn.close()
 
@@ -136,7 +128,7 @@ def test_a_connection_killed_on_the_server_is_not_handed_out_again(
     with queue.transaction() as tx:
         first = session_of(queue, tx.connection)
     with observer(queue) as alive:
-        kill(queue, first)
+        kill_session(queue, first)
         wait_until(lambda: alive([first]) == 0, timeout=30, what="the session to end")
     # A transaction is never retried: handing out the dead connection would fail it.
     with queue.transaction() as tx:
@@ -154,7 +146,7 @@ def test_a_connection_lost_during_use_is_dropped_not_returned(
         with pytest.raises(skiplock.BackendError) as caught, queue.transaction() as tx:
             first = session_of(queue, tx.connection)
             tx.connection.commit()
-            kill(queue, first)
+            kill_session(queue, first)
             wait_until(lambda: alive([first]) == 0, timeout=30, what="the session to end")
             tx.enqueue("on a dead connection")
         assert caught.value.connection_lost
