@@ -27,6 +27,7 @@ URL = "postgresql://app:secret-pw@db.example/app"
         {"pool_timeout": -1},
         {"pool_timeout": float("nan")},
         {"pool_timeout": float("inf")},
+        {"pool_timeout": 10**400},
         {"pool_timeout": "30"},
         {"pool_timeout": None},
         {"max_lifetime": 0},
