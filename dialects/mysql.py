@@ -144,6 +144,12 @@ class MySQLDialect(Dialect):
         except Exception:
             return True
 
+    def fileno(self, conn: Any) -> int | None:
+        # is_connected() above pings the server; a pooled connection is checked at every
+        # checkout without that round trip, on the pure-Python driver's socket.
+        sock = getattr(getattr(conn, "_socket", None), "sock", None)
+        return -1 if sock is None else int(sock.fileno())
+
     def insert(self, conn: Any, params: Mapping[str, Any]) -> int:
         with self._cursor(conn) as cur:
             self.execute(cur, "enqueue", params)

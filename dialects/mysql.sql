@@ -233,5 +233,9 @@ LIMIT %(limit)s
 -- name: session_id
 SELECT CONNECTION_ID() AS session
 
+-- name: count_sessions
+-- How many of these session ids are still connected (tests and operators count a pool).
+SELECT COUNT(*) AS n FROM information_schema.processlist WHERE id IN (%(sessions)s)
+
 -- name: kill_session
 KILL %(session)s

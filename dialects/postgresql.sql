@@ -264,5 +264,9 @@ LIMIT %(limit)s
 -- name: session_id
 SELECT pg_backend_pid() AS session
 
+-- name: count_sessions
+-- How many of these session ids are still connected (tests and operators count a pool).
+SELECT count(*) AS n FROM pg_stat_activity WHERE pid = ANY(%(sessions)s::int[])
+
 -- name: kill_session
 SELECT pg_terminate_backend(%(session)s)

@@ -59,6 +59,7 @@ SAMPLE: dict[str, Any] = {
     "wait_s": 5,
     "margin_s": 30,
     "session": 53,
+    "sessions": [53, 54],
 }
 
 
