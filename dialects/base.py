@@ -241,6 +241,11 @@ class Dialect:
         self.fetch(conn, "lock_release", {"key": key, "name": name})
         conn.commit()
 
+    def count_sessions(self, conn: Any, sessions: Sequence[int]) -> int:
+        """How many of these server session ids (``session_id``) are still connected."""
+        row = self.fetch_one(conn, "count_sessions", {"sessions": list(sessions)})
+        return 0 if row is None else int(row["n"])
+
     def listen(self) -> Any:
         """A connection that receives a notification at every enqueue (supports_notify)."""
         raise NotImplementedError
