@@ -2,7 +2,8 @@
 
 - SQLAlchemy (sync) ``Session``: its ``connection()`` (which begins the session's
   transaction if none is open, as any ORM statement would); a ``Connection``: its pooled
-  DB-API connection's ``driver_connection``.
+  DB-API connection's ``driver_connection``, after beginning the connection's
+  transaction if none is open (as SQLAlchemy's autobegin does at a statement).
 - Django: ``django.db.connection`` (a proxy) or ``connections[alias]``; the wrapper may
   not have connected yet, so ``ensure_connection()`` first.
 - mysql-connector's pooled connection: the connection it holds.
@@ -37,7 +38,11 @@ def unwrap(obj: Any, accepted: str) -> Any:
     if _is(obj, "sqlalchemy.orm", "Session"):
         obj = obj.connection()
     if _is(obj, "sqlalchemy.engine", "Connection"):
-        pooled = obj.connection  # begins the SQLAlchemy transaction if none is open
+        if not obj.in_transaction():
+            # As SQLAlchemy's own autobegin at a statement: otherwise conn.commit() would
+            # find no transaction to commit and our writes would be rolled back at close.
+            obj.begin()
+        pooled = obj.connection
         driver = getattr(pooled, "driver_connection", None)
         return driver if driver is not None else pooled.dbapi_connection
     if _is(obj, "django.utils.connection", "ConnectionProxy"):
