@@ -25,6 +25,8 @@ def classify_error(exc: BaseException, interface_error: type[BaseException]) -> 
     judges them."""
     kind = "interface" if isinstance(exc, interface_error) else "operational"
     return dialect().classify(ErrorInfo(pymssql_error_numbers(exc), kind))
+
+
 from skiplock._url import parse_url
 
 

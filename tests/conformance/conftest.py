@@ -38,7 +38,6 @@ def workers() -> Iterator[list[Worker]]:
         w.stop(timeout=15)
 
 
-
 @pytest.fixture
 def client(backend: str, client_name: str, url: str) -> Iterator[Client]:
     """The application's own connection through one accepted driver (see clients.py);
