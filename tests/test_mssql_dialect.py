@@ -19,15 +19,14 @@ from skiplock._sql import TableName
 from skiplock.drivers.mssql import pymssql_error_number as error_number
 from skiplock.drivers.mssql import pymssql_error_numbers
 
+from skiplock._url import parse_url
+
 
 def classify_error(exc: BaseException, interface_error: type[BaseException]) -> tuple[bool, bool]:
     """As the queue classifies a pymssql error: the adapter reads the numbers, the dialect
     judges them."""
     kind = "interface" if isinstance(exc, interface_error) else "operational"
     return dialect().classify(ErrorInfo(pymssql_error_numbers(exc), kind))
-
-
-from skiplock._url import parse_url
 
 
 class OperationalError(Exception):
