@@ -132,10 +132,10 @@ class PostgreSQLDialect(Dialect):
         run_at = plan["run_at"]
         yield Copy(
             self.sql["enqueue_copy"],
-            (
+            [
                 (job_id, queue, payload, priority, attempts, run_at, key)
                 for job_id, (payload, key) in zip(ids, rows, strict=True)
-            ),
+            ],
         )
         return ids
 
