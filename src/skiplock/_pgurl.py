@@ -38,9 +38,10 @@ def parse_libpq_url(url: str, scheme: str, shown: str) -> DatabaseURL | None:
 
     rest = url.partition("://")[2]
     netloc_end = min((i for i in map(rest.find, "/?#") if i >= 0), default=len(rest))
-    if "@" in rest[netloc_end:]:
+    if "@" in rest[netloc_end:] or rest[:netloc_end].count("@") > 1:
         # "user:pa/ss@host": the "/" (or "?", "#") ended the host early, and what looks
-        # like the database or an option is a piece of the password.
+        # like the database or an option is a piece of the password; two '@' leave libpq
+        # to guess where the password ends.
         raise ConfigurationError(f"malformed database URL {shown!r}: '@' after the host; {_ENCODE}")
     # libpq reads the host part, and host= / port= of the query (its socket form,
     # …/app?host=/var/run/postgresql); the other options go to the dialect's allow-list
