@@ -149,6 +149,9 @@ class PostgreSQLDialect(Dialect):
         yield COMMIT
         return rows
 
+    def fileno(self, conn: Any) -> int | None:
+        return -1 if self.is_closed(conn) else int(conn.fileno())
+
     def insert_many(
         self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
     ) -> Op[list[int]]:

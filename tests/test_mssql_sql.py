@@ -57,7 +57,9 @@ SAMPLE: dict[str, Any] = {
     "name": "skiplock:it's",
     "wait_ms": 5000,
     "wait_s": 5,
+    "margin_s": 30,
     "session": 53,
+    "sessions": [53, 54],
 }
 
 

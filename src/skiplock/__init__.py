@@ -22,6 +22,7 @@ from .errors import (
     LeaseLost,
     LockNotAcquired,
     PayloadError,
+    PoolTimeout,
     SkiplockError,
     UnsupportedServer,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "LeaseLost",
     "LockNotAcquired",
     "PayloadError",
+    "PoolTimeout",
     "Queue",
     "SkiplockError",
     "Stats",

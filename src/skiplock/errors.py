@@ -9,7 +9,9 @@
      ├── LockNotAcquired        the single-worker advisory lock is held elsewhere
      ├── PayloadError           a payload or result that is not JSON (also a TypeError)
      └── BackendError           the database or its driver failed; ``retryable`` says if
-                                running the same operation again may succeed
+          │                     running the same operation again may succeed
+          └── PoolTimeout       every connection of the queue's pool stayed in use for
+                                ``pool_timeout`` seconds (retryable)
 
 A driver's own exception is kept as ``__cause__``. Messages say what to do next and
 never contain a password. Each class's docstring is its default message.
@@ -23,6 +25,7 @@ __all__ = [
     "LeaseLost",
     "LockNotAcquired",
     "PayloadError",
+    "PoolTimeout",
     "SkiplockError",
     "UnsupportedServer",
 ]
@@ -80,3 +83,12 @@ class BackendError(SkiplockError):
         self.retryable = retryable
         #: the connection broke; if it broke during COMMIT the outcome is unknown
         self.connection_lost = False
+
+
+class PoolTimeout(BackendError):
+    """No connection of the queue's pool became free within ``pool_timeout`` seconds: raise
+    ``max_size`` or ``pool_timeout``, or hold connections for a shorter time. Retryable: the
+    database itself did not fail, and nothing was sent to it."""
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message, retryable=True)
