@@ -1,0 +1,51 @@
+"""Settings of the test project, configured in code from the environment.
+
+``SKIPLOCK_DJANGO_URL``: the database, as a skiplock URL (postgresql://, mysql://,
+mariadb://); ``SKIPLOCK_DJANGO_TABLE``: skiplock's table (default skiplock_tasks).
+"""
+
+from __future__ import annotations
+
+import os
+
+from skiplock._url import parse_url
+
+_url = parse_url(os.environ["SKIPLOCK_DJANGO_URL"])
+_ENGINES = {"postgresql": "django.db.backends.postgresql", "mysql": "django.db.backends.mysql"}
+
+SECRET_KEY = "test only"
+USE_TZ = True
+DEFAULT_AUTO_FIELD = "django.db.models.AutoField"
+INSTALLED_APPS = ["skiplock.contrib.django", "demoapp"]
+DATABASES = {
+    "default": {
+        "ENGINE": _ENGINES[_url.dialect],
+        "NAME": _url.database,
+        "USER": _url.user or "",
+        "PASSWORD": _url.password or "",
+        "HOST": _url.host,
+        "PORT": str(_url.port or ""),
+    }
+}
+try:  # the backport needs its app; Django 6 has django.tasks built in
+    import django.tasks  # noqa: F401
+except ImportError:
+    INSTALLED_APPS.insert(0, "django_tasks")
+
+TASKS = {
+    "default": {
+        "BACKEND": "skiplock.contrib.django.SkiplockBackend",
+        "QUEUES": ["default", "other"],
+        "OPTIONS": {
+            "TABLE": os.environ.get("SKIPLOCK_DJANGO_TABLE", "skiplock_tasks"),
+            "MAX_ATTEMPTS": 2,
+            "RETRY_DELAY": 0,
+            "LEASE": 30,
+        },
+    }
+}
+LOGGING = {
+    "version": 1,
+    "handlers": {"err": {"class": "logging.StreamHandler"}},
+    "loggers": {"skiplock": {"handlers": ["err"], "level": "INFO"}},
+}
