@@ -41,6 +41,7 @@ TASKS = {
             "MAX_ATTEMPTS": 2,
             "RETRY_DELAY": 0,
             "LEASE": 30,
+            "ATOMIC": os.environ.get("SKIPLOCK_DJANGO_ATOMIC") == "1",
         },
     }
 }

@@ -202,7 +202,8 @@ class SkiplockBackend(BaseTaskBackend):  # type: ignore[misc]
     def attempts_of(self, job_id: int) -> list[Any]:
         from .models import Attempt
 
-        return list(Attempt.objects.using(self.database).filter(job_id=job_id).order_by("attempt"))
+        rows = Attempt.objects.using(self.database).filter(table=self.table, job_id=job_id)
+        return list(rows.order_by("attempt"))
 
     def task_of(self, job: Job) -> Any:
         """The job's Task with the options it was enqueued with."""

@@ -11,8 +11,10 @@ from django.db import models
 
 
 class Attempt(models.Model):  # type: ignore[misc]
-    """Attempt *attempt* (skiplock's fencing token) of the job *job_id*."""
+    """Attempt *attempt* (skiplock's fencing token) of the job *job_id* of skiplock's table
+    *table* (two backends may keep their tasks in two tables of one database)."""
 
+    table = models.CharField(max_length=255)
     job_id = models.BigIntegerField()
     attempt = models.IntegerField()
     worker_id = models.CharField(max_length=64)
@@ -25,7 +27,9 @@ class Attempt(models.Model):  # type: ignore[misc]
         app_label = "skiplock"
         db_table = "skiplock_attempt"
         constraints = [
-            models.UniqueConstraint(fields=["job_id", "attempt"], name="skiplock_attempt_once")
+            models.UniqueConstraint(
+                fields=["table", "job_id", "attempt"], name="skiplock_attempt_once"
+            )
         ]
 
     def __str__(self) -> str:

@@ -53,21 +53,29 @@ class TaskRunner:
 
         b = self.backend
         Attempt.objects.using(b.database).update_or_create(
+            table=b.table,
             job_id=job.id,
             attempt=job.attempt,
             defaults={"worker_id": self.worker_id, "started_at": timezone.now()},
         )
         outer = transaction.atomic(using=b.database) if b.atomic else nullcontext()
+        error: Exception | None = None
         with outer:
             try:
                 with transaction.atomic(using=b.database) if b.atomic else nullcontext():
                     value = self._call(job)
             except Exception as exc:
+                error = exc
                 self._write(job, exc, None)
-                self._finished(job)  # in the except block: receivers may log the exception
             else:
                 self._write(job, None, value)
-                self._finished(job)
+        if error is None:
+            self._finished(job)
+            return
+        try:  # receivers of task_finished log a failure with logger.exception: give them it
+            raise error
+        except Exception:
+            self._finished(job)
 
     def _finished(self, job: Job) -> None:
         b = self.backend
@@ -99,9 +107,8 @@ class TaskRunner:
             row["exception_class_path"] = _class_path(exc)
             row["traceback"] = "".join(traceback.format_exception(exc))
         with transaction.atomic(using=b.database):
-            Attempt.objects.using(b.database).filter(job_id=job.id, attempt=job.attempt).update(
-                **row
-            )
+            rows = Attempt.objects.using(b.database)
+            rows.filter(table=b.table, job_id=job.id, attempt=job.attempt).update(**row)
             if exc is None:
                 b.queue.complete(job, result=value, conn=b.connection())
             else:

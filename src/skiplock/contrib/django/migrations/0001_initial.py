@@ -38,6 +38,7 @@ class Migration(migrations.Migration):  # type: ignore[misc]
                         auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
                     ),
                 ),
+                ("table", models.CharField(max_length=255)),
                 ("job_id", models.BigIntegerField()),
                 ("attempt", models.IntegerField()),
                 ("worker_id", models.CharField(max_length=64)),
@@ -50,7 +51,7 @@ class Migration(migrations.Migration):  # type: ignore[misc]
                 "db_table": "skiplock_attempt",
                 "constraints": [
                     models.UniqueConstraint(
-                        fields=("job_id", "attempt"), name="skiplock_attempt_once"
+                        fields=("table", "job_id", "attempt"), name="skiplock_attempt_once"
                     )
                 ],
             },

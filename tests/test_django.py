@@ -1,0 +1,212 @@
+"""skiplock's django.tasks backend and ``manage.py skiplock_worker``, in a real Django
+project (tests/django_project) run in subprocesses against each database server.
+
+Each test gets a database of its own on the server (created and dropped here), migrated
+by ``manage.py migrate``. Runs on the default Python with Django 5.2 and the django-tasks
+backport; tests/test_django6.py runs this file again on Python 3.12 with Django 6.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import skiplock
+from skiplock._url import parse_url
+
+pytest.importorskip("django", reason="pip install 'skiplock[django]'")
+
+PROJECT = Path(__file__).resolve().parent / "django_project"
+_counter = itertools.count()
+
+
+def _admin(url: str, statement: str) -> None:
+    """CREATE / DROP DATABASE on the server, outside any transaction."""
+    q = skiplock.connect(url, table="skiplock_probe")
+    conn = q.connection()
+    try:
+        if q.url.dialect == "postgresql":
+            conn.rollback()
+            conn.autocommit = True
+        cur = conn.cursor()
+        cur.execute(statement)
+        cur.close()
+    finally:
+        conn.close()
+        q.close()
+
+
+class Project:
+    """The test project on one database: ``manage(...)``, ``scenario(...)``, workers."""
+
+    def __init__(self, url: str, tmp: Path) -> None:
+        self.env = {**os.environ, "SKIPLOCK_DJANGO_URL": url, "PYTHONUNBUFFERED": "1"}
+        self.tmp = tmp
+        self.workers: list[subprocess.Popen[bytes]] = []
+
+    def run(self, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [sys.executable, *args],
+            cwd=PROJECT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        assert done.returncode == 0, f"{args}: {done.stdout}\n{done.stderr}"
+        return done
+
+    def manage(self, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+        return self.run("manage.py", *args, timeout=timeout)
+
+    def scenario(self, name: str, *args: str) -> Any:
+        return json.loads(self.run("scenario.py", name, *args).stdout.strip().splitlines()[-1])
+
+    def result(self, result_id: str) -> dict[str, Any]:
+        found: dict[str, Any] = self.scenario("result", result_id)
+        return found
+
+    def start_worker(self, name: str, *args: str) -> tuple[subprocess.Popen[bytes], Path]:
+        log = self.tmp / f"{name}.log"
+        with open(log, "wb") as out:
+            p = subprocess.Popen(
+                [sys.executable, "manage.py", "skiplock_worker", "--worker-id", name, *args],
+                cwd=PROJECT,
+                env=self.env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        self.workers.append(p)
+        return p, log
+
+    def wait_for(self, result_id: str, what: str, check: Any, timeout: float = 90) -> None:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if check(self.result(result_id)):
+                return
+            time.sleep(0.3)
+        raise AssertionError(f"timed out waiting for {what}: {self.result(result_id)}")
+
+
+@pytest.fixture
+def project(backend: str, url: str, tmp_path: Path) -> Iterator[Project]:
+    u = parse_url(url)
+    if u.dialect not in ("postgresql", "mysql"):
+        pytest.skip(f"{backend}: the test project has Django's PostgreSQL and MySQL backends")
+    if u.dialect == "mysql":
+        pytest.importorskip("MySQLdb", reason="Django's MySQL backend needs mysqlclient")
+    name = f"skiplock_dj_{os.getpid()}_{next(_counter)}"
+    _admin(url, f"DROP DATABASE IF EXISTS {name}")
+    _admin(url, f"CREATE DATABASE {name}")
+    p = Project(url.rsplit("/", 1)[0] + "/" + name, tmp_path)
+    try:
+        p.manage("migrate", "-v0")
+        yield p
+    finally:
+        for w in p.workers:
+            if w.poll() is None:
+                w.kill()
+            w.wait(30)
+        _admin(url, f"DROP DATABASE IF EXISTS {name}")
+
+
+def test_enqueue_commits_and_rolls_back_with_the_atomic_block(project: Project) -> None:
+    got = project.scenario("atomic")
+    assert got == {
+        "kept": True,
+        "undone": False,
+        "outside": True,
+        "notes": ["kept"],
+        "status": "READY",
+    }
+
+
+def test_worker_runs_tasks_and_results_show_through_get_result(project: Project) -> None:
+    ok = project.scenario("enqueue", "add", "2", "3")["id"]
+    bad = project.scenario("enqueue", "explode", '"boom"')["id"]
+    ctx = project.scenario("enqueue", "which_attempt")["id"]
+    assert project.result(ok)["status"] == "READY"
+    project.manage("skiplock_worker", "--batch", "--worker-id", "w1")
+
+    r = project.result(ok)
+    assert r["status"] == "SUCCESSFUL" and r["is_finished"]
+    assert r["return_value"]["sum"] == 5
+    assert r["args"] == [2, 3] and r["kwargs"] == {}
+    assert r["attempts"] == 1 and r["worker_ids"] == ["w1"] and r["errors"] == []
+    assert r["enqueued_at"] <= r["started_at"] <= r["finished_at"]
+    assert r["started_at"] == r["last_attempted_at"]
+
+    # MAX_ATTEMPTS 2 in the test project: two attempts, each error with its traceback
+    r = project.result(bad)
+    assert r["status"] == "FAILED" and r["is_finished"]
+    assert r["attempts"] == 2 and r["worker_ids"] == ["w1", "w1"]
+    assert [e["exception_class_path"] for e in r["errors"]] == ["builtins.ValueError"] * 2
+    assert r["exception_class"] == "ValueError"
+    for e in r["errors"]:
+        assert "Traceback (most recent call last)" in e["traceback"]
+        assert "ValueError: boom" in e["traceback"]
+        assert "in explode" in e["traceback"]
+    assert "return_value" not in r
+    assert r["started_at"] < r["last_attempted_at"] <= r["finished_at"]
+
+    assert project.result(ctx)["return_value"] == 1  # TaskContext.attempt
+    assert project.scenario("missing", "999999") is True
+    assert project.scenario("missing", "not-a-number") is True
+
+
+def test_larger_django_priority_runs_first_and_run_after_waits(project: Project) -> None:
+    got = project.scenario("enqueue_priorities")
+    project.manage("skiplock_worker", "--batch", "--concurrency", "1")
+    assert project.scenario("notes") == ["p100", "p50", "p0", "p-10", "p-100"]
+    later = project.result(got["later"])
+    assert later["status"] == "READY" and later["attempts"] == 0
+    assert project.result(got["ids"]["100"])["priority"] == 100
+
+
+def test_a_killed_workers_task_comes_back_after_its_lease(project: Project) -> None:
+    """Django's database backend leaves such a task RUNNING for ever (nothing claims a
+    RUNNING row again); here the claim takes it back once the lease has ended."""
+    first, _ = project.start_worker("first", "--lease", "2")
+    job = project.scenario("enqueue", "stall_first", "600")["id"]
+    project.wait_for(job, "attempt 1 running", lambda r: r["status"] == "RUNNING")
+    first.send_signal(signal.SIGKILL)
+    first.wait(30)
+    assert project.result(job)["status"] == "RUNNING"
+    project.manage("skiplock_worker", "--batch", "--lease", "2", "--worker-id", "second")
+    r = project.result(job)
+    assert r["status"] == "SUCCESSFUL" and r["return_value"] == "on time"
+    assert r["attempts"] == 2 and r["worker_ids"] == ["first", "second"]
+
+
+def test_a_late_result_is_rejected_and_its_writes_roll_back(project: Project) -> None:
+    """A worker frozen past its lease (SIGSTOP) finishes its task after another worker
+    ran it again: its fenced result is rejected, and (ATOMIC) the task's own row too."""
+    project.env["SKIPLOCK_DJANGO_ATOMIC"] = "1"
+    frozen, log = project.start_worker("frozen", "--lease", "2")
+    job = project.scenario("enqueue", "stall_first", "4")["id"]
+    project.wait_for(job, "attempt 1 running", lambda r: r["status"] == "RUNNING")
+    frozen.send_signal(signal.SIGSTOP)
+    try:
+        project.manage("skiplock_worker", "--batch", "--lease", "2", "--worker-id", "other")
+    finally:
+        frozen.send_signal(signal.SIGCONT)
+    end = time.monotonic() + 90
+    while "lost its lease" not in log.read_text() and time.monotonic() < end:
+        time.sleep(0.3)
+    assert "lost its lease" in log.read_text(), log.read_text()
+    frozen.send_signal(signal.SIGTERM)
+    assert frozen.wait(60) == 0, log.read_text()
+    r = project.result(job)
+    assert r["status"] == "SUCCESSFUL" and r["return_value"] == "on time"
+    assert r["attempts"] == 2 and r["worker_ids"] == ["frozen", "other"]
+    assert "late" not in project.scenario("notes")
