@@ -11,6 +11,8 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -49,15 +51,16 @@ def _admin(url: str, statement: str) -> None:
 class Project:
     """The test project on one database: ``manage(...)``, ``scenario(...)``, workers."""
 
-    def __init__(self, url: str, tmp: Path) -> None:
+    def __init__(self, url: str, tmp: Path, where: Path = PROJECT) -> None:
         self.env = {**os.environ, "SKIPLOCK_DJANGO_URL": url, "PYTHONUNBUFFERED": "1"}
+        self.where = where
         self.tmp = tmp
         self.workers: list[subprocess.Popen[bytes]] = []
 
     def run(self, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
             [sys.executable, *args],
-            cwd=PROJECT,
+            cwd=self.where,
             env=self.env,
             capture_output=True,
             text=True,
@@ -81,7 +84,7 @@ class Project:
         with open(log, "wb") as out:
             p = subprocess.Popen(
                 [sys.executable, "manage.py", "skiplock_worker", "--worker-id", name, *args],
-                cwd=PROJECT,
+                cwd=self.where,
                 env=self.env,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -99,7 +102,8 @@ class Project:
 
 
 @pytest.fixture
-def project(backend: str, url: str, tmp_path: Path) -> Iterator[Project]:
+def database(backend: str, url: str) -> Iterator[str]:
+    """The URL of a new database on the backend's server, dropped afterwards."""
     u = parse_url(url)
     if u.dialect not in ("postgresql", "mysql"):
         pytest.skip(f"{backend}: the test project has Django's PostgreSQL and MySQL backends")
@@ -108,7 +112,15 @@ def project(backend: str, url: str, tmp_path: Path) -> Iterator[Project]:
     name = f"skiplock_dj_{os.getpid()}_{next(_counter)}"
     _admin(url, f"DROP DATABASE IF EXISTS {name}")
     _admin(url, f"CREATE DATABASE {name}")
-    p = Project(url.rsplit("/", 1)[0] + "/" + name, tmp_path)
+    try:
+        yield url.rsplit("/", 1)[0] + "/" + name
+    finally:
+        _admin(url, f"DROP DATABASE IF EXISTS {name}")
+
+
+@pytest.fixture
+def project(database: str, tmp_path: Path) -> Iterator[Project]:
+    p = Project(database, tmp_path)
     try:
         p.manage("migrate", "-v0")
         yield p
@@ -117,7 +129,6 @@ def project(backend: str, url: str, tmp_path: Path) -> Iterator[Project]:
             if w.poll() is None:
                 w.kill()
             w.wait(30)
-        _admin(url, f"DROP DATABASE IF EXISTS {name}")
 
 
 def test_enqueue_commits_and_rolls_back_with_the_atomic_block(project: Project) -> None:
@@ -210,3 +221,57 @@ def test_a_late_result_is_rejected_and_its_writes_roll_back(project: Project) ->
     assert r["status"] == "SUCCESSFUL" and r["return_value"] == "on time"
     assert r["attempts"] == 2 and r["worker_ids"] == ["frozen", "other"]
     assert "late" not in project.scenario("notes")
+
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "django.md"
+_DOC_SETTINGS = """\
+import sys
+sys.path.insert(0, {project!r})
+from dbsettings import DATABASES  # the test's database
+
+SECRET_KEY = "docs test"
+USE_TZ = True
+DEFAULT_AUTO_FIELD = "django.db.models.AutoField"
+
+{settings}
+
+INSTALLED_APPS += ["django.contrib.auth", "django.contrib.contenttypes", "myapp"]
+try:
+    import django.tasks
+except ImportError:
+    INSTALLED_APPS.insert(0, "django_tasks")
+"""
+
+
+def _doc_blocks() -> dict[str, str]:
+    found = re.findall(r"<!-- docs-test: (\w+) -->\n```\w+\n(.*?)```", DOC.read_text(), re.S)
+    return dict(found)
+
+
+def test_the_docs_settings_task_enqueue_and_commands_work(database: str, tmp_path: Path) -> None:
+    blocks = _doc_blocks()
+    assert set(blocks) == {"settings", "tasks", "enqueue", "commands"}
+    where = tmp_path / "site"
+    (where / "myapp").mkdir(parents=True)
+    (where / "myapp" / "__init__.py").write_text("")
+    (where / "myapp" / "tasks.py").write_text(blocks["tasks"])
+    (where / "settings.py").write_text(
+        _DOC_SETTINGS.format(project=str(PROJECT), settings=blocks["settings"])
+    )
+    shutil.copy(PROJECT / "manage.py", where / "manage.py")
+    site = Project(database, tmp_path, where)
+    for line in blocks["commands"].splitlines():
+        command = line.split("#", 1)[0].split()
+        assert command[:2] == ["python", "manage.py"], line
+        if "skiplock_worker" in command:
+            command.append("--batch")  # the docs' worker runs until stopped
+            enqueued = site.run("manage.py", "shell", "-c", blocks["enqueue"] + "print(result.id)")
+            result_id = enqueued.stdout.split()[-1]
+        site.run(*command[1:])
+    check = (
+        "from myapp.tasks import send_welcome\n"
+        f"r = send_welcome.get_result({result_id!r})\n"
+        "print(r.status, r.return_value, r.task.queue_name, r.task.priority)"
+    )
+    out = site.run("manage.py", "shell", "-c", check).stdout.split("\n")[-2]
+    assert out == "SUCCESSFUL welcome, user 1 email 10"

@@ -8,25 +8,13 @@ from __future__ import annotations
 
 import os
 
-from skiplock._url import parse_url
-
-_url = parse_url(os.environ["SKIPLOCK_DJANGO_URL"])
-_ENGINES = {"postgresql": "django.db.backends.postgresql", "mysql": "django.db.backends.mysql"}
+from dbsettings import DATABASES
 
 SECRET_KEY = "test only"
 USE_TZ = True
 DEFAULT_AUTO_FIELD = "django.db.models.AutoField"
 INSTALLED_APPS = ["skiplock.contrib.django", "demoapp"]
-DATABASES = {
-    "default": {
-        "ENGINE": _ENGINES[_url.dialect],
-        "NAME": _url.database,
-        "USER": _url.user or "",
-        "PASSWORD": _url.password or "",
-        "HOST": _url.host,
-        "PORT": str(_url.port or ""),
-    }
-}
+__all__ = ["DATABASES"]
 try:  # the backport needs its app; Django 6 has django.tasks built in
     import django.tasks  # noqa: F401
 except ImportError:
