@@ -20,6 +20,19 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
+from skiplock._ops import (
+    COMMIT,
+    LASTROWID,
+    NOTHING,
+    ROWCOUNT,
+    ROWS,
+    ErrorInfo,
+    Op,
+    Statement,
+    run_sync,
+)
+from skiplock.drivers import Adapter
+from skiplock.drivers.mysql import MySQLConnectorAdapter
 from skiplock.errors import UnsupportedServer
 
 from .base import Dialect, Row, ServerInfo
@@ -36,6 +49,7 @@ class MySQLDialect(Dialect):
     name: ClassVar[str] = "mysql"
     sql_file: ClassVar[str] = "mysql.sql"
     driver_module: ClassVar[str] = "mysql.connector"
+    adapter_class: ClassVar[type[Adapter]] = MySQLConnectorAdapter
     extra: ClassVar[str] = "mysql"
 
     #: set by :meth:`server_info`: MariaDB has INSERT … RETURNING, MySQL has not
@@ -73,15 +87,10 @@ class MySQLDialect(Dialect):
             cur.close()
         return conn
 
-    def cursor(self, conn: Any) -> Any:
-        return conn.cursor(dictionary=True)
-
     def server_info(self, conn: Any) -> ServerInfo:
         # mysql-connector reports MariaDB as 5.5.5; VERSION() tells the truth.
-        with self._cursor(conn) as cur:
-            cur.execute("SELECT VERSION() AS v")
-            text = str(cur.fetchone()["v"])
-        conn.commit()
+        [row] = run_sync(self.version_op(), self.adapter(conn))
+        text = str(row["v"])
         numbers = tuple(int(n) for n in re.findall(r"\d+", text.split("-")[0])[:3])
         if "mariadb" in text.lower():
             info = ServerInfo("MariaDB", numbers, text)
@@ -98,13 +107,10 @@ class MySQLDialect(Dialect):
                 )
         return info
 
-    def driver_errors(self) -> tuple[type[BaseException], ...]:
-        return (self.driver.Error,)
-
-    def classify(self, exc: BaseException) -> tuple[bool, bool]:
-        errno = getattr(exc, "errno", None) or 0
+    def classify(self, info: ErrorInfo) -> tuple[bool, bool]:
+        errno = info.number()
         lost = errno in _CONNECTION or (
-            isinstance(exc, (self.driver.OperationalError, self.driver.InterfaceError))
+            info.kind in ("operational", "interface")
             and errno not in _RETRYABLE
             and errno < 1000  # client-side: no server error code
         )
@@ -116,38 +122,42 @@ class MySQLDialect(Dialect):
         except Exception:
             return True
 
-    def insert(self, conn: Any, params: Mapping[str, Any]) -> int:
-        with self._cursor(conn) as cur:
-            self.execute(cur, "enqueue", params)
-            return int(cur.lastrowid)
+    def version_op(self) -> Op[list[Row]]:
+        rows: list[Row] = yield Statement("SELECT VERSION() AS v", None, ROWS)
+        yield COMMIT
+        return rows
 
-    def insert_dedupe(self, conn: Any, params: Mapping[str, Any]) -> int | None:
-        with self._cursor(conn) as cur:
-            self.execute(cur, "enqueue_dedupe", params)
-            return int(cur.lastrowid)
+    def begin_sql(self) -> str:
+        return "START TRANSACTION"
+
+    def insert(self, params: Mapping[str, Any]) -> Op[int]:
+        new_id: int = yield self.stmt("enqueue", params, LASTROWID)
+        return new_id
+
+    def insert_dedupe_once(self, params: Mapping[str, Any]) -> Op[int | None]:
+        new_id: int = yield self.stmt("enqueue_dedupe", params, LASTROWID)
+        return new_id
 
     def insert_many(
-        self, conn: Any, common: Mapping[str, Any], rows: Sequence[tuple[str, str]]
-    ) -> list[int]:
+        self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
+    ) -> Op[list[int]]:
         params = dict(common)
         # Payloads are JSON text already: nesting them as strings keeps them byte-exact.
         params["rows"] = json.dumps(rows, ensure_ascii=True, separators=(",", ":"))
-        with self._cursor(conn) as cur:
-            if self.insert_returning:
-                cur.execute(self.sql["enqueue_rows"] + "\nRETURNING id, idempotency_key", params)
-                found = cur.fetchall()
-            else:
-                cur.execute(self.sql["enqueue_rows"], params)
-                self.execute(cur, "ids_by_key", {"keys": [k for _, k in rows]})
-                found = cur.fetchall()
+        if self.insert_returning:
+            sql = self.sql["enqueue_rows"] + "\nRETURNING id, idempotency_key"
+            found: list[Row] = yield Statement(sql, params, ROWS)
+        else:
+            yield Statement(self.sql["enqueue_rows"], params, NOTHING)
+            found = yield self.stmt("ids_by_key", {"keys": [k for _, k in rows]})
         by_key = {str(r["idempotency_key"]): int(r["id"]) for r in found}
         return [by_key[k] for _, k in rows]
 
-    def claim(self, conn: Any, queues: Sequence[str], limit: int, lease_ms: int) -> list[Row]:
+    def claim(self, queues: Sequence[str], limit: int, lease_ms: int) -> Op[list[Row]]:
         if len(queues) == 1:
-            picked = self.fetch(conn, "claim_pick", {"queue": queues[0], "limit": limit})
+            picked: list[Row] = yield self.stmt("claim_pick", {"queue": queues[0], "limit": limit})
         else:
-            picked = self.fetch(conn, "claim_pick_queues", {"queues": list(queues), "limit": limit})
+            picked = yield self.stmt("claim_pick_queues", {"queues": list(queues), "limit": limit})
         if not picked:
             return []
         spent = {
@@ -156,13 +166,14 @@ class MySQLDialect(Dialect):
             if r["status"] == "running" and r["attempt"] >= r["max_attempts"]
         }
         if spent:
-            self.run(conn, "claim_expire", {"ids": sorted(spent)})
+            yield self.stmt("claim_expire", {"ids": sorted(spent)}, ROWCOUNT)
         taken = [r for r in picked if r["id"] not in spent]
         if not taken:
             return []
         db_now: datetime = picked[0]["db_now"]
         lease_until = db_now + timedelta(milliseconds=lease_ms)
-        self.run(conn, "claim_take", {"ids": [r["id"] for r in taken], "lease_until": lease_until})
+        take = {"ids": [r["id"] for r in taken], "lease_until": lease_until}
+        yield self.stmt("claim_take", take, ROWCOUNT)
         for r in taken:
             r.pop("db_now", None)
             r.update(
@@ -174,7 +185,7 @@ class MySQLDialect(Dialect):
             )
         return taken
 
-    def complete_many(self, conn: Any, items: Sequence[tuple[int, int, str | None]]) -> set[int]:
+    def complete_many(self, items: Sequence[tuple[int, int, str | None]]) -> Op[set[int]]:
         # One fenced UPDATE for the batch (the common case: every job still held, two
         # round trips with the commit, as a bare loop would do). FOUND_ROWS makes rowcount
         # the number of rows matched.
@@ -190,19 +201,14 @@ class MySQLDialect(Dialect):
         value = "CASE id " + " ".join(cases) + " END" if cases else "NULL"
         sql = self.sql["complete_held"].replace("{result}", value)
         sql, bound = self.bind(sql.replace("{pairs}", ", ".join(pairs)), params)
-        with self._cursor(conn) as cur:
-            cur.execute(sql, bound)
-            matched = int(cur.rowcount)
+        matched: int = yield Statement(sql, bound, ROWCOUNT)
         if matched == len(wanted):
             return set(wanted)
         if matched == 0:
             return set()
         # Some were lost. Ours share the one finished_at this statement wrote, later than
         # any earlier completion of the same (id, attempt).
-        rows = [
-            r
-            for r in self.fetch(conn, "complete_which", {"ids": list(wanted)})
-            if wanted[int(r["id"])][0] == int(r["attempt"])
-        ]
+        which: list[Row] = yield self.stmt("complete_which", {"ids": list(wanted)})
+        rows = [r for r in which if wanted[int(r["id"])][0] == int(r["attempt"])]
         newest = max(r["finished_at"] for r in rows)
         return {int(r["id"]) for r in rows if r["finished_at"] == newest}

@@ -20,10 +20,12 @@ from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
+from ._ops import NOTHING, Op, Statement, StatementError, run_sync
 from ._sql import TableName
 from ._url import DatabaseURL, parse_url
 from .dialects import Dialect, ServerInfo, get_dialect
-from .errors import BackendError, ConfigurationError, LeaseLost, PayloadError
+from .drivers import Adapter, adapt
+from .errors import ConfigurationError, PayloadError
 from .job import Job, Stats, utc
 
 __all__ = ["Queue", "Transaction", "backoff", "connect"]
@@ -175,7 +177,7 @@ class Queue:
         self.dialect: Dialect = get_dialect(self.url, self.table)
         self.server: ServerInfo | None = None
         self._max_idle = max_idle
-        self._idle: list[Any] = []
+        self._idle: list[Adapter] = []
         self._lock = threading.Lock()
         self._closed = False
 
@@ -193,6 +195,9 @@ class Queue:
         if self.server is None:
             try:
                 self.server = self.dialect.server_info(conn)
+            except StatementError as exc:
+                self._close_quietly(conn)
+                raise self.dialect.wrap(exc, "connecting") from exc.cause
             except BaseException:
                 self._close_quietly(conn)
                 raise
@@ -203,23 +208,23 @@ class Queue:
         COMMITTED). The caller owns and closes it."""
         return self._new_connection()
 
-    def _checkout(self) -> Any:
+    def _checkout(self) -> Adapter:
         if self._closed:
             raise ConfigurationError("this queue was closed")
         with self._lock:
             if self._idle:
                 return self._idle.pop()
-        return self._new_connection()
+        return self.dialect.adapter(self._new_connection())
 
-    def _checkin(self, conn: Any) -> None:
-        if self.dialect.is_closed(conn):
-            self._close_quietly(conn)
+    def _checkin(self, own: Adapter) -> None:
+        if self.dialect.is_closed(own.connection):
+            self._close_quietly(own.connection)
             return
         with self._lock:
             if not self._closed and len(self._idle) < self._max_idle:
-                self._idle.append(conn)
+                self._idle.append(own)
                 return
-        self._close_quietly(conn)
+        self._close_quietly(own.connection)
 
     def _close_quietly(self, conn: Any) -> None:
         with suppress(Exception):
@@ -230,8 +235,8 @@ class Queue:
         with self._lock:
             self._closed = True
             idle, self._idle = self._idle, []
-        for conn in idle:
-            self._close_quietly(conn)
+        for own in idle:
+            self._close_quietly(own.connection)
 
     def __enter__(self) -> Queue:
         return self
@@ -239,33 +244,38 @@ class Queue:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- running one transaction ----------------------------------------------------------
+    # -- running one operation ------------------------------------------------------------
 
-    def _run(self, fn: Callable[[Any], T], doing: str, conn: Any = None) -> T:
-        """Run *fn* in a transaction of its own, or in the caller's when *conn* is given.
+    def adapt(self, conn: Any) -> Adapter:
+        """The driver adapter for a caller's *conn* (see :mod:`skiplock.drivers`).
+
+        Raises :class:`~skiplock.ConfigurationError`, before anything is sent, for an
+        object skiplock cannot use or a connection to another kind of database.
+        """
+        return adapt(conn, self.dialect.name, self.url.flavor)
+
+    def _run(self, doing: str, conn: Any, make: Callable[..., Op[T]], *args: Any) -> T:
+        """Run the operation ``make(*args)`` in a transaction of its own, or in the
+        caller's when *conn* is given.
 
         A failure before COMMIT rolls back; if it was a deadlock, a lock timeout or a lost
         connection the whole transaction runs again (bounded, with jitter). A connection
         lost during COMMIT leaves the outcome unknown: that is raised, never retried.
         """
-        errors = self.dialect.driver_errors()
         if conn is not None:
-            try:
-                return fn(conn)
-            except errors as exc:
-                raise self.dialect.wrap(exc, doing) from exc
+            return self._run_theirs(doing, self.adapt(conn), make(*args))
         for attempt in range(1, _RETRIES + 1):
             own = self._checkout()
             try:
-                result = fn(own)
-            except errors as exc:
+                result = run_sync(make(*args), own)
+            except StatementError as exc:
                 self._rollback_or_drop(own)
                 err = self.dialect.wrap(exc, doing)
                 if err.retryable and attempt < _RETRIES:
                     log.debug("retrying %s after %s", doing, err)
                     time.sleep(random.uniform(0.005, 0.02 * 2**attempt))
                     continue
-                raise err from exc
+                raise err from exc.cause
             except BaseException:
                 self._rollback_or_drop(own)
                 raise
@@ -273,29 +283,54 @@ class Queue:
             return result
         raise AssertionError("unreachable")
 
-    def _commit(self, own: Any, doing: str) -> None:
+    def _run_theirs(self, doing: str, theirs: Adapter, op: Op[T]) -> T:
+        """Run *op* on the caller's connection, never committing the caller's transaction.
+
+        A connection in autocommit mode would commit each statement by itself, and an
+        operation of several statements (MySQL's claim, a batch insert by COPY, a
+        heartbeat) would be torn: there the operation gets a transaction of its own,
+        committed when it ends, as if the caller had wrapped it in one.
+        """
+        try:
+            if not theirs.autocommit():
+                return run_sync(op, theirs)
+            theirs.execute(Statement(self.dialect.begin_sql(), None, NOTHING))
+            try:
+                result = run_sync(op, theirs)
+            except BaseException:
+                with suppress(Exception):
+                    theirs.execute(Statement("ROLLBACK", None, NOTHING))
+                raise
+            theirs.execute(Statement("COMMIT", None, NOTHING))
+            return result
+        except StatementError as exc:
+            raise self.dialect.wrap(exc, doing) from exc.cause
+        except theirs.errors as exc:
+            raise self.dialect.wrap(exc, doing, theirs.error_info(exc)) from exc
+
+    def _commit(self, own: Adapter, doing: str) -> None:
         """COMMIT a pooled connection and return it to the pool. A connection lost during
         COMMIT leaves the outcome unknown: the error says so and nothing is retried."""
         try:
-            own.commit()
-        except self.dialect.driver_errors() as exc:
+            own.connection.commit()
+        except own.errors as exc:
             self._rollback_or_drop(own)
-            err = self.dialect.wrap(exc, doing)
+            err = self.dialect.wrap(exc, doing, own.error_info(exc))
             if err.connection_lost:
                 err.args = (str(err) + "; whether it committed is unknown",)
             raise err from exc
         self._checkin(own)
 
-    def _rollback_or_drop(self, conn: Any) -> None:
+    def _rollback_or_drop(self, own: Adapter) -> None:
         try:
-            conn.rollback()
+            own.connection.rollback()
         except Exception:
-            self._close_quietly(conn)
+            self._close_quietly(own.connection)
             return
-        self._checkin(conn)
+        self._checkin(own)
 
     @contextmanager
-    def transaction(self) -> Iterator[Transaction]:
+    def transaction(self, *, conn: Any = None) -> Iterator[Transaction]:
         """One transaction for your own writes and skiplock's, committed together.
 
         ::
@@ -304,8 +339,14 @@ class Queue:
                 tx.execute("INSERT INTO receipts (job_id) VALUES (%(id)s)", {"id": job.id})
                 tx.complete(job)     # LeaseLost here rolls back the INSERT too
 
-        Commits when the block ends, rolls back when it raises (and re-raises).
+        Commits when the block ends, rolls back when it raises (and re-raises). With
+        ``conn=`` (any connection :meth:`adapt` accepts), the block works in the caller's
+        own transaction on that connection and neither commits nor rolls back: the
+        caller does.
         """
+        if conn is not None:
+            yield Transaction(self, self.adapt(conn))
+            return
         own = self._checkout()
         tx = Transaction(self, own)
         try:
@@ -318,7 +359,7 @@ class Queue:
     def ping(self) -> ServerInfo:
         """Reach the server; return what it is. Raises ``UnsupportedServer`` if it is too old
         for skiplock, ``BackendError`` if it does not answer."""
-        self._run(lambda c: None, "connecting")
+        self._run("connecting", None, _nothing)
         assert self.server is not None
         return self.server
 
@@ -326,7 +367,7 @@ class Queue:
 
     def install(self) -> None:
         """Create the jobs table and its indexes if they are missing. Idempotent."""
-        self._run(self.dialect.install, f"installing table {self.table}")
+        self._run(f"installing table {self.table}", None, self.dialect.install)
 
     # -- enqueue --------------------------------------------------------------------------
 
@@ -365,23 +406,9 @@ class Queue:
         params["payload"] = _dumps(payload, "payload")
         params["idempotency_key"] = str(uuid.uuid4())
         if dedupe_key is None:
-            return self._run(lambda c: self.dialect.insert(c, params), "enqueueing", conn)
+            return self._run("enqueueing", conn, self.dialect.insert, params)
         params["dedupe_key"] = _text(dedupe_key, "dedupe_key")
-
-        def insert_or_find(c: Any) -> int:
-            # The existing job may finish between our insert and our look-up: try again.
-            for _ in range(50):
-                new_id = self.dialect.insert_dedupe(c, params)
-                if new_id is not None:
-                    return new_id
-                row = self.dialect.fetch_one(c, "find_dedupe", params)
-                if row is not None:
-                    return int(row["id"])
-            raise BackendError(
-                f"could not enqueue with dedupe_key {dedupe_key!r}: it kept changing"
-            )
-
-        return self._run(insert_or_find, "enqueueing", conn)
+        return self._run("enqueueing", conn, self.dialect.insert_dedupe, params)
 
     def enqueue_many(
         self,
@@ -400,7 +427,11 @@ class Queue:
         if not texts:
             return []
         rows = list(zip(texts, _uuid4_batch(len(texts)), strict=True))
-        return self._run(lambda c: self.dialect.insert_many(c, common, rows), "enqueueing", conn)
+        if conn is None:
+            return self._run("enqueueing", None, self.dialect.insert_many, common, rows, True)
+        theirs = self.adapt(conn)
+        op = self.dialect.insert_many(common, rows, theirs.can_copy)
+        return self._run_theirs("enqueueing", theirs, op)
 
     # -- claim and the fenced writes ------------------------------------------------------
 
@@ -422,7 +453,7 @@ class Queue:
         names = _queues(queues)
         n = _int(limit, "limit", 1, 10_000)
         lease_ms = _ms(lease, "lease", low=0.001)
-        rows = self._run(lambda c: self.dialect.claim(c, names, n, lease_ms), "claiming", conn)
+        rows = self._run("claiming", conn, self.dialect.claim, names, n, lease_ms)
         jobs = [Job.from_row(r) for r in rows]
         for job in jobs:
             job.lease = lease_ms / 1000
@@ -432,12 +463,7 @@ class Queue:
         if not isinstance(job, Job):
             raise ConfigurationError(f"expected a skiplock.Job, not {type(job).__name__}")
         params = {"id": job.id, "attempt": job.attempt, **params}
-
-        def write(c: Any) -> None:
-            if self.dialect.run(c, name, params) != 1:
-                raise LeaseLost(job_id=job.id, attempt=job.attempt)
-
-        self._run(write, f"{doing} job {job.id}", conn)
+        self._run(f"{doing} job {job.id}", conn, self.dialect.fenced, name, params)
 
     def heartbeat(self, job: Job, *, lease: float | None = None, conn: Any = None) -> None:
         """Move the lease's end to now + *lease* seconds (default: 30 s or the claim's).
@@ -448,14 +474,8 @@ class Queue:
             lease = job.lease if job.lease is not None else 30.0
         lease_ms = _ms(lease, "lease", low=0.001)
         params = {"id": job.id, "attempt": job.attempt, "lease_ms": lease_ms}
-
-        def beat(c: Any) -> datetime | None:
-            if self.dialect.run(c, "heartbeat", params) != 1:
-                raise LeaseLost(job_id=job.id, attempt=job.attempt)
-            row = self.dialect.fetch_one(c, "lease_of", params)
-            return None if row is None else utc(row["lease_until"])
-
-        job.lease_until = self._run(beat, f"heartbeat of job {job.id}", conn)
+        until = self._run(f"heartbeat of job {job.id}", conn, self.dialect.heartbeat, params)
+        job.lease_until = utc(until)
 
     def complete(self, job: Job, *, result: Any = None, conn: Any = None) -> None:
         """Mark the job done, storing *result* (JSON). Fenced: raises
@@ -476,7 +496,7 @@ class Queue:
         if not jobs:
             return []
         batch = [(j.id, j.attempt, None if r is None else _dumps(r, "result")) for j, r in jobs]
-        held = self._run(lambda c: self.dialect.complete_many(c, batch), "completing jobs", conn)
+        held = self._run("completing jobs", conn, self.dialect.complete_many, batch)
         lost = []
         for job, result in jobs:
             if job.id in held:
@@ -515,59 +535,79 @@ class Queue:
     def get(self, job_id: int, *, conn: Any = None) -> Job | None:
         """The job's record, or None if there is no such job."""
         _int(job_id, "job_id", 1, 2**63 - 1)
-        row = self._run(
-            lambda c: self.dialect.fetch_one(c, "get", {"id": job_id}), "reading a job", conn
-        )
+        row = self._run("reading a job", conn, self.dialect.fetch_one_op, "get", {"id": job_id})
         return None if row is None else Job.from_row(row)
 
     def stats(self, queues: Sequence[str] | str | None = None, *, conn: Any = None) -> Stats:
         """Counts by state for *queues* (default: all queues)."""
         names = [""] if queues is None else _queues(queues)
         params = {"all_queues": queues is None, "queues": names}
-        row = self._run(lambda c: self.dialect.fetch_one(c, "stats", params), "reading stats", conn)
+        row = self._run("reading stats", conn, self.dialect.fetch_one_op, "stats", params)
         return Stats.from_row(row or {})
+
+
+def _nothing() -> Op[None]:
+    """An operation of no statement (reaching the server is the point)."""
+    return
+    yield
 
 
 class Transaction:
     """A transaction opened by :meth:`Queue.transaction`: skiplock's writes and yours,
     committed together. ``connection`` is the driver connection for your own SQL."""
 
-    def __init__(self, queue: Queue, connection: Any) -> None:
+    def __init__(self, queue: Queue, adapter: Adapter) -> None:
         self.queue = queue
-        self.connection = connection
+        self.adapter = adapter
+        self.connection = adapter.connection
+
+    def _user(self, sql: str, params: Any) -> tuple[int, list[tuple[Any, ...]]]:
+        try:
+            return self.adapter.user_execute(sql, params)
+        except self.adapter.errors as exc:
+            info = self.adapter.error_info(exc)
+            raise self.queue.dialect.wrap(exc, "running your statement", info) from exc
 
     def execute(self, sql: str, params: Any = None) -> int:
-        """Run your own statement (driver parameter style); return its row count."""
-        errors = self.queue.dialect.driver_errors()
-        cur = self.connection.cursor()
-        try:
-            cur.execute(sql, params)
-            return int(cur.rowcount)
-        except errors as exc:
-            raise self.queue.dialect.wrap(exc, "running your statement") from exc
-        finally:
-            cur.close()
+        """Run your own statement (the driver's parameter style); return its row count.
+        Rows it returns are read and dropped (see :meth:`fetchall`)."""
+        return self._user(sql, params)[0]
+
+    def fetchall(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+        """Run your own query (the driver's parameter style); return its rows as tuples."""
+        return self._user(sql, params)[1]
+
+    def fetchone(self, sql: str, params: Any = None) -> tuple[Any, ...] | None:
+        """The first row of your own query, or None."""
+        rows = self._user(sql, params)[1]
+        return rows[0] if rows else None
 
     def enqueue(self, payload: Any, **options: Any) -> int:
-        return self.queue.enqueue(payload, conn=self.connection, **options)
+        return self.queue.enqueue(payload, conn=self.adapter, **options)
 
     def enqueue_many(self, payloads: Iterable[Any], **options: Any) -> list[int]:
-        return self.queue.enqueue_many(payloads, conn=self.connection, **options)
+        return self.queue.enqueue_many(payloads, conn=self.adapter, **options)
 
     def claim(self, **options: Any) -> list[Job]:
-        return self.queue.claim(conn=self.connection, **options)
+        return self.queue.claim(conn=self.adapter, **options)
 
     def heartbeat(self, job: Job, *, lease: float | None = None) -> None:
-        self.queue.heartbeat(job, lease=lease, conn=self.connection)
+        self.queue.heartbeat(job, lease=lease, conn=self.adapter)
 
     def complete(self, job: Job, *, result: Any = None) -> None:
-        self.queue.complete(job, result=result, conn=self.connection)
+        self.queue.complete(job, result=result, conn=self.adapter)
 
     def complete_many(self, items: Iterable[Job | tuple[Job, Any]]) -> list[Job]:
-        return self.queue.complete_many(items, conn=self.connection)
+        return self.queue.complete_many(items, conn=self.adapter)
 
     def fail(self, job: Job, error: object, *, retry_in: float | None = None) -> str:
-        return self.queue.fail(job, error, retry_in=retry_in, conn=self.connection)
+        return self.queue.fail(job, error, retry_in=retry_in, conn=self.adapter)
 
     def release(self, job: Job) -> None:
-        self.queue.release(job, conn=self.connection)
+        self.queue.release(job, conn=self.adapter)
+
+    def get(self, job_id: int) -> Job | None:
+        return self.queue.get(job_id, conn=self.adapter)
+
+    def stats(self, queues: Sequence[str] | str | None = None) -> Stats:
+        return self.queue.stats(queues, conn=self.adapter)

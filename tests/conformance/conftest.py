@@ -10,6 +10,8 @@ import pytest
 import skiplock
 from skiplock import Worker
 
+from .clients import Client, open_client
+
 
 def wait_until(probe: Callable[[], object], timeout: float = 10.0, what: str = "") -> None:
     end = time.monotonic() + timeout
@@ -34,3 +36,14 @@ def workers() -> Iterator[list[Worker]]:
         w.stop(wait=False)
     for w in started:
         w.stop(timeout=15)
+
+
+@pytest.fixture
+def client(backend: str, client_name: str, url: str) -> Iterator[Client]:
+    """The application's own connection through one accepted driver (see clients.py);
+    a test module parametrises ``backend`` and ``client_name`` with :func:`by_client`."""
+    c = open_client(backend, client_name, url)
+    try:
+        yield c
+    finally:
+        c.close()
