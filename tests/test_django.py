@@ -134,6 +134,7 @@ def project(database: str, tmp_path: Path) -> Iterator[Project]:
 def test_enqueue_commits_and_rolls_back_with_the_atomic_block(project: Project) -> None:
     got = project.scenario("atomic")
     assert got == {
+        "seen_inside": True,
         "kept": True,
         "undone": False,
         "outside": True,

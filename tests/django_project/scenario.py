@@ -46,6 +46,7 @@ def atomic() -> dict[str, Any]:
     with transaction.atomic():
         Note.objects.create(text="kept")
         kept = tasks.add.enqueue(1, 2)
+        seen_inside = _exists(kept.id)  # read through the block's own connection
 
     class Undo(Exception):
         pass
@@ -59,6 +60,7 @@ def atomic() -> dict[str, Any]:
         pass
     outside = tasks.add.enqueue(5, 6)  # autocommit: committed at once
     return {
+        "seen_inside": seen_inside,
         "kept": _exists(kept.id),
         "undone": _exists(undone.id),
         "outside": _exists(outside.id),

@@ -137,10 +137,8 @@ class SkiplockBackend(BaseTaskBackend):  # type: ignore[misc]
 
     def connection(self) -> Any:
         """What skiplock's ``conn=`` is given: Django's connection of the backend's
-        database, in whatever transaction Django has open on it."""
-        django_conn = connections[self.database]
-        django_conn.ensure_connection()
-        return django_conn.connection
+        database (skiplock unwraps it), in whatever transaction Django has open on it."""
+        return connections[self.database]
 
     # -- enqueue --------------------------------------------------------------------------
 
@@ -192,12 +190,17 @@ class SkiplockBackend(BaseTaskBackend):  # type: ignore[misc]
         for an id that names no task of this backend's table."""
         try:
             job_id = int(result_id)
-            job = self.queue.get(job_id) if 0 < job_id < 2**63 else None
+            job = self.read(job_id) if 0 < job_id < 2**63 else None
         except (TypeError, ValueError):
             job = None
         if job is None or not isinstance(job.payload, dict) or "task" not in job.payload:
             raise TaskResultDoesNotExist(result_id)
         return self.result_of(job, self.attempts_of(job.id))
+
+    def read(self, job_id: int) -> Job | None:
+        """The job as Django's connection sees it (inside an ``atomic()`` block: with that
+        block's own uncommitted writes)."""
+        return self.queue.get(job_id, conn=self.connection())
 
     def attempts_of(self, job_id: int) -> list[Any]:
         from .models import Attempt

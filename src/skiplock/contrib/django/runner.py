@@ -79,7 +79,7 @@ class TaskRunner:
 
     def _finished(self, job: Job) -> None:
         b = self.backend
-        final = b.result_of(b.queue.get(job.id) or job, b.attempts_of(job.id))
+        final = b.result_of(b.read(job.id) or job, b.attempts_of(job.id))
         task_finished.send(type(b), task_result=final)
 
     def _call(self, job: Job) -> Any:
