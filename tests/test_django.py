@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import required
 
 import skiplock
 from skiplock._url import parse_url
@@ -108,7 +109,13 @@ def database(backend: str, url: str) -> Iterator[str]:
     if u.dialect not in ("postgresql", "mysql"):
         pytest.skip(f"{backend}: the test project has Django's PostgreSQL and MySQL backends")
     if u.dialect == "mysql":
-        pytest.importorskip("MySQLdb", reason="Django's MySQL backend needs mysqlclient")
+        try:
+            import MySQLdb  # noqa: F401
+        except ImportError:
+            reason = f"{backend}: Django's MySQL backend needs mysqlclient (pip install it)"
+            if required(backend):
+                pytest.fail(f"required backend unusable: {reason}", pytrace=False)
+            pytest.skip(reason)
     name = f"skiplock_dj_{os.getpid()}_{next(_counter)}"
     _admin(url, f"DROP DATABASE IF EXISTS {name}")
     _admin(url, f"CREATE DATABASE {name}")
