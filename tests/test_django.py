@@ -150,6 +150,26 @@ def test_enqueue_commits_and_rolls_back_with_the_atomic_block(project: Project) 
     }
 
 
+def test_bad_input_raises_its_own_error_and_writes_nothing(project: Project) -> None:
+    assert project.scenario("bad_input") == {
+        "not_json": "PayloadError",
+        "nan": "PayloadError",
+        "priority": "InvalidTask" if _django6(project) else "InvalidTaskError",
+        "queue": "InvalidTask" if _django6(project) else "InvalidTaskError",
+        "ids": ["TaskResultDoesNotExist"] * 4,
+        "MAX_ATTEMPTS": "ConfigurationError",
+        "LEASE": "ConfigurationError",
+        "DATABASE": "ConfigurationError",
+        "notes": ["after", "survives"],
+        "jobs": 0,
+    }
+
+
+def _django6(project: Project) -> bool:
+    out = project.run("-c", "import django; print(django.VERSION[0])").stdout
+    return int(out) >= 6
+
+
 def test_worker_runs_tasks_and_results_show_through_get_result(project: Project) -> None:
     ok = project.scenario("enqueue", "add", "2", "3")["id"]
     bad = project.scenario("enqueue", "explode", '"boom"')["id"]
@@ -283,3 +303,21 @@ def test_the_docs_settings_task_enqueue_and_commands_work(database: str, tmp_pat
     )
     out = site.run("manage.py", "shell", "-c", check).stdout.split("\n")[-2]
     assert out == "SUCCESSFUL welcome, user 1 email 10"
+
+
+def test_the_queue_url_comes_from_djangos_settings_and_masks_the_password() -> None:
+    from types import SimpleNamespace
+
+    from skiplock.contrib.django._urls import queue_url
+
+    def conn(vendor: str, **s: str) -> SimpleNamespace:
+        return SimpleNamespace(vendor=vendor, alias="default", settings_dict=s)
+
+    url = queue_url(conn("postgresql", NAME="app", USER="me", PASSWORD="p@ss:/w", HOST="db"))
+    assert url == "postgresql://me:p%40ss%3A%2Fw@db:5432/app"
+    parsed = parse_url(url)
+    assert parsed.password == "p@ss:/w" and "p@ss" not in parsed.masked()
+    assert queue_url(conn("mysql", NAME="app", PORT="3307")) == "mysql://localhost:3307/app"
+    assert queue_url(conn("microsoft", NAME="app", HOST="::1")).startswith("mssql://[::1]:1433")
+    with pytest.raises(skiplock.ConfigurationError, match="not on Django's 'sqlite'"):
+        queue_url(conn("sqlite", NAME="db.sqlite3"))

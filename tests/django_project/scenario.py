@@ -119,6 +119,40 @@ def result(result_id: str) -> dict[str, Any]:
 
 
 @scenario
+def bad_input() -> dict[str, Any]:
+    """Each bad input raises its own error, writes nothing and leaves the block usable."""
+    from skiplock.contrib.django import SkiplockBackend
+
+    backend = tasks.add.get_backend()
+    out: dict[str, Any] = {}
+
+    def error_of(fn: Callable[[], Any]) -> str:
+        try:
+            fn()
+        except Exception as exc:
+            return type(exc).__name__
+        return "nothing raised"
+
+    with transaction.atomic():
+        Note.objects.create(text="survives")
+        out["not_json"] = error_of(lambda: tasks.add.enqueue(object(), 1))
+        out["nan"] = error_of(lambda: tasks.add.enqueue(float("nan"), 1))
+        out["priority"] = error_of(lambda: tasks.add.using(priority=101))
+        out["queue"] = error_of(lambda: tasks.add.using(queue_name="nope"))
+        Note.objects.create(text="after")
+    out["ids"] = [
+        error_of(lambda i=i: tasks.add.get_result(i))  # type: ignore[misc]
+        for i in ("-1", "abc", "99999999999999999999", "")
+    ]
+    for key, value in (("MAX_ATTEMPTS", 0), ("LEASE", "x"), ("DATABASE", "other")):
+        out[key] = error_of(lambda k=key, v=value: SkiplockBackend("x", {"OPTIONS": {k: v}}))
+    out["notes"] = sorted(Note.objects.values_list("text", flat=True))
+    stats = backend.queue.stats()
+    out["jobs"] = stats.pending + stats.scheduled + stats.running + stats.done + stats.failed
+    return out
+
+
+@scenario
 def missing(result_id: str) -> bool:
     return not _exists(result_id)
 
