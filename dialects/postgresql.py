@@ -58,7 +58,9 @@ class PostgreSQLDialect(Dialect):
 
     def connect_kwargs(self) -> dict[str, Any]:
         u = self.url
-        kwargs: dict[str, Any] = {"host": u.host, "dbname": u.database}
+        kwargs: dict[str, Any] = {"dbname": u.database}
+        if u.host:  # none: libpq's default, the local socket
+            kwargs["host"] = u.host
         if u.port is not None:
             kwargs["port"] = u.port
         if u.user is not None:
@@ -130,10 +132,10 @@ class PostgreSQLDialect(Dialect):
         run_at = plan["run_at"]
         yield Copy(
             self.sql["enqueue_copy"],
-            (
+            [
                 (job_id, queue, payload, priority, attempts, run_at, key)
                 for job_id, (payload, key) in zip(ids, rows, strict=True)
-            ),
+            ],
         )
         return ids
 

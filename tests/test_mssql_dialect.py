@@ -16,6 +16,7 @@ from skiplock.dialects.mssql import (
 import skiplock
 from skiplock._ops import ErrorInfo
 from skiplock._sql import TableName
+from skiplock._url import parse_url
 from skiplock.drivers.mssql import pymssql_error_number as error_number
 from skiplock.drivers.mssql import pymssql_error_numbers
 
@@ -25,9 +26,6 @@ def classify_error(exc: BaseException, interface_error: type[BaseException]) -> 
     judges them."""
     kind = "interface" if isinstance(exc, interface_error) else "operational"
     return dialect().classify(ErrorInfo(pymssql_error_numbers(exc), kind))
-
-
-from skiplock._url import parse_url
 
 
 class OperationalError(Exception):

@@ -12,6 +12,7 @@ A driver that is not installed skips its tests with a reason naming what to inst
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 from collections.abc import Callable
@@ -85,10 +86,8 @@ class Client:
 
     def close(self) -> None:
         for close in reversed(self.closers):
-            try:
+            with contextlib.suppress(Exception):
                 close()
-            except Exception:
-                pass
 
 
 def _cursor_execute(raw: Any) -> Callable[[str], None]:
