@@ -93,13 +93,19 @@ class Project:
         self.workers.append(p)
         return p, log
 
-    def wait_for(self, result_id: str, what: str, check: Any, timeout: float = 90) -> None:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            if check(self.result(result_id)):
-                return
-            time.sleep(0.3)
-        raise AssertionError(f"timed out waiting for {what}: {self.result(result_id)}")
+    def wait_running(self, result_id: str, timeout: float = 90) -> None:
+        """Until the task's job is running (read through skiplock, not a subprocess)."""
+        q = skiplock.connect(self.env["SKIPLOCK_DJANGO_URL"], table="skiplock_tasks")
+        try:
+            end = time.monotonic() + timeout
+            while time.monotonic() < end:
+                job = q.get(int(result_id))
+                if job is not None and job.status == "running":
+                    return
+                time.sleep(0.1)
+        finally:
+            q.close()
+        raise AssertionError(f"timed out waiting for task {result_id} to run")
 
 
 @pytest.fixture
@@ -171,13 +177,12 @@ def _django6(project: Project) -> bool:
 
 
 def test_worker_runs_tasks_and_results_show_through_get_result(project: Project) -> None:
-    ok = project.scenario("enqueue", "add", "2", "3")["id"]
-    bad = project.scenario("enqueue", "explode", '"boom"')["id"]
-    ctx = project.scenario("enqueue", "which_attempt")["id"]
+    calls = [["add", [2, 3]], ["explode", ["boom"]], ["which_attempt", []], ["add_async", [4, 5]]]
+    ok, bad, ctx, coro = project.scenario("enqueue_calls", json.dumps(calls))
     assert project.result(ok)["status"] == "READY"
     project.manage("skiplock_worker", "--batch", "--worker-id", "w1")
 
-    r = project.result(ok)
+    r, failed, with_context, from_coroutine = project.scenario("results", ok, bad, ctx, coro)
     assert r["status"] == "SUCCESSFUL" and r["is_finished"]
     assert r["return_value"]["sum"] == 5
     assert r["args"] == [2, 3] and r["kwargs"] == {}
@@ -186,7 +191,7 @@ def test_worker_runs_tasks_and_results_show_through_get_result(project: Project)
     assert r["started_at"] == r["last_attempted_at"]
 
     # MAX_ATTEMPTS 2 in the test project: two attempts, each error with its traceback
-    r = project.result(bad)
+    r = failed
     assert r["status"] == "FAILED" and r["is_finished"]
     assert r["attempts"] == 2 and r["worker_ids"] == ["w1", "w1"]
     assert [e["exception_class_path"] for e in r["errors"]] == ["builtins.ValueError"] * 2
@@ -198,9 +203,9 @@ def test_worker_runs_tasks_and_results_show_through_get_result(project: Project)
     assert "return_value" not in r
     assert r["started_at"] < r["last_attempted_at"] <= r["finished_at"]
 
-    assert project.result(ctx)["return_value"] == 1  # TaskContext.attempt
+    assert with_context["return_value"] == 1  # TaskContext.attempt
+    assert from_coroutine["return_value"] == 9  # an async task
     assert project.scenario("missing", "999999") is True
-    assert project.scenario("missing", "not-a-number") is True
 
 
 def test_larger_django_priority_runs_first_and_run_after_waits(project: Project) -> None:
@@ -217,7 +222,7 @@ def test_a_killed_workers_task_comes_back_after_its_lease(project: Project) -> N
     RUNNING row again); here the claim takes it back once the lease has ended."""
     first, _ = project.start_worker("first", "--lease", "2")
     job = project.scenario("enqueue", "stall_first", "600")["id"]
-    project.wait_for(job, "attempt 1 running", lambda r: r["status"] == "RUNNING")
+    project.wait_running(job)
     first.send_signal(signal.SIGKILL)
     first.wait(30)
     assert project.result(job)["status"] == "RUNNING"
@@ -233,7 +238,7 @@ def test_a_late_result_is_rejected_and_its_writes_roll_back(project: Project) ->
     project.env["SKIPLOCK_DJANGO_ATOMIC"] = "1"
     frozen, log = project.start_worker("frozen", "--lease", "2")
     job = project.scenario("enqueue", "stall_first", "4")["id"]
-    project.wait_for(job, "attempt 1 running", lambda r: r["status"] == "RUNNING")
+    project.wait_running(job)
     frozen.send_signal(signal.SIGSTOP)
     try:
         project.manage("skiplock_worker", "--batch", "--lease", "2", "--worker-id", "other")

@@ -77,6 +77,12 @@ def enqueue(name: str, *args: str) -> dict[str, Any]:
 
 
 @scenario
+def enqueue_calls(calls: str) -> list[str]:
+    """``[[task name, [args...]], ...]`` (JSON): their result ids."""
+    return [getattr(tasks, name).enqueue(*args).id for name, args in json.loads(calls)]
+
+
+@scenario
 def enqueue_priorities() -> dict[str, Any]:
     ids = {}
     for p in (-10, 50, 0, 100, -100):
@@ -88,6 +94,11 @@ def enqueue_priorities() -> dict[str, Any]:
 @scenario
 def notes() -> list[str]:
     return list(Note.objects.order_by("id").values_list("text", flat=True))
+
+
+@scenario
+def results(*result_ids: str) -> list[dict[str, Any]]:
+    return [result(i) for i in result_ids]
 
 
 @scenario

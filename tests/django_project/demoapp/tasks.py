@@ -19,6 +19,11 @@ def add(a: int, b: int) -> dict[str, Any]:
 
 
 @task()
+async def add_async(a: int, b: int) -> int:
+    return a + b
+
+
+@task()
 def explode(message: str) -> None:
     raise ValueError(message)
 
