@@ -232,6 +232,18 @@ def test_a_killed_workers_task_comes_back_after_its_lease(project: Project) -> N
     assert r["attempts"] == 2 and r["worker_ids"] == ["first", "second"]
 
 
+def test_a_slow_task_keeps_its_claim_through_heartbeats(project: Project) -> None:
+    """A task running more than 2 leases long, with a second worker waiting for work all along:
+    heartbeats keep it the first worker's, so it runs once."""
+    project.start_worker("first", "--lease", "3")
+    job = project.scenario("enqueue", "sleep_for", "7")["id"]
+    project.wait_running(job)
+    project.manage("skiplock_worker", "--batch", "--lease", "3", "--worker-id", "second")
+    r = project.result(job)
+    assert r["status"] == "SUCCESSFUL" and r["return_value"] == "slept"
+    assert r["attempts"] == 1 and r["worker_ids"] == ["first"]
+
+
 def test_a_late_result_is_rejected_and_its_writes_roll_back(project: Project) -> None:
     """A worker frozen past its lease (SIGSTOP) finishes its task after another worker
     ran it again: its fenced result is rejected, and (ATOMIC) the task's own row too."""

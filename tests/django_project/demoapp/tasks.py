@@ -38,6 +38,12 @@ def note(text: str) -> None:
     Note.objects.create(text=text)
 
 
+@task()
+def sleep_for(seconds: float) -> str:
+    time.sleep(seconds)
+    return "slept"
+
+
 @task(takes_context=True)
 def stall_first(context: Any, seconds: float) -> str:
     """Attempt 1 sleeps *seconds* (its worker is killed or frozen meanwhile)."""
