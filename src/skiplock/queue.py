@@ -7,9 +7,7 @@ caller's own driver connection, which the caller commits (see :meth:`Queue.trans
 
 from __future__ import annotations
 
-import json
 import logging
-import math
 import os
 import random
 import threading
@@ -17,11 +15,19 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, TypeVar
 
-from ._ops import NOTHING, Op, Statement, StatementError, run_sync
+from ._checks import dumps as _dumps
+from ._checks import error_text as _error_text
+from ._checks import integer as _int
+from ._checks import milliseconds as _ms
+from ._checks import queue_names as _queues
+from ._checks import run_at_or_delay as _run_at
+from ._checks import text as _text
+from ._ops import ROWCOUNT, Op, StatementError, run_sync, run_theirs
 from ._sql import TableName
+from ._transaction import Transaction
 from ._url import DatabaseURL, parse_url
 from .dialects import Dialect, ServerInfo, get_dialect
 from .drivers import Adapter, adapt
@@ -34,8 +40,6 @@ log = logging.getLogger("skiplock")
 T = TypeVar("T")
 
 DEFAULT_TABLE = "skiplock_jobs"
-MAX_NAME = 255
-MAX_ERROR = 8000
 _RETRIES = 5
 
 
@@ -55,23 +59,6 @@ def backoff(attempt: int, *, base: float = 1.0, cap: float = 3600.0, jitter: flo
     return max(0.0, delay * (1.0 + random.uniform(-jitter, jitter)))
 
 
-# -- argument checks: every bad input is our own error type ---------------------------------
-
-
-#: one encoder for every payload: ``json.dumps`` with options builds a new one per call
-_ENCODER = json.JSONEncoder(allow_nan=False, ensure_ascii=True, separators=(",", ":"))
-
-
-def _dumps(value: Any, what: str) -> str:
-    try:
-        return _ENCODER.encode(value)
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise PayloadError(
-            f"the {what} is not JSON ({type(exc).__name__}: {str(exc)[:200]}); use dicts with "
-            "string keys, lists, strings, finite numbers, booleans and None"
-        ) from None
-
-
 def _uuid4_batch(n: int) -> list[str]:
     """*n* random (version 4) UUIDs as text, from one read of the OS's random source:
     ``str(uuid.uuid4())`` costs a system call per key, a third of a bulk enqueue."""
@@ -84,88 +71,6 @@ def _uuid4_batch(n: int) -> list[str]:
         f"{h[o + 20 : o + 32]}"
         for o in range(0, 32 * n, 32)
     ]
-
-
-def _text(value: object, what: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise ConfigurationError(f"{what} must be a non-empty string, not {value!r:.80}")
-    if len(value) > MAX_NAME:
-        raise ConfigurationError(f"{what} is longer than {MAX_NAME} characters")
-    if "\x00" in value or not value.isprintable():
-        raise ConfigurationError(f"{what} {value!r:.80} holds control characters")
-    if value[-1] == " ":
-        # MySQL and MariaDB compare 'a' and 'a ' as equal (PAD SPACE collations): refused
-        # everywhere, so that two names never mean one queue or one key on some databases.
-        raise ConfigurationError(
-            f"{what} {value!r:.80} ends in a space; strip it (MySQL and MariaDB would treat "
-            "it as the same name without the space)"
-        )
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ConfigurationError(f"{what} {value!r:.80} is not valid Unicode text") from None
-    return value
-
-
-def _int(value: object, what: str, low: int, high: int = 2**31 - 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ConfigurationError(
-            f"{what} must be an integer from {low} to {high}, not {value!r:.80}"
-        )
-    return value
-
-
-_TEN_YEARS = 10 * 365 * 86400.0
-
-
-def _seconds(
-    value: object, what: str, *, low: float = 0.0, strict: bool = False, high: float | None = None
-) -> float:
-    """A finite number of seconds of at least *low* (above it when *strict*), at most *high*."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigurationError(f"{what} must be a number of seconds, not {value!r:.80}")
-    number = float(value)
-    too_high = high is not None and number > high
-    if not math.isfinite(number) or number < low or (strict and number == low) or too_high:
-        if high is not None:
-            raise ConfigurationError(f"{what} must be between {low} and ten years, not {value!r}")
-        bound = "greater than" if strict else "at least"
-        raise ConfigurationError(f"{what} must be a number {bound} {low}, not {value!r:.80}")
-    return number
-
-
-def _ms(seconds: object, what: str, *, low: float = 0.0) -> int:
-    return round(_seconds(seconds, what, low=low, high=_TEN_YEARS) * 1000)
-
-
-def _error_text(error: object) -> str:
-    text = f"{type(error).__name__}: {error}" if isinstance(error, BaseException) else str(error)
-    # Databases refuse NUL and lone surrogates in text columns; keep what can be kept.
-    text = text.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
-    return text if len(text) <= MAX_ERROR else text[: MAX_ERROR - 3] + "..."
-
-
-def _run_at(run_at: object, delay: object) -> tuple[datetime | None, int]:
-    if run_at is not None and delay is not None:
-        raise ConfigurationError("give run_at or delay, not both")
-    if run_at is not None:
-        if not isinstance(run_at, datetime) or run_at.tzinfo is None:
-            raise ConfigurationError(
-                "run_at must be a timezone-aware datetime, e.g. datetime.now(timezone.utc)"
-            )
-        return run_at.astimezone(timezone.utc), 0
-    return None, 0 if delay is None else _ms(delay, "delay")
-
-
-def _queues(queues: object) -> list[str]:
-    if isinstance(queues, str):
-        queues = (queues,)
-    if not isinstance(queues, Iterable):
-        raise ConfigurationError(f"queues must be a sequence of queue names, not {queues!r:.80}")
-    names = [_text(q, "a queue name") for q in queues]
-    if not names:
-        raise ConfigurationError("queues must name at least one queue")
-    return list(dict.fromkeys(names))
 
 
 class Queue:
@@ -284,29 +189,11 @@ class Queue:
         raise AssertionError("unreachable")
 
     def _run_theirs(self, doing: str, theirs: Adapter, op: Op[T]) -> T:
-        """Run *op* on the caller's connection, never committing the caller's transaction.
-
-        A connection in autocommit mode would commit each statement by itself, and an
-        operation of several statements (MySQL's claim, a batch insert by COPY, a
-        heartbeat) would be torn: there the operation gets a transaction of its own,
-        committed when it ends, as if the caller had wrapped it in one.
-        """
+        """Run *op* on the caller's connection (see :func:`~skiplock._ops.run_theirs`)."""
         try:
-            if not theirs.autocommit():
-                return run_sync(op, theirs)
-            theirs.execute(Statement(self.dialect.begin_sql(), None, NOTHING))
-            try:
-                result = run_sync(op, theirs)
-            except BaseException:
-                with suppress(Exception):
-                    theirs.execute(Statement("ROLLBACK", None, NOTHING))
-                raise
-            theirs.execute(Statement("COMMIT", None, NOTHING))
-            return result
+            return run_theirs(op, theirs, self.dialect.begin_sql())
         except StatementError as exc:
             raise self.dialect.wrap(exc, doing) from exc.cause
-        except theirs.errors as exc:
-            raise self.dialect.wrap(exc, doing, theirs.error_info(exc)) from exc
 
     def _commit(self, own: Adapter, doing: str) -> None:
         """COMMIT a pooled connection and return it to the pool. A connection lost during
@@ -448,15 +335,31 @@ class Queue:
         Claimable: pending with ``run_at`` reached, or running with an expired lease (its
         worker is presumed dead). Each claim adds one to ``attempt``. Rows locked by other
         claims are skipped, never waited for. A job with an expired lease and no attempts
-        left ends ``failed`` instead of being returned.
+        left ends ``failed`` instead of being returned, and so does a job whose stored
+        payload cannot be decoded (``last_error`` says why; the batch's other jobs are
+        returned).
         """
         names = _queues(queues)
         n = _int(limit, "limit", 1, 10_000)
         lease_ms = _ms(lease, "lease", low=0.001)
-        rows = self._run("claiming", conn, self.dialect.claim, names, n, lease_ms)
-        jobs = [Job.from_row(r) for r in rows]
-        for job in jobs:
+        return self._run("claiming", conn, self._claim, names, n, lease_ms)
+
+    def _claim(self, names: list[str], n: int, lease_ms: int) -> Op[list[Job]]:
+        """The dialect's claim, then the jobs built from its rows (an operation)."""
+        rows = yield from self.dialect.claim(names, n, lease_ms)
+        jobs = []
+        for row in rows:
+            try:
+                job = Job.from_row(row)
+            except PayloadError as exc:
+                # A row written behind our back that no worker could ever decode: it
+                # fails alone (fenced, in this transaction) and the batch goes on.
+                log.error("job %s: %s; it ends failed", row["id"], exc)
+                params = {"id": row["id"], "attempt": row["attempt"], "error": _error_text(exc)}
+                yield self.dialect.stmt("fail", params, ROWCOUNT)
+                continue
             job.lease = lease_ms / 1000
+            jobs.append(job)
         return jobs
 
     def _fenced(self, job: Job, name: str, params: dict[str, Any], doing: str, conn: Any) -> None:
@@ -550,64 +453,3 @@ def _nothing() -> Op[None]:
     """An operation of no statement (reaching the server is the point)."""
     return
     yield
-
-
-class Transaction:
-    """A transaction opened by :meth:`Queue.transaction`: skiplock's writes and yours,
-    committed together. ``connection`` is the driver connection for your own SQL."""
-
-    def __init__(self, queue: Queue, adapter: Adapter) -> None:
-        self.queue = queue
-        self.adapter = adapter
-        self.connection = adapter.connection
-
-    def _user(self, sql: str, params: Any) -> tuple[int, list[tuple[Any, ...]]]:
-        try:
-            return self.adapter.user_execute(sql, params)
-        except self.adapter.errors as exc:
-            info = self.adapter.error_info(exc)
-            raise self.queue.dialect.wrap(exc, "running your statement", info) from exc
-
-    def execute(self, sql: str, params: Any = None) -> int:
-        """Run your own statement (the driver's parameter style); return its row count.
-        Rows it returns are read and dropped (see :meth:`fetchall`)."""
-        return self._user(sql, params)[0]
-
-    def fetchall(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
-        """Run your own query (the driver's parameter style); return its rows as tuples."""
-        return self._user(sql, params)[1]
-
-    def fetchone(self, sql: str, params: Any = None) -> tuple[Any, ...] | None:
-        """The first row of your own query, or None."""
-        rows = self._user(sql, params)[1]
-        return rows[0] if rows else None
-
-    def enqueue(self, payload: Any, **options: Any) -> int:
-        return self.queue.enqueue(payload, conn=self.adapter, **options)
-
-    def enqueue_many(self, payloads: Iterable[Any], **options: Any) -> list[int]:
-        return self.queue.enqueue_many(payloads, conn=self.adapter, **options)
-
-    def claim(self, **options: Any) -> list[Job]:
-        return self.queue.claim(conn=self.adapter, **options)
-
-    def heartbeat(self, job: Job, *, lease: float | None = None) -> None:
-        self.queue.heartbeat(job, lease=lease, conn=self.adapter)
-
-    def complete(self, job: Job, *, result: Any = None) -> None:
-        self.queue.complete(job, result=result, conn=self.adapter)
-
-    def complete_many(self, items: Iterable[Job | tuple[Job, Any]]) -> list[Job]:
-        return self.queue.complete_many(items, conn=self.adapter)
-
-    def fail(self, job: Job, error: object, *, retry_in: float | None = None) -> str:
-        return self.queue.fail(job, error, retry_in=retry_in, conn=self.adapter)
-
-    def release(self, job: Job) -> None:
-        self.queue.release(job, conn=self.adapter)
-
-    def get(self, job_id: int) -> Job | None:
-        return self.queue.get(job_id, conn=self.adapter)
-
-    def stats(self, queues: Sequence[str] | str | None = None) -> Stats:
-        return self.queue.stats(queues, conn=self.adapter)
