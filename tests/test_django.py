@@ -93,6 +93,16 @@ class Project:
         self.workers.append(p)
         return p, log
 
+    def wait_started(self, result_id: str, worker: str, timeout: float = 90) -> None:
+        """Until *worker* has written its attempt row (its task function runs)."""
+        self.wait_running(result_id, timeout)
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.result(result_id)["worker_ids"][-1:] == [worker]:
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"timed out waiting for {worker} to start task {result_id}")
+
     def wait_running(self, result_id: str, timeout: float = 90) -> None:
         """Until the task's job is running (read through skiplock, not a subprocess)."""
         q = skiplock.connect(self.env["SKIPLOCK_DJANGO_URL"], table="skiplock_tasks")
@@ -222,7 +232,7 @@ def test_a_killed_workers_task_comes_back_after_its_lease(project: Project) -> N
     RUNNING row again); here the claim takes it back once the lease has ended."""
     first, _ = project.start_worker("first", "--lease", "2")
     job = project.scenario("enqueue", "stall_first", "600")["id"]
-    project.wait_running(job)
+    project.wait_started(job, "first")
     first.send_signal(signal.SIGKILL)
     first.wait(30)
     assert project.result(job)["status"] == "RUNNING"
@@ -250,7 +260,7 @@ def test_a_late_result_is_rejected_and_its_writes_roll_back(project: Project) ->
     project.env["SKIPLOCK_DJANGO_ATOMIC"] = "1"
     frozen, log = project.start_worker("frozen", "--lease", "2")
     job = project.scenario("enqueue", "stall_first", "4")["id"]
-    project.wait_running(job)
+    project.wait_started(job, "frozen")
     frozen.send_signal(signal.SIGSTOP)
     try:
         project.manage("skiplock_worker", "--batch", "--lease", "2", "--worker-id", "other")
