@@ -24,6 +24,7 @@ catch leaves the loop and becomes a :class:`~skiplock.BackendError` above.
 from __future__ import annotations
 
 from collections.abc import Generator, Iterable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -45,6 +46,7 @@ __all__ = [
     "Statement",
     "StatementError",
     "run_sync",
+    "run_theirs",
 ]
 
 T = TypeVar("T")
@@ -138,3 +140,31 @@ def run_sync(op: Op[T], adapter: Adapter) -> T:
     except StopIteration as stop:
         value: T = stop.value
         return value
+
+
+def run_theirs(op: Op[T], adapter: Adapter, begin_sql: str) -> T:
+    """Drive *op* on a caller's connection, never ending the caller's transaction.
+
+    A connection in autocommit mode would commit each statement by itself, and an
+    operation of several statements (MySQL's claim, a batch insert by COPY, a heartbeat)
+    would be torn: there the operation runs in a transaction of its own (*begin_sql* …
+    ``COMMIT`` on the caller's connection), committed when it ends, as if the caller had
+    wrapped it in one. Raises :class:`StatementError` for any driver error.
+    """
+    try:
+        if not adapter.autocommit():  # mysql-connector asks the server
+            return run_sync(op, adapter)
+        adapter.execute(Statement(begin_sql, None, NOTHING))
+    except adapter.errors as exc:
+        raise StatementError(adapter.error_info(exc), exc) from exc
+    try:
+        result = run_sync(op, adapter)
+    except BaseException:
+        with suppress(Exception):
+            adapter.execute(Statement("ROLLBACK", None, NOTHING))
+        raise
+    try:
+        adapter.execute(Statement("COMMIT", None, NOTHING))
+    except adapter.errors as exc:
+        raise StatementError(adapter.error_info(exc), exc) from exc
+    return result

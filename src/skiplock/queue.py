@@ -20,8 +20,9 @@ from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
-from ._ops import NOTHING, Op, Statement, StatementError, run_sync
+from ._ops import Op, StatementError, run_sync, run_theirs
 from ._sql import TableName
+from ._transaction import Transaction
 from ._url import DatabaseURL, parse_url
 from .dialects import Dialect, ServerInfo, get_dialect
 from .drivers import Adapter, adapt
@@ -284,29 +285,11 @@ class Queue:
         raise AssertionError("unreachable")
 
     def _run_theirs(self, doing: str, theirs: Adapter, op: Op[T]) -> T:
-        """Run *op* on the caller's connection, never committing the caller's transaction.
-
-        A connection in autocommit mode would commit each statement by itself, and an
-        operation of several statements (MySQL's claim, a batch insert by COPY, a
-        heartbeat) would be torn: there the operation gets a transaction of its own,
-        committed when it ends, as if the caller had wrapped it in one.
-        """
+        """Run *op* on the caller's connection (see :func:`~skiplock._ops.run_theirs`)."""
         try:
-            if not theirs.autocommit():
-                return run_sync(op, theirs)
-            theirs.execute(Statement(self.dialect.begin_sql(), None, NOTHING))
-            try:
-                result = run_sync(op, theirs)
-            except BaseException:
-                with suppress(Exception):
-                    theirs.execute(Statement("ROLLBACK", None, NOTHING))
-                raise
-            theirs.execute(Statement("COMMIT", None, NOTHING))
-            return result
+            return run_theirs(op, theirs, self.dialect.begin_sql())
         except StatementError as exc:
             raise self.dialect.wrap(exc, doing) from exc.cause
-        except theirs.errors as exc:
-            raise self.dialect.wrap(exc, doing, theirs.error_info(exc)) from exc
 
     def _commit(self, own: Adapter, doing: str) -> None:
         """COMMIT a pooled connection and return it to the pool. A connection lost during
@@ -550,64 +533,3 @@ def _nothing() -> Op[None]:
     """An operation of no statement (reaching the server is the point)."""
     return
     yield
-
-
-class Transaction:
-    """A transaction opened by :meth:`Queue.transaction`: skiplock's writes and yours,
-    committed together. ``connection`` is the driver connection for your own SQL."""
-
-    def __init__(self, queue: Queue, adapter: Adapter) -> None:
-        self.queue = queue
-        self.adapter = adapter
-        self.connection = adapter.connection
-
-    def _user(self, sql: str, params: Any) -> tuple[int, list[tuple[Any, ...]]]:
-        try:
-            return self.adapter.user_execute(sql, params)
-        except self.adapter.errors as exc:
-            info = self.adapter.error_info(exc)
-            raise self.queue.dialect.wrap(exc, "running your statement", info) from exc
-
-    def execute(self, sql: str, params: Any = None) -> int:
-        """Run your own statement (the driver's parameter style); return its row count.
-        Rows it returns are read and dropped (see :meth:`fetchall`)."""
-        return self._user(sql, params)[0]
-
-    def fetchall(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
-        """Run your own query (the driver's parameter style); return its rows as tuples."""
-        return self._user(sql, params)[1]
-
-    def fetchone(self, sql: str, params: Any = None) -> tuple[Any, ...] | None:
-        """The first row of your own query, or None."""
-        rows = self._user(sql, params)[1]
-        return rows[0] if rows else None
-
-    def enqueue(self, payload: Any, **options: Any) -> int:
-        return self.queue.enqueue(payload, conn=self.adapter, **options)
-
-    def enqueue_many(self, payloads: Iterable[Any], **options: Any) -> list[int]:
-        return self.queue.enqueue_many(payloads, conn=self.adapter, **options)
-
-    def claim(self, **options: Any) -> list[Job]:
-        return self.queue.claim(conn=self.adapter, **options)
-
-    def heartbeat(self, job: Job, *, lease: float | None = None) -> None:
-        self.queue.heartbeat(job, lease=lease, conn=self.adapter)
-
-    def complete(self, job: Job, *, result: Any = None) -> None:
-        self.queue.complete(job, result=result, conn=self.adapter)
-
-    def complete_many(self, items: Iterable[Job | tuple[Job, Any]]) -> list[Job]:
-        return self.queue.complete_many(items, conn=self.adapter)
-
-    def fail(self, job: Job, error: object, *, retry_in: float | None = None) -> str:
-        return self.queue.fail(job, error, retry_in=retry_in, conn=self.adapter)
-
-    def release(self, job: Job) -> None:
-        self.queue.release(job, conn=self.adapter)
-
-    def get(self, job_id: int) -> Job | None:
-        return self.queue.get(job_id, conn=self.adapter)
-
-    def stats(self, queues: Sequence[str] | str | None = None) -> Stats:
-        return self.queue.stats(queues, conn=self.adapter)

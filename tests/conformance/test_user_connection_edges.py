@@ -175,6 +175,7 @@ def test_a_connection_to_another_database_is_refused_before_anything_is_sent(
 
 def test_an_async_sqlalchemy_session_is_refused_by_name(queue: skiplock.Queue) -> None:
     need("sqlalchemy")
+    pytest.importorskip("greenlet", reason="SQLAlchemy's asyncio needs greenlet")
     asyncio_ext = pytest.importorskip(
         "sqlalchemy.ext.asyncio", reason="SQLAlchemy's asyncio needs greenlet"
     )
