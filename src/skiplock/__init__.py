@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ._url import mask_password
 from .admin import prune, retry_failed
+from .aio_queue import AsyncQueue, AsyncTransaction, connect_async
 from .app import App, Task
 from .errors import (
     BackendError,
@@ -33,6 +34,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "App",
+    "AsyncQueue",
+    "AsyncTransaction",
     "BackendError",
     "ConfigurationError",
     "Job",
@@ -49,6 +52,7 @@ __all__ = [
     "__version__",
     "backoff",
     "connect",
+    "connect_async",
     "mask_password",
     "prune",
     "retry_failed",

@@ -161,7 +161,11 @@ def heartbeat(d: Dialect, job: Job, lease: float | None, conn: Any) -> Call[Any,
     job = _job(job)
     if lease is None:
         lease = job.lease if job.lease is not None else 30.0
-    params = {"id": job.id, "attempt": job.attempt, "lease_ms": milliseconds(lease, "lease", low=0.001)}
+    params = {
+        "id": job.id,
+        "attempt": job.attempt,
+        "lease_ms": milliseconds(lease, "lease", low=0.001),
+    }
 
     def finish(until: Any) -> None:
         job.lease_until = utc(until)
@@ -242,3 +246,13 @@ def stats(d: Dialect, queues: Sequence[str] | str | None, conn: Any) -> Call[Any
         return Stats.from_row(row or {})
 
     return Call("reading stats", conn, lambda _: d.fetch_one_op("stats", params), finish)
+
+
+def ping(q: Any) -> Call[None, Any]:
+    """Reach the server (a connection reads its version); the queue's ``server``."""
+
+    def finish(_: None) -> Any:
+        assert q.server is not None
+        return q.server
+
+    return Call("connecting", None, lambda _: nothing(), finish)

@@ -210,7 +210,15 @@ class AsyncQueue:
     ) -> int:
         return await self._call(
             calls.enqueue(
-                self.dialect, payload, queue, priority, run_at, delay, max_attempts, dedupe_key, conn
+                self.dialect,
+                payload,
+                queue,
+                priority,
+                run_at,
+                delay,
+                max_attempts,
+                dedupe_key,
+                conn,
             )
         )
 
