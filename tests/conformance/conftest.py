@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
 import skiplock
 from skiplock import Worker
 
+from .aio_view import Loop, SyncView
 from .clients import Client, open_client
 
 
@@ -47,3 +49,50 @@ def client(backend: str, client_name: str, url: str) -> Iterator[Client]:
         yield c
     finally:
         c.close()
+
+
+# -- one set of test bodies for the sync and the async API (see aio_view.py) ----------------
+
+#: modules whose ``queue`` / ``make_queue`` tests run on both APIs
+BOTH_APIS = {"test_claim", "test_lease", "test_dedupe", "test_bulk", "test_bad_input"}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    module = metafunc.module.__name__.rsplit(".", 1)[-1]
+    uses_queue = {"queue", "make_queue"} & set(metafunc.fixturenames)
+    if module in BOTH_APIS and uses_queue and "client" not in metafunc.fixturenames:
+        metafunc.fixturenames.append("api")
+        metafunc.parametrize("api", ["sync", "async"], indirect=True)
+
+
+@pytest.fixture
+def api(request: pytest.FixtureRequest) -> str:
+    """``sync``: the test gets ``skiplock.Queue``s; ``async``: views of ``AsyncQueue``s."""
+    return str(getattr(request, "param", "sync"))
+
+
+@pytest.fixture
+def make_queue(
+    make_queue: Callable[..., skiplock.Queue], api: str, url: str
+) -> Iterator[Callable[..., Any]]:
+    """The suite's ``make_queue`` (tests/conftest.py); with ``api="async"`` each queue is a
+    sync view of an ``AsyncQueue`` on the same table (made and dropped by the sync one)."""
+    if api == "sync":
+        yield make_queue
+        return
+    loop = Loop()
+    views: list[SyncView] = []
+
+    def make(**kwargs: Any) -> Any:
+        sync = make_queue(**kwargs)
+        options = {k: v for k, v in kwargs.items() if k != "table"}
+        view = SyncView(skiplock.connect_async(url, table=str(sync.table), **options), loop)
+        views.append(view)
+        return view
+
+    try:
+        yield make
+    finally:
+        for view in views:
+            view.close()
+        loop.close()
