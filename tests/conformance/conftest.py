@@ -12,7 +12,7 @@ import skiplock
 from skiplock import Worker
 
 from .aio_view import Loop, SyncView
-from .clients import Client, open_client
+from .clients import Client, is_async, open_client
 
 
 def wait_until(probe: Callable[[], object], timeout: float = 10.0, what: str = "") -> None:
@@ -41,10 +41,12 @@ def workers() -> Iterator[list[Worker]]:
 
 
 @pytest.fixture
-def client(backend: str, client_name: str, url: str) -> Iterator[Client]:
+def client(
+    backend: str, client_name: str, url: str, request: pytest.FixtureRequest
+) -> Iterator[Client]:
     """The application's own connection through one accepted driver (see clients.py);
     a test module parametrises ``backend`` and ``client_name`` with :func:`by_client`."""
-    c = open_client(backend, client_name, url)
+    c = open_client(backend, client_name, url, request.getfixturevalue("aio_loop"))
     try:
         yield c
     finally:
@@ -67,20 +69,31 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture
 def api(request: pytest.FixtureRequest) -> str:
-    """``sync``: the test gets ``skiplock.Queue``s; ``async``: views of ``AsyncQueue``s."""
+    """``sync``: the test gets ``skiplock.Queue``s; ``async``: views of ``AsyncQueue``s
+    (by parametrisation, or because the test's client is an asyncio one)."""
+    if "client_name" in request.fixturenames:
+        return "async" if is_async(request.getfixturevalue("client_name")) else "sync"
     return str(getattr(request, "param", "sync"))
 
 
 @pytest.fixture
+def aio_loop() -> Iterator[Loop]:
+    """The test's event loop, in a thread: its AsyncQueues and asyncio clients run on it."""
+    loop = Loop()
+    yield loop
+    loop.close()
+
+
+@pytest.fixture
 def make_queue(
-    make_queue: Callable[..., skiplock.Queue], api: str, url: str
+    make_queue: Callable[..., skiplock.Queue], api: str, url: str, aio_loop: Loop
 ) -> Iterator[Callable[..., Any]]:
     """The suite's ``make_queue`` (tests/conftest.py); with ``api="async"`` each queue is a
     sync view of an ``AsyncQueue`` on the same table (made and dropped by the sync one)."""
     if api == "sync":
         yield make_queue
         return
-    loop = Loop()
+    loop = aio_loop
     views: list[SyncView] = []
 
     def make(**kwargs: Any) -> Any:
@@ -95,4 +108,3 @@ def make_queue(
     finally:
         for view in views:
             view.close()
-        loop.close()

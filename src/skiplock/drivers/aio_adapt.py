@@ -86,6 +86,8 @@ async def adapt_async(obj: Any, database: str, flavor: str, in_thread: bool) -> 
         found = async_adapter_class(raw)
         if found is not None:
             adapter = found[0](raw, found[1])
+            if raw is not obj and isinstance(adapter, AsyncpgAdapter):
+                adapter.json_decoded = True  # SQLAlchemy's asyncpg dialect decodes JSON
         elif in_thread:
             return ThreadAdapter(adapt(raw, database, flavor))
         else:

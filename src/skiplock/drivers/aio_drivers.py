@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
@@ -121,6 +122,9 @@ class AsyncpgAdapter(AsyncAdapter):
 
     sync_class: ClassVar[type[Adapter]] = _AsyncpgErrors
     driver: ClassVar[str] = "asyncpg"
+    #: the connection decodes json/jsonb itself (SQLAlchemy's asyncpg dialect registers
+    #: such codecs): our json columns are encoded back to text, as every reader expects
+    json_decoded = False
 
     async def statement(self, sql: str, params: Mapping[str, Any] | None, want: int) -> Any:
         from skiplock._ops import ROWCOUNT, ROWS
@@ -128,7 +132,16 @@ class AsyncpgAdapter(AsyncAdapter):
         text, args = numbered(sql, params)
         conn = self.connection
         if want == ROWS:
-            return [dict(r) for r in await conn.fetch(text, *args)]
+            if not self.json_decoded:
+                return [dict(r) for r in await conn.fetch(text, *args)]
+            stmt = await conn.prepare(text)
+            rows = [dict(r) for r in await stmt.fetch(*args)]
+            for a in stmt.get_attributes():
+                if a.type.name in ("json", "jsonb"):
+                    for row in rows:
+                        if row[a.name] is not None:
+                            row[a.name] = json.dumps(row[a.name])
+            return rows
         status: str = await conn.execute(text, *args)
         if want == ROWCOUNT:
             last = status.rsplit(" ", 1)[-1]
