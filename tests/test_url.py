@@ -98,7 +98,7 @@ def test_mask_password_in_free_text() -> None:
             "postgres://u:hunter2@h1:5432,h2:5433/app?sslmode=require",
             "h1,h2",
             None,
-            {"port": "5432,5433", "sslmode": "require"},
+            {"sslmode": "require"},
             "postgres://u:***@h1,h2/app",
         ),
         (
@@ -117,3 +117,33 @@ def test_every_libpq_url_form_is_read_by_libpq(
     u = parse_url(url)
     assert (u.host, u.port, u.options, u.database) == (host, port, options, "app")
     assert str(u) == shown and "hunter2" not in repr(u)
+
+
+def test_a_password_with_brackets_and_quotes_is_not_shown_in_part() -> None:
+    with pytest.raises(skiplock.ConfigurationError) as info:
+        parse_url("mysql://app:Xq[9'zK]w@db.example/prod")
+    for piece in ("Xq", "9'zK", "zK", "]w", "[9"):
+        assert piece not in str(info.value)
+    assert "percent-encoded" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("host", "match"),
+    [
+        ("a" * 64 + ".example.com", "longer than 63"),
+        ("db." + "b" * 64, "longer than 63"),
+        ("a..b", "empty label"),
+        (".a", "empty label"),
+        ("a." * 127 + "a", "253"),
+    ],
+)
+def test_bad_host_names_are_configuration_errors(host: str, match: str) -> None:
+    with pytest.raises(skiplock.ConfigurationError, match=match):
+        skiplock.connect(f"postgresql://u:hunter2@{host}:5432/db")
+
+
+@pytest.mark.parametrize(
+    "host", ["a" * 63 + ".example.com", "db.example.com.", "127.0.0.1", "[::1]", "bücher.de"]
+)
+def test_good_host_names_pass(host: str) -> None:
+    assert parse_url(f"mysql://u@{host}/db").host

@@ -12,6 +12,7 @@ once its completion is durable).
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import uuid
@@ -20,13 +21,14 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from ._checks import dumps, error_text, integer, milliseconds, queue_names, run_at_or_delay, text
-from ._ops import Op
-from .dialects import Dialect
-from .errors import ConfigurationError
+from ._ops import ROWCOUNT, Op
+from .dialects import Dialect, ServerInfo
+from .errors import ConfigurationError, PayloadError
 from .job import Job, Stats, utc
 
 __all__ = ["Call", "backoff"]
 
+log = logging.getLogger("skiplock")
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -134,14 +136,26 @@ def claim(d: Dialect, queues: Any, limit: int, lease: float, conn: Any) -> Call[
     names = queue_names(queues)
     n = integer(limit, "limit", 1, 10_000)
     lease_ms = milliseconds(lease, "lease", low=0.001)
+    return Call("claiming", conn, lambda _: _claim(d, names, n, lease_ms), _same)
 
-    def finish(rows: list[dict[str, Any]]) -> list[Job]:
-        jobs = [Job.from_row(r) for r in rows]
-        for job in jobs:
-            job.lease = lease_ms / 1000
-        return jobs
 
-    return Call("claiming", conn, lambda _: d.claim(names, n, lease_ms), finish)
+def _claim(d: Dialect, names: list[str], n: int, lease_ms: int) -> Op[list[Job]]:
+    """The dialect's claim, then the jobs built from its rows (an operation)."""
+    rows = yield from d.claim(names, n, lease_ms)
+    jobs = []
+    for row in rows:
+        try:
+            job = Job.from_row(row)
+        except PayloadError as exc:
+            # A row written behind our back that no worker could ever decode: it fails
+            # alone (fenced, in this transaction) and the batch goes on.
+            log.error("job %s: %s; it ends failed", row["id"], exc)
+            params = {"id": row["id"], "attempt": row["attempt"], "error": error_text(exc)}
+            yield d.stmt("fail", params, ROWCOUNT)
+            continue
+        job.lease = lease_ms / 1000
+        jobs.append(job)
+    return jobs
 
 
 def _job(job: object) -> Job:
@@ -206,6 +220,7 @@ def complete_many(
 def fail(d: Dialect, job: Job, error: object, retry_in: float | None, conn: Any) -> Call[None, str]:
     job = _job(job)
     message = error_text(error)
+    extra: dict[str, Any]
     if job.attempt >= job.max_attempts:
         name, extra, doing, status = "fail", {"error": message}, "failing", "failed"
     else:
@@ -248,11 +263,12 @@ def stats(d: Dialect, queues: Sequence[str] | str | None, conn: Any) -> Call[Any
     return Call("reading stats", conn, lambda _: d.fetch_one_op("stats", params), finish)
 
 
-def ping(q: Any) -> Call[None, Any]:
+def ping(q: Any) -> Call[None, ServerInfo]:
     """Reach the server (a connection reads its version); the queue's ``server``."""
 
-    def finish(_: None) -> Any:
-        assert q.server is not None
-        return q.server
+    def finish(_: None) -> ServerInfo:
+        server: ServerInfo | None = q.server
+        assert server is not None
+        return server
 
     return Call("connecting", None, lambda _: nothing(), finish)

@@ -318,7 +318,9 @@ class Queue:
         Claimable: pending with ``run_at`` reached, or running with an expired lease (its
         worker is presumed dead). Each claim adds one to ``attempt``. Rows locked by other
         claims are skipped, never waited for. A job with an expired lease and no attempts
-        left ends ``failed`` instead of being returned.
+        left ends ``failed`` instead of being returned, and so does a job whose stored
+        payload cannot be decoded (``last_error`` says why; the batch's other jobs are
+        returned).
         """
         return self._call(calls.claim(self.dialect, queues, limit, lease, conn))
 

@@ -30,10 +30,13 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
+from ._checks import dumps as _dumps
+from ._checks import queue_names as _queues
+from ._checks import seconds as _seconds
 from ._lock import SingleLock
 from .errors import BackendError, ConfigurationError, LeaseLost, SkiplockError
 from .job import Job
-from .queue import Queue, _dumps, _queues, _seconds
+from .queue import Queue
 
 __all__ = ["Worker"]
 

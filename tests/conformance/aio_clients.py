@@ -32,7 +32,11 @@ def _dbapi(name: str, loop: Loop, conn: Any, cursor: Callable[[], Any]) -> Clien
         await cur.close()
 
     return Client(
-        name, conn, _run(loop, conn.commit), _run(loop, conn.rollback), _run(loop, execute),
+        name,
+        conn,
+        _run(loop, conn.commit),
+        _run(loop, conn.rollback),
+        _run(loop, execute),
         [_run(loop, conn.close)],
     )
 
@@ -73,8 +77,12 @@ def _asyncpg(name: str, u: DatabaseURL, loop: Loop) -> Client:
 
     loop.run(begin())
     return Client(
-        name, conn, lambda: loop.run(end("commit")), lambda: loop.run(end("rollback")),
-        _run(loop, conn.execute), [_run(loop, conn.close)],
+        name,
+        conn,
+        lambda: loop.run(end("commit")),
+        lambda: loop.run(end("rollback")),
+        _run(loop, conn.execute),
+        [_run(loop, conn.close)],
     )
 
 
@@ -96,7 +104,11 @@ def _sqlalchemy(name: str, u: DatabaseURL, loop: Loop, driver: str, kind: str) -
         await obj.execute(sa.text(sql))
 
     return Client(
-        name, obj, _run(loop, obj.commit), _run(loop, obj.rollback), _run(loop, execute),
+        name,
+        obj,
+        _run(loop, obj.commit),
+        _run(loop, obj.rollback),
+        _run(loop, execute),
         [_run(loop, engine.dispose), _run(loop, obj.close)],
     )
 

@@ -54,7 +54,10 @@ DRIVERS: dict[str, tuple[str, str]] = {
     "pyodbc": ("pyodbc", "apt-get install unixodbc-dev && pip install pyodbc"),
     "sqlalchemy": ("sqlalchemy", "pip install 'skiplock[sqlalchemy]'"),
     "asyncpg": ("asyncpg", "pip install 'skiplock[asyncpg]'"),
-    "greenlet": ("greenlet", "pip install 'skiplock[sqlalchemy]' (SQLAlchemy's asyncio needs greenlet)"),
+    "greenlet": (
+        "greenlet",
+        "pip install 'skiplock[sqlalchemy]' (SQLAlchemy's asyncio needs greenlet)",
+    ),
 }
 
 
@@ -263,9 +266,7 @@ def client_pairs(backends: tuple[str, ...]) -> list[tuple[str, str]]:
     """Every (backend, client) pair this session can run, sync and asyncio clients."""
     from .aio_clients import ASYNC_CLIENTS
 
-    return [
-        (b, c) for b in backends for c in [*CLIENTS[DATABASE[b]], *ASYNC_CLIENTS[DATABASE[b]]]
-    ]
+    return [(b, c) for b in backends for c in [*CLIENTS[DATABASE[b]], *ASYNC_CLIENTS[DATABASE[b]]]]
 
 
 def is_async(name: str) -> bool:

@@ -108,3 +108,23 @@ def make_queue(
     finally:
         for view in views:
             view.close()
+
+
+@pytest.fixture
+def side_table(queue: skiplock.Queue) -> Iterator[str]:
+    """A table of the application's own next to the queue's: ``(job_id, note)``."""
+    name = queue.dialect.quote(f"{queue.table.name}_side")
+    with queue.transaction() as tx:
+        tx.execute(f"DROP TABLE IF EXISTS {name}")
+        tx.execute(f"CREATE TABLE {name} (job_id BIGINT NOT NULL, note VARCHAR(50))")
+    yield name
+    with queue.transaction() as tx:
+        tx.execute(f"DROP TABLE IF EXISTS {name}")
+
+
+def rows_in(queue: skiplock.Queue, table: str) -> int:
+    """Committed rows of *table*, read on a connection of the queue's own."""
+    with queue.transaction() as tx:
+        row = tx.fetchone(f"SELECT COUNT(*) FROM {table}")
+    assert row is not None
+    return int(row[0])

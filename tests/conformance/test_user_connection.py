@@ -7,80 +7,61 @@ application's rows commit or roll back together, whatever the driver.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import pytest
 
 import skiplock
 
 from .clients import Client, by_client
+from .conftest import rows_in
 
 pytestmark = by_client()
 
 
-@pytest.fixture
-def side(queue: skiplock.Queue) -> Iterator[str]:
-    """A table of the application's own, next to the queue's."""
-    name = queue.dialect.quote(f"{queue.table.name}_side")
-    with queue.transaction() as tx:
-        tx.execute(f"DROP TABLE IF EXISTS {name}")
-        tx.execute(f"CREATE TABLE {name} (job_id BIGINT NOT NULL)")
-    yield name
-    with queue.transaction() as tx:
-        tx.execute(f"DROP TABLE IF EXISTS {name}")
-
-
-def rows_in(queue: skiplock.Queue, table: str) -> int:
-    with queue.transaction() as tx:
-        row = tx.fetchone(f"SELECT COUNT(*) FROM {table}")
-    assert row is not None
-    return int(row[0])
-
-
 def test_enqueue_commits_and_rolls_back_with_the_application(
-    queue: skiplock.Queue, client: Client, side: str
+    queue: skiplock.Queue, client: Client, side_table: str
 ) -> None:
-    client.execute(f"INSERT INTO {side} (job_id) VALUES (1)")
+    client.execute(f"INSERT INTO {side_table} (job_id) VALUES (1)")
     gone = queue.enqueue({"n": 1}, conn=client.conn)
     assert queue.get(gone) is None  # not committed: invisible to others
     client.rollback()
-    assert queue.get(gone) is None and rows_in(queue, side) == 0
+    assert queue.get(gone) is None and rows_in(queue, side_table) == 0
 
-    client.execute(f"INSERT INTO {side} (job_id) VALUES (2)")
+    client.execute(f"INSERT INTO {side_table} (job_id) VALUES (2)")
     kept = queue.enqueue({"n": 2}, conn=client.conn)
     many = queue.enqueue_many(["a", "b"], conn=client.conn)
     client.commit()
-    assert rows_in(queue, side) == 1
+    assert rows_in(queue, side_table) == 1
     assert {j.id for j in queue.claim(limit=5)} == {kept, *many}
 
 
 def test_fenced_complete_and_the_applications_row_commit_together(
-    queue: skiplock.Queue, client: Client, side: str
+    queue: skiplock.Queue, client: Client, side_table: str
 ) -> None:
     queue.enqueue({"k": "v"})
     [job] = queue.claim()
-    client.execute(f"INSERT INTO {side} (job_id) VALUES ({job.id})")
+    client.execute(f"INSERT INTO {side_table} (job_id) VALUES ({job.id})")
     queue.complete(job, result={"ok": True}, conn=client.conn)
     record = queue.get(job.id)
     assert record is not None and record.status == "running"  # not yet committed
     client.commit()
-    assert rows_in(queue, side) == 1
+    assert rows_in(queue, side_table) == 1
     record = queue.get(job.id)
     assert record is not None and (record.status, record.result) == ("done", {"ok": True})
 
 
 def test_after_a_lost_lease_the_applications_row_rolls_back(
-    queue: skiplock.Queue, client: Client, side: str
+    queue: skiplock.Queue, client: Client, side_table: str
 ) -> None:
     queue.enqueue("x")
     [late] = queue.claim(lease=0.2)
     time.sleep(0.5)
     [current] = queue.claim(lease=60)
-    client.execute(f"INSERT INTO {side} (job_id) VALUES ({late.id})")
+    client.execute(f"INSERT INTO {side_table} (job_id) VALUES ({late.id})")
     with pytest.raises(skiplock.LeaseLost):
         queue.complete(late, conn=client.conn)
     client.rollback()
-    assert rows_in(queue, side) == 0
+    assert rows_in(queue, side_table) == 0
     record = queue.get(current.id)
     assert record is not None and (record.status, record.attempt) == ("running", 2)
 
@@ -151,14 +132,14 @@ def test_every_write_through_conn_commits_with_the_application(
 
 
 def test_a_transaction_block_on_the_applications_connection(
-    queue: skiplock.Queue, client: Client, side: str
+    queue: skiplock.Queue, client: Client, side_table: str
 ) -> None:
     queue.enqueue("x")
     with queue.transaction(conn=client.conn) as tx:
         [job] = tx.claim(lease=60)
-        client.execute(f"INSERT INTO {side} (job_id) VALUES ({job.id})")
+        client.execute(f"INSERT INTO {side_table} (job_id) VALUES ({job.id})")
         tx.complete(job)
         assert tx.get(job.id) is not None and tx.stats().done == 1
     assert queue.stats().done == 0  # the block does not commit the application's work
     client.commit()
-    assert queue.stats().done == 1 and rows_in(queue, side) == 1
+    assert queue.stats().done == 1 and rows_in(queue, side_table) == 1

@@ -53,14 +53,8 @@ class PyMySQLAdapter(Adapter):
         return bool(self.connection.get_autocommit())
 
 
-class MySQLdbAdapter(Adapter):
-    """mysqlclient (``MySQLdb.connections.Connection``, any cursor class)."""
+class MySQLdbAdapter(PyMySQLAdapter):
+    """mysqlclient (``MySQLdb.connections.Connection``, any cursor class): the same calls
+    as PyMySQL (``cursors.Cursor``, ``get_autocommit()``)."""
 
-    database: ClassVar[str] = "mysql"
     driver: ClassVar[str] = "mysqlclient"
-
-    def cursor(self) -> Any:
-        return self.connection.cursor(self.module.cursors.Cursor)
-
-    def autocommit(self) -> bool:
-        return bool(self.connection.get_autocommit())
