@@ -16,6 +16,7 @@ from __future__ import annotations
 from ._url import mask_password
 from .admin import prune, retry_failed
 from .app import App, Task
+from .async_worker import AsyncWorker
 from .errors import (
     BackendError,
     ConfigurationError,
@@ -33,6 +34,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "App",
+    "AsyncWorker",
     "BackendError",
     "ConfigurationError",
     "Job",

@@ -17,10 +17,13 @@ knows the name can enqueue it (``skiplock enqueue send_welcome ada@example.com``
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
+from ._worker.aio import is_async_handler
+from .async_worker import AsyncWorker
 from .errors import ConfigurationError, PayloadError
 from .job import Job
 from .queue import DEFAULT_TABLE, Queue
@@ -148,7 +151,28 @@ class App:
         return self.queue.enqueue(payload, **options)
 
     def handle(self, job: Job) -> Any:
-        """The worker's handler: call the job's task with its arguments."""
+        """The worker's handler: call the job's task with its arguments. An ``async def``
+        task is run to its end on an event loop of its own (this thread's)."""
+        fn, args, kwargs = self._call_of(job)
+        if is_async_handler(fn):
+            return asyncio.run(fn(*args, **kwargs))
+        return fn(*args, **kwargs)
+
+    async def handle_async(self, job: Job) -> Any:
+        """The asyncio worker's handler: ``await`` an ``async def`` task on the running
+        loop; a sync task runs in a thread (``asyncio.to_thread``)."""
+        fn, args, kwargs = self._call_of(job)
+        if is_async_handler(fn):
+            return await fn(*args, **kwargs)
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    @property
+    def has_async_tasks(self) -> bool:
+        return any(is_async_handler(t.fn) for t in self.tasks.values())
+
+    def _call_of(self, job: Job) -> tuple[Callable[..., Any], list[Any], dict[str, Any]]:
+        """The task function of *job* and its arguments (the job first with pass_job).
+        Raises PayloadError (not a task call) or LookupError (unknown task)."""
         payload = job.payload
         if not isinstance(payload, dict) or not isinstance(payload.get("task"), str):
             raise PayloadError(f"job {job.id} is not a task call: no 'task' name in its payload")
@@ -157,9 +181,7 @@ class App:
             raise LookupError(f"no task named {payload['task']!r} is registered in this app")
         args = payload.get("args") or []
         kwargs = payload.get("kwargs") or {}
-        if task.pass_job:
-            return task.fn(job, *args, **kwargs)
-        return task.fn(*args, **kwargs)
+        return task.fn, ([job, *args] if task.pass_job else list(args)), dict(kwargs)
 
     def timeout_of(self, job: Job) -> float | None:
         """The timeout of the job's task (None: no timeout, or not a task this app knows)."""
@@ -170,7 +192,17 @@ class App:
     def worker(self, *, queues: Sequence[str] | None = None, **options: Any) -> Worker:
         """A :class:`~skiplock.Worker` for this app's tasks; *queues* defaults to every
         queue a task names. Other options go to the Worker."""
+        return Worker(self.queue, self.handle, **self._worker_options(queues, options))
+
+    def async_worker(self, *, queues: Sequence[str] | None = None, **options: Any) -> AsyncWorker:
+        """An :class:`~skiplock.AsyncWorker` for this app's tasks (``async def`` tasks on
+        the loop, sync ones in threads); options as :meth:`worker`."""
+        return AsyncWorker(self.queue, self.handle_async, **self._worker_options(queues, options))
+
+    def _worker_options(
+        self, queues: Sequence[str] | None, options: dict[str, Any]
+    ) -> dict[str, Any]:
         if queues is None:
             queues = sorted({t.queue for t in self.tasks.values()}) or ["default"]
         options.setdefault("timeout", self.timeout_of)
-        return Worker(self.queue, self.handle, queues=list(queues), **options)
+        return {"queues": list(queues), **options}

@@ -29,9 +29,10 @@ from types import FrameType
 from typing import Any
 
 from ._lock import SingleLock
-from ._worker.lifecycle import Crew, RunnerFactory
-from ._worker.outcome import last_line
-from ._worker.runners import Handler, ThreadRunner
+from ._worker.ledger import Ledger
+from ._worker.lifecycle import Crew
+from ._worker.outcome import Outcomes, last_line
+from ._worker.runners import Handler, Runner, ThreadRunner
 from ._worker.settings import Settings
 from .errors import ConfigurationError
 from .job import Job
@@ -42,21 +43,12 @@ __all__ = ["Worker", "last_line"]
 log = logging.getLogger("skiplock.worker")
 
 
-class Worker:
-    """Run *handler(job)* for jobs claimed from *queues*.
+class WorkerOptions:
+    """The options and their checks, shared by :class:`Worker` and
+    :class:`~skiplock.AsyncWorker`: each gives its runner (:meth:`_make_runner`), and
+    every other part is the same.
 
-    The handler's return value (JSON) completes the job; an exception records a failed
-    attempt, retried after :func:`~skiplock.backoff` until ``max_attempts``, then
-    ``failed`` with the traceback's last line. A handler may complete the job itself, e.g.
-    ``with q.transaction() as tx: ...; tx.complete(job)`` to commit its own rows with the
-    completion (or fail it with its own ``retry_in``); the worker then writes nothing more.
-
-    ``lease`` seconds per claim, extended every ``heartbeat`` seconds (default lease/3).
-    ``timeout`` (seconds, or a function of the job) abandons a job after that long: the
-    attempt fails and ``job.lost`` is set; the handler's thread cannot be killed, so it
-    keeps its slot until it returns. ``mode="single"`` holds an advisory lock for the
-    worker's lifetime (see :class:`~skiplock._lock.SingleLock`); with ``wait_for_lock``
-    false a held lock raises :class:`~skiplock.LockNotAcquired`.
+    Raises ConfigurationError for a bad option, before anything is opened.
     """
 
     def __init__(
@@ -104,14 +96,15 @@ class Worker:
         self.mode = mode
         self.wait_for_lock = wait_for_lock
         self.lock: SingleLock | None = SingleLock(queue) if mode == "single" else None
-        self._crew = Crew(self._settings(), self._runner_factory())
-        #: outcomes so far: done, retried, failed, lost, released
-        self.counts = self._crew.ledger.counts
-        self._thread: threading.Thread | None = None
-        self._signals = 0
 
-    def _settings(self) -> Settings:
-        return Settings(
+        self._crew = self._build()
+
+    def _make_runner(self, outcomes: Outcomes, ledger: Ledger) -> Runner:
+        """Where handlers run: the one part in which the workers differ."""
+        raise NotImplementedError
+
+    def _build(self) -> Crew:
+        settings = Settings(
             queue=self.queue,
             queues=self.queues,
             concurrency=self.concurrency,
@@ -123,10 +116,34 @@ class Worker:
             wait_for_lock=self.wait_for_lock,
             lock=self.lock,
         )
+        crew = Crew(settings, self._make_runner)
+        #: outcomes so far: done, retried, failed, lost, released
+        self.counts = crew.ledger.counts
+        return crew
 
-    def _runner_factory(self) -> RunnerFactory:
-        """Where handlers run: threads here; the asyncio worker gives an event loop."""
-        return lambda outcomes, ledger: ThreadRunner(self.handler, outcomes, ledger)
+
+class Worker(WorkerOptions):
+    """Run *handler(job)* for jobs claimed from *queues*.
+
+    The handler's return value (JSON) completes the job; an exception records a failed
+    attempt, retried after :func:`~skiplock.backoff` until ``max_attempts``, then
+    ``failed`` with the traceback's last line. A handler may complete the job itself, e.g.
+    ``with q.transaction() as tx: ...; tx.complete(job)`` to commit its own rows with the
+    completion (or fail it with its own ``retry_in``); the worker then writes nothing more.
+
+    ``lease`` seconds per claim, extended every ``heartbeat`` seconds (default lease/3).
+    ``timeout`` (seconds, or a function of the job) abandons a job after that long: the
+    attempt fails and ``job.lost`` is set; the handler's thread cannot be killed, so it
+    keeps its slot until it returns. ``mode="single"`` holds an advisory lock for the
+    worker's lifetime (see :class:`~skiplock._lock.SingleLock`); with ``wait_for_lock``
+    false a held lock raises :class:`~skiplock.LockNotAcquired`.
+    """
+
+    _thread: threading.Thread | None = None
+    _signals = 0
+
+    def _make_runner(self, outcomes: Outcomes, ledger: Ledger) -> Runner:
+        return ThreadRunner(self.handler, outcomes, ledger)  # a pool of threads
 
     # -- public control -------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 
 from ..errors import LeaseLost, SkiplockError
+from ..job import Job
 from .ledger import Held, Ledger
 from .outcome import Outcomes
 from .settings import Flags, Settings
@@ -23,7 +24,8 @@ log = logging.getLogger("skiplock.worker")
 
 
 class Heartbeat:
-    """The heartbeat thread's body (:meth:`run`); *on_lock_lost* is the producer's."""
+    """The heartbeat thread's body (:meth:`run`); *on_lock_lost* is the producer's,
+    *on_abandon* the runner's."""
 
     def __init__(
         self,
@@ -32,12 +34,14 @@ class Heartbeat:
         outcomes: Outcomes,
         flags: Flags,
         on_lock_lost: Callable[[], None],
+        on_abandon: Callable[[Job], None],
     ) -> None:
         self.settings = settings
         self.ledger = ledger
         self.outcomes = outcomes
         self.flags = flags
         self.on_lock_lost = on_lock_lost
+        self.on_abandon = on_abandon
         self._failing = False
 
     def run(self) -> None:
@@ -52,6 +56,7 @@ class Heartbeat:
         for h in self.ledger.beatable():
             if h.deadline is not None and now >= h.deadline and not h.finished:
                 self.outcomes.timed_out(h)
+                self.on_abandon(h.job)
                 continue
             self._extend(h)
 

@@ -42,7 +42,12 @@ class Crew:
         self.runner = make_runner(self.outcomes, self.ledger)
         self.producer = Producer(settings, self.ledger, self.completer, self.runner, self.flags)
         self.heartbeat = Heartbeat(
-            settings, self.ledger, self.outcomes, self.flags, self.producer.lock_lost
+            settings,
+            self.ledger,
+            self.outcomes,
+            self.flags,
+            self.producer.lock_lost,
+            self.runner.abandon,
         )
 
     def stop(self) -> None:
@@ -104,5 +109,6 @@ class Crew:
             self.flags.wake.clear()
         for job in ledger.unfinished():
             self.outcomes.release(job)
+            self.runner.abandon(job)
         self.runner.close()
         log.info("worker stopped: %s", ", ".join(f"{k} {v}" for k, v in ledger.counts.items()))

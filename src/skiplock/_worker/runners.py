@@ -35,6 +35,10 @@ class Runner(Protocol):
     def submit(self, job: Job) -> None:
         """Run *job*'s handler (held in the ledger already); return at once."""
 
+    def abandon(self, job: Job) -> None:
+        """*job* was given up (timeout, or still running after the grace): stop its handler
+        if this runner can (a task can be cancelled; a thread cannot)."""
+
     def close(self) -> None:
         """No more jobs: idle runners end now, busy ones after their job."""
 
@@ -58,6 +62,9 @@ class ThreadRunner:
         self._jobs.put(job)
         if spawn:
             threading.Thread(target=self._serve, name="skiplock-runner", daemon=True).start()
+
+    def abandon(self, job: Job) -> None:
+        pass  # a thread cannot be stopped: it keeps its slot until the handler returns
 
     def close(self) -> None:
         for _ in range(self._threads):
