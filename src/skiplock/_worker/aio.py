@@ -11,7 +11,8 @@ handler's thread cannot be stopped and keeps its slot until it returns, as in
 :class:`skiplock.Worker`.
 
 The handler's end is reported (:meth:`~.outcome.Outcomes.handler_ended`) on a pool
-thread, since a failed attempt is written there with the sync Queue. The task table is
+thread, since a failed attempt is written there with the sync Queue: at most
+``concurrency`` threads in all. The task table is
 touched on the loop only, so it has no lock.
 """
 
@@ -26,7 +27,7 @@ from typing import Any
 from ..job import Job
 from .ledger import Ledger
 from .outcome import Outcomes
-from .runners import Handler
+from .runners import Handler, run_sync
 
 __all__ = ["AsyncioRunner", "is_async_handler"]
 
@@ -52,9 +53,9 @@ class AsyncioRunner:
         self.ledger = ledger
         self.is_async = is_async_handler(handler)
         self.loop: asyncio.AbstractEventLoop | None = None
-        # one thread per slot for sync handlers, one more so that an ending job's report
-        # never waits for a busy handler's thread
-        self.threads = ThreadPoolExecutor(concurrency + 1, thread_name_prefix="skiplock-runner")
+        # one thread per slot: a sync handler and its report run on one; an async
+        # handler's report (a failed attempt is written there) on any
+        self.threads = ThreadPoolExecutor(concurrency, thread_name_prefix="skiplock-runner")
         self._tasks: dict[int, asyncio.Task[None]] = {}
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -88,17 +89,20 @@ class AsyncioRunner:
 
     async def _run(self, job: Job) -> None:
         assert self.loop is not None
-        result: Any = None
-        error: BaseException | None = None
         try:
-            if self.is_async:
+            if not self.is_async:  # the handler and its report, on one pool thread
+                await self.loop.run_in_executor(
+                    self.threads, run_sync, self.handler, self.outcomes, job
+                )
+                return
+            result: Any = None
+            error: BaseException | None = None
+            try:
                 result = await self.handler(job)
-            else:
-                result = await self.loop.run_in_executor(self.threads, self.handler, job)
-        except asyncio.CancelledError as exc:
-            error = exc  # given up: nothing is written for it (see the module's docstring)
-        except BaseException as exc:
-            error = exc
+            except asyncio.CancelledError as exc:
+                error = exc  # given up: nothing is written for it (see the module docstring)
+            except BaseException as exc:
+                error = exc
         finally:
             self._tasks.pop(job.id, None)
         report = functools.partial(self.outcomes.handler_ended, job, result, error)

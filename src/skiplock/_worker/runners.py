@@ -24,7 +24,7 @@ from ..job import Job
 from .ledger import Ledger
 from .outcome import Outcomes
 
-__all__ = ["Handler", "Runner", "ThreadRunner"]
+__all__ = ["Handler", "Runner", "ThreadRunner", "run_sync"]
 
 Handler = Callable[[Job], Any]
 
@@ -75,11 +75,17 @@ class ThreadRunner:
             self.run_one(job)
 
     def run_one(self, job: Job) -> None:
-        try:
-            result = self.handler(job)
-        except BaseException as exc:
-            self.outcomes.handler_ended(job, error=exc)
-            if not isinstance(exc, Exception):
-                raise
-        else:
-            self.outcomes.handler_ended(job, result)
+        run_sync(self.handler, self.outcomes, job)
+
+
+def run_sync(handler: Handler, outcomes: Outcomes, job: Job) -> None:
+    """Run a sync handler on this thread and report its end (a BaseException that is not
+    an Exception is reported, then raised again)."""
+    try:
+        result = handler(job)
+    except BaseException as exc:
+        outcomes.handler_ended(job, error=exc)
+        if not isinstance(exc, Exception):
+            raise
+    else:
+        outcomes.handler_ended(job, result)
