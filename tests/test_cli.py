@@ -167,6 +167,7 @@ def test_worker_runs_an_app_by_module_name(
     record = q.get(job_id)
     assert record is not None and record.result == "hello ada?"
     assert "worker started: queues email" in err
+    assert ("handlers on the event loop" in err) == (kind == "async def")
 
 
 # -- the demo ------------------------------------------------------------------------------

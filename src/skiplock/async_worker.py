@@ -72,6 +72,7 @@ class AsyncWorker(WorkerOptions):
             for signum in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(signum, self._on_signal, signum)
                 installed.append(signum)
+        log.info("asyncio worker: handlers on the event loop, %d at most", self.concurrency)
         thread = threading.Thread(target=serve, name="skiplock-worker", daemon=True)
         thread.start()
         try:
