@@ -65,6 +65,7 @@ WORKER_KINDS: dict[str, Any] = {"thread": Worker, "asyncio": LoopWorker}
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "workers" in metafunc.fixturenames and hasattr(metafunc.module, "Worker"):
+        metafunc.fixturenames.append("worker_kind")  # the test body need not name it
         metafunc.parametrize("worker_kind", list(WORKER_KINDS), indirect=True)
 
 
@@ -77,11 +78,8 @@ def worker_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
 
 
 @pytest.fixture
-def workers(request: pytest.FixtureRequest) -> Iterator[list[Worker]]:
+def workers() -> Iterator[list[Worker]]:
     """Workers started by a test; stopped at its end whatever happens."""
-    callspec = getattr(request.node, "callspec", None)
-    if callspec is not None and "worker_kind" in callspec.params:
-        request.getfixturevalue("worker_kind")  # swaps the module's Worker
     started: list[Worker] = []
     yield started
     for w in started:
