@@ -163,3 +163,23 @@ def test_async_app_tasks_run_on_both_workers(
         w.stop(timeout=15)
     results = [r.result for r in (q.get(i) for i in [*first, second]) if r is not None]
     assert results == ["hello ada", "BOB", "hello cy"]
+
+
+def test_a_handler_cancelled_from_inside_gives_its_job_back_to_the_lease(
+    queue: skiplock.Queue,
+) -> None:
+    job_id = queue.enqueue("x")
+
+    async def handler(job: Job) -> str:
+        if job.attempt == 1:
+            raise asyncio.CancelledError  # not the worker's doing: no outcome is written
+        return "second"
+
+    async def main() -> None:
+        # the heartbeat must stop extending the first attempt, or it never comes back
+        async with AsyncWorker(queue, handler, lease=1.0, heartbeat=0.2) as w:
+            await until(lambda: w.counts["done"] == 1, timeout=30, what="the second attempt")
+
+    run(main)
+    record = queue.get(job_id)
+    assert record is not None and (record.status, record.attempt) == ("done", 2)

@@ -53,8 +53,8 @@ class Outcomes:
         written here, before the job's slot is free): the handler returned *result* or
         raised *error*. A returned job still running is queued for the completer; a job
         the handler completed or failed itself is settled with nothing more written. A
-        BaseException that is not an Exception writes nothing: the lease brings the job
-        back."""
+        BaseException that is not an Exception (a task's CancelledError, SystemExit)
+        writes nothing and stops the job's heartbeat: its lease brings it back."""
         completion = NO_COMPLETION
         try:
             if error is None and job.status == "running":
@@ -67,7 +67,7 @@ class Outcomes:
             elif isinstance(error, Exception):
                 self.failed(job, error)
             elif error is not None:
-                pass
+                self.settled(job, None)
             elif job.status != "running":  # the handler completed (or failed) it itself
                 self.settled(job, job.status)
             elif job.lost:
