@@ -17,6 +17,7 @@ from ._url import mask_password
 from .admin import prune, retry_failed
 from .aio_queue import AsyncQueue, AsyncTransaction, connect_async
 from .app import App, Task
+from .async_worker import AsyncWorker
 from .errors import (
     BackendError,
     ConfigurationError,
@@ -36,6 +37,7 @@ __all__ = [
     "App",
     "AsyncQueue",
     "AsyncTransaction",
+    "AsyncWorker",
     "BackendError",
     "ConfigurationError",
     "Job",

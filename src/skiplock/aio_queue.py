@@ -54,6 +54,7 @@ class AsyncQueue:
 
     def __init__(self, url: str | None = None, *, table: str = DEFAULT_TABLE, max_idle: int = 8):
         self.url: DatabaseURL = parse_url(url)
+        self._url_text = url
         self.table: TableName = TableName.parse(table)
         self.dialect: Dialect = get_dialect(self.url, self.table)
         self.server: ServerInfo | None = None
@@ -63,6 +64,11 @@ class AsyncQueue:
 
     def __repr__(self) -> str:
         return f"<skiplock.AsyncQueue {self.url.masked()} table={self.table}>"
+
+    def sync_queue(self) -> Queue:
+        """A new sync :class:`~skiplock.Queue` on the same URL and table (what
+        :class:`~skiplock.AsyncWorker` uses for its own I/O). The caller closes it."""
+        return Queue(self._url_text, table=str(self.table), max_idle=self._max_idle)
 
     # -- connections (the I/O shell: the same steps as Queue's, awaited) ------------------
 
