@@ -119,3 +119,34 @@ def test_an_async_task_deferred_and_run_by_the_async_worker(make_queue: Any, url
 def test_async_worker_refuses_what_is_no_queue(url: str) -> None:
     with pytest.raises(skiplock.ConfigurationError, match="AsyncQueue"):
         skiplock.AsyncWorker(object(), lambda job: None)  # type: ignore[arg-type]
+
+
+def test_a_sync_connection_on_the_async_queue_and_back_are_refused(
+    queue: Any, url: str, api: str
+) -> None:
+    """Each API names the other for the other's connections, and writes nothing."""
+    if api != "sync" or queue.dialect.async_in_thread:
+        pytest.skip("the database's sync connections are the async queue's (in a thread)")
+    sync_conn = queue.connection()
+
+    async def run() -> None:
+        aq = skiplock.connect_async(url, table=str(queue.table))
+        try:
+            with pytest.raises(skiplock.ConfigurationError, match=r"skiplock\.Queue"):
+                await aq.enqueue("x", conn=sync_conn)
+            with pytest.raises(skiplock.ConfigurationError, match="AsyncQueue must be"):
+                await aq.claim(conn=object())
+            own = await aq.dialect.connect_async()
+            try:
+                with pytest.raises(skiplock.ConfigurationError, match="connect_async"):
+                    queue.enqueue("y", conn=own.connection)
+            finally:
+                await own.close()
+        finally:
+            await aq.close()
+
+    try:
+        asyncio.run(run())
+    finally:
+        sync_conn.close()
+    assert queue.stats().pending == 0
