@@ -5,6 +5,7 @@ A dialect subclass writes only what differs from this path, and says why.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import re
 import select
@@ -28,6 +29,7 @@ from skiplock._options import Option, check_options
 from skiplock._sql import TableName, load_statements, render_statements
 from skiplock._url import DatabaseURL, mask_password
 from skiplock.drivers import Adapter
+from skiplock.drivers.aio import AsyncAdapter, ThreadAdapter
 from skiplock.errors import BackendError, ConfigurationError, LeaseLost
 
 __all__ = ["Dialect", "ServerInfo"]
@@ -124,6 +126,20 @@ class Dialect:
         """The adapter for a connection made by :meth:`connect`."""
         return self.adapter_class(conn, self.driver, owned=True)
 
+    #: no asyncio driver is used: the AsyncQueue runs the sync driver in a thread
+    async_in_thread: ClassVar[bool] = True
+
+    async def connect_async(self) -> AsyncAdapter:
+        """A new connection for the AsyncQueue, configured as :meth:`connect`'s (and owned):
+        by default the sync driver's, whose calls run in a thread."""
+        conn = await asyncio.to_thread(self.connect)
+        return ThreadAdapter(self.adapter(conn))
+
+    async def server_info_async(self, own: AsyncAdapter) -> ServerInfo:
+        """:meth:`server_info` on a connection of :meth:`connect_async`."""
+        assert isinstance(own, ThreadAdapter)
+        return await asyncio.to_thread(self.server_info, own.connection)
+
     def server_info(self, conn: Any) -> ServerInfo:
         """Read the server's product and version (raises ``UnsupportedServer`` if too old)."""
         raise NotImplementedError
@@ -176,6 +192,21 @@ class Dialect:
         if fd is None:
             return not self.is_closed(conn)
         return fd >= 0 and not _readable(fd)
+
+    def is_usable_async(self, own: AsyncAdapter) -> bool:
+        """:meth:`is_usable` for a connection of :meth:`connect_async` (an async adapter).
+        An asyncio driver's socket is read by its event loop, so only psycopg's (read
+        only when awaited) is looked at; for the others the adapter's flag is, and a
+        server-side kill is found at the connection's next use (then retried)."""
+        if isinstance(own, ThreadAdapter):
+            return self.is_usable(own.connection)
+        if own.is_closed():
+            return False
+        try:
+            fd = own.fileno()
+        except Exception:
+            return False
+        return fd is None or (fd >= 0 and not _readable(fd))
 
     # -- statements -----------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
+from skiplock._aio_ops import run_async
 from skiplock._ops import (
     COMMIT,
     LASTROWID,
@@ -36,6 +37,8 @@ from skiplock._ops import (
 )
 from skiplock._options import BOOL, INT, TEXT, Option
 from skiplock.drivers import Adapter
+from skiplock.drivers.aio import AsyncAdapter
+from skiplock.drivers.aio_drivers import AsyncMySQLConnectorAdapter
 from skiplock.drivers.mysql import MySQLConnectorAdapter
 from skiplock.errors import UnsupportedServer
 
@@ -98,10 +101,15 @@ class MySQLDialect(Dialect):
     def quote(self, ident: str) -> str:
         return "`" + ident.replace("`", "``") + "`"
 
-    def connect(self) -> Any:
-        connector = self.driver
-        from mysql.connector.constants import ClientFlag
+    async_in_thread: ClassVar[bool] = False
+    #: each session: READ COMMITTED (REPEATABLE READ makes concurrent claims deadlock on
+    #: gap locks), and the database's clock read in UTC
+    _SESSION = (
+        "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+        "SET SESSION time_zone = '+00:00'",
+    )
 
+    def connect_kwargs(self) -> dict[str, Any]:
         u = self.url
         kwargs: dict[str, Any] = {
             "host": u.host,
@@ -109,27 +117,57 @@ class MySQLDialect(Dialect):
             "database": u.database,
             "user": u.user or "root",
             "password": u.password or "",
-            "use_pure": True,
             "autocommit": False,
-            "client_flags": [ClientFlag.FOUND_ROWS],
             "connection_timeout": 10,
             "charset": "utf8mb4",
             "collation": "utf8mb4_bin",
         }
         kwargs.update(self.options)
-        conn = connector.connect(**kwargs)
+        return kwargs
+
+    def connect(self) -> Any:
+        from mysql.connector.constants import ClientFlag
+
+        kwargs = {"use_pure": True, "client_flags": [ClientFlag.FOUND_ROWS]}
+        conn = self.driver.connect(**{**kwargs, **self.connect_kwargs()})
         cur = conn.cursor()
         try:
-            # REPEATABLE READ makes concurrent claims deadlock on gap locks.
-            cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
-            cur.execute("SET SESSION time_zone = '+00:00'")
+            for sql in self._SESSION:
+                cur.execute(sql)
         finally:
             cur.close()
         return conn
 
+    async def connect_async(self) -> AsyncAdapter:
+        from mysql.connector import aio
+        from mysql.connector.constants import ClientFlag
+
+        # the aio API takes the flags as one number, not a list
+        kwargs = {"client_flags": ClientFlag.get_default() | ClientFlag.FOUND_ROWS}
+        kwargs.update(self.connect_kwargs())
+        try:
+            conn = await aio.connect(**kwargs)
+        except TypeError as exc:
+            # mysql-connector 26.x's aio connect reads the TLS cipher after the handshake
+            # even when the server offered no TLS (MariaDB without ssl) and fails on None.
+            # The sync driver goes on in plain text there; so do we, by saying so.
+            if "ssl_disabled" in kwargs or ("cipher" not in str(exc) and "unpack" not in str(exc)):
+                raise
+            conn = await aio.connect(**kwargs, ssl_disabled=True)
+        own = AsyncMySQLConnectorAdapter(conn, self.driver, owned=True)
+        for sql in self._SESSION:
+            await own.execute(Statement(sql, None, NOTHING))
+        return own
+
     def server_info(self, conn: Any) -> ServerInfo:
+        return self._server(run_sync(self.version_op(), self.adapter(conn)))
+
+    async def server_info_async(self, own: AsyncAdapter) -> ServerInfo:
+        return self._server(await run_async(self.version_op(), own))
+
+    def _server(self, rows: list[Row]) -> ServerInfo:
         # mysql-connector reports MariaDB as 5.5.5; VERSION() tells the truth.
-        [row] = run_sync(self.version_op(), self.adapter(conn))
+        [row] = rows
         info = parse_server_version(str(row["v"]))
         self.insert_returning = info.product == "MariaDB"
         return info

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from skiplock._aio_ops import run_async
 from skiplock._ops import (
     COMMIT,
     NOTHING,
@@ -27,6 +28,8 @@ from skiplock._ops import (
 )
 from skiplock._options import INT, TEXT, Option
 from skiplock.drivers import Adapter
+from skiplock.drivers.aio import AsyncAdapter
+from skiplock.drivers.aio_drivers import AsyncPsycopgAdapter
 from skiplock.drivers.postgres import PsycopgAdapter
 from skiplock.errors import UnsupportedServer
 
@@ -123,9 +126,27 @@ class PostgreSQLDialect(Dialect):
         conn.adapters.register_loader("jsonb", TextLoader)
         return conn
 
+    async_in_thread: ClassVar[bool] = False
+    _VERSION_SQL = "SELECT current_setting('server_version_num')::int AS n, version() AS v"
+
+    async def connect_async(self) -> AsyncAdapter:
+        psycopg = self.driver
+        from psycopg.types.string import TextLoader
+
+        conn = await psycopg.AsyncConnection.connect(autocommit=False, **self.connect_kwargs())
+        await conn.set_isolation_level(psycopg.IsolationLevel.READ_COMMITTED)
+        conn.adapters.register_loader("json", TextLoader)
+        conn.adapters.register_loader("jsonb", TextLoader)
+        return AsyncPsycopgAdapter(conn, psycopg, owned=True)
+
     def server_info(self, conn: Any) -> ServerInfo:
-        sql = "SELECT current_setting('server_version_num')::int AS n, version() AS v"
-        [row] = run_sync(self.version_op(sql), self.adapter(conn))
+        return self._server(run_sync(self.version_op(self._VERSION_SQL), self.adapter(conn)))
+
+    async def server_info_async(self, own: AsyncAdapter) -> ServerInfo:
+        return self._server(await run_async(self.version_op(self._VERSION_SQL), own))
+
+    def _server(self, rows: list[Row]) -> ServerInfo:
+        [row] = rows
         num = int(row["n"])
         version = (num // 10000, num % 10000) if num >= 100000 else (num // 10000, num // 100 % 100)
         info = ServerInfo("PostgreSQL", version, str(row["v"]))

@@ -134,13 +134,16 @@ def test_worker_single_no_wait_exits_5_while_another_holds_the_lock(
     assert "another worker holds the single-worker lock" in run.stderr
 
 
-def test_worker_runs_an_app_by_module_name(make_queue: MakeQueue, url: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["def", "async def"])  # async: runs on the AsyncWorker
+def test_worker_runs_an_app_by_module_name(
+    make_queue: MakeQueue, url: str, tmp_path: Path, kind: str
+) -> None:
     q = make_queue()
     (tmp_path / "myapp.py").write_text(
         "import skiplock\n"
         "app = skiplock.App()\n"
         "@app.task(queue='email')\n"
-        "def greet(name, punctuation='!'):\n"
+        f"{kind} greet(name, punctuation='!'):\n"
         "    return 'hello ' + name + punctuation\n"
     )
     env = {**os.environ, "SKIPLOCK_URL": url}
@@ -164,6 +167,7 @@ def test_worker_runs_an_app_by_module_name(make_queue: MakeQueue, url: str, tmp_
     record = q.get(job_id)
     assert record is not None and record.result == "hello ada?"
     assert "worker started: queues email" in err
+    assert ("handlers on the event loop" in err) == (kind == "async def")
 
 
 # -- the demo ------------------------------------------------------------------------------

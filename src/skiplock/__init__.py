@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from ._url import mask_password
 from .admin import prune, retry_failed
+from .aio_queue import AsyncQueue, AsyncTransaction, connect_async
 from .app import App, Task
+from .async_worker import AsyncWorker
 from .errors import (
     BackendError,
     ConfigurationError,
@@ -34,6 +36,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "App",
+    "AsyncQueue",
+    "AsyncTransaction",
+    "AsyncWorker",
     "BackendError",
     "ConfigurationError",
     "Job",
@@ -51,6 +56,7 @@ __all__ = [
     "__version__",
     "backoff",
     "connect",
+    "connect_async",
     "mask_password",
     "prune",
     "retry_failed",

@@ -17,11 +17,15 @@ knows the name can enqueue it (``skiplock enqueue send_welcome ada@example.com``
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
 from ._checks import seconds
+from ._worker.aio import is_async_handler
+from .aio_queue import AsyncQueue
+from .async_worker import AsyncWorker
 from .errors import ConfigurationError, PayloadError
 from .job import Job
 from .queue import DEFAULT_TABLE, Queue
@@ -62,6 +66,21 @@ class Task:
         ``dedupe_key``, ``conn`` …) overriding the task's own."""
         return self.app.enqueue(self.name, args, kwargs, **options)
 
+    async def defer_async(self, *args: Any, **kwargs: Any) -> int:
+        """:meth:`defer` from asyncio code, on the app's :class:`~skiplock.AsyncQueue`."""
+        return await self.enqueue_async(args, kwargs)
+
+    async def enqueue_async(
+        self,
+        args: Sequence[Any] = (),
+        kwargs: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> int:
+        """:meth:`enqueue` on the app's AsyncQueue (``conn=`` takes an asyncio connection
+        or a SQLAlchemy ``AsyncSession``)."""
+        payload, options = self.app.call_of(self.name, args, kwargs, options)
+        return await self.app.async_queue.enqueue(payload, **options)
+
 
 class App:
     """A registry of tasks on one queue table. The URL is ``$SKIPLOCK_URL`` unless given;
@@ -69,6 +88,7 @@ class App:
 
     def __init__(self, url: str | Queue | None = None, *, table: str = DEFAULT_TABLE) -> None:
         self._queue: Queue | None = url if isinstance(url, Queue) else None
+        self._async_queue: AsyncQueue | None = None
         self._url = None if isinstance(url, Queue) else url
         self._table = table
         self.tasks: dict[str, Task] = {}
@@ -79,11 +99,20 @@ class App:
             self._queue = Queue(self._url, table=self._table)
         return self._queue
 
+    @property
+    def async_queue(self) -> AsyncQueue:
+        """The app's :class:`~skiplock.AsyncQueue` on the same URL and table, made at first
+        use. Its connections belong to the event loop that first used it."""
+        if self._async_queue is None:
+            self._async_queue = AsyncQueue(self._url, table=self._table)
+        return self._async_queue
+
     def use(self, url: str | None = None, *, table: str | None = None) -> None:
         """Point the app at another database or table (the CLI's ``--url``)."""
         if self._queue is not None:
             self._queue.close()
         self._queue = None
+        self._async_queue = None
         self._url = url if url is not None else self._url
         self._table = table if table is not None else self._table
 
@@ -138,6 +167,18 @@ class App:
     ) -> int:
         """Enqueue a call of the task *name*. A name this app does not know is accepted
         when ``queue`` is given (the worker that runs it may know it)."""
+        payload, options = self.call_of(name, args, kwargs, options)
+        return self.queue.enqueue(payload, **options)
+
+    def call_of(
+        self,
+        name: str,
+        args: Sequence[Any],
+        kwargs: dict[str, Any] | None,
+        options: dict[str, Any],
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The payload of a call of task *name* and the enqueue options (the task's own
+        unless overridden). Raises ConfigurationError for an unknown task without queue."""
         task = self.tasks.get(name)
         if task is None and "queue" not in options:
             raise ConfigurationError(
@@ -149,10 +190,31 @@ class App:
             options.setdefault("max_attempts", task.max_attempts)
             options.setdefault("priority", task.priority)
         payload = {"task": name, "args": list(args), "kwargs": dict(kwargs or {})}
-        return self.queue.enqueue(payload, **options)
+        return payload, options
 
     def handle(self, job: Job) -> Any:
-        """The worker's handler: call the job's task with its arguments."""
+        """The worker's handler: call the job's task with its arguments. An ``async def``
+        task is run to its end on an event loop of its own (this thread's)."""
+        fn, args, kwargs = self._call_of(job)
+        if is_async_handler(fn):
+            return asyncio.run(fn(*args, **kwargs))
+        return fn(*args, **kwargs)
+
+    async def handle_async(self, job: Job) -> Any:
+        """The asyncio worker's handler: ``await`` an ``async def`` task on the running
+        loop; a sync task runs in a thread (``asyncio.to_thread``)."""
+        fn, args, kwargs = self._call_of(job)
+        if is_async_handler(fn):
+            return await fn(*args, **kwargs)
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    @property
+    def has_async_tasks(self) -> bool:
+        return any(is_async_handler(t.fn) for t in self.tasks.values())
+
+    def _call_of(self, job: Job) -> tuple[Callable[..., Any], list[Any], dict[str, Any]]:
+        """The task function of *job* and its arguments (the job first with pass_job).
+        Raises PayloadError (not a task call) or LookupError (unknown task)."""
         payload = job.payload
         if not isinstance(payload, dict) or not isinstance(payload.get("task"), str):
             raise PayloadError(f"job {job.id} is not a task call: no 'task' name in its payload")
@@ -161,9 +223,7 @@ class App:
             raise LookupError(f"no task named {payload['task']!r} is registered in this app")
         args = payload.get("args") or []
         kwargs = payload.get("kwargs") or {}
-        if task.pass_job:
-            return task.fn(job, *args, **kwargs)
-        return task.fn(*args, **kwargs)
+        return task.fn, ([job, *args] if task.pass_job else list(args)), dict(kwargs)
 
     def timeout_of(self, job: Job) -> float | None:
         """The timeout of the job's task (None: no timeout, or not a task this app knows)."""
@@ -174,7 +234,17 @@ class App:
     def worker(self, *, queues: Sequence[str] | None = None, **options: Any) -> Worker:
         """A :class:`~skiplock.Worker` for this app's tasks; *queues* defaults to every
         queue a task names. Other options go to the Worker."""
+        return Worker(self.queue, self.handle, **self._worker_options(queues, options))
+
+    def async_worker(self, *, queues: Sequence[str] | None = None, **options: Any) -> AsyncWorker:
+        """An :class:`~skiplock.AsyncWorker` for this app's tasks (``async def`` tasks on
+        the loop, sync ones in threads); options as :meth:`worker`."""
+        return AsyncWorker(self.queue, self.handle_async, **self._worker_options(queues, options))
+
+    def _worker_options(
+        self, queues: Sequence[str] | None, options: dict[str, Any]
+    ) -> dict[str, Any]:
         if queues is None:
             queues = sorted({t.queue for t in self.tasks.values()}) or ["default"]
         options.setdefault("timeout", self.timeout_of)
-        return Worker(self.queue, self.handle, queues=list(queues), **options)
+        return {"queues": list(queues), **options}

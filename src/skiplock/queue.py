@@ -3,42 +3,46 @@
 Every method runs as one short transaction of its own on a pooled connection, committed
 before it returns; or, given ``conn=``, inside the caller's open transaction on the
 caller's own driver connection, which the caller commits (see :meth:`Queue.transaction`).
+Each method is one line over :mod:`skiplock._calls`, the core that
+:class:`~skiplock.AsyncQueue` shares.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import random
 import time
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from typing import Any, TypeVar
 
+from . import _calls as calls
+from ._calls import backoff
 from ._checks import dumps as _dumps
 from ._checks import error_text as _error_text
 from ._checks import integer as _int
 from ._checks import milliseconds as _ms
 from ._checks import queue_names as _queues
-from ._checks import run_at_or_delay as _run_at
 from ._checks import seconds as _seconds
 from ._checks import text as _text
-from ._ops import ROWCOUNT, Op, StatementError, run_sync, run_theirs
-from ._pool import Pool
+from ._ops import Op, StatementError, run_sync, run_theirs
+from ._pool import Pool, PoolSettings
 from ._sql import TableName
 from ._transaction import Transaction
 from ._url import DatabaseURL, parse_url
 from .dialects import Dialect, ServerInfo, get_dialect
 from .drivers import Adapter, adapt
-from .errors import BackendError, ConfigurationError, PayloadError
-from .job import Job, Stats, utc
+from .errors import BackendError
+from .job import Job, Stats
 
 __all__ = ["Queue", "Transaction", "backoff", "connect"]
+# the checks other modules (worker, admin) import from here
+_CHECKS = (_dumps, _error_text, _int, _ms, _queues, _seconds, _text)
 
 log = logging.getLogger("skiplock")
 T = TypeVar("T")
+R = TypeVar("R")
 
 DEFAULT_TABLE = "skiplock_jobs"
 _RETRIES = 5
@@ -75,31 +79,6 @@ def connect(
     )
 
 
-def backoff(attempt: int, *, base: float = 1.0, cap: float = 3600.0, jitter: float = 0.25) -> float:
-    """Seconds to wait before retrying after *attempt* failed: ``base * 2**(attempt-1)``,
-    capped, spread by ±*jitter* so that jobs failing together do not return together."""
-    delay = min(cap, base * 2.0 ** max(0, min(attempt - 1, 62)))
-    return max(0.0, delay * (1.0 + random.uniform(-jitter, jitter)))
-
-
-def _uuid4_batch(n: int) -> list[str]:
-    """*n* random (version 4) UUIDs as text, from one read of the OS's random source:
-    ``str(uuid.uuid4())`` costs a system call per key, a third of a bulk enqueue."""
-    raw = bytearray(os.urandom(16 * n))
-    raw[6::16] = bytes((b & 0x0F) | 0x40 for b in raw[6::16])  # version 4
-    raw[8::16] = bytes((b & 0x3F) | 0x80 for b in raw[8::16])  # RFC 4122 variant
-    h = raw.hex()
-    return [
-        f"{h[o : o + 8]}-{h[o + 8 : o + 12]}-{h[o + 12 : o + 16]}-{h[o + 16 : o + 20]}-"
-        f"{h[o + 20 : o + 32]}"
-        for o in range(0, 32 * n, 32)
-    ]
-
-
-#: connections a queue's pool may open when neither max_size nor a larger max_idle is given
-DEFAULT_MAX_SIZE = 10
-
-
 class Queue:
     """A job queue in one table of one database. Thread-safe; see :func:`connect`."""
 
@@ -134,24 +113,13 @@ class Queue:
         max_idle_time: object,
     ) -> Pool:
         """The queue's pool (see :class:`~skiplock._pool.Pool`), its settings checked."""
-        idle = None if max_idle is None else _int(max_idle, "max_idle", 0, 10_000)
-        if max_size is None:
-            size = max(DEFAULT_MAX_SIZE, idle or 0)
-        else:
-            size = _int(max_size, "max_size", 1, 10_000)
-        if idle is not None and idle > size:
-            raise ConfigurationError(
-                f"max_idle ({idle}) cannot be larger than max_size ({size}): the pool never "
-                "holds more than max_size connections"
-            )
+        self.pool_settings = PoolSettings.check(
+            max_size, max_idle, timeout, max_lifetime, max_idle_time
+        )
         return Pool(
             self._new_connection,
             usable=self.dialect.is_usable,
-            max_size=size,
-            max_idle=size if idle is None else idle,
-            timeout=_seconds(timeout, "pool_timeout", strict=True),
-            max_lifetime=_seconds(max_lifetime, "max_lifetime", strict=True),
-            max_idle_time=_seconds(max_idle_time, "max_idle_time", strict=True),
+            settings=self.pool_settings,
             name=f"{self.url.flavor} at {self.url.masked()}",
         )
 
@@ -205,20 +173,32 @@ class Queue:
         """
         return adapt(conn, self.dialect.name, self.url.flavor)
 
+    def _call(self, call: calls.Call[T, R]) -> R:
+        """Run a :class:`~skiplock._calls.Call` (see :mod:`skiplock._calls`)."""
+        if call.make is None:
+            return call.finish(None)  # type: ignore[arg-type]
+        return call.finish(self._run_op(call.doing, call.conn, call.make))
+
     def _run(self, doing: str, conn: Any, make: Callable[..., Op[T]], *args: Any) -> T:
-        """Run the operation ``make(*args)`` in a transaction of its own, or in the
+        """Run the operation ``make(*args)`` (see :meth:`_run_op`)."""
+        return self._run_op(doing, conn, lambda _: make(*args))
+
+    def _run_op(self, doing: str, conn: Any, make: Callable[[bool], Op[T]]) -> T:
+        """Run the operation ``make(can_copy)`` in a transaction of its own, or in the
         caller's when *conn* is given.
 
         A failure before COMMIT rolls back; if it was a deadlock, a lock timeout or a lost
-        connection the whole transaction runs again (bounded, with jitter). A connection
-        lost during COMMIT leaves the outcome unknown: that is raised, never retried.
+        connection the whole transaction runs again (bounded, with jitter), with a new
+        operation. A connection lost during COMMIT leaves the outcome unknown: that is
+        raised, never retried.
         """
         if conn is not None:
-            return self._run_theirs(doing, self.adapt(conn), make(*args))
+            theirs = self.adapt(conn)
+            return self._run_theirs(doing, theirs, make(theirs.can_copy))
         for attempt in range(1, _RETRIES + 1):
             own = self._checkout()
             try:
-                result = run_sync(make(*args), own)
+                result = run_sync(make(own.can_copy), own)
             except StatementError as exc:
                 err = self.dialect.wrap(exc, doing)
                 self._rollback_or_drop(own, lost=err.connection_lost)
@@ -294,29 +274,15 @@ class Queue:
     def ping(self) -> ServerInfo:
         """Reach the server; return what it is. Raises ``UnsupportedServer`` if it is too old
         for skiplock, ``BackendError`` if it does not answer."""
-        self._run("connecting", None, _nothing)
-        assert self.server is not None
-        return self.server
+        return self._call(calls.ping(self))
 
     # -- schema ---------------------------------------------------------------------------
 
     def install(self) -> None:
         """Create the jobs table and its indexes if they are missing. Idempotent."""
-        self._run(f"installing table {self.table}", None, self.dialect.install)
+        return self._call(calls.install(self.dialect))
 
     # -- enqueue --------------------------------------------------------------------------
-
-    def _enqueue_params(
-        self, queue: str, priority: int, run_at: object, delay: object, max_attempts: int
-    ) -> dict[str, Any]:
-        when, delay_ms = _run_at(run_at, delay)
-        return {
-            "queue": _text(queue, "queue"),
-            "priority": _int(priority, "priority", -(2**31)),
-            "max_attempts": _int(max_attempts, "max_attempts", 1),
-            "run_at": when,
-            "delay_ms": delay_ms,
-        }
 
     def enqueue(
         self,
@@ -337,13 +303,19 @@ class Queue:
         pending or running its id is returned and nothing is added. With ``conn``, the job
         is written in the caller's open transaction and exists only if that commits.
         """
-        params = self._enqueue_params(queue, priority, run_at, delay, max_attempts)
-        params["payload"] = _dumps(payload, "payload")
-        params["idempotency_key"] = str(uuid.uuid4())
-        if dedupe_key is None:
-            return self._run("enqueueing", conn, self.dialect.insert, params)
-        params["dedupe_key"] = _text(dedupe_key, "dedupe_key")
-        return self._run("enqueueing", conn, self.dialect.insert_dedupe, params)
+        return self._call(
+            calls.enqueue(
+                self.dialect,
+                payload,
+                queue,
+                priority,
+                run_at,
+                delay,
+                max_attempts,
+                dedupe_key,
+                conn,
+            )
+        )
 
     def enqueue_many(
         self,
@@ -357,16 +329,11 @@ class Queue:
         conn: Any = None,
     ) -> list[int]:
         """Add many jobs with the same options in one statement; return their ids in order."""
-        common = self._enqueue_params(queue, priority, run_at, delay, max_attempts)
-        texts = [_dumps(p, "payload") for p in payloads]
-        if not texts:
-            return []
-        rows = list(zip(texts, _uuid4_batch(len(texts)), strict=True))
-        if conn is None:
-            return self._run("enqueueing", None, self.dialect.insert_many, common, rows, True)
-        theirs = self.adapt(conn)
-        op = self.dialect.insert_many(common, rows, theirs.can_copy)
-        return self._run_theirs("enqueueing", theirs, op)
+        return self._call(
+            calls.enqueue_many(
+                self.dialect, payloads, queue, priority, run_at, delay, max_attempts, conn
+            )
+        )
 
     # -- claim and the fenced writes ------------------------------------------------------
 
@@ -387,53 +354,19 @@ class Queue:
         payload cannot be decoded (``last_error`` says why; the batch's other jobs are
         returned).
         """
-        names = _queues(queues)
-        n = _int(limit, "limit", 1, 10_000)
-        lease_ms = _ms(lease, "lease", low=0.001)
-        return self._run("claiming", conn, self._claim, names, n, lease_ms)
-
-    def _claim(self, names: list[str], n: int, lease_ms: int) -> Op[list[Job]]:
-        """The dialect's claim, then the jobs built from its rows (an operation)."""
-        rows = yield from self.dialect.claim(names, n, lease_ms)
-        jobs = []
-        for row in rows:
-            try:
-                job = Job.from_row(row)
-            except PayloadError as exc:
-                # A row written behind our back that no worker could ever decode: it
-                # fails alone (fenced, in this transaction) and the batch goes on.
-                log.error("job %s: %s; it ends failed", row["id"], exc)
-                params = {"id": row["id"], "attempt": row["attempt"], "error": _error_text(exc)}
-                yield self.dialect.stmt("fail", params, ROWCOUNT)
-                continue
-            job.lease = lease_ms / 1000
-            jobs.append(job)
-        return jobs
-
-    def _fenced(self, job: Job, name: str, params: dict[str, Any], doing: str, conn: Any) -> None:
-        if not isinstance(job, Job):
-            raise ConfigurationError(f"expected a skiplock.Job, not {type(job).__name__}")
-        params = {"id": job.id, "attempt": job.attempt, **params}
-        self._run(f"{doing} job {job.id}", conn, self.dialect.fenced, name, params)
+        return self._call(calls.claim(self.dialect, queues, limit, lease, conn))
 
     def heartbeat(self, job: Job, *, lease: float | None = None, conn: Any = None) -> None:
         """Move the lease's end to now + *lease* seconds (default: 30 s or the claim's).
 
         Raises :class:`~skiplock.LeaseLost` when the job is no longer ours.
         """
-        if lease is None:
-            lease = job.lease if job.lease is not None else 30.0
-        lease_ms = _ms(lease, "lease", low=0.001)
-        params = {"id": job.id, "attempt": job.attempt, "lease_ms": lease_ms}
-        until = self._run(f"heartbeat of job {job.id}", conn, self.dialect.heartbeat, params)
-        job.lease_until = utc(until)
+        return self._call(calls.heartbeat(self.dialect, job, lease, conn))
 
     def complete(self, job: Job, *, result: Any = None, conn: Any = None) -> None:
         """Mark the job done, storing *result* (JSON). Fenced: raises
         :class:`~skiplock.LeaseLost` and changes nothing if the job is no longer ours."""
-        text = None if result is None else _dumps(result, "result")
-        self._fenced(job, "complete", {"result": text}, "completing", conn)
-        job.status, job.result = "done", result
+        return self._call(calls.complete(self.dialect, job, result, conn))
 
     def complete_many(
         self, items: Iterable[Job | tuple[Job, Any]], *, conn: Any = None
@@ -441,20 +374,7 @@ class Queue:
         """Complete many jobs in one fenced statement; each row is checked against its own
         ``attempt``. Items are jobs or ``(job, result)`` pairs. Returns the jobs that were
         no longer held (lost); the others are done."""
-        jobs: list[tuple[Job, Any]] = [
-            (item, None) if isinstance(item, Job) else (item[0], item[1]) for item in items
-        ]
-        if not jobs:
-            return []
-        batch = [(j.id, j.attempt, None if r is None else _dumps(r, "result")) for j, r in jobs]
-        held = self._run("completing jobs", conn, self.dialect.complete_many, batch)
-        lost = []
-        for job, result in jobs:
-            if job.id in held:
-                job.status, job.result = "done", result
-            else:
-                lost.append(job)
-        return lost
+        return self._call(calls.complete_many(self.dialect, items, conn))
 
     def fail(
         self, job: Job, error: object, *, retry_in: float | None = None, conn: Any = None
@@ -462,42 +382,20 @@ class Queue:
         """Record a failed attempt. With attempts left the job is pending again after
         *retry_in* seconds (default :func:`backoff`); otherwise it ends ``failed``. Returns
         the new status. Fenced: raises :class:`~skiplock.LeaseLost` if no longer ours."""
-        text = _error_text(error)
-        if job.attempt >= job.max_attempts:
-            self._fenced(job, "fail", {"error": text}, "failing", conn)
-            job.status = "failed"
-        else:
-            delay = backoff(job.attempt) if retry_in is None else retry_in
-            params = {"error": text, "delay_ms": _ms(delay, "retry_in")}
-            self._fenced(job, "retry", params, "retrying", conn)
-            job.status = "pending"
-        job.last_error = text
-        return job.status
+        return self._call(calls.fail(self.dialect, job, error, retry_in, conn))
 
     def release(self, job: Job, *, conn: Any = None) -> None:
         """Give the job back now, e.g. at shutdown. Fenced. The attempt it used is kept
         (the fencing token never goes back), so a released job may run once more than
         ``max_attempts`` claims would otherwise allow."""
-        self._fenced(job, "release", {}, "releasing", conn)
-        job.status = "pending"
+        return self._call(calls.release(self.dialect, job, conn))
 
     # -- reading --------------------------------------------------------------------------
 
     def get(self, job_id: int, *, conn: Any = None) -> Job | None:
         """The job's record, or None if there is no such job."""
-        _int(job_id, "job_id", 1, 2**63 - 1)
-        row = self._run("reading a job", conn, self.dialect.fetch_one_op, "get", {"id": job_id})
-        return None if row is None else Job.from_row(row)
+        return self._call(calls.get(self.dialect, job_id, conn))
 
     def stats(self, queues: Sequence[str] | str | None = None, *, conn: Any = None) -> Stats:
         """Counts by state for *queues* (default: all queues)."""
-        names = [""] if queues is None else _queues(queues)
-        params = {"all_queues": queues is None, "queues": names}
-        row = self._run("reading stats", conn, self.dialect.fetch_one_op, "stats", params)
-        return Stats.from_row(row or {})
-
-
-def _nothing() -> Op[None]:
-    """An operation of no statement (reaching the server is the point)."""
-    return
-    yield
+        return self._call(calls.stats(self.dialect, queues, conn))

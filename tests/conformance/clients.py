@@ -53,6 +53,11 @@ DRIVERS: dict[str, tuple[str, str]] = {
     "pymssql": ("pymssql", "pip install 'skiplock[mssql]'"),
     "pyodbc": ("pyodbc", "apt-get install unixodbc-dev && pip install pyodbc"),
     "sqlalchemy": ("sqlalchemy", "pip install 'skiplock[sqlalchemy]'"),
+    "asyncpg": ("asyncpg", "pip install 'skiplock[asyncpg]'"),
+    "greenlet": (
+        "greenlet",
+        "pip install 'skiplock[sqlalchemy]' (SQLAlchemy's asyncio needs greenlet)",
+    ),
 }
 
 
@@ -269,11 +274,22 @@ def _pymssql(u: DatabaseURL) -> Any:
 
 
 def client_pairs(backends: tuple[str, ...]) -> list[tuple[str, str]]:
-    """Every (backend, client) pair this session can run."""
-    return [(b, c) for b in backends for c in CLIENTS[DATABASE[b]]]
+    """Every (backend, client) pair this session can run, sync and asyncio clients."""
+    from .aio_clients import ASYNC_CLIENTS
+
+    return [(b, c) for b in backends for c in [*CLIENTS[DATABASE[b]], *ASYNC_CLIENTS[DATABASE[b]]]]
 
 
-def open_client(backend: str, name: str, url: str) -> Client:
+def is_async(name: str) -> bool:
+    """An asyncio client: its test runs on the AsyncQueue."""
+    return name.startswith("async-")
+
+
+def open_client(backend: str, name: str, url: str, loop: Any = None) -> Client:
+    if is_async(name):
+        from .aio_clients import ASYNC_CLIENTS
+
+        return ASYNC_CLIENTS[DATABASE[backend]][name](name, parse_url(url), loop)
     return CLIENTS[DATABASE[backend]][name](name, parse_url(url))
 
 

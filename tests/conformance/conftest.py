@@ -1,16 +1,27 @@
-"""Helpers for the worker tests: waiting on a condition, and workers stopped at the end."""
+"""Helpers for the worker tests: waiting on a condition, and workers stopped at the end.
+
+Every test that takes the ``workers`` fixture in a module that names ``Worker`` runs twice,
+once per worker kind: ``thread`` (:class:`skiplock.Worker`) and ``asyncio``
+(:class:`skiplock.AsyncWorker` on an event loop of its own, behind the same sync controls:
+:class:`LoopWorker`). The module's ``Worker`` is swapped for the test, so one test body
+serves both kinds.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
 import skiplock
 from skiplock import Worker
 
-from .clients import Client, open_client
+from .aio_view import Loop, SyncView
+from .clients import Client, is_async, open_client
 
 
 def wait_until(probe: Callable[[], object], timeout: float = 10.0, what: str = "") -> None:
@@ -27,6 +38,49 @@ def drained(q: skiplock.Queue) -> bool:
     return s.pending + s.scheduled + s.running + s.expired == 0
 
 
+class LoopWorker:
+    """A :class:`skiplock.AsyncWorker` with :class:`skiplock.Worker`'s sync controls: it runs
+    on an event loop in a thread of its own, so a sync test body drives it unchanged."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.aw = skiplock.AsyncWorker(*args, **kwargs)
+        self._thread: threading.Thread | None = None
+
+    def __getattr__(self, name: str) -> Any:  # counts, lock, options
+        return getattr(self.aw, name)
+
+    def run(self, *, install_signals: bool = True) -> None:
+        asyncio.run(self.aw.run(install_signals=False))
+
+    def start(self) -> LoopWorker:
+        self._thread = threading.Thread(target=self.run, name="loop-worker", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, *, wait: bool = True, timeout: float | None = None) -> None:
+        self.aw.request_stop()
+        if wait and self._thread is not None:
+            self._thread.join(timeout)
+
+
+WORKER_KINDS: dict[str, Any] = {"thread": Worker, "asyncio": LoopWorker}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    _generate_api(metafunc)
+    if "workers" in metafunc.fixturenames and hasattr(metafunc.module, "Worker"):
+        metafunc.fixturenames.append("worker_kind")  # the test body need not name it
+        metafunc.parametrize("worker_kind", list(WORKER_KINDS), indirect=True)
+
+
+@pytest.fixture
+def worker_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The kind of worker the test's ``Worker`` builds (see the module's docstring)."""
+    kind: str = getattr(request, "param", "thread")
+    monkeypatch.setattr(request.module, "Worker", WORKER_KINDS[kind])
+    return kind
+
+
 @pytest.fixture
 def workers() -> Iterator[list[Worker]]:
     """Workers started by a test; stopped at its end whatever happens."""
@@ -39,14 +93,73 @@ def workers() -> Iterator[list[Worker]]:
 
 
 @pytest.fixture
-def client(backend: str, client_name: str, url: str) -> Iterator[Client]:
+def client(
+    backend: str, client_name: str, url: str, request: pytest.FixtureRequest
+) -> Iterator[Client]:
     """The application's own connection through one accepted driver (see clients.py);
     a test module parametrises ``backend`` and ``client_name`` with :func:`by_client`."""
-    c = open_client(backend, client_name, url)
+    c = open_client(backend, client_name, url, request.getfixturevalue("aio_loop"))
     try:
         yield c
     finally:
         c.close()
+
+
+# -- one set of test bodies for the sync and the async API (see aio_view.py) ----------------
+
+#: modules whose ``queue`` / ``make_queue`` tests run on both APIs
+BOTH_APIS = {"test_claim", "test_lease", "test_dedupe", "test_bulk", "test_bad_input"}
+
+
+def _generate_api(metafunc: pytest.Metafunc) -> None:
+    module = metafunc.module.__name__.rsplit(".", 1)[-1]
+    uses_queue = {"queue", "make_queue"} & set(metafunc.fixturenames)
+    if module in BOTH_APIS and uses_queue and "client" not in metafunc.fixturenames:
+        metafunc.fixturenames.append("api")
+        metafunc.parametrize("api", ["sync", "async"], indirect=True)
+
+
+@pytest.fixture
+def api(request: pytest.FixtureRequest) -> str:
+    """``sync``: the test gets ``skiplock.Queue``s; ``async``: views of ``AsyncQueue``s
+    (by parametrisation, or because the test's client is an asyncio one)."""
+    if "client_name" in request.fixturenames:
+        return "async" if is_async(request.getfixturevalue("client_name")) else "sync"
+    return str(getattr(request, "param", "sync"))
+
+
+@pytest.fixture
+def aio_loop() -> Iterator[Loop]:
+    """The test's event loop, in a thread: its AsyncQueues and asyncio clients run on it."""
+    loop = Loop()
+    yield loop
+    loop.close()
+
+
+@pytest.fixture
+def make_queue(
+    make_queue: Callable[..., skiplock.Queue], api: str, url: str, aio_loop: Loop
+) -> Iterator[Callable[..., Any]]:
+    """The suite's ``make_queue`` (tests/conftest.py); with ``api="async"`` each queue is a
+    sync view of an ``AsyncQueue`` on the same table (made and dropped by the sync one)."""
+    if api == "sync":
+        yield make_queue
+        return
+    loop = aio_loop
+    views: list[SyncView] = []
+
+    def make(**kwargs: Any) -> Any:
+        sync = make_queue(**kwargs)
+        options = {k: v for k, v in kwargs.items() if k != "table"}
+        view = SyncView(skiplock.connect_async(url, table=str(sync.table), **options), loop)
+        views.append(view)
+        return view
+
+    try:
+        yield make
+    finally:
+        for view in views:
+            view.close()
 
 
 @pytest.fixture

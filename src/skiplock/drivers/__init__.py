@@ -70,9 +70,14 @@ def adapt(obj: Any, database: str, flavor: str) -> Adapter:
         raw = unwrap(obj, _accepted(database))
         found = adapter_class(raw)
         if found is None:
+            from .aio_adapt import async_adapter_class
+
+            hint = ""
+            if async_adapter_class(raw) is not None:
+                hint = " (an asyncio connection: use it with skiplock.connect_async())"
             raise ConfigurationError(
                 f"conn= must be {_accepted(database)}; got {type(obj).__module__}."
-                f"{type(obj).__qualname__}"
+                f"{type(obj).__qualname__}{hint}"
             )
         cls, module = found
         adapter = cls(raw, module)

@@ -18,7 +18,7 @@ from typing import Any
 
 from skiplock.errors import ConfigurationError
 
-__all__ = ["unwrap"]
+__all__ = ["is_instance", "unwrap"]
 
 
 def _is(obj: Any, module_name: str, attr: str) -> bool:
@@ -27,13 +27,18 @@ def _is(obj: Any, module_name: str, attr: str) -> bool:
     return isinstance(cls, type) and isinstance(obj, cls)
 
 
+#: ``is_instance(obj, module, attr)``: *obj* is of that class (never imports *module*)
+is_instance = _is
+
+
 def unwrap(obj: Any, accepted: str) -> Any:
     """The driver connection behind *obj*, or *obj* itself."""
     if _is(obj, "sqlalchemy.ext.asyncio", "AsyncSession") or _is(
         obj, "sqlalchemy.ext.asyncio", "AsyncConnection"
     ):
         raise ConfigurationError(
-            f"conn= is a SQLAlchemy {type(obj).__name__}: the synchronous Queue needs {accepted}"
+            f"conn= is a SQLAlchemy {type(obj).__name__}: the synchronous Queue needs {accepted} "
+            "(an asyncio queue, skiplock.connect_async(), takes this one)"
         )
     if _is(obj, "sqlalchemy.orm", "Session"):
         obj = obj.connection()

@@ -1,0 +1,274 @@
+"""The one core under :class:`~skiplock.Queue` and :class:`~skiplock.AsyncQueue`.
+
+Each public method of both queues is one line: it hands its arguments to the builder of
+the same name here and runs the :class:`Call` it gets back, the sync queue with
+``run_sync``, the async one with ``run_async`` (tests/test_async_parity.py checks the
+names, the signatures and the one line). A builder checks every argument (so bad input
+raises the same error, before any I/O, from both queues), names what is being done (for
+error messages) and builds the dialect operation; ``finish`` turns the operation's
+value into the method's, after the transaction committed (so a job is marked done only
+once its completion is durable).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from ._checks import dumps, error_text, integer, milliseconds, queue_names, run_at_or_delay, text
+from ._ops import ROWCOUNT, Op
+from .dialects import Dialect, ServerInfo
+from .errors import ConfigurationError, PayloadError
+from .job import Job, Stats, utc
+
+__all__ = ["Call", "backoff"]
+
+log = logging.getLogger("skiplock")
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Generic[T, R]):
+    """What a queue method runs: ``make(can_copy)`` builds a fresh operation (again for
+    each retry), on the caller's *conn* or on a pooled connection; ``finish`` makes the
+    method's value from the operation's. Without ``make`` there is nothing to send (an
+    empty batch): ``finish(None)`` is the value, and no connection is used."""
+
+    doing: str
+    conn: Any
+    make: Callable[[bool], Op[T]] | None
+    finish: Callable[[T], R]
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def backoff(attempt: int, *, base: float = 1.0, cap: float = 3600.0, jitter: float = 0.25) -> float:
+    """Seconds to wait before retrying after *attempt* failed: ``base * 2**(attempt-1)``,
+    capped, spread by ±*jitter* so that jobs failing together do not return together."""
+    delay = min(cap, base * 2.0 ** max(0, min(attempt - 1, 62)))
+    return max(0.0, delay * (1.0 + random.uniform(-jitter, jitter)))
+
+
+def uuid4_batch(n: int) -> list[str]:
+    """*n* random (version 4) UUIDs as text, from one read of the OS's random source:
+    ``str(uuid.uuid4())`` costs a system call per key, a third of a bulk enqueue."""
+    raw = bytearray(os.urandom(16 * n))
+    raw[6::16] = bytes((b & 0x0F) | 0x40 for b in raw[6::16])  # version 4
+    raw[8::16] = bytes((b & 0x3F) | 0x80 for b in raw[8::16])  # RFC 4122 variant
+    h = raw.hex()
+    return [
+        f"{h[o : o + 8]}-{h[o + 8 : o + 12]}-{h[o + 12 : o + 16]}-{h[o + 16 : o + 20]}-"
+        f"{h[o + 20 : o + 32]}"
+        for o in range(0, 32 * n, 32)
+    ]
+
+
+def nothing() -> Op[None]:
+    """An operation of no statement (reaching the server is the point)."""
+    return
+    yield
+
+
+def _enqueue_params(
+    queue: str, priority: int, run_at: object, delay: object, max_attempts: int
+) -> dict[str, Any]:
+    when, delay_ms = run_at_or_delay(run_at, delay)
+    return {
+        "queue": text(queue, "queue"),
+        "priority": integer(priority, "priority", -(2**31)),
+        "max_attempts": integer(max_attempts, "max_attempts", 1),
+        "run_at": when,
+        "delay_ms": delay_ms,
+    }
+
+
+def install(d: Dialect) -> Call[None, None]:
+    return Call(f"installing table {d.table}", None, lambda _: d.install(), _same)
+
+
+def enqueue(
+    d: Dialect,
+    payload: Any,
+    queue: str,
+    priority: int,
+    run_at: Any,
+    delay: Any,
+    max_attempts: int,
+    dedupe_key: str | None,
+    conn: Any,
+) -> Call[int, int]:
+    params = _enqueue_params(queue, priority, run_at, delay, max_attempts)
+    params["payload"] = dumps(payload, "payload")
+    params["idempotency_key"] = str(uuid.uuid4())
+    if dedupe_key is None:
+        return Call("enqueueing", conn, lambda _: d.insert(params), _same)
+    params["dedupe_key"] = text(dedupe_key, "dedupe_key")
+    return Call("enqueueing", conn, lambda _: d.insert_dedupe(params), _same)
+
+
+def enqueue_many(
+    d: Dialect,
+    payloads: Iterable[Any],
+    queue: str,
+    priority: int,
+    run_at: Any,
+    delay: Any,
+    max_attempts: int,
+    conn: Any,
+) -> Call[list[int], list[int]]:
+    common = _enqueue_params(queue, priority, run_at, delay, max_attempts)
+    texts = [dumps(p, "payload") for p in payloads]
+    if not texts:
+        return Call("enqueueing", None, None, lambda _: [])
+    rows = list(zip(texts, uuid4_batch(len(texts)), strict=True))
+    return Call("enqueueing", conn, lambda copy: d.insert_many(common, rows, copy), _same)
+
+
+def claim(d: Dialect, queues: Any, limit: int, lease: float, conn: Any) -> Call[Any, list[Job]]:
+    names = queue_names(queues)
+    n = integer(limit, "limit", 1, 10_000)
+    lease_ms = milliseconds(lease, "lease", low=0.001)
+    return Call("claiming", conn, lambda _: _claim(d, names, n, lease_ms), _same)
+
+
+def _claim(d: Dialect, names: list[str], n: int, lease_ms: int) -> Op[list[Job]]:
+    """The dialect's claim, then the jobs built from its rows (an operation)."""
+    rows = yield from d.claim(names, n, lease_ms)
+    jobs = []
+    for row in rows:
+        try:
+            job = Job.from_row(row)
+        except PayloadError as exc:
+            # A row written behind our back that no worker could ever decode: it fails
+            # alone (fenced, in this transaction) and the batch goes on.
+            log.error("job %s: %s; it ends failed", row["id"], exc)
+            params = {"id": row["id"], "attempt": row["attempt"], "error": error_text(exc)}
+            yield d.stmt("fail", params, ROWCOUNT)
+            continue
+        job.lease = lease_ms / 1000
+        jobs.append(job)
+    return jobs
+
+
+def _job(job: object) -> Job:
+    if not isinstance(job, Job):
+        raise ConfigurationError(f"expected a skiplock.Job, not {type(job).__name__}")
+    return job
+
+
+def _fenced(
+    d: Dialect, job: Job, name: str, extra: dict[str, Any], doing: str, conn: Any, after: Any
+) -> Call[None, Any]:
+    params = {"id": job.id, "attempt": job.attempt, **extra}
+    return Call(f"{doing} job {job.id}", conn, lambda _: d.fenced(name, params), after)
+
+
+def heartbeat(d: Dialect, job: Job, lease: float | None, conn: Any) -> Call[Any, None]:
+    job = _job(job)
+    if lease is None:
+        lease = job.lease if job.lease is not None else 30.0
+    params = {
+        "id": job.id,
+        "attempt": job.attempt,
+        "lease_ms": milliseconds(lease, "lease", low=0.001),
+    }
+
+    def finish(until: Any) -> None:
+        job.lease_until = utc(until)
+
+    return Call(f"heartbeat of job {job.id}", conn, lambda _: d.heartbeat(params), finish)
+
+
+def complete(d: Dialect, job: Job, result: Any, conn: Any) -> Call[None, None]:
+    job = _job(job)
+    stored = None if result is None else dumps(result, "result")
+
+    def finish(_: None) -> None:
+        job.status, job.result = "done", result
+
+    return _fenced(d, job, "complete", {"result": stored}, "completing", conn, finish)
+
+
+def complete_many(
+    d: Dialect, items: Iterable[Job | tuple[Job, Any]], conn: Any
+) -> Call[set[int], list[Job]]:
+    jobs = [(item, None) if isinstance(item, Job) else (_job(item[0]), item[1]) for item in items]
+    batch = [(j.id, j.attempt, None if r is None else dumps(r, "result")) for j, r in jobs]
+
+    def finish(held: set[int]) -> list[Job]:
+        lost = []
+        for job, result in jobs:
+            if job.id in held:
+                job.status, job.result = "done", result
+            else:
+                lost.append(job)
+        return lost
+
+    if not jobs:
+        return Call("completing jobs", None, None, lambda _: [])
+    return Call("completing jobs", conn, lambda _: d.complete_many(batch), finish)
+
+
+def fail(d: Dialect, job: Job, error: object, retry_in: float | None, conn: Any) -> Call[None, str]:
+    job = _job(job)
+    message = error_text(error)
+    extra: dict[str, Any]
+    if job.attempt >= job.max_attempts:
+        name, extra, doing, status = "fail", {"error": message}, "failing", "failed"
+    else:
+        delay = backoff(job.attempt) if retry_in is None else retry_in
+        name, doing, status = "retry", "retrying", "pending"
+        extra = {"error": message, "delay_ms": milliseconds(delay, "retry_in")}
+
+    def finish(_: None) -> str:
+        job.status, job.last_error = status, message
+        return status
+
+    return _fenced(d, job, name, extra, doing, conn, finish)
+
+
+def release(d: Dialect, job: Job, conn: Any) -> Call[None, None]:
+    job = _job(job)
+
+    def finish(_: None) -> None:
+        job.status = "pending"
+
+    return _fenced(d, job, "release", {}, "releasing", conn, finish)
+
+
+def get(d: Dialect, job_id: int, conn: Any) -> Call[Any, Job | None]:
+    integer(job_id, "job_id", 1, 2**63 - 1)
+
+    def finish(row: Any) -> Job | None:
+        return None if row is None else Job.from_row(row)
+
+    return Call("reading a job", conn, lambda _: d.fetch_one_op("get", {"id": job_id}), finish)
+
+
+def stats(d: Dialect, queues: Sequence[str] | str | None, conn: Any) -> Call[Any, Stats]:
+    names = [""] if queues is None else queue_names(queues)
+    params = {"all_queues": queues is None, "queues": names}
+
+    def finish(row: Any) -> Stats:
+        return Stats.from_row(row or {})
+
+    return Call("reading stats", conn, lambda _: d.fetch_one_op("stats", params), finish)
+
+
+def ping(q: Any) -> Call[None, ServerInfo]:
+    """Reach the server (a connection reads its version); the queue's ``server``."""
+
+    def finish(_: None) -> ServerInfo:
+        server: ServerInfo | None = q.server
+        assert server is not None
+        return server
+
+    return Call("connecting", None, lambda _: nothing(), finish)

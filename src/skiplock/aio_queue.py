@@ -1,0 +1,322 @@
+"""The asyncio queue: :class:`~skiplock.Queue`'s methods as coroutines, from the same core.
+
+Each method is one line over :mod:`skiplock._calls` (the argument checks and the dialect
+operations the sync queue uses too), driven by :func:`skiplock._aio_ops.run_async` over
+an asynchronous driver: psycopg 3's ``AsyncConnection`` (PostgreSQL) and
+``mysql.connector.aio`` (MySQL, MariaDB) for skiplock's own connections; SQL Server has
+no asyncio driver here, so pymssql's calls run in a thread (``asyncio.to_thread``)
+behind the same interface. The docstrings are the sync methods' (copied at import).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager, suppress
+from datetime import datetime
+from typing import Any, TypeVar
+
+from . import _calls as calls
+from ._aio_ops import run_async, run_theirs_async
+from ._aio_pool import AsyncPool
+from ._aio_transaction import AsyncTransaction
+from ._ops import StatementError
+from ._pool import PoolSettings
+from ._sql import TableName
+from ._url import DatabaseURL, parse_url
+from .dialects import Dialect, ServerInfo, get_dialect
+from .drivers.aio import AsyncAdapter
+from .drivers.aio_adapt import adapt_async
+from .errors import BackendError
+from .job import Job, Stats
+from .queue import DEFAULT_TABLE, Queue
+
+__all__ = ["AsyncQueue", "AsyncTransaction", "connect_async"]
+
+log = logging.getLogger("skiplock")
+T = TypeVar("T")
+R = TypeVar("R")
+_RETRIES = 5
+
+
+def connect_async(
+    url: str | None = None,
+    *,
+    table: str = DEFAULT_TABLE,
+    max_size: int | None = None,
+    max_idle: int | None = None,
+    pool_timeout: float = 30.0,
+    max_lifetime: float = 3600.0,
+    max_idle_time: float = 600.0,
+) -> AsyncQueue:
+    """An :class:`AsyncQueue` on *url* (default ``$SKIPLOCK_URL``) and *table*, with the
+    pool settings of :func:`skiplock.connect` (the same bound, wait, recycling and errors);
+    as there, no connection is opened yet. ``async with skiplock.connect_async(url) as q:``
+    closes it at the end."""
+    return AsyncQueue(
+        url,
+        table=table,
+        max_size=max_size,
+        max_idle=max_idle,
+        pool_timeout=pool_timeout,
+        max_lifetime=max_lifetime,
+        max_idle_time=max_idle_time,
+    )
+
+
+class AsyncQueue:
+    """A job queue in one table of one database, for asyncio code. Safe to share between
+    the tasks of one event loop (not between loops: its connections belong to one)."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        table: str = DEFAULT_TABLE,
+        max_size: int | None = None,
+        max_idle: int | None = None,
+        pool_timeout: float = 30.0,
+        max_lifetime: float = 3600.0,
+        max_idle_time: float = 600.0,
+    ):
+        self.url: DatabaseURL = parse_url(url)
+        self._url_text = url
+        self.table: TableName = TableName.parse(table)
+        self.dialect: Dialect = get_dialect(self.url, self.table)
+        self.server: ServerInfo | None = None
+        self.pool_settings = PoolSettings.check(
+            max_size, max_idle, pool_timeout, max_lifetime, max_idle_time
+        )
+        self._pool = AsyncPool(
+            self._new,
+            usable=self.dialect.is_usable_async,
+            settings=self.pool_settings,
+            name=f"{self.url.flavor} at {self.url.masked()}",
+        )
+
+    def __repr__(self) -> str:
+        return f"<skiplock.AsyncQueue {self.url.masked()} table={self.table}>"
+
+    def sync_queue(self) -> Queue:
+        """A new sync :class:`~skiplock.Queue` on the same URL, table and pool settings
+        (what :class:`~skiplock.AsyncWorker` uses for its own I/O). The caller closes it."""
+        s = self.pool_settings
+        return Queue(
+            self._url_text,
+            table=str(self.table),
+            max_size=s.max_size,
+            max_idle=s.max_idle,
+            pool_timeout=s.timeout,
+            max_lifetime=s.max_lifetime,
+            max_idle_time=s.max_idle_time,
+        )
+
+    # -- connections (the I/O shell: the same steps as Queue's, awaited) ------------------
+
+    async def _new(self) -> AsyncAdapter:
+        try:
+            own = await self.dialect.connect_async()
+        except self.dialect.driver_errors() as exc:
+            raise self.dialect.wrap(exc, "connecting") from exc
+        if self.server is None:
+            try:
+                self.server = await self.dialect.server_info_async(own)
+            except StatementError as exc:
+                await self._close_quietly(own)
+                raise self.dialect.wrap(exc, "connecting") from exc.cause
+            except BaseException:
+                await self._close_quietly(own)
+                raise
+        return own
+
+    async def _checkout(self) -> AsyncAdapter:
+        own: AsyncAdapter = await self._pool.get()
+        return own
+
+    async def _close_quietly(self, own: AsyncAdapter) -> None:
+        with suppress(Exception):
+            await own.close()
+
+    async def close(self) -> None:
+        """Close the pooled connections (those in use as they come back). The queue cannot
+        be used afterwards."""
+        await self._pool.close()
+
+    async def __aenter__(self) -> AsyncQueue:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def adapt(self, conn: Any) -> AsyncAdapter:
+        """The async driver adapter for a caller's *conn* (see
+        :mod:`skiplock.drivers.aio_adapt`); ``ConfigurationError`` before anything is sent
+        for an object skiplock cannot use here or a connection to another database."""
+        d = self.dialect
+        return await adapt_async(conn, d.name, self.url.flavor, d.async_in_thread)
+
+    async def _call(self, call: calls.Call[T, R]) -> R:
+        if call.make is None:
+            return call.finish(None)  # type: ignore[arg-type]
+        return call.finish(await self._run(call))
+
+    async def _run(self, call: calls.Call[T, Any]) -> T:
+        """As :meth:`Queue._run`: on the caller's connection (never committed), or in a
+        transaction of its own, retried on deadlocks and lost connections."""
+        make, doing = call.make, call.doing
+        assert make is not None
+        if call.conn is not None:
+            theirs = await self.adapt(call.conn)
+            try:
+                return await run_theirs_async(
+                    make(theirs.can_copy), theirs, self.dialect.begin_sql()
+                )
+            except StatementError as exc:
+                raise self.dialect.wrap(exc, doing) from exc.cause
+        for attempt in range(1, _RETRIES + 1):
+            own = await self._checkout()
+            try:
+                result = await run_async(make(own.can_copy), own)
+            except StatementError as exc:
+                err = self.dialect.wrap(exc, doing)
+                await self._rollback_or_drop(own, lost=err.connection_lost)
+                if err.retryable and attempt < _RETRIES:
+                    log.debug("retrying %s after %s", doing, err)
+                    await asyncio.sleep(random.uniform(0.005, 0.02 * 2**attempt))
+                    continue
+                raise err from exc.cause
+            except BaseException:
+                await self._rollback_or_drop(own)
+                raise
+            await self._commit(own, f"committing ({doing})")
+            return result
+        raise AssertionError("unreachable")
+
+    async def _commit(self, own: AsyncAdapter, doing: str) -> None:
+        try:
+            await own.commit()
+        except own.errors as exc:
+            err = self.dialect.wrap(exc, doing, own.error_info(exc))
+            await self._rollback_or_drop(own, lost=err.connection_lost)
+            if err.connection_lost:
+                err.args = (str(err) + "; whether it committed is unknown",)
+            raise err from exc
+        await self._pool.put(own)
+
+    async def _rollback_or_drop(self, own: AsyncAdapter, *, lost: bool = False) -> None:
+        """As :meth:`Queue._rollback_or_drop`: back to the pool rolled back, or dropped."""
+        if not lost:
+            try:
+                await own.rollback()
+            except Exception:
+                lost = True
+        await self._pool.put(own, broken=lost)
+
+    @asynccontextmanager
+    async def transaction(self, *, conn: Any = None) -> AsyncIterator[AsyncTransaction]:
+        if conn is not None:
+            yield AsyncTransaction(self, await self.adapt(conn))
+            return
+        own = await self._checkout()
+        tx = AsyncTransaction(self, own)
+        try:
+            yield tx
+        except BaseException as exc:
+            lost = isinstance(exc, BackendError) and exc.connection_lost
+            await self._rollback_or_drop(own, lost=lost)
+            raise
+        await self._commit(own, "committing your transaction")
+
+    async def ping(self) -> ServerInfo:
+        return await self._call(calls.ping(self))
+
+    # -- the queue's methods: one line each over skiplock._calls -------------------------
+
+    async def install(self) -> None:
+        return await self._call(calls.install(self.dialect))
+
+    async def enqueue(
+        self,
+        payload: Any,
+        *,
+        queue: str = "default",
+        priority: int = 0,
+        run_at: datetime | None = None,
+        delay: float | None = None,
+        max_attempts: int = 5,
+        dedupe_key: str | None = None,
+        conn: Any = None,
+    ) -> int:
+        return await self._call(
+            calls.enqueue(
+                self.dialect,
+                payload,
+                queue,
+                priority,
+                run_at,
+                delay,
+                max_attempts,
+                dedupe_key,
+                conn,
+            )
+        )
+
+    async def enqueue_many(
+        self,
+        payloads: Iterable[Any],
+        *,
+        queue: str = "default",
+        priority: int = 0,
+        run_at: datetime | None = None,
+        delay: float | None = None,
+        max_attempts: int = 5,
+        conn: Any = None,
+    ) -> list[int]:
+        return await self._call(
+            calls.enqueue_many(
+                self.dialect, payloads, queue, priority, run_at, delay, max_attempts, conn
+            )
+        )
+
+    async def claim(
+        self,
+        *,
+        queues: Sequence[str] | str = ("default",),
+        limit: int = 1,
+        lease: float = 30.0,
+        conn: Any = None,
+    ) -> list[Job]:
+        return await self._call(calls.claim(self.dialect, queues, limit, lease, conn))
+
+    async def heartbeat(self, job: Job, *, lease: float | None = None, conn: Any = None) -> None:
+        return await self._call(calls.heartbeat(self.dialect, job, lease, conn))
+
+    async def complete(self, job: Job, *, result: Any = None, conn: Any = None) -> None:
+        return await self._call(calls.complete(self.dialect, job, result, conn))
+
+    async def complete_many(
+        self, items: Iterable[Job | tuple[Job, Any]], *, conn: Any = None
+    ) -> list[Job]:
+        return await self._call(calls.complete_many(self.dialect, items, conn))
+
+    async def fail(
+        self, job: Job, error: object, *, retry_in: float | None = None, conn: Any = None
+    ) -> str:
+        return await self._call(calls.fail(self.dialect, job, error, retry_in, conn))
+
+    async def release(self, job: Job, *, conn: Any = None) -> None:
+        return await self._call(calls.release(self.dialect, job, conn))
+
+    async def get(self, job_id: int, *, conn: Any = None) -> Job | None:
+        return await self._call(calls.get(self.dialect, job_id, conn))
+
+    async def stats(self, queues: Sequence[str] | str | None = None, *, conn: Any = None) -> Stats:
+        return await self._call(calls.stats(self.dialect, queues, conn))
+
+
+for _name, _method in list(vars(AsyncQueue).items()):
+    _sync = getattr(Queue, _name, None)
+    if callable(_method) and _sync is not None and _sync.__doc__ and not _method.__doc__:
+        _method.__doc__ = _sync.__doc__

@@ -1,0 +1,189 @@
+"""Asynchronous driver adapters: how one asyncio driver runs skiplock's SQL.
+
+An :class:`AsyncAdapter` answers the same requests as a sync :class:`~.base.Adapter`
+(:mod:`skiplock._ops`), with the same row shape (``list[dict]``, JSON as text), awaited.
+Whatever does not need I/O (the driver's name and database, reading its errors, the
+cursor it asks for) is the sync adapter of the same driver family, held as ``sync``: an
+async adapter adds only the awaiting.
+
+- :class:`AsyncCursorAdapter`: drivers whose cursor methods are coroutines
+  (psycopg 3's ``AsyncConnection``, ``mysql.connector.aio``), see ``aio_drivers.py``;
+- :class:`ThreadAdapter`: a sync adapter whose calls run in a thread
+  (``asyncio.to_thread``): SQL Server's pymssql, which has no asyncio API;
+- asyncpg, which is not DB-API, in ``aio_drivers.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
+
+from skiplock._ops import (
+    LASTROWID,
+    NOTHING,
+    ROWCOUNT,
+    ROWS,
+    Control,
+    Copy,
+    ErrorInfo,
+    Request,
+    Statement,
+)
+
+from .base import Adapter
+
+__all__ = ["AsyncAdapter", "AsyncCursorAdapter", "ThreadAdapter"]
+
+
+class AsyncAdapter:
+    """One asyncio connection (the user's or skiplock's own). See the module docstring.
+
+    ``owned``: skiplock made it and ends its transactions; a user's is never committed.
+    """
+
+    #: the sync adapter class of the same driver family (names, error reading)
+    sync_class: ClassVar[type[Adapter]]
+    driver: ClassVar[str]
+
+    def __init__(self, connection: Any, module: Any, *, owned: bool = False) -> None:
+        self.connection = connection
+        self.module = module
+        self.owned = owned
+        self.sync = self.sync_class(connection, module, owned=owned)
+        self.database = self.sync.database
+        self.can_copy = self.sync.can_copy
+        self.errors: tuple[type[BaseException], ...] = self.sync.errors
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.driver}{' (own)' if self.owned else ''}>"
+
+    def error_info(self, exc: BaseException) -> ErrorInfo:
+        return self.sync.error_info(exc)
+
+    async def execute(self, request: Request) -> Any:
+        """Run *request*; answer as :mod:`skiplock._ops` says."""
+        if type(request) is Statement:
+            return await self.statement(request.sql, request.params, request.want)
+        if isinstance(request, Copy):
+            return await self.copy(request.sql, request.rows)
+        assert isinstance(request, Control)
+        if request.action == "commit":
+            await self.commit()
+        else:
+            await self.rollback()
+        return None
+
+    async def statement(self, sql: str, params: Mapping[str, Any] | None, want: int) -> Any:
+        raise NotImplementedError
+
+    async def copy(self, sql: str, rows: Iterable[tuple[Any, ...]]) -> None:
+        raise NotImplementedError(f"{self.driver} cannot COPY")
+
+    async def commit(self) -> None:
+        await self.connection.commit()
+
+    async def rollback(self) -> None:
+        await self.connection.rollback()
+
+    async def close(self) -> None:
+        await self.connection.close()
+
+    def is_closed(self) -> bool:
+        """True when the connection cannot be reused (own connections, at check-in)."""
+        return False
+
+    def fileno(self) -> int | None:
+        """The socket to look at for an idle connection's health (see
+        ``Dialect.is_usable_async``), or None where the driver's event loop reads it."""
+        return None
+
+    async def autocommit(self) -> bool:
+        """True when each statement commits by itself (see the sync adapter's)."""
+        return bool(getattr(self.connection, "autocommit", False))
+
+    async def user_execute(self, sql: str, params: Any) -> tuple[int, list[tuple[Any, ...]]]:
+        """Run the caller's statement in the driver's own parameter style; its row count
+        and its rows (always read)."""
+        raise NotImplementedError
+
+
+class AsyncCursorAdapter(AsyncAdapter):
+    """A driver whose cursor's ``execute``, ``fetchall`` and ``close`` are coroutines."""
+
+    async def cursor(self) -> Any:
+        return self.sync.cursor()
+
+    async def statement(self, sql: str, params: Mapping[str, Any] | None, want: int) -> Any:
+        cur = await self.cursor()
+        try:
+            await (cur.execute(sql) if params is None else cur.execute(sql, params))
+            if want == ROWS:
+                return await self.rows(cur)
+            if cur.description is not None:
+                await cur.fetchall()  # unread rows would break the next statement
+            if want == ROWCOUNT:
+                return int(cur.rowcount)
+            if want == LASTROWID:
+                return int(cur.lastrowid)
+            assert want == NOTHING
+            return None
+        finally:
+            await cur.close()
+
+    async def rows(self, cur: Any) -> list[dict[str, Any]]:
+        if cur.description is None:
+            return []
+        rows = await cur.fetchall()
+        if rows and not isinstance(rows[0], dict):
+            names = [d[0] for d in cur.description]
+            return [dict(zip(names, row, strict=True)) for row in rows]
+        return list(rows)
+
+    async def user_execute(self, sql: str, params: Any) -> tuple[int, list[tuple[Any, ...]]]:
+        cur = await self.plain_cursor()
+        try:
+            await (cur.execute(sql) if params is None else cur.execute(sql, params))
+            rows = [tuple(r) for r in await cur.fetchall()] if cur.description is not None else []
+            return int(cur.rowcount), rows
+        finally:
+            await cur.close()
+
+    async def plain_cursor(self) -> Any:
+        return self.connection.cursor()
+
+
+class ThreadAdapter(AsyncAdapter):
+    """A sync adapter behind the async interface: each call runs in a thread of the loop's
+    default executor, one at a time per connection (an operation awaits each request)."""
+
+    def __init__(self, sync: Adapter) -> None:
+        self.connection = sync.connection
+        self.module = sync.module
+        self.owned = sync.owned
+        self.sync = sync
+        self.database = sync.database
+        self.can_copy = sync.can_copy
+        self.errors = sync.errors
+
+    @property
+    def driver(self) -> str:  # type: ignore[override]
+        return f"{self.sync.driver} (in a thread)"
+
+    async def execute(self, request: Request) -> Any:
+        return await asyncio.to_thread(self.sync.execute, request)
+
+    async def commit(self) -> None:
+        await asyncio.to_thread(self.connection.commit)
+
+    async def rollback(self) -> None:
+        await asyncio.to_thread(self.connection.rollback)
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self.connection.close)
+
+    async def autocommit(self) -> bool:
+        return await asyncio.to_thread(self.sync.autocommit)
+
+    async def user_execute(self, sql: str, params: Any) -> tuple[int, list[tuple[Any, ...]]]:
+        return await asyncio.to_thread(self.sync.user_execute, sql, params)

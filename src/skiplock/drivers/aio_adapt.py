@@ -1,0 +1,106 @@
+"""What :class:`skiplock.AsyncQueue` accepts as ``conn=``, and the unwrapping of
+SQLAlchemy's asyncio objects.
+
+Accepted: psycopg 3 ``AsyncConnection``, asyncpg connections (and a pool's proxies),
+``mysql.connector.aio`` connections, SQLAlchemy ``AsyncConnection`` / ``AsyncSession``
+over one of them; on a database whose dialect has no asyncio driver (SQL Server), the
+sync connections :func:`skiplock.drivers.adapt` accepts, run in a thread. Anything else,
+a sync connection where an asyncio one exists, or a connection to another database,
+raises :class:`~skiplock.ConfigurationError` before anything is sent.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from skiplock.errors import ConfigurationError
+
+from . import adapt, adapter_class
+from .aio import AsyncAdapter, ThreadAdapter
+from .aio_drivers import AsyncMySQLConnectorAdapter, AsyncpgAdapter, AsyncPsycopgAdapter
+from .wrappers import is_instance
+
+__all__ = ["ACCEPTED_ASYNC", "adapt_async", "async_adapter_class"]
+
+ACCEPTED_ASYNC: dict[str, str] = {
+    "postgresql": "a psycopg 3 AsyncConnection or an asyncpg connection",
+    "mysql": "a mysql.connector.aio connection",
+}
+_WRAPPERS = "or a SQLAlchemy AsyncConnection or AsyncSession over one"
+
+_CLASSES: tuple[tuple[str, str, str, type[AsyncAdapter]], ...] = (
+    ("psycopg", "AsyncConnection", "psycopg", AsyncPsycopgAdapter),
+    ("asyncpg.connection", "Connection", "asyncpg", AsyncpgAdapter),
+    ("asyncpg.pool", "PoolConnectionProxy", "asyncpg", AsyncpgAdapter),
+    (
+        "mysql.connector.aio.abstracts",
+        "MySQLConnectionAbstract",
+        "mysql.connector",
+        AsyncMySQLConnectorAdapter,
+    ),
+)
+
+
+def async_adapter_class(raw: Any) -> tuple[type[AsyncAdapter], Any] | None:
+    """The async adapter class for an asyncio driver connection, and the driver module."""
+    for module_name, attr, top, cls in _CLASSES:
+        if is_instance(raw, module_name, attr) and top in sys.modules:
+            return cls, sys.modules[top]
+    return None
+
+
+def _accepted(database: str, in_thread: bool) -> str:
+    if in_thread:
+        from . import ACCEPTED
+
+        return f"{ACCEPTED[database]} (run in a thread: no asyncio driver is used there)"
+    return f"{ACCEPTED_ASYNC[database]}, {_WRAPPERS}"
+
+
+async def _unwrap(obj: Any) -> Any:
+    """The driver connection behind a SQLAlchemy asyncio object, its transaction begun."""
+    if is_instance(obj, "sqlalchemy.ext.asyncio", "AsyncSession"):
+        obj = await obj.connection()  # begins the session's transaction, as a statement would
+    if not is_instance(obj, "sqlalchemy.ext.asyncio", "AsyncConnection"):
+        return obj
+    if not obj.in_transaction():
+        await obj.begin()
+    raw = (await obj.get_raw_connection()).driver_connection
+    found = async_adapter_class(raw)
+    if found is not None and await found[0](raw, found[1]).autocommit():
+        # SQLAlchemy begins the driver's transaction lazily, at its first statement
+        # (asyncpg): without one, our writes would commit at once, outside the session's.
+        await obj.exec_driver_sql("SELECT 1")
+    return raw
+
+
+async def adapt_async(obj: Any, database: str, flavor: str, in_thread: bool) -> AsyncAdapter:
+    """An async adapter for the caller's *obj*, checked to talk to *database* (*flavor*
+    names it in messages). *in_thread*: the database has no asyncio driver, so its sync
+    connections are run in a thread. Raises ``ConfigurationError`` otherwise."""
+    if isinstance(obj, AsyncAdapter):
+        adapter = obj
+    else:
+        raw = await _unwrap(obj)
+        found = async_adapter_class(raw)
+        if found is not None:
+            adapter = found[0](raw, found[1])
+            if raw is not obj and isinstance(adapter, AsyncpgAdapter):
+                adapter.json_decoded = True  # SQLAlchemy's asyncpg dialect decodes JSON
+        elif in_thread:
+            return ThreadAdapter(adapt(raw, database, flavor))
+        else:
+            hint = ""
+            if adapter_class(raw) is not None:
+                hint = " (a sync connection: use it with skiplock.Queue / skiplock.connect)"
+            raise ConfigurationError(
+                f"conn= on an AsyncQueue must be {_accepted(database, in_thread)}; got "
+                f"{type(obj).__module__}.{type(obj).__qualname__}{hint}"
+            )
+    if adapter.database != database:
+        raise ConfigurationError(
+            f"conn= is a {adapter.driver} connection to {adapter.database}, but this queue is "
+            f"on {flavor}: pass {_accepted(database, in_thread)} to the queue's database"
+        )
+    return adapter

@@ -1,0 +1,173 @@
+"""The asyncio drivers: psycopg 3 (``AsyncConnection``), asyncpg, and mysql-connector's
+``mysql.connector.aio``.
+
+- psycopg's and mysql-connector's async cursors mirror their sync ones: the cursor each
+  asks for (dict rows, JSON as text, no buffering) is the sync adapter's.
+- asyncpg is not DB-API: it takes ``$1 … $n`` (our ``%(name)s`` are numbered once per
+  statement text, a name used twice is one number), answers ``fetch`` with ``Record``
+  rows (made dicts here; ``json``/``jsonb`` come back as text, its default) and
+  ``execute`` with a status string (``UPDATE 3``: the row count), and keeps the SQLSTATE
+  in ``sqlstate``. It runs statements outside a transaction one by one (autocommit), so
+  a multi-statement operation on such a connection gets a transaction of its own, as on
+  a sync connection in autocommit mode. It cannot run our ``COPY … FROM STDIN`` (a batch
+  is inserted by one statement instead).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from typing import Any, ClassVar
+
+from .aio import AsyncAdapter, AsyncCursorAdapter
+from .base import Adapter
+from .mysql import MySQLConnectorAdapter
+from .postgres import PsycopgAdapter
+
+__all__ = ["AsyncMySQLConnectorAdapter", "AsyncPsycopgAdapter", "AsyncpgAdapter", "numbered"]
+
+_PLACEHOLDER = re.compile(r"%\((\w+)\)s")
+
+
+class AsyncPsycopgAdapter(AsyncCursorAdapter):
+    """psycopg 3 ``AsyncConnection`` (also from ``psycopg_pool.AsyncConnectionPool``)."""
+
+    sync_class: ClassVar[type[Adapter]] = PsycopgAdapter
+    driver: ClassVar[str] = "psycopg (async)"
+
+    async def copy(self, sql: str, rows: Iterable[tuple[Any, ...]]) -> None:
+        cur = self.connection.cursor()
+        try:
+            async with cur.copy(sql) as copy:
+                for row in rows:
+                    await copy.write_row(row)
+        finally:
+            await cur.close()
+
+    def is_closed(self) -> bool:
+        return bool(self.connection.closed) or self.connection.info.transaction_status == 4
+
+    def fileno(self) -> int | None:
+        # psycopg reads its socket only while a call is awaited: readable while idle means
+        # the server closed it or sent something unasked
+        return -1 if self.is_closed() else int(self.connection.fileno())
+
+    async def autocommit(self) -> bool:
+        return bool(self.connection.autocommit)
+
+
+class AsyncMySQLConnectorAdapter(AsyncCursorAdapter):
+    """mysql-connector-python's ``mysql.connector.aio`` connection."""
+
+    sync_class: ClassVar[type[Adapter]] = MySQLConnectorAdapter
+    driver: ClassVar[str] = "mysql-connector (aio)"
+
+    async def cursor(self) -> Any:
+        return await self.connection.cursor(buffered=False, raw=False, dictionary=False)
+
+    async def plain_cursor(self) -> Any:
+        return await self.connection.cursor()
+
+    async def autocommit(self) -> bool:
+        # in_transaction comes from the server's status flags of the last reply; outside a
+        # transaction the session's autocommit setting is asked of the server.
+        if self.connection.in_transaction:
+            return False
+        return bool(await self.connection.get_autocommit())
+
+
+@lru_cache(maxsize=512)
+def _numbered(sql: str) -> tuple[str, tuple[str, ...]]:
+    order: dict[str, int] = {}
+
+    def number(match: re.Match[str]) -> str:
+        return f"${order.setdefault(match[1], len(order) + 1)}"
+
+    return _PLACEHOLDER.sub(number, sql), tuple(order)
+
+
+def numbered(sql: str, params: Mapping[str, Any] | None) -> tuple[str, list[Any]]:
+    """``%(name)s`` placeholders as ``$1 … $n`` and the values in that order."""
+    text, names = _numbered(sql)
+    return text, [] if params is None else [params[n] for n in names]
+
+
+class _AsyncpgErrors(Adapter):
+    """What is read from asyncpg's exceptions (asyncpg has no DB-API ``Error`` class)."""
+
+    database: ClassVar[str] = "postgresql"
+    driver: ClassVar[str] = "asyncpg"
+
+    def __init__(self, connection: Any, module: Any, *, owned: bool = False) -> None:
+        self.connection, self.module, self.owned = connection, module, owned
+        self.errors = (module.PostgresError, module.InterfaceError, OSError)
+
+    def error_codes(self, exc: BaseException) -> frozenset[int | str]:
+        state = getattr(exc, "sqlstate", None)
+        return frozenset({state}) if isinstance(state, str) and state else frozenset()
+
+    def error_kind(self, exc: BaseException) -> str:
+        # the DB-API class psycopg gives the same SQLSTATE class
+        state = str(getattr(exc, "sqlstate", "") or "")
+        if isinstance(exc, OSError) or state[:2] in ("08", "40", "53", "55", "57", "58"):
+            return "operational"
+        if state[:2] == "23":
+            return "integrity"
+        if state[:2] == "42":
+            return "programming"
+        if isinstance(exc, self.module.InterfaceError):
+            return "interface"
+        return "other"
+
+
+class AsyncpgAdapter(AsyncAdapter):
+    """asyncpg ``Connection`` (also a pool's proxy); see the module docstring."""
+
+    sync_class: ClassVar[type[Adapter]] = _AsyncpgErrors
+    driver: ClassVar[str] = "asyncpg"
+    #: the connection decodes json/jsonb itself (SQLAlchemy's asyncpg dialect registers
+    #: such codecs): our json columns are encoded back to text, as every reader expects
+    json_decoded = False
+
+    async def statement(self, sql: str, params: Mapping[str, Any] | None, want: int) -> Any:
+        from skiplock._ops import ROWCOUNT, ROWS
+
+        text, args = numbered(sql, params)
+        conn = self.connection
+        if want == ROWS:
+            if not self.json_decoded:
+                return [dict(r) for r in await conn.fetch(text, *args)]
+            stmt = await conn.prepare(text)
+            rows = [dict(r) for r in await stmt.fetch(*args)]
+            for a in stmt.get_attributes():
+                if a.type.name in ("json", "jsonb"):
+                    for row in rows:
+                        if row[a.name] is not None:
+                            row[a.name] = json.dumps(row[a.name])
+            return rows
+        status: str = await conn.execute(text, *args)
+        if want == ROWCOUNT:
+            last = status.rsplit(" ", 1)[-1]
+            return int(last) if last.isdigit() else 0
+        return None
+
+    def is_closed(self) -> bool:
+        return bool(self.connection.is_closed())
+
+    async def commit(self) -> None:
+        await self.connection.execute("COMMIT")
+
+    async def rollback(self) -> None:
+        await self.connection.execute("ROLLBACK")
+
+    async def autocommit(self) -> bool:
+        return not self.connection.is_in_transaction()
+
+    async def user_execute(self, sql: str, params: Any) -> tuple[int, list[tuple[Any, ...]]]:
+        """The caller's statement in asyncpg's own style (``$1``, a sequence of values)."""
+        stmt = await self.connection.prepare(sql)
+        rows = await stmt.fetch(*(params or ()))
+        last = (stmt.get_statusmsg() or "").rsplit(" ", 1)[-1]
+        return (int(last) if last.isdigit() else len(rows)), [tuple(r) for r in rows]

@@ -1,0 +1,84 @@
+"""Queue and AsyncQueue (and their transactions) are not twins kept by hand: both are thin
+over skiplock._calls. This checks that they have the same public methods with the same
+signatures, that every AsyncQueue method is a coroutine, and that each queue method's body
+is one statement (the call of its builder in skiplock._calls), so no logic can live in
+one and not the other."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from typing import Any
+
+import pytest
+
+import skiplock
+
+PAIRS = [(skiplock.Queue, skiplock.AsyncQueue), (skiplock.Transaction, skiplock.AsyncTransaction)]
+#: sync-only: a new driver connection (the caller's to own) has no asyncio twin
+SYNC_ONLY = {"connection"}
+#: async-only: the sync Queue on the same URL that AsyncWorker does its I/O with
+ASYNC_ONLY = {"sync_queue"}
+#: the queue methods whose bodies must be one line over skiplock._calls
+ONE_LINE = {
+    "install",
+    "enqueue",
+    "enqueue_many",
+    "claim",
+    "heartbeat",
+    "complete",
+    "complete_many",
+    "fail",
+    "release",
+    "get",
+    "stats",
+    "ping",
+}
+
+
+def public(cls: type) -> dict[str, Any]:
+    return {n: f for n, f in vars(cls).items() if callable(f) and not n.startswith("_")}
+
+
+@pytest.mark.parametrize(("sync", "aio"), PAIRS, ids=["Queue", "Transaction"])
+def test_same_methods_and_signatures(sync: type, aio: type) -> None:
+    s, a = public(sync), public(aio)
+    assert set(s) - SYNC_ONLY == set(a) - ASYNC_ONLY
+    for name, fn in a.items():
+        if name in ASYNC_ONLY:
+            continue
+        assert (
+            inspect.signature(fn).parameters.keys() == inspect.signature(s[name]).parameters.keys()
+        ), name
+        assert (
+            str(inspect.signature(fn)).split(" -> ")[0]
+            == str(inspect.signature(s[name])).split(" -> ")[0]
+        ), name
+        if name != "transaction":
+            assert inspect.iscoroutinefunction(fn), name
+        if name != "adapt":  # what each accepts differs, and its docstring says so
+            assert fn.__doc__ == s[name].__doc__, name
+
+
+def _body(fn: Any) -> list[ast.stmt]:
+    tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    node = tree.body[0]
+    assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    return body
+
+
+@pytest.mark.parametrize("cls", [skiplock.Queue, skiplock.AsyncQueue])
+@pytest.mark.parametrize("name", sorted(ONE_LINE))
+def test_each_method_is_one_call_of_its_builder(cls: type, name: str) -> None:
+    body = _body(vars(cls)[name])
+    assert len(body) == 1 and isinstance(body[0], ast.Return), name
+    calls = [
+        n
+        for n in ast.walk(body[0])
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "calls"
+    ]
+    assert [c.attr for c in calls] == [name], name
