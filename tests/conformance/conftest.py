@@ -108,7 +108,14 @@ def client(
 # -- one set of test bodies for the sync and the async API (see aio_view.py) ----------------
 
 #: modules whose ``queue`` / ``make_queue`` tests run on both APIs
-BOTH_APIS = {"test_claim", "test_lease", "test_dedupe", "test_bulk", "test_bad_input"}
+BOTH_APIS = {
+    "test_claim",
+    "test_lease",
+    "test_dedupe",
+    "test_bulk",
+    "test_bad_input",
+    "test_pool",
+}
 
 
 def _generate_api(metafunc: pytest.Metafunc) -> None:

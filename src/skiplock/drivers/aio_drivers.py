@@ -67,6 +67,15 @@ class AsyncMySQLConnectorAdapter(AsyncCursorAdapter):
     async def cursor(self) -> Any:
         return await self.connection.cursor(buffered=False, raw=False, dictionary=False)
 
+    def is_closed(self) -> bool:
+        # The event loop reads this driver's socket as data comes: a server that closed it
+        # (a killed session, a shutdown, an idle timeout) has left EOF, or bytes nobody
+        # asked for, in the stream reader of an idle connection.
+        reader = getattr(getattr(self.connection, "_socket", None), "_reader", None)
+        if reader is None:
+            return True
+        return bool(reader.at_eof() or getattr(reader, "_buffer", b""))
+
     async def plain_cursor(self) -> Any:
         return await self.connection.cursor()
 
