@@ -155,9 +155,9 @@ def _print_stats(q: Queue, queues: list[str] | None, as_json: bool) -> None:
     age = "-" if s.oldest_pending_age is None else f"{s.oldest_pending_age:.1f}s"
     print(
         f"{'pending':>9} {'scheduled':>9} {'running':>9} {'expired':>9} {'done':>9} "
-        f"{'failed':>9}  oldest pending\n"
+        f"{'failed':>9} {'cancelled':>9}  oldest pending\n"
         f"{s.pending:>9} {s.scheduled:>9} {s.running:>9} {s.expired:>9} {s.done:>9} "
-        f"{s.failed:>9}  {age}",
+        f"{s.failed:>9} {s.cancelled:>9}  {age}",
         flush=True,
     )
 
@@ -199,6 +199,21 @@ def cmd_prune(args: argparse.Namespace) -> int:
     if tty:
         print(file=sys.stderr)
     print(f"deleted {n} finished job{'s' if n != 1 else ''}")
+    return 0
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    status = _queue(args).cancel(args.id)
+    if status is None:
+        raise ConfigurationError(f"there is no job {args.id} in table {args.table}")
+    if status == "cancelled":
+        print(f"job {args.id} cancelled")
+    elif status == "running":
+        print(
+            f"job {args.id} is running: cancel requested (its worker sees it at the next heartbeat)"
+        )
+    else:
+        print(f"job {args.id} already finished ({status}): nothing changed")
     return 0
 
 
@@ -271,6 +286,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--status", choices=("done", "failed", "all"), default="all")
     p.add_argument("--batch", type=int, default=1000, help="rows per transaction")
     p.set_defaults(fn=cmd_prune)
+
+    p = add("cancel", "cancel a job: pending ones at once, running ones at their next heartbeat")
+    p.add_argument("id", type=int, help="the job id")
+    p.set_defaults(fn=cmd_cancel)
 
     p = add("demo", "show the guarantees with real worker processes (embedded PostgreSQL)")
     p.add_argument("--workers", type=int, default=3)

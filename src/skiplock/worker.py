@@ -31,7 +31,7 @@ from types import FrameType
 from typing import Any
 
 from ._lock import SingleLock
-from .errors import BackendError, ConfigurationError, LeaseLost, SkiplockError
+from .errors import BackendError, Cancelled, ConfigurationError, Discard, LeaseLost, SkiplockError
 from .job import Job
 from .queue import Queue, _dumps, _queues, _seconds
 
@@ -124,8 +124,10 @@ class Worker:
         self.mode = mode
         self.wait_for_lock = wait_for_lock
         self.lock: SingleLock | None = SingleLock(queue) if mode == "single" else None
-        #: outcomes so far: done, retried, failed, lost, released
-        self.counts = {"done": 0, "retried": 0, "failed": 0, "lost": 0, "released": 0}
+        #: outcomes so far: done, retried, failed, cancelled, lost, released
+        self.counts = dict.fromkeys(
+            ("done", "retried", "failed", "cancelled", "lost", "released"), 0
+        )
         self._held: dict[int, _Held] = {}
         self._to_complete: list[tuple[Job, Any]] = []
         self._unsure: set[int] = set()  # ids whose completion's COMMIT outcome is unknown
@@ -363,6 +365,8 @@ class Worker:
                     _dumps(result, "result of the handler")
             except LeaseLost:  # the handler's own fenced write found the job gone
                 self._lost(job, "the handler's own write")
+            except (Cancelled, Discard) as exc:
+                self._stopped(job, exc)
             except Exception as exc:
                 self._failed(job, exc)
             else:
@@ -401,6 +405,21 @@ class Worker:
         self._write(
             job, lambda: self.queue.fail(job, last_line(exc)), applied=("pending", "failed")
         )
+
+    def _stopped(self, job: Job, exc: Cancelled | Discard) -> None:
+        """The handler raised Cancelled (end the job ``cancelled``) or Discard (``failed``
+        now, no retries): one fenced write, like any other outcome."""
+        if job.lost:
+            self._settled(job, None)
+            return
+        why = last_line(exc)
+        log.warning("job %d attempt %d: %s", job.id, job.attempt, why)
+        if isinstance(exc, Cancelled):
+            self._write(
+                job, lambda: self.queue.mark_cancelled(job, reason=why), applied=("cancelled",)
+            )
+        else:
+            self._write(job, lambda: self.queue.fail(job, why, final=True), applied=("failed",))
 
     def _write(self, job: Job, write: Callable[[], object], *, applied: tuple[str, ...]) -> None:
         """Run a fenced write for *job*, retrying through outages. After a failure that may
@@ -458,7 +477,13 @@ class Worker:
     def _settled(self, job: Job, outcome: str | None) -> None:
         """The job's outcome is written (or no longer ours to write): stop holding it and
         count the outcome, once."""
-        key = {"pending": "retried", "done": "done", "failed": "failed", "lost": "lost"}
+        key = {
+            "pending": "retried",
+            "done": "done",
+            "failed": "failed",
+            "lost": "lost",
+            "cancelled": "cancelled",
+        }
         with self._mutex:
             held = self._held.pop(job.id, None)
             self._unsure.discard(job.id)
