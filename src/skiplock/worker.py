@@ -192,7 +192,8 @@ class Worker:
     def _serve(self) -> None:
         lock = self.lock
         if lock is not None:
-            log.info("waiting for the single-worker lock %r", lock.name)
+            if self.wait_for_lock:  # with no wait, a held lock is reported once, as an error
+                log.info("waiting for the single-worker lock %r", lock.name)
             if not lock.acquire(wait=self.wait_for_lock, stop=self._stopping):
                 return
             log.info("holding the single-worker lock %r", lock.name)
