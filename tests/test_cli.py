@@ -165,6 +165,8 @@ def test_worker_runs_an_app_by_module_name(make_queue: MakeQueue, url: str, tmp_
     record = q.get(job_id)
     assert record is not None and record.result == "hello ada?"
     assert "worker started: queues email" in err
+    assert f"job {job_id} done: myapp.greet, queue email, attempt 1/5" in err  # one line
+    assert "mysql.connector" not in err  # the driver's chatter is silenced
 
 
 # -- the demo ------------------------------------------------------------------------------

@@ -350,6 +350,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
     )
+    if args.verbose < 2:  # mysql-connector logs INFO lines at every connection
+        logging.getLogger("mysql.connector").setLevel(logging.WARNING)
     try:
         code: int = args.fn(args)
         return code

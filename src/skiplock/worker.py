@@ -22,7 +22,6 @@ import random
 import signal
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
@@ -31,6 +30,7 @@ from types import FrameType
 from typing import Any
 
 from ._lock import SingleLock
+from ._outcome import last_line, log_outcome
 from .errors import BackendError, Cancelled, ConfigurationError, Discard, LeaseLost, SkiplockError
 from .job import Job
 from .queue import Queue, _dumps, _queues, _seconds
@@ -48,11 +48,6 @@ _MIN_POLL = 0.05
 _GATHER = 0.005
 
 
-def last_line(exc: BaseException) -> str:
-    """The traceback's last line: ``ValueError: bad input``."""
-    return traceback.format_exception_only(type(exc), exc)[-1].strip()
-
-
 @dataclass
 class _Held:
     """A claimed job until its outcome is written."""
@@ -60,6 +55,8 @@ class _Held:
     job: Job
     deadline: float | None
     finished: bool = False  # the handler returned or raised
+    started: float = 0.0  # time.monotonic() at the claim
+    error: BaseException | None = None  # what the handler raised, for the outcome's log line
 
 
 class Worker:
@@ -340,7 +337,7 @@ class Worker:
         limit = self.timeout(job) if callable(self.timeout) else self.timeout
         deadline = None if limit is None else time.monotonic() + limit
         with self._mutex:
-            self._held[job.id] = _Held(job, deadline)
+            self._held[job.id] = _Held(job, deadline, started=time.monotonic())
             self._active += 1
             # A thread per job cost more than a no-op job itself: runners are kept and
             # reused, and only started while jobs outnumber them.
@@ -395,14 +392,7 @@ class Worker:
         if job.lost:
             self._settled(job, None)
             return
-        log.warning(
-            "job %d attempt %d/%d raised %s",
-            job.id,
-            job.attempt,
-            job.max_attempts,
-            last_line(exc),
-            exc_info=exc,
-        )
+        self._note_error(job, exc)
         self._write(
             job, lambda: self.queue.fail(job, last_line(exc)), applied=("pending", "failed")
         )
@@ -414,13 +404,18 @@ class Worker:
             self._settled(job, None)
             return
         why = last_line(exc)
-        log.warning("job %d attempt %d: %s", job.id, job.attempt, why)
+        self._note_error(job, exc)
         if isinstance(exc, Cancelled):
             self._write(
                 job, lambda: self.queue.mark_cancelled(job, reason=why), applied=("cancelled",)
             )
         else:
             self._write(job, lambda: self.queue.fail(job, why, final=True), applied=("failed",))
+
+    def _note_error(self, job: Job, exc: BaseException) -> None:
+        with self._mutex:
+            if job.id in self._held:
+                self._held[job.id].error = exc
 
     def _write(self, job: Job, write: Callable[[], object], *, applied: tuple[str, ...]) -> None:
         """Run a fenced write for *job*, retrying through outages. After a failure that may
@@ -490,6 +485,8 @@ class Worker:
             self._unsure.discard(job.id)
             if held is not None and outcome in key:
                 self.counts[key[outcome]] += 1
+        if held is not None and outcome in key and outcome != "lost":  # _lost said it
+            log_outcome(job, key[outcome], time.monotonic() - held.started, held.error)
 
     # -- batched completion ---------------------------------------------------------------
 
@@ -566,6 +563,7 @@ class Worker:
         job.lost = True  # the handler may look; its result will not be written
         log.warning("job %d attempt %d exceeded its timeout; abandoning it", job.id, job.attempt)
         error = TimeoutError(f"job {job.id} attempt {job.attempt} exceeded its timeout")
+        self._note_error(job, error)
         self._write(
             job, lambda: self.queue.fail(job, last_line(error)), applied=("pending", "failed")
         )
