@@ -40,6 +40,8 @@ def test_migrate_sql_and_uninstall(
     assert (code, out.strip()) == (0, f"table {q.table}: schema version 0 → 1")
     code, _, err = cli(capsys, "stats", *where)
     assert code == EXIT_CODES["config"] and "skiplock migrate" in err
+    code, _, err = cli(capsys, "worker", "json:dumps", *where)  # a worker refuses it too
+    assert code == EXIT_CODES["config"] and "skiplock migrate" in err
     code, out, _ = cli(capsys, "install", *where)
     assert code == 0 and f"schema version {latest}" in out
     code, out, _ = cli(capsys, "stats", "--json", *where)
