@@ -24,6 +24,7 @@ from .errors import (
     LeaseLost,
     LockNotAcquired,
     PayloadError,
+    PoolTimeout,
     SkiplockError,
     UnsupportedServer,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "LeaseLost",
     "LockNotAcquired",
     "PayloadError",
+    "PoolTimeout",
     "Queue",
     "SkiplockError",
     "Stats",
