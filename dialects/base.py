@@ -65,6 +65,7 @@ class Dialect:
             "stats",
             "retry_failed",
             "prune",
+            "list_jobs",
         }
     )
 

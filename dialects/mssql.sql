@@ -207,6 +207,15 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 -- name: get
 SELECT * FROM {table} WHERE id = %(id)s
 
+-- name: list_jobs
+-- Newest first, one page: the caller passes the last id it saw as before_id (keyset
+-- pagination). The primary key is read backwards; the filters are checked on the way.
+SELECT TOP (%(limit)s) * FROM {table}
+WHERE id < %(before_id)s
+  AND (%(all_statuses)s = 1 OR status IN (%(statuses)s))
+  AND (%(all_queues)s = 1 OR queue = %(queue)s)
+ORDER BY id DESC
+
 -- name: stats
 SELECT
     SUM(CASE WHEN status = 'pending' AND run_at <= SYSUTCDATETIME() THEN 1 ELSE 0 END)

@@ -124,6 +124,16 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 -- name: get
 SELECT * FROM {table} WHERE id = %(id)s
 
+-- name: list_jobs
+-- Newest first, one page: the caller passes the last id it saw as before_id (keyset
+-- pagination). The primary key is read backwards; the filters are checked on the way.
+SELECT * FROM {table}
+WHERE id < %(before_id)s
+  AND (%(all_statuses)s OR status IN (%(statuses)s))
+  AND (%(all_queues)s OR queue = %(queue)s)
+ORDER BY id DESC
+LIMIT %(limit)s
+
 -- name: stats
 SELECT
     SUM(status = 'pending' AND run_at <= UTC_TIMESTAMP(6)) AS pending,

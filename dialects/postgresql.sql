@@ -178,6 +178,16 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 -- name: get
 SELECT * FROM {table} WHERE id = %(id)s
 
+-- name: list_jobs
+-- Newest first, one page: the caller passes the last id it saw as before_id (keyset
+-- pagination). The primary key is read backwards; the filters are checked on the way.
+SELECT * FROM {table}
+WHERE id < %(before_id)s
+  AND (%(all_statuses)s OR status = ANY(%(statuses)s::text[]))
+  AND (%(all_queues)s OR queue = %(queue)s)
+ORDER BY id DESC
+LIMIT %(limit)s
+
 -- name: stats
 SELECT
     count(*) FILTER (WHERE status = 'pending' AND run_at <= now()) AS pending,

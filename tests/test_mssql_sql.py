@@ -50,6 +50,8 @@ SAMPLE: dict[str, Any] = {
     "error": "boom",
     "all_queues": False,
     "all_ids": False,
+    "all_statuses": False,
+    "before_id": 2**63 - 1,
     "ids": [1, 2],
     "attempts": None,
     "statuses": ["done", "failed"],
