@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import __version__
+from ._cli_jobs import add_commands as add_job_commands
 from ._url import mask_password
 from .admin import prune, retry_failed
 from .app import App
@@ -281,6 +282,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--status", choices=("done", "failed", "all"), default="all")
     p.add_argument("--batch", type=int, default=1000, help="rows per transaction")
     p.set_defaults(fn=cmd_prune)
+
+    add_job_commands(add)
 
     p = add("demo", "show the guarantees with real worker processes (embedded PostgreSQL)")
     p.add_argument("--workers", type=int, default=3)
