@@ -27,10 +27,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass
+from datetime import timedelta
 from types import FrameType
 from typing import Any
 
 from ._lock import SingleLock
+from ._retention import DEFAULT_RETENTION, Retention, retention_seconds
 from .errors import BackendError, ConfigurationError, LeaseLost, SkiplockError
 from .job import Job
 from .queue import Queue, _dumps, _queues, _seconds
@@ -93,6 +95,7 @@ class Worker:
         grace: float = 30.0,
         poll_interval: float = 1.0,
         wait_for_lock: bool = True,
+        retention: float | timedelta | None = DEFAULT_RETENTION,
     ) -> None:
         if not isinstance(queue, Queue):
             raise ConfigurationError(f"queue must be a skiplock.Queue, not {type(queue).__name__}")
@@ -124,8 +127,10 @@ class Worker:
         self.mode = mode
         self.wait_for_lock = wait_for_lock
         self.lock: SingleLock | None = SingleLock(queue) if mode == "single" else None
-        #: outcomes so far: done, retried, failed, lost, released
+        #: outcomes so far: done, retried, failed, lost, released (and pruned, see retention)
         self.counts = {"done": 0, "retried": 0, "failed": 0, "lost": 0, "released": 0}
+        keep = retention_seconds(retention)  # finished jobs older than this are deleted
+        self.retention = None if keep is None else Retention(queue, keep, counts=self.counts)
         self._held: dict[int, _Held] = {}
         self._to_complete: list[tuple[Job, Any]] = []
         self._unsure: set[int] = set()  # ids whose completion's COMMIT outcome is unknown
@@ -202,6 +207,8 @@ class Worker:
             )
         for t in helpers:
             t.start()
+        if self.retention is not None:
+            self.retention.start(self._finished)
         log.info(
             "worker started: queues %s, concurrency %d, lease %.1fs, %s",
             ",".join(self.queues),

@@ -24,7 +24,9 @@ def _fill(q: skiplock.Queue) -> dict[str, list[int]]:
 def test_lists_newest_first_with_every_field(queue: skiplock.Queue) -> None:
     ids = _fill(queue)
     jobs = queue.list_jobs()
-    assert [j.id for j in jobs] == sorted(sum(ids.values(), []), reverse=True)
+    assert [j.id for j in jobs] == sorted(
+        (i for group in ids.values() for i in group), reverse=True
+    )
     (failed,) = [j for j in jobs if j.status == "failed"]
     assert failed.last_error == "ValueError: no such user 'bob'" and failed.queue == "b"
     assert failed.finished_at is not None and failed.attempt == 1
