@@ -66,6 +66,10 @@ class Dialect:
             "retry_failed",
             "prune",
             "list_jobs",
+            "clock",
+            "tick_claim",
+            "tick_last",
+            "tick_prune",
         }
     )
 

@@ -66,7 +66,15 @@ CREATE UNIQUE INDEX [{prefix}_dedupe] ON {table} (dedupe_key)
 IF NOT EXISTS (SELECT 1 FROM sys.indexes
                WHERE object_id = OBJECT_ID(N'{table}') AND name = N'{prefix}_finished')
 CREATE INDEX [{prefix}_finished] ON {table} (finished_at)
-    WHERE status IN ('done', 'failed')
+    WHERE status IN ('done', 'failed');
+-- The periodic ledger: one row per tick enqueued (see _periodic.py).
+IF OBJECT_ID(N'{ticks_table}', N'U') IS NULL
+CREATE TABLE {ticks_table} (
+    schedule   NVARCHAR(255) NOT NULL,
+    tick       DATETIME2(6)  NOT NULL,
+    created_at DATETIME2(6)  NOT NULL DEFAULT SYSUTCDATETIME(),
+    PRIMARY KEY (schedule, tick)
+)
 
 -- name: enqueue
 -- OUTPUT without INTO is refused on a table with triggers; skiplock's table has none.
@@ -277,3 +285,23 @@ DELETE TOP (%(limit)s) FROM {table}
 WHERE status IN (%(statuses)s)
   AND finished_at < DATEADD(millisecond, (%(older_ms)s / 1000) * 1000 - %(older_ms)s,
                     DATEADD(second, -(%(older_ms)s / 1000), SYSUTCDATETIME()))
+
+-- name: clock
+SELECT SYSUTCDATETIME() AS now
+
+-- name: tick_claim
+-- The periodic ledger's primary key (schedule, tick) makes a tick's job exactly once.
+-- UPDLOCK, HOLDLOCK hold the key range from the check to the insert, so a second insert
+-- of the same tick waits, then finds the row and inserts nothing (0 rows).
+INSERT INTO {ticks_table} (schedule, tick)
+SELECT %(schedule)s, CAST(%(tick)s AS DATETIME2(6))
+WHERE NOT EXISTS (
+    SELECT 1 FROM {ticks_table} WITH (UPDLOCK, HOLDLOCK)
+    WHERE schedule = %(schedule)s AND tick = CAST(%(tick)s AS DATETIME2(6)))
+
+-- name: tick_last
+SELECT MAX(tick) AS tick FROM {ticks_table} WHERE schedule = %(schedule)s
+
+-- name: tick_prune
+DELETE FROM {ticks_table}
+WHERE schedule = %(schedule)s AND tick < CAST(%(before)s AS DATETIME2(6))

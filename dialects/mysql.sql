@@ -32,6 +32,13 @@ CREATE TABLE IF NOT EXISTS {table} (
     KEY `{prefix}_claim` (claimable, queue, priority, run_at, id),
     KEY `{prefix}_finished` (status, finished_at),
     CONSTRAINT `{prefix}_status` CHECK (status IN ('pending', 'running', 'done', 'failed'))
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+-- The periodic ledger: one row per tick enqueued (see _periodic.py).
+CREATE TABLE IF NOT EXISTS {ticks_table} (
+    schedule   VARCHAR(255) NOT NULL,
+    tick       DATETIME(6)  NOT NULL,
+    created_at DATETIME(6)  NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+    PRIMARY KEY (schedule, tick)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin
 
 -- name: enqueue
@@ -213,3 +220,19 @@ SELECT CONNECTION_ID() AS session
 
 -- name: kill_session
 KILL %(session)s
+
+-- name: clock
+SELECT UTC_TIMESTAMP(6) AS now
+
+-- name: tick_claim
+-- The periodic ledger's primary key (schedule, tick) makes a tick's job exactly once: a
+-- second insert of the same tick waits for the first's row lock, then inserts nothing
+-- (0 rows) if it committed. IGNORE only ever meets a duplicate key here: the schedule
+-- name is checked to fit its column before it is bound.
+INSERT IGNORE INTO {ticks_table} (schedule, tick) VALUES (%(schedule)s, %(tick)s)
+
+-- name: tick_last
+SELECT MAX(tick) AS tick FROM {ticks_table} WHERE schedule = %(schedule)s
+
+-- name: tick_prune
+DELETE FROM {ticks_table} WHERE schedule = %(schedule)s AND tick < %(before)s

@@ -35,7 +35,14 @@ CREATE INDEX IF NOT EXISTS "{prefix}_finished_idx" ON {table} (finished_at)
 CREATE OR REPLACE FUNCTION "{prefix}_notify"() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_notify('{prefix}', ''); RETURN NULL; END $$;
 DROP TRIGGER IF EXISTS "{prefix}_notify" ON {table};
 CREATE TRIGGER "{prefix}_notify" AFTER INSERT ON {table}
-    FOR EACH STATEMENT EXECUTE PROCEDURE "{prefix}_notify"()
+    FOR EACH STATEMENT EXECUTE PROCEDURE "{prefix}_notify"();
+-- The periodic ledger: one row per tick enqueued (see _periodic.py).
+CREATE TABLE IF NOT EXISTS {ticks_table} (
+    schedule   text        NOT NULL,
+    tick       timestamptz NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (schedule, tick)
+)
 
 -- name: enqueue
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key)
@@ -262,3 +269,20 @@ SELECT pg_backend_pid() AS session
 
 -- name: kill_session
 SELECT pg_terminate_backend(%(session)s)
+
+-- name: clock
+-- The database's clock, not the transaction's start: ticks fall due by it.
+SELECT clock_timestamp() AS now
+
+-- name: tick_claim
+-- The periodic ledger's primary key (schedule, tick) makes a tick's job exactly once:
+-- a second insert of the same tick waits for the first's transaction, then inserts
+-- nothing (0 rows) if it committed.
+INSERT INTO {ticks_table} (schedule, tick) VALUES (%(schedule)s, %(tick)s)
+ON CONFLICT (schedule, tick) DO NOTHING
+
+-- name: tick_last
+SELECT max(tick) AS tick FROM {ticks_table} WHERE schedule = %(schedule)s
+
+-- name: tick_prune
+DELETE FROM {ticks_table} WHERE schedule = %(schedule)s AND tick < %(before)s

@@ -60,6 +60,9 @@ SAMPLE: dict[str, Any] = {
     "wait_ms": 5000,
     "wait_s": 5,
     "session": 53,
+    "schedule": "report's",
+    "tick": datetime(2030, 3, 31, 1, 0, tzinfo=timezone.utc),
+    "before": datetime(2030, 3, 30, 1, 0, tzinfo=timezone.utc),
 }
 
 

@@ -2,7 +2,8 @@
 
 A dialect's ``.sql`` file is a list of blocks, each opened by ``-- name: <name>``. The only
 text ever put into a statement is a checked identifier: ``{table}`` (quoted, maybe
-schema-qualified) and ``{prefix}`` (the bare table name, for index names). Values are
+schema-qualified), ``{ticks_table}`` (the periodic ledger, ``<table>_ticks``, quoted
+the same way) and ``{prefix}`` (the bare table name, for index names). Values are
 always bound as ``%(name)s`` parameters.
 """
 
@@ -45,6 +46,11 @@ class TableName:
             return cls(schema=parts[0], name=parts[1])
         return cls(schema=None, name=parts[0])
 
+    @property
+    def ticks_table(self) -> str:
+        """The bare name of the periodic ledger: one row per tick enqueued."""
+        return self.name + "_ticks"
+
     def __str__(self) -> str:
         return f"{self.schema}.{self.name}" if self.schema else self.name
 
@@ -64,11 +70,15 @@ def load_statements(package: str, filename: str) -> dict[str, str]:
 def render_statements(
     statements: Mapping[str, str], table: TableName, quote: Callable[[str], str]
 ) -> dict[str, str]:
-    """Put the quoted table name into every statement."""
-    qualified = (
-        quote(table.name) if table.schema is None else f"{quote(table.schema)}.{quote(table.name)}"
-    )
+    """Put the quoted table names into every statement."""
+
+    def qualified(name: str) -> str:
+        return quote(name) if table.schema is None else f"{quote(table.schema)}.{quote(name)}"
+
+    jobs, ticks = qualified(table.name), qualified(table.ticks_table)
     return {
-        name: sql.replace("{table}", qualified).replace("{prefix}", table.name)
+        name: sql.replace("{table}", jobs)
+        .replace("{ticks_table}", ticks)
+        .replace("{prefix}", table.name)
         for name, sql in statements.items()
     }

@@ -23,7 +23,7 @@ import signal
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass
@@ -32,6 +32,7 @@ from types import FrameType
 from typing import Any
 
 from ._lock import SingleLock
+from ._periodic import Schedule, Scheduler
 from ._retention import DEFAULT_RETENTION, Retention, retention_seconds
 from .errors import BackendError, ConfigurationError, LeaseLost, SkiplockError
 from .job import Job
@@ -96,6 +97,7 @@ class Worker:
         poll_interval: float = 1.0,
         wait_for_lock: bool = True,
         retention: float | timedelta | None = DEFAULT_RETENTION,
+        periodic: Sequence[Schedule] = (),
     ) -> None:
         if not isinstance(queue, Queue):
             raise ConfigurationError(f"queue must be a skiplock.Queue, not {type(queue).__name__}")
@@ -131,6 +133,8 @@ class Worker:
         self.counts = {"done": 0, "retried": 0, "failed": 0, "lost": 0, "released": 0}
         keep = retention_seconds(retention)  # finished jobs older than this are deleted
         self.retention = None if keep is None else Retention(queue, keep, counts=self.counts)
+        #: enqueues the ticks of *periodic* schedules while the worker runs (see _periodic)
+        self.scheduler = Scheduler(queue, periodic, counts=self.counts) if periodic else None
         self._held: dict[int, _Held] = {}
         self._to_complete: list[tuple[Job, Any]] = []
         self._unsure: set[int] = set()  # ids whose completion's COMMIT outcome is unknown
@@ -207,8 +211,9 @@ class Worker:
             )
         for t in helpers:
             t.start()
-        if self.retention is not None:
-            self.retention.start(self._finished)
+        for helper in (self.retention, self.scheduler):
+            if helper is not None:
+                helper.start(self._finished)
         log.info(
             "worker started: queues %s, concurrency %d, lease %.1fs, %s",
             ",".join(self.queues),

@@ -32,4 +32,12 @@ CREATE UNIQUE INDEX [skiplock_jobs_dedupe] ON [skiplock_jobs] (dedupe_key)
 IF NOT EXISTS (SELECT 1 FROM sys.indexes
                WHERE object_id = OBJECT_ID(N'[skiplock_jobs]') AND name = N'skiplock_jobs_finished')
 CREATE INDEX [skiplock_jobs_finished] ON [skiplock_jobs] (finished_at)
-    WHERE status IN ('done', 'failed')
+    WHERE status IN ('done', 'failed');
+-- The periodic ledger: one row per tick enqueued (see _periodic.py).
+IF OBJECT_ID(N'[skiplock_jobs_ticks]', N'U') IS NULL
+CREATE TABLE [skiplock_jobs_ticks] (
+    schedule   NVARCHAR(255) NOT NULL,
+    tick       DATETIME2(6)  NOT NULL,
+    created_at DATETIME2(6)  NOT NULL DEFAULT SYSUTCDATETIME(),
+    PRIMARY KEY (schedule, tick)
+)

@@ -23,4 +23,11 @@ CREATE TABLE IF NOT EXISTS `skiplock_jobs` (
     KEY `skiplock_jobs_claim` (claimable, queue, priority, run_at, id),
     KEY `skiplock_jobs_finished` (status, finished_at),
     CONSTRAINT `skiplock_jobs_status` CHECK (status IN ('pending', 'running', 'done', 'failed'))
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+-- The periodic ledger: one row per tick enqueued (see _periodic.py).
+CREATE TABLE IF NOT EXISTS `skiplock_jobs_ticks` (
+    schedule   VARCHAR(255) NOT NULL,
+    tick       DATETIME(6)  NOT NULL,
+    created_at DATETIME(6)  NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+    PRIMARY KEY (schedule, tick)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin

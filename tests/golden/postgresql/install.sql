@@ -28,4 +28,11 @@ CREATE INDEX IF NOT EXISTS "skiplock_jobs_finished_idx" ON "skiplock_jobs" (fini
 CREATE OR REPLACE FUNCTION "skiplock_jobs_notify"() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_notify('skiplock_jobs', ''); RETURN NULL; END $$;
 DROP TRIGGER IF EXISTS "skiplock_jobs_notify" ON "skiplock_jobs";
 CREATE TRIGGER "skiplock_jobs_notify" AFTER INSERT ON "skiplock_jobs"
-    FOR EACH STATEMENT EXECUTE PROCEDURE "skiplock_jobs_notify"()
+    FOR EACH STATEMENT EXECUTE PROCEDURE "skiplock_jobs_notify"();
+-- The periodic ledger: one row per tick enqueued (see _periodic.py).
+CREATE TABLE IF NOT EXISTS "skiplock_jobs_ticks" (
+    schedule   text        NOT NULL,
+    tick       timestamptz NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (schedule, tick)
+)
