@@ -48,10 +48,17 @@ class Dialect:
     array_params: ClassVar[bool] = False
     #: PostgreSQL-style LISTEN/NOTIFY can wake idle workers
     supports_notify: ClassVar[bool] = False
+    #: what ends a statement in a printed script (``skiplock sql``)
+    script_end: ClassVar[str] = ";"
 
     REQUIRED_STATEMENTS: ClassVar[frozenset[str]] = frozenset(
         {
-            "install",
+            "schema_session",
+            "schema_state",
+            "schema_version",
+            "schema_create",
+            "schema_record",
+            "uninstall",
             "enqueue",
             "enqueue_dedupe",
             "find_dedupe",
@@ -227,11 +234,11 @@ class Dialect:
 
     # -- operations: the common path ---------------------------------------------------------
 
-    def install(self, conn: Any) -> None:
-        """Create the table and its indexes if they are missing (idempotent)."""
-        with self._cursor(conn) as cur:
-            for statement in split_statements(self.sql["install"]):
-                cur.execute(statement)
+    def migration_done(self, exc: BaseException) -> bool:
+        """True when a migration statement failed only because its effect is already there
+        (a column that exists, a constraint already dropped): a re-run of a migration that
+        stopped half-way, on a database whose DDL cannot say IF [NOT] EXISTS."""
+        return False
 
     def insert(self, conn: Any, params: Mapping[str, Any]) -> int:
         row = self.fetch_one(conn, "enqueue", params)

@@ -112,6 +112,9 @@ class MSSQLDialect(Dialect):
     driver_module: ClassVar[str] = "pymssql"
     extra: ClassVar[str] = "mssql"
 
+    #: sqlcmd and SSMS run a script batch by batch
+    script_end: ClassVar[str] = ";\nGO"
+
     def quote(self, ident: str) -> str:
         return "[" + ident.replace("]", "]]") + "]"
 

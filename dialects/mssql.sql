@@ -31,51 +31,6 @@ SELECT CAST(SERVERPROPERTY('ProductVersion') AS NVARCHAR(128)) AS version,
        CAST(SERVERPROPERTY('EngineEdition') AS INT) AS engine_edition,
        @@VERSION AS banner
 
--- name: install
--- Constraints keep the server's generated names: a constraint name is unique per schema,
--- and the same table name may be installed in two schemas.
-EXEC sp_getapplock @Resource = N'skiplock install {prefix}', @LockMode = 'Exclusive',
-     @LockOwner = 'Transaction', @LockTimeout = 60000;
-IF OBJECT_ID(N'{table}', N'U') IS NULL
-CREATE TABLE {table} (
-    id              BIGINT IDENTITY(1, 1) NOT NULL PRIMARY KEY,
-    queue           NVARCHAR(255)    NOT NULL,
-    payload         NVARCHAR(MAX)    NOT NULL,
-    priority        INT              NOT NULL DEFAULT 0,
-    status          VARCHAR(16)      NOT NULL DEFAULT 'pending'
-                    CHECK (status IN ('pending', 'running', 'done', 'failed')),
-    attempt         INT              NOT NULL DEFAULT 0,
-    max_attempts    INT              NOT NULL DEFAULT 5,
-    run_at          DATETIME2(6)     NOT NULL,
-    lease_until     DATETIME2(6)     NULL,
-    idempotency_key UNIQUEIDENTIFIER NOT NULL,
-    dedupe_key      NVARCHAR(255)    NULL,
-    last_error      NVARCHAR(MAX)    NULL,
-    result          NVARCHAR(MAX)    NULL,
-    created_at      DATETIME2(6)     NOT NULL DEFAULT SYSUTCDATETIME(),
-    finished_at     DATETIME2(6)     NULL
-);
-IF NOT EXISTS (SELECT 1 FROM sys.indexes
-               WHERE object_id = OBJECT_ID(N'{table}') AND name = N'{prefix}_claim')
-CREATE INDEX [{prefix}_claim] ON {table} (queue, priority, run_at, id)
-    WHERE status IN ('pending', 'running');
-IF NOT EXISTS (SELECT 1 FROM sys.indexes
-               WHERE object_id = OBJECT_ID(N'{table}') AND name = N'{prefix}_dedupe')
-CREATE UNIQUE INDEX [{prefix}_dedupe] ON {table} (dedupe_key)
-    WHERE dedupe_key IS NOT NULL AND status IN ('pending', 'running');
-IF NOT EXISTS (SELECT 1 FROM sys.indexes
-               WHERE object_id = OBJECT_ID(N'{table}') AND name = N'{prefix}_finished')
-CREATE INDEX [{prefix}_finished] ON {table} (finished_at)
-    WHERE status IN ('done', 'failed');
--- The periodic ledger: one row per tick enqueued (see _periodic.py).
-IF OBJECT_ID(N'{ticks_table}', N'U') IS NULL
-CREATE TABLE {ticks_table} (
-    schedule   NVARCHAR(255) NOT NULL,
-    tick       DATETIME2(6)  NOT NULL,
-    created_at DATETIME2(6)  NOT NULL DEFAULT SYSUTCDATETIME(),
-    PRIMARY KEY (schedule, tick)
-)
-
 -- name: enqueue
 -- OUTPUT without INTO is refused on a table with triggers; skiplock's table has none.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key)
@@ -305,3 +260,32 @@ SELECT MAX(tick) AS tick FROM {ticks_table} WHERE schedule = %(schedule)s
 -- name: tick_prune
 DELETE FROM {ticks_table}
 WHERE schedule = %(schedule)s AND tick < CAST(%(before)s AS DATETIME2(6))
+
+-- name: schema_session
+-- The migrating connection: an ALTER TABLE that waits longer than this (milliseconds) for
+-- its schema lock gives up (and is tried again) rather than queueing every worker behind it.
+SET LOCK_TIMEOUT 5000
+
+-- name: schema_state
+SELECT CASE WHEN OBJECT_ID(N'{table}', N'U') IS NULL THEN 0 ELSE 1 END AS has_jobs,
+       CASE WHEN OBJECT_ID(N'{version_table}', N'U') IS NULL THEN 0 ELSE 1 END AS has_version
+
+-- name: schema_version
+SELECT MAX(version) AS version FROM {version_table}
+
+-- name: schema_create
+IF OBJECT_ID(N'{version_table}', N'U') IS NULL
+CREATE TABLE {version_table} (
+    version    INT           NOT NULL PRIMARY KEY,
+    name       NVARCHAR(255) NOT NULL,
+    applied_at DATETIME2(6)  NOT NULL DEFAULT SYSUTCDATETIME()
+)
+
+-- name: schema_record
+IF NOT EXISTS (SELECT 1 FROM {version_table} WHERE version = %(version)s)
+INSERT INTO {version_table} (version, name) VALUES (%(version)s, %(name)s)
+
+-- name: uninstall
+DROP TABLE IF EXISTS {table};
+DROP TABLE IF EXISTS {ticks_table};
+DROP TABLE IF EXISTS {version_table}

@@ -6,41 +6,6 @@
 -- of its lease. MySQL has no partial index, so the stored column `claimable` (1 while
 -- pending or running, else NULL) leads the claim index and keeps finished rows out of it.
 
--- name: install
-CREATE TABLE IF NOT EXISTS {table} (
-    id              BIGINT       NOT NULL AUTO_INCREMENT,
-    queue           VARCHAR(255) NOT NULL,
-    payload         LONGTEXT     NOT NULL,
-    priority        INT          NOT NULL DEFAULT 0,
-    status          VARCHAR(16)  NOT NULL DEFAULT 'pending',
-    attempt         INT          NOT NULL DEFAULT 0,
-    max_attempts    INT          NOT NULL DEFAULT 5,
-    run_at          DATETIME(6)  NOT NULL,
-    lease_until     DATETIME(6)  NULL,
-    idempotency_key CHAR(36)     NOT NULL,
-    dedupe_key      VARCHAR(255) NULL,
-    last_error      TEXT         NULL,
-    result          LONGTEXT     NULL,
-    created_at      DATETIME(6)  NOT NULL,
-    finished_at     DATETIME(6)  NULL,
-    claimable       TINYINT AS (CASE WHEN status IN ('pending', 'running') THEN 1 END) STORED,
-    dedupe_active   VARCHAR(255) AS
-                    (CASE WHEN status IN ('pending', 'running') THEN dedupe_key END) STORED,
-    PRIMARY KEY (id),
-    UNIQUE KEY `{prefix}_ikey` (idempotency_key),
-    UNIQUE KEY `{prefix}_dedupe` (dedupe_active),
-    KEY `{prefix}_claim` (claimable, queue, priority, run_at, id),
-    KEY `{prefix}_finished` (status, finished_at),
-    CONSTRAINT `{prefix}_status` CHECK (status IN ('pending', 'running', 'done', 'failed'))
-) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
--- The periodic ledger: one row per tick enqueued (see _periodic.py).
-CREATE TABLE IF NOT EXISTS {ticks_table} (
-    schedule   VARCHAR(255) NOT NULL,
-    tick       DATETIME(6)  NOT NULL,
-    created_at DATETIME(6)  NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
-    PRIMARY KEY (schedule, tick)
-) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin
-
 -- name: enqueue
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, created_at)
 VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
@@ -236,3 +201,36 @@ SELECT MAX(tick) AS tick FROM {ticks_table} WHERE schedule = %(schedule)s
 
 -- name: tick_prune
 DELETE FROM {ticks_table} WHERE schedule = %(schedule)s AND tick < %(before)s
+
+-- name: schema_session
+-- The migrating connection: an ALTER TABLE that waits longer than this for the table's
+-- metadata lock gives up (and is tried again) rather than queueing every worker behind it.
+SET SESSION lock_wait_timeout = 5
+
+-- name: schema_state
+SELECT (SELECT COUNT(*) FROM information_schema.tables
+        WHERE table_schema = COALESCE(%(schema)s, DATABASE()) AND table_name = %(name)s)
+           AS has_jobs,
+       (SELECT COUNT(*) FROM information_schema.tables
+        WHERE table_schema = COALESCE(%(schema)s, DATABASE()) AND table_name = %(version_name)s)
+           AS has_version
+
+-- name: schema_version
+SELECT MAX(version) AS version FROM {version_table}
+
+-- name: schema_create
+CREATE TABLE IF NOT EXISTS {version_table} (
+    version    INT          NOT NULL,
+    name       VARCHAR(255) NOT NULL,
+    applied_at DATETIME(6)  NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+    PRIMARY KEY (version)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin
+
+-- name: schema_record
+INSERT INTO {version_table} (version, name) VALUES (%(version)s, %(name)s)
+ON DUPLICATE KEY UPDATE version = version
+
+-- name: uninstall
+DROP TABLE IF EXISTS {table};
+DROP TABLE IF EXISTS {ticks_table};
+DROP TABLE IF EXISTS {version_table}

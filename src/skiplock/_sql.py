@@ -2,8 +2,9 @@
 
 A dialect's ``.sql`` file is a list of blocks, each opened by ``-- name: <name>``. The only
 text ever put into a statement is a checked identifier: ``{table}`` (quoted, maybe
-schema-qualified), ``{ticks_table}`` (the periodic ledger, ``<table>_ticks``, quoted
-the same way) and ``{prefix}`` (the bare table name, for index names). Values are
+schema-qualified), ``{version_table}`` (the table's schema-version table, ``<table>_schema``,
+quoted the same way), ``{ticks_table}`` (the periodic ledger, ``<table>_ticks``, quoted the
+same way) and ``{prefix}`` (the bare table name, for index names). Values are
 always bound as ``%(name)s`` parameters.
 """
 
@@ -47,6 +48,11 @@ class TableName:
         return cls(schema=None, name=parts[0])
 
     @property
+    def version_table(self) -> str:
+        """The bare name of the table that records this table's schema version."""
+        return self.name + "_schema"
+
+    @property
     def ticks_table(self) -> str:
         """The bare name of the periodic ledger: one row per tick enqueued."""
         return self.name + "_ticks"
@@ -75,9 +81,11 @@ def render_statements(
     def qualified(name: str) -> str:
         return quote(name) if table.schema is None else f"{quote(table.schema)}.{quote(name)}"
 
-    jobs, ticks = qualified(table.name), qualified(table.ticks_table)
+    jobs, versions = qualified(table.name), qualified(table.version_table)
+    ticks = qualified(table.ticks_table)
     return {
         name: sql.replace("{table}", jobs)
+        .replace("{version_table}", versions)
         .replace("{ticks_table}", ticks)
         .replace("{prefix}", table.name)
         for name, sql in statements.items()

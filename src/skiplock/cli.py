@@ -29,6 +29,7 @@ from typing import Any
 
 from . import __version__
 from ._cli_jobs import add_commands as add_job_commands
+from ._cli_schema import add_schema_commands
 from ._url import mask_password
 from .admin import prune, retry_failed
 from .app import App
@@ -95,15 +96,6 @@ def _load_target(target: str) -> Any:
 
 
 # -- commands -------------------------------------------------------------------------------
-
-
-def cmd_install(args: argparse.Namespace) -> int:
-    q = _queue(args)
-    info = q.ping()
-    q.install()
-    version = ".".join(map(str, info.version))
-    print(f"installed table {q.table} on {info.product} {version} at {q.url}")
-    return 0
 
 
 def cmd_enqueue(args: argparse.Namespace) -> int:
@@ -237,9 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     def add(name: str, help: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help, description=help, parents=[common])
 
-    add("install", "create the jobs table and its indexes (idempotent)").set_defaults(
-        fn=cmd_install
-    )
+    add_schema_commands(add)
 
     p = add("enqueue", "enqueue a task call (or a raw --payload); prints the job id")
     p.add_argument("task", nargs="?", help="task name, as registered with @app.task")

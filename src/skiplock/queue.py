@@ -20,9 +20,11 @@ from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
+from ._schema import Schema
 from ._sql import TableName
 from ._url import DatabaseURL, parse_url
 from .dialects import Dialect, ServerInfo, get_dialect
+from .dialects.base import split_statements
 from .errors import BackendError, ConfigurationError, LeaseLost, PayloadError
 from .job import STATUSES, Job, Stats, utc
 
@@ -174,6 +176,9 @@ class Queue:
         self.table: TableName = TableName.parse(table)
         self.dialect: Dialect = get_dialect(self.url, self.table)
         self.server: ServerInfo | None = None
+        self.schema = Schema(self.dialect)
+        #: set once the table's schema version was found to be the one this code knows
+        self._schema_ok = False
         self._max_idle = max_idle
         self._idle: list[Any] = []
         self._lock = threading.Lock()
@@ -241,13 +246,20 @@ class Queue:
 
     # -- running one transaction ----------------------------------------------------------
 
-    def _run(self, fn: Callable[[Any], T], doing: str, conn: Any = None) -> T:
+    def _run(self, fn: Callable[[Any], T], doing: str, conn: Any = None, check: bool = True) -> T:
         """Run *fn* in a transaction of its own, or in the caller's when *conn* is given.
 
+        The first call that *check*s reads the table's schema version (once per queue, in a
+        transaction of its own) and raises ``ConfigurationError`` unless it is current.
         A failure before COMMIT rolls back; if it was a deadlock, a lock timeout or a lost
         connection the whole transaction runs again (bounded, with jitter). A connection
         lost during COMMIT leaves the outcome unknown: that is raised, never retried.
         """
+        if check and not self._schema_ok:
+            self.schema.check(
+                self._run(self.schema.version, "reading the schema version", None, False)
+            )
+            self._schema_ok = True
         errors = self.dialect.driver_errors()
         if conn is not None:
             try:
@@ -318,15 +330,42 @@ class Queue:
     def ping(self) -> ServerInfo:
         """Reach the server; return what it is. Raises ``UnsupportedServer`` if it is too old
         for skiplock, ``BackendError`` if it does not answer."""
-        self._run(lambda c: None, "connecting")
+        self._run(lambda c: None, "connecting", check=False)
         assert self.server is not None
         return self.server
 
     # -- schema ---------------------------------------------------------------------------
 
     def install(self) -> None:
-        """Create the jobs table and its indexes if they are missing. Idempotent."""
-        self._run(self.dialect.install, f"installing table {self.table}")
+        """Create the jobs table, or bring it to the current schema version: the same as
+        :meth:`migrate`. Idempotent."""
+        self.migrate()
+
+    def migrate(self, *, to: int | None = None) -> list[int]:
+        """Bring the table from any earlier schema version to *to* (default: the current
+        one); return the versions applied (empty when it was current). Online: see
+        docs/migrations.md for what each step locks. Concurrent calls are serialised by an
+        advisory lock; workers may keep running. Raises ``ConfigurationError`` for a
+        schema newer than this skiplock knows."""
+        applied = self.schema.migrate(self._new_connection, to)
+        self._schema_ok = False  # checked again at the next use
+        return applied
+
+    def schema_version(self) -> int:
+        """The table's schema version: 0 if the table does not exist."""
+        return self._run(self.schema.version, "reading the schema version", check=False)
+
+    def uninstall(self) -> None:
+        """Drop the jobs table, its version table and what belongs to them (PostgreSQL: the
+        trigger and its function). Every job is lost. Idempotent."""
+
+        def drop(c: Any) -> None:
+            with self.dialect._cursor(c) as cur:
+                for statement in split_statements(self.dialect.sql["uninstall"]):
+                    cur.execute(statement)
+
+        self._run(drop, f"dropping table {self.table}", check=False)
+        self._schema_ok = False
 
     # -- enqueue --------------------------------------------------------------------------
 
