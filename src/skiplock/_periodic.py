@@ -24,6 +24,7 @@ import itertools
 import logging
 import threading
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any
@@ -140,12 +141,10 @@ class Schedule:
         # Seek backwards to the (limit+1)-th newest tick, then list forwards from it:
         # forward iteration is the canonical one (DST rules), the backward one only seeks.
         probe = now.replace(microsecond=max(1, now.microsecond))  # a tick at now counts
-        newest = [
-            t
-            for t in itertools.islice((utc(t) for t in self._iter(probe, reverse=True)), limit + 1)
-            if t is not None
-        ]
-        older = [t for t in newest if t > after]
+        backwards = (utc(t) or now for t in self._iter(probe, reverse=True))
+        older = list(
+            itertools.islice(itertools.takewhile(lambda t: t > after, backwards), limit + 1)
+        )
         start = older[-1] if len(older) == limit + 1 else after
         ticks: list[datetime] = []
         for t in self._iter(start):
@@ -162,19 +161,30 @@ class Schedule:
             "task": self.task,
             "args": list(self.args),
             "kwargs": dict(self.kwargs),
-            "periodic": {"schedule": self.name, "tick": local.isoformat(), "arg": self.tick_arg},
+            "periodic": {
+                "schedule": self.name,
+                "tick": local.isoformat(),
+                "timezone": self.timezone,
+                "arg": self.tick_arg,
+            },
         }
 
 
 def tick_kwargs(payload: Mapping[str, Any]) -> dict[str, Any]:
-    """The keyword argument a periodic job's task gets for its tick ({} for other jobs)."""
+    """The keyword argument a periodic job's task gets: its tick, an aware datetime in the
+    schedule's zone ({} for other jobs)."""
     info = payload.get("periodic")
     if not isinstance(info, dict):
         return {}
     arg, tick = info.get("arg"), info.get("tick")
     if not isinstance(arg, str) or not isinstance(tick, str):
         return {}
-    return {arg: datetime.fromisoformat(tick)}
+    when = datetime.fromisoformat(tick)
+    zone = info.get("timezone")
+    if isinstance(zone, str):
+        with suppress(ConfigurationError):  # a zone this machine lacks: keep the offset
+            when = when.astimezone(_zone(zone))
+    return {arg: when}
 
 
 class Scheduler:
