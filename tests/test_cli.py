@@ -254,3 +254,48 @@ def test_jobs_lists_a_table_or_json_and_show_prints_the_whole_record(
     with pytest.raises(SystemExit) as exit_info:
         cli(capsys, "jobs", "--status", "lost", *where)
     assert exit_info.value.code == EXIT_CODES["usage"]
+
+
+def test_worker_runs_an_app_s_periodic_tasks_and_prunes_old_jobs(
+    make_queue: MakeQueue, url: str, tmp_path: Path
+) -> None:
+    q = make_queue()
+    old = q.enqueue("old", max_attempts=1)
+    (job,) = q.claim()
+    q.complete(job)
+    time.sleep(3.5)  # finished more than --retention ago
+    (tmp_path / "cronapp.py").write_text(
+        "import skiplock\n"
+        "app = skiplock.App()\n"
+        "@app.periodic(cron='* * * * * *', timezone='Europe/Paris')\n"
+        "@app.task(queue='cron', name='beat')\n"
+        "def beat(tick):\n"
+        "    return tick.isoformat()\n"
+    )
+    env = {**os.environ, "SKIPLOCK_URL": url}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skiplock", "worker", "cronapp:app", "--table", str(q.table),
+         "--retention", "3s"],
+        cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        # newer periodic jobs stay until they are 3 s old: some are always there
+        wait_until(lambda: q.stats().done >= 2 and q.get(old) is None, timeout=60,
+                   what="periodic jobs done and the old job pruned")  # fmt: skip
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    beats = q.list_jobs(status="done")
+    assert all(j.queue == "cron" and j.result == j.payload["periodic"]["tick"] for j in beats)
+    assert all(j.finished_at is not None for j in beats) and len(beats) >= 2
+    assert "worker started: queues cron" in err and re.search(r"pruned \d+ jobs finished", err)
+
+
+def test_retention_option_parses_durations_and_none() -> None:
+    from skiplock.cli import retention
+
+    assert retention("7d") == 7 * 86400 and retention("none") is None
+    assert retention("Never") is None
+    with pytest.raises(Exception, match="duration"):
+        retention("forever")

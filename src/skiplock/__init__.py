@@ -13,6 +13,7 @@ PostgreSQL, MySQL 8 / MariaDB and SQL Server behind one interface, chosen by URL
 
 from __future__ import annotations
 
+from ._periodic import Schedule
 from ._url import mask_password
 from .admin import prune, retry_failed
 from .app import App, Task
@@ -40,6 +41,7 @@ __all__ = [
     "LockNotAcquired",
     "PayloadError",
     "Queue",
+    "Schedule",
     "SkiplockError",
     "Stats",
     "Task",

@@ -17,12 +17,15 @@ from typing import Any
 
 from ._lock import lock_identity
 from .errors import ConfigurationError, SkiplockError
+from .job import STATUSES
 from .queue import Queue, _seconds
 
 __all__ = ["DEFAULT_RETENTION", "Retention"]
 
 log = logging.getLogger("skiplock.worker")
 
+#: the final states whose jobs are pruned (``cancelled`` too, where the schema has it)
+FINISHED = [s for s in ("done", "failed", "cancelled") if s in STATUSES]
 #: a week, in seconds
 DEFAULT_RETENTION = 7 * 86400.0
 #: rows per DELETE: each batch is one short transaction that locks only its own rows
@@ -104,7 +107,7 @@ class Retention:
 
     def _delete(self, stop: threading.Event | None) -> int:
         params = {
-            "statuses": ["done", "failed"],
+            "statuses": FINISHED,
             "older_ms": round(self.keep * 1000),
             "limit": self.batch,
         }
