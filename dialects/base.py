@@ -68,6 +68,9 @@ class Dialect:
             "retry",
             "fail",
             "release",
+            "cancel_pending",
+            "cancel_running",
+            "cancelled",
             "get",
             "stats",
             "retry_failed",
@@ -126,11 +129,14 @@ class Dialect:
     def wrap(self, exc: BaseException, doing: str) -> BackendError:
         """Our error for a driver error, with the password masked."""
         retryable, lost = self.classify(exc)
-        what = "lost the connection" if lost else "failed"
+        what = f"lost the connection while {doing}" if lost else f"failed while {doing}"
+        text = mask_password(str(exc)).strip()
+        if doing == "connecting":  # never connected, so nothing was lost
+            what = "could not connect"
+            if not retryable:
+                text += " (check the user, password and database name in the URL)"
         err = BackendError(
-            f"{self.url.flavor} at {self.url.masked()} {what} while {doing}: "
-            f"{mask_password(str(exc)).strip()}",
-            retryable=retryable,
+            f"{self.url.flavor} at {self.url.masked()} {what}: {text}", retryable=retryable
         )
         err.connection_lost = lost
         return err

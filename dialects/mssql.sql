@@ -129,7 +129,8 @@ SET lease_until = DATEADD(MILLISECOND, %(lease_rem_ms)s,
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 
 -- name: lease_of
-SELECT lease_until FROM {table} WHERE id = %(id)s
+-- The heartbeat's answer: the new lease, and whether q.cancel() asked the job to stop.
+SELECT lease_until, cancel_requested FROM {table} WHERE id = %(id)s
 
 -- name: complete
 UPDATE {table}
@@ -167,6 +168,22 @@ UPDATE {table}
 SET status = 'pending', run_at = SYSUTCDATETIME(), lease_until = NULL
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 
+-- name: cancel_pending
+-- q.cancel() of a job not yet claimed (pending or scheduled): it is never claimed.
+UPDATE {table}
+SET status = 'cancelled', cancel_requested = 1, lease_until = NULL, finished_at = SYSUTCDATETIME()
+WHERE id = %(id)s AND status = 'pending'
+
+-- name: cancel_running
+-- q.cancel() of a running job: its worker sees the request at its next heartbeat.
+UPDATE {table} SET cancel_requested = 1 WHERE id = %(id)s AND status = 'running'
+
+-- name: cancelled
+-- The handler stopped on a cancel request: fenced like every write after a claim.
+UPDATE {table}
+SET status = 'cancelled', lease_until = NULL, last_error = %(error)s, finished_at = SYSUTCDATETIME()
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+
 -- name: get
 SELECT * FROM {table} WHERE id = %(id)s
 
@@ -191,6 +208,7 @@ SELECT
         AS expired,
     SUM(CASE WHEN status = 'done' THEN 1 ELSE 0 END) AS done,
     SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END) AS failed,
+    SUM(CASE WHEN status = 'cancelled' THEN 1 ELSE 0 END) AS cancelled,
     DATEDIFF_BIG(MICROSECOND,
         MIN(CASE WHEN status = 'pending' AND run_at <= SYSUTCDATETIME() THEN run_at END),
         SYSUTCDATETIME()) / 1000000.0 AS oldest_pending_age

@@ -34,7 +34,7 @@ SELECT id, idempotency_key FROM {table} WHERE idempotency_key IN (%(keys)s)
 -- run_at, lease_until and finished_at are left out: the claim sets them (fewer DATETIME
 -- values for the pure-Python driver to decode).
 SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
-       dedupe_key, last_error, result, created_at, UTC_TIMESTAMP(6) AS db_now
+       dedupe_key, last_error, result, created_at, cancel_requested, UTC_TIMESTAMP(6) AS db_now
 FROM {table}
 WHERE claimable = 1 AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
 ORDER BY priority, run_at, id
@@ -43,7 +43,7 @@ FOR UPDATE SKIP LOCKED
 
 -- name: claim_pick_queues
 SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
-       dedupe_key, last_error, result, created_at, UTC_TIMESTAMP(6) AS db_now
+       dedupe_key, last_error, result, created_at, cancel_requested, UTC_TIMESTAMP(6) AS db_now
 FROM {table}
 WHERE claimable = 1 AND queue IN (%(queues)s) AND run_at <= UTC_TIMESTAMP(6)
 ORDER BY priority, run_at, id
@@ -70,7 +70,8 @@ SET lease_until = TIMESTAMPADD(MICROSECOND, %(lease_ms)s * 1000, UTC_TIMESTAMP(6
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 
 -- name: lease_of
-SELECT lease_until FROM {table} WHERE id = %(id)s
+-- The heartbeat's answer: the new lease, and whether q.cancel() asked the job to stop.
+SELECT lease_until, cancel_requested FROM {table} WHERE id = %(id)s
 
 -- name: complete
 UPDATE {table}
@@ -91,6 +92,22 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 -- name: release
 UPDATE {table}
 SET status = 'pending', run_at = UTC_TIMESTAMP(6), lease_until = NULL
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+
+-- name: cancel_pending
+-- q.cancel() of a job not yet claimed (pending or scheduled): it is never claimed.
+UPDATE {table}
+SET status = 'cancelled', cancel_requested = 1, lease_until = NULL, finished_at = UTC_TIMESTAMP(6)
+WHERE id = %(id)s AND status = 'pending'
+
+-- name: cancel_running
+-- q.cancel() of a running job: its worker sees the request at its next heartbeat.
+UPDATE {table} SET cancel_requested = 1 WHERE id = %(id)s AND status = 'running'
+
+-- name: cancelled
+-- The handler stopped on a cancel request: fenced like every write after a claim.
+UPDATE {table}
+SET status = 'cancelled', lease_until = NULL, last_error = %(error)s, finished_at = UTC_TIMESTAMP(6)
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 
 -- name: get
@@ -114,6 +131,7 @@ SELECT
     SUM(status = 'running' AND lease_until < UTC_TIMESTAMP(6)) AS expired,
     SUM(status = 'done') AS done,
     SUM(status = 'failed') AS failed,
+    SUM(status = 'cancelled') AS cancelled,
     TIMESTAMPDIFF(MICROSECOND,
         MIN(CASE WHEN status = 'pending' AND run_at <= UTC_TIMESTAMP(6) THEN run_at END),
         UTC_TIMESTAMP(6)) / 1000000.0 AS oldest_pending_age

@@ -107,7 +107,8 @@ SET lease_until = now() + %(lease_ms)s * interval '1 millisecond',
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 
 -- name: lease_of
-SELECT lease_until FROM {table} WHERE id = %(id)s
+-- The heartbeat's answer: the new lease, and whether q.cancel() asked the job to stop.
+SELECT lease_until, cancel_requested FROM {table} WHERE id = %(id)s
 
 -- name: complete
 UPDATE {table}
@@ -142,6 +143,22 @@ UPDATE {table}
 SET status = 'pending', run_at = now(), lease_until = NULL
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 
+-- name: cancel_pending
+-- q.cancel() of a job not yet claimed (pending or scheduled): it is never claimed.
+UPDATE {table}
+SET status = 'cancelled', cancel_requested = TRUE, lease_until = NULL, finished_at = now()
+WHERE id = %(id)s AND status = 'pending'
+
+-- name: cancel_running
+-- q.cancel() of a running job: its worker sees the request at its next heartbeat.
+UPDATE {table} SET cancel_requested = TRUE WHERE id = %(id)s AND status = 'running'
+
+-- name: cancelled
+-- The handler stopped on a cancel request: fenced like every write after a claim.
+UPDATE {table}
+SET status = 'cancelled', lease_until = NULL, last_error = %(error)s, finished_at = now()
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+
 -- name: get
 SELECT * FROM {table} WHERE id = %(id)s
 
@@ -163,6 +180,7 @@ SELECT
     count(*) FILTER (WHERE status = 'running' AND lease_until < now()) AS expired,
     count(*) FILTER (WHERE status = 'done') AS done,
     count(*) FILTER (WHERE status = 'failed') AS failed,
+    count(*) FILTER (WHERE status = 'cancelled') AS cancelled,
     EXTRACT(EPOCH FROM now() - min(run_at) FILTER (WHERE status = 'pending' AND run_at <= now()))
         AS oldest_pending_age
 FROM {table}

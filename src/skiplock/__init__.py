@@ -19,7 +19,9 @@ from .admin import prune, retry_failed
 from .app import App, Task
 from .errors import (
     BackendError,
+    Cancelled,
     ConfigurationError,
+    Discard,
     LeaseLost,
     LockNotAcquired,
     PayloadError,
@@ -35,7 +37,9 @@ __version__ = "0.1.0"
 __all__ = [
     "App",
     "BackendError",
+    "Cancelled",
     "ConfigurationError",
+    "Discard",
     "Job",
     "LeaseLost",
     "LockNotAcquired",

@@ -9,9 +9,9 @@ from dataclasses import fields
 from datetime import datetime
 from typing import Any
 
+from ._cli_schema import cli_queue
 from .errors import ConfigurationError
 from .job import STATUSES, Job
-from .queue import Queue
 
 __all__ = ["add_commands"]
 
@@ -61,7 +61,7 @@ def table(jobs: list[Job]) -> str:
 
 
 def cmd_jobs(args: argparse.Namespace) -> int:
-    q = Queue(args.url, table=args.table)
+    q = cli_queue(args)
     jobs = q.list_jobs(
         status=args.status, queue=args.queue, limit=args.limit, before_id=args.before_id
     )
@@ -77,7 +77,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    q = Queue(args.url, table=args.table)
+    q = cli_queue(args)
     job = q.get(args.id)
     if job is None:
         raise ConfigurationError(f"no job {args.id} in table {q.table}")

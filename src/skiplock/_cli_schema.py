@@ -1,8 +1,10 @@
-"""The schema commands of ``skiplock``: install, migrate, sql, uninstall."""
+"""The schema commands of ``skiplock`` (install, migrate, sql, uninstall), and how every
+command finds its database."""
 
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
 
 from ._schema import Schema
@@ -12,13 +14,27 @@ from .dialects import DIALECT_MODULES, get_dialect
 from .errors import ConfigurationError
 from .queue import Queue
 
-__all__ = ["add_schema_commands"]
+__all__ = ["add_schema_commands", "cli_queue", "require_url"]
 
 Add = Callable[[str, str], argparse.ArgumentParser]
 
 
+def require_url(args: argparse.Namespace) -> None:
+    """Refuse a command line without ``--url`` or ``$SKIPLOCK_URL``, naming both."""
+    if args.url is None and not os.environ.get("SKIPLOCK_URL"):
+        raise ConfigurationError(
+            "no database URL: pass --url URL (before or after the command) or set "
+            "SKIPLOCK_URL, e.g. postgresql://user@localhost:5432/dbname"
+        )
+
+
+def cli_queue(args: argparse.Namespace) -> Queue:
+    require_url(args)
+    return Queue(args.url, table=args.table)
+
+
 def cmd_install(args: argparse.Namespace) -> int:
-    q = Queue(args.url, table=args.table)
+    q = cli_queue(args)
     info = q.ping()
     applied = q.migrate()
     version = ".".join(map(str, info.version))
@@ -30,7 +46,7 @@ def cmd_install(args: argparse.Namespace) -> int:
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    q = Queue(args.url, table=args.table)
+    q = cli_queue(args)
     before = q.schema_version()
     applied = q.migrate(to=args.to)
     if applied:
@@ -45,6 +61,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
     if args.dialect is not None:
         url = parse_url(f"{args.dialect}://localhost/db")  # only for rendering, never opened
     else:
+        require_url(args)
         url = parse_url(args.url)  # or $SKIPLOCK_URL
     print(Schema(get_dialect(url, table)).script(args.from_version), end="")
     return 0
@@ -55,7 +72,7 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
         raise ConfigurationError(
             "uninstall drops the table with every job in it: add --yes to confirm"
         )
-    q = Queue(args.url, table=args.table)
+    q = cli_queue(args)
     q.uninstall()
     print(f"dropped table {q.table} and its schema version table at {q.url}")
     return 0

@@ -17,7 +17,7 @@ from importlib import resources
 
 from .errors import ConfigurationError
 
-__all__ = ["TableName", "load_statements", "render_statements"]
+__all__ = ["TableName", "load_statements", "parse_statements", "render_statements"]
 
 _NAME_LINE = re.compile(r"^--\s*name:\s*([a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -64,6 +64,11 @@ class TableName:
 def load_statements(package: str, filename: str) -> dict[str, str]:
     """Read the named blocks of *filename* in *package* (works from a wheel or a checkout)."""
     text = resources.files(package).joinpath(filename).read_text(encoding="utf-8")
+    return parse_statements(text, filename)
+
+
+def parse_statements(text: str, filename: str) -> dict[str, str]:
+    """The named blocks of *text* (read from *filename*, named in errors)."""
     pieces = _NAME_LINE.split(text)
     statements: dict[str, str] = {}
     for name, body in zip(pieces[1::2], pieces[2::2], strict=True):

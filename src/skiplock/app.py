@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, overload
 
 from ._periodic import Schedule, tick_kwargs
-from .errors import ConfigurationError, PayloadError
+from .errors import ConfigurationError, Discard
 from .job import Job
 from .queue import DEFAULT_TABLE, Queue
 from .worker import Worker
@@ -80,6 +80,11 @@ class App:
         if self._queue is None:
             self._queue = Queue(self._url, table=self._table)
         return self._queue
+
+    @property
+    def has_url(self) -> bool:
+        """True when the app was given its database (a URL or a Queue), not ``$SKIPLOCK_URL``."""
+        return self._queue is not None or self._url is not None
 
     def use(self, url: str | None = None, *, table: str | None = None) -> None:
         """Point the app at another database or table (the CLI's ``--url``)."""
@@ -216,14 +221,18 @@ class App:
 
     def handle(self, job: Job) -> Any:
         """The worker's handler: call the job's task with its arguments."""
+        # A job that can never run here fails at once (Discard), with no retries.
         payload = job.payload
         if not isinstance(payload, dict) or not isinstance(payload.get("task"), str):
-            raise PayloadError(f"job {job.id} is not a task call: no 'task' name in its payload")
+            raise Discard(f"job {job.id} is not a task call: no 'task' name in its payload")
         task = self.tasks.get(payload["task"])
         if task is None:
-            raise LookupError(f"no task named {payload['task']!r} is registered in this app")
-        args = payload.get("args") or []
-        kwargs = {**(payload.get("kwargs") or {}), **tick_kwargs(payload)}
+            known = ", ".join(sorted(self.tasks)) or "none"
+            raise Discard(f"no task named {payload['task']!r:.100} in this app (known: {known})")
+        args, kwargs = payload.get("args", []), payload.get("kwargs", {})
+        if not isinstance(args, list) or not isinstance(kwargs, dict):
+            raise Discard(f"job {job.id}: 'args' must be a list and 'kwargs' an object")
+        kwargs = {**kwargs, **tick_kwargs(payload)}
         if task.pass_job:
             return task.fn(job, *args, **kwargs)
         return task.fn(*args, **kwargs)

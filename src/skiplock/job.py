@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from .errors import Cancelled
+
 __all__ = ["Job", "Stats", "utc"]
 
-STATUSES = ("pending", "running", "done", "failed")
+STATUSES = ("pending", "running", "done", "failed", "cancelled")
 
 
 _UTC = timezone.utc
@@ -43,6 +45,8 @@ class Job:
     the claim names it. ``idempotency_key`` stays the same across attempts and differs
     between jobs; pass it to services outside the database so they can drop a repeat.
     ``lost`` is set by a worker when a heartbeat finds the job taken away.
+    ``cancel_requested`` is set when :meth:`Queue.cancel` asked a running job to stop; a
+    handler sees it after the next heartbeat (claim time for a job claimed again).
     """
 
     id: int
@@ -63,6 +67,13 @@ class Job:
     #: seconds of lease asked for at the claim; the default for :meth:`Queue.heartbeat`
     lease: float | None = field(default=None, compare=False)
     lost: bool = field(default=False, compare=False)
+    cancel_requested: bool = field(default=False, compare=False)
+
+    def raise_if_cancelled(self) -> None:
+        """Raise :class:`~skiplock.Cancelled` if a cancel of this job was requested: a
+        worker then ends the job ``cancelled``."""
+        if self.cancel_requested:
+            raise Cancelled(f"job {self.id} was cancelled")
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Job:
@@ -85,6 +96,9 @@ class Job:
             _json(get("result")),
             utc(get("created_at")),
             utc(get("finished_at")),
+            None,
+            False,
+            bool(get("cancel_requested")),
         )
 
 
@@ -105,6 +119,7 @@ class Stats:
     done: int = 0
     failed: int = 0
     oldest_pending_age: float | None = None
+    cancelled: int = 0
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Stats:
@@ -117,6 +132,7 @@ class Stats:
             done=int(row.get("done") or 0),
             failed=int(row.get("failed") or 0),
             oldest_pending_age=None if age is None else max(0.0, float(age)),
+            cancelled=int(row.get("cancelled") or 0),
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -127,5 +143,6 @@ class Stats:
             "expired": self.expired,
             "done": self.done,
             "failed": self.failed,
+            "cancelled": self.cancelled,
             "oldest_pending_age": self.oldest_pending_age,
         }

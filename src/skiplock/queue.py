@@ -481,20 +481,22 @@ class Queue:
     def heartbeat(self, job: Job, *, lease: float | None = None, conn: Any = None) -> None:
         """Move the lease's end to now + *lease* seconds (default: 30 s or the claim's).
 
-        Raises :class:`~skiplock.LeaseLost` when the job is no longer ours.
+        Sets ``job.cancel_requested`` when :meth:`cancel` asked the job to stop. Raises
+        :class:`~skiplock.LeaseLost` when the job is no longer ours.
         """
         if lease is None:
             lease = job.lease if job.lease is not None else 30.0
         lease_ms = _ms(lease, "lease", low=0.001)
         params = {"id": job.id, "attempt": job.attempt, "lease_ms": lease_ms}
 
-        def beat(c: Any) -> datetime | None:
+        def beat(c: Any) -> dict[str, Any]:
             if self.dialect.run(c, "heartbeat", params) != 1:
                 raise LeaseLost(job_id=job.id, attempt=job.attempt)
-            row = self.dialect.fetch_one(c, "lease_of", params)
-            return None if row is None else utc(row["lease_until"])
+            return self.dialect.fetch_one(c, "lease_of", params) or {}
 
-        job.lease_until = self._run(beat, f"heartbeat of job {job.id}", conn)
+        row = self._run(beat, f"heartbeat of job {job.id}", conn)
+        job.lease_until = utc(row.get("lease_until"))
+        job.cancel_requested = job.cancel_requested or bool(row.get("cancel_requested"))
 
     def complete(self, job: Job, *, result: Any = None, conn: Any = None) -> None:
         """Mark the job done, storing *result* (JSON). Fenced: raises
@@ -525,13 +527,20 @@ class Queue:
         return lost
 
     def fail(
-        self, job: Job, error: object, *, retry_in: float | None = None, conn: Any = None
+        self,
+        job: Job,
+        error: object,
+        *,
+        retry_in: float | None = None,
+        final: bool = False,
+        conn: Any = None,
     ) -> str:
-        """Record a failed attempt. With attempts left the job is pending again after
-        *retry_in* seconds (default :func:`backoff`); otherwise it ends ``failed``. Returns
-        the new status. Fenced: raises :class:`~skiplock.LeaseLost` if no longer ours."""
+        """Record a failed attempt. With attempts left (and not *final*) the job is pending
+        again after *retry_in* seconds (default :func:`backoff`); otherwise it ends
+        ``failed``. Returns the new status. Fenced: raises :class:`~skiplock.LeaseLost` if
+        no longer ours."""
         text = _error_text(error)
-        if job.attempt >= job.max_attempts:
+        if final or job.attempt >= job.max_attempts:
             self._fenced(job, "fail", {"error": text}, "failing", conn)
             job.status = "failed"
         else:
@@ -548,6 +557,35 @@ class Queue:
         ``max_attempts`` claims would otherwise allow."""
         self._fenced(job, "release", {}, "releasing", conn)
         job.status = "pending"
+
+    def cancel(self, job_id: int, *, conn: Any = None) -> str | None:
+        """Cancel a job; return its status afterwards, or None if there is no such job.
+
+        Pending or scheduled: it becomes ``cancelled`` at once and is never claimed.
+        Running: a cancel request is recorded and ``"running"`` returned; its worker sees
+        ``job.cancel_requested`` at its next heartbeat, and the job ends ``cancelled`` if
+        the handler raises :class:`~skiplock.Cancelled` (``job.raise_if_cancelled()``);
+        a handler that returns anyway completes it. Finished: nothing changes, and its
+        status (``done``, ``failed``, ``cancelled``) is returned. One transaction."""
+        _int(job_id, "job_id", 1, 2**63 - 1)
+        params = {"id": job_id}
+
+        def cancel(c: Any) -> str | None:
+            if self.dialect.run(c, "cancel_pending", params) == 1:
+                return "cancelled"
+            if self.dialect.run(c, "cancel_running", params) == 1:
+                return "running"
+            row = self.dialect.fetch_one(c, "get", params)
+            return None if row is None else str(row["status"])
+
+        return self._run(cancel, f"cancelling job {job_id}", conn)
+
+    def mark_cancelled(self, job: Job, *, reason: object = "cancelled", conn: Any = None) -> None:
+        """End a claimed job ``cancelled`` (its handler stopped on a cancel request),
+        with *reason* as its ``last_error``. Fenced: raises
+        :class:`~skiplock.LeaseLost` and changes nothing if the job is no longer ours."""
+        self._fenced(job, "cancelled", {"error": _error_text(reason)}, "cancelling", conn)
+        job.status = "cancelled"
 
     # -- reading --------------------------------------------------------------------------
 
@@ -642,8 +680,16 @@ class Transaction:
     def complete_many(self, items: Iterable[Job | tuple[Job, Any]]) -> list[Job]:
         return self.queue.complete_many(items, conn=self.connection)
 
-    def fail(self, job: Job, error: object, *, retry_in: float | None = None) -> str:
-        return self.queue.fail(job, error, retry_in=retry_in, conn=self.connection)
+    def fail(
+        self, job: Job, error: object, *, retry_in: float | None = None, final: bool = False
+    ) -> str:
+        return self.queue.fail(job, error, retry_in=retry_in, final=final, conn=self.connection)
+
+    def cancel(self, job_id: int) -> str | None:
+        return self.queue.cancel(job_id, conn=self.connection)
+
+    def mark_cancelled(self, job: Job, *, reason: object = "cancelled") -> None:
+        self.queue.mark_cancelled(job, reason=reason, conn=self.connection)
 
     def release(self, job: Job) -> None:
         self.queue.release(job, conn=self.connection)

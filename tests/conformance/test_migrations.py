@@ -1,6 +1,9 @@
-"""Versioned schema: a table made by the DDL of the release before versions existed
-(tests/fixtures/schema_v1, never edited) is recognised as version 1 and upgraded online,
-while a worker drains it, with nothing lost and fencing intact."""
+"""Versioned schema: a table made by the DDL of the release before versions existed is
+recognised as version 1 and upgraded online, while that release's worker drains it, with
+nothing lost and fencing intact.
+
+tests/fixtures/schema_v1/<dialect>.sql are that release's statement files, never edited:
+their ``install`` block made the table, and the rest is what its workers run."""
 
 from __future__ import annotations
 
@@ -14,17 +17,23 @@ from skiplock.dialects.base import split_statements
 
 import skiplock
 from skiplock import Worker
-from skiplock._sql import render_statements
+from skiplock._sql import parse_statements, render_statements
 
 from .conftest import wait_until
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "schema_v1"
 
 
+def v1_statements(q: skiplock.Queue) -> dict[str, str]:
+    """The statements of the release before versions, rendered for *q*'s table."""
+    name = f"{q.dialect.name}.sql"
+    raw = parse_statements((FIXTURES / name).read_text(encoding="utf-8"), name)
+    return render_statements(raw, q.table, q.dialect.quote)
+
+
 def make_v1_table(q: skiplock.Queue) -> None:
     """Create *q*'s table exactly as the unversioned ``install`` did."""
-    text = (FIXTURES / f"{q.dialect.name}.sql").read_text(encoding="utf-8")
-    ddl = render_statements({"v1": text}, q.table, q.dialect.quote)["v1"]
+    ddl = v1_statements(q)["install"]
     q.uninstall()
     with q.transaction() as tx:
         for statement in split_statements(ddl):
@@ -115,9 +124,10 @@ def test_upgrade_while_a_worker_drains_every_state(
 ) -> None:
     setup = make_queue()
     make_v1_table(setup)
-    # `old` stands in for the processes of the previous release, which checked their
-    # schema when they started and keep running through the upgrade.
+    # `old` stands in for the processes of the previous release, which keep running
+    # through the upgrade: that release's statements, no schema check.
     old = make_queue()
+    old.dialect.sql = v1_statements(old)
     old._schema_ok = True
     done_id = old.enqueue({"state": "done"})
     old.complete(old.claim()[0])
@@ -156,6 +166,8 @@ def test_upgrade_while_a_worker_drains_every_state(
     with pytest.raises(skiplock.LeaseLost):
         old.complete(stale)
     assert new.get(stale_id).attempt == 2  # type: ignore[union-attr]
+    new.heartbeat(live, lease=300)  # this release's statements on the migrated table
+    assert not live.cancel_requested
     new.complete(live, result="kept")
     assert new.get(live_id).status == "done"  # type: ignore[union-attr]
     assert new.get(done_id).status == "done"  # type: ignore[union-attr]

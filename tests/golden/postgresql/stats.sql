@@ -5,6 +5,7 @@ SELECT
     count(*) FILTER (WHERE status = 'running' AND lease_until < now()) AS expired,
     count(*) FILTER (WHERE status = 'done') AS done,
     count(*) FILTER (WHERE status = 'failed') AS failed,
+    count(*) FILTER (WHERE status = 'cancelled') AS cancelled,
     EXTRACT(EPOCH FROM now() - min(run_at) FILTER (WHERE status = 'pending' AND run_at <= now()))
         AS oldest_pending_age
 FROM "skiplock_jobs"
