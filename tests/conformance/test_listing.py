@@ -18,6 +18,8 @@ def _fill(q: skiplock.Queue) -> dict[str, list[int]]:
     q.fail(failed, ValueError("no such user 'bob'"))
     ids["pending"] = [i for i in ids["pending"] if i not in (done.id, failed.id, running.id)]
     ids.update(done=[done.id], failed=[failed.id], running=[running.id])
+    ids["cancelled"] = [ids["pending"].pop()]
+    assert q.cancel(ids["cancelled"][0]) == "cancelled"
     return ids
 
 
@@ -42,6 +44,8 @@ def test_filters_by_status_and_queue(queue: skiplock.Queue) -> None:
     assert sorted(j.id for j in both) == sorted(ids["done"] + ids["failed"])
     assert {j.queue for j in queue.list_jobs(queue="a")} == {"a"}
     assert len(queue.list_jobs(queue="a")) == 5
+    assert [j.id for j in queue.list_jobs(status="cancelled")] == ids["cancelled"]
+    assert len(queue.list_jobs(status="pending", queue="a")) == 4
     assert queue.list_jobs(queue="b", status="pending") == []
     assert queue.list_jobs(queue="nobody") == []
 

@@ -16,14 +16,16 @@ from skiplock._retention import DEFAULT_RETENTION, Retention
 
 
 def _finish(q: skiplock.Queue, n: int) -> list[int]:
-    """*n* jobs finished now: two thirds done, the rest failed."""
+    """*n* jobs finished now: two thirds done, the rest failed; and one cancelled."""
+    cancelled = q.enqueue("never", queue="cancelled")
+    assert q.cancel(cancelled) == "cancelled"
     ids = q.enqueue_many(range(n), max_attempts=1)
     for i, job in enumerate(q.claim(limit=n)):
         if i % 3 == 2:
             q.fail(job, "boom")
         else:
             q.complete(job)
-    return ids
+    return [cancelled, *ids]
 
 
 def test_a_worker_prunes_only_finished_jobs_older_than_its_retention(
@@ -40,11 +42,11 @@ def test_a_worker_prunes_only_finished_jobs_older_than_its_retention(
     assert w.retention is not None and w.retention.batch > 0
     w.retention.batch = 7  # several batches for 30 rows
     workers.append(w.start())
-    wait_until(lambda: w.counts["pruned"] == 30, timeout=30, what="30 jobs pruned")
+    wait_until(lambda: w.counts["pruned"] == 31, timeout=30, what="31 jobs pruned")
     assert all(queue.get(i) is None for i in old)
     assert {j.id for j in queue.list_jobs()} == {waiting, held}
     s = queue.stats()
-    assert (s.scheduled, s.running, s.done, s.failed) == (1, 1, 0, 0)
+    assert (s.scheduled, s.running, s.done, s.failed, s.cancelled) == (1, 1, 0, 0, 0)
 
 
 def test_recent_jobs_are_kept_and_none_keeps_everything(
@@ -55,7 +57,8 @@ def test_recent_jobs_are_kept_and_none_keeps_everything(
     assert keeper.retention is None
     recent = Retention(queue, 3600.0)
     assert recent.run_once() == 0
-    assert queue.stats().done + queue.stats().failed == 6
+    s = queue.stats()
+    assert (s.done, s.failed, s.cancelled) == (4, 2, 1)
     assert Worker(queue, lambda job: None).retention.keep == DEFAULT_RETENTION  # type: ignore[union-attr]
     assert Worker(queue, lambda job: None, retention=timedelta(days=1)).retention.keep == 86400  # type: ignore[union-attr]
 
@@ -84,7 +87,7 @@ def test_one_worker_prunes_at_a_time(queue: skiplock.Queue) -> None:
         go_on.set()
         t.join(30)
     first.queue._run = run  # type: ignore[method-assign]
-    assert seen == [12] and first.counts["pruned"] == 12
+    assert seen == [13] and first.counts["pruned"] == 13
     assert second.run_once() == 0 and second.rounds == 1  # the lock is free again
 
 
