@@ -236,6 +236,8 @@ def test_jobs_lists_a_table_or_json_and_show_prints_the_whole_record(
     code, out, _ = cli(capsys, "jobs", "--status", "failed", "--json", *where)
     (only,) = json.loads(out)
     assert code == 0 and only["id"] == bad and only["last_error"].endswith("KeyError: 'bob'")
+    code, out, _ = cli(capsys, "jobs", "--status", "done", "--status", "failed", "--json", *where)
+    assert code == 0 and sorted(j["id"] for j in json.loads(out)) == sorted([ok, bad])
     code, out, _ = cli(capsys, "jobs", "--queue", "email", "--limit", "1", *where)
     assert code == 0 and out.splitlines()[1].split()[0] == str(ok)
     assert f"--before-id {ok}" in out
@@ -293,6 +295,7 @@ def test_worker_runs_an_app_s_periodic_tasks_and_prunes_old_jobs(
     assert all(j.queue == "cron" and j.result == j.payload["periodic"]["tick"] for j in beats)
     assert all(j.finished_at is not None for j in beats) and len(beats) >= 2
     assert "worker started: queues cron" in err and re.search(r"pruned \d+ jobs finished", err)
+    assert re.search(r"worker stopped: .*pruned [1-9]\d*, scheduled [1-9]", err), err
 
 
 def test_retention_option_parses_durations_and_none() -> None:

@@ -1,7 +1,7 @@
 """Retention: a worker's background thread that deletes jobs finished long ago.
 
 Every round deletes, in batches of a few hundred rows (one short transaction each), the
-jobs in ``done`` or ``failed`` whose ``finished_at`` is older than the retention, by the
+jobs in a final state (``done``, ``failed``, ``cancelled``) whose ``finished_at`` is older than the retention, by the
 database's clock. Only one worker of a table prunes at a time: a round runs while its
 thread holds a session advisory lock of its own (not the single-worker lock), taken
 without waiting; a worker that finds it held skips that round.

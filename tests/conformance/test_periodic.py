@@ -142,3 +142,14 @@ def test_two_schedules_with_one_name_are_refused(queue: skiplock.Queue) -> None:
         Worker(
             queue, lambda job: None, periodic=[s, Schedule(name="dup", cron="0 * * * *", task="u")]
         )
+
+
+def test_install_makes_the_ledger_and_uninstall_drops_it(queue: skiplock.Queue) -> None:
+    s = Schedule(name="ledger", cron="0 * * * *", task="t")
+    tick = datetime(2026, 1, 1, tzinfo=UTC)
+    assert Scheduler(queue, [s]).enqueue_tick(s, tick) is not None
+    assert Scheduler(queue, [s]).last_tick(s) == tick
+    queue.uninstall()
+    queue.install()  # migrations 1..latest again: an empty ledger
+    assert Scheduler(queue, [s]).last_tick(s) is None
+    assert Scheduler(queue, [s]).enqueue_tick(s, tick) is not None

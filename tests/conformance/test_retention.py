@@ -34,6 +34,7 @@ def test_a_worker_prunes_only_finished_jobs_older_than_its_retention(
     old = _finish(queue, 30)
     time.sleep(1.5)  # older than the retention below, by the database's clock
     waiting = queue.enqueue("later", delay=3600)
+    pending = queue.enqueue("now", queue="elsewhere")
     held = queue.enqueue("x", queue="held", max_attempts=1)
     (running,) = queue.claim(queues="held", lease=60)
     assert running.id == held
@@ -44,9 +45,9 @@ def test_a_worker_prunes_only_finished_jobs_older_than_its_retention(
     workers.append(w.start())
     wait_until(lambda: w.counts["pruned"] == 31, timeout=30, what="31 jobs pruned")
     assert all(queue.get(i) is None for i in old)
-    assert {j.id for j in queue.list_jobs()} == {waiting, held}
+    assert {j.id for j in queue.list_jobs()} == {waiting, held, pending}
     s = queue.stats()
-    assert (s.scheduled, s.running, s.done, s.failed, s.cancelled) == (1, 1, 0, 0, 0)
+    assert (s.pending, s.scheduled, s.running, s.done, s.failed, s.cancelled) == (1, 1, 1, 0, 0, 0)
 
 
 def test_recent_jobs_are_kept_and_none_keeps_everything(
