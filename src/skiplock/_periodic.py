@@ -29,9 +29,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any
 
+from ._checks import dumps as _dumps
+from ._checks import integer as _int
+from ._checks import text as _text
 from .errors import ConfigurationError, SkiplockError
 from .job import utc
-from .queue import Queue, _dumps, _int, _text
+from .queue import Queue
 
 __all__ = ["MAX_CATCH_UP", "Schedule", "Scheduler", "tick_kwargs"]
 

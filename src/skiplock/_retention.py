@@ -1,10 +1,10 @@
 """Retention: a worker's background thread that deletes jobs finished long ago.
 
 Every round deletes, in batches of a few hundred rows (one short transaction each), the
-jobs in a final state (``done``, ``failed``, ``cancelled``) whose ``finished_at`` is older than the retention, by the
-database's clock. Only one worker of a table prunes at a time: a round runs while its
-thread holds a session advisory lock of its own (not the single-worker lock), taken
-without waiting; a worker that finds it held skips that round.
+jobs in a final state (``done``, ``failed``, ``cancelled``) whose ``finished_at`` is older
+than the retention, by the database's clock. Only one worker of a table prunes at a time:
+a round runs while its thread holds a session advisory lock of its own (not the
+single-worker lock), taken without waiting; a worker that finds it held skips that round.
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ import threading
 from datetime import timedelta
 from typing import Any
 
+from ._checks import seconds as _seconds
 from ._lock import lock_identity
 from .errors import ConfigurationError, SkiplockError
 from .job import STATUSES
-from .queue import Queue, _seconds
+from .queue import Queue
 
 __all__ = ["DEFAULT_RETENTION", "Retention"]
 

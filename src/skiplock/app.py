@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
+from ._checks import seconds
 from ._periodic import Schedule, tick_kwargs
 from .errors import ConfigurationError, Discard
 from .job import Job
@@ -121,7 +122,10 @@ class App:
         pass_job: bool = False,
     ) -> Task | Callable[[Callable[..., Any]], Task]:
         """Register *fn* as a task (``@app.task`` or ``@app.task(queue=...)``). The name is
-        ``module.function`` unless given."""
+        ``module.function`` unless given. A *timeout* that is not a number of seconds
+        above 0 and at most ten years raises :class:`ConfigurationError` here."""
+        if timeout is not None:
+            timeout = seconds(timeout, "timeout", strict=True)
 
         def register(f: Callable[..., Any]) -> Task:
             task_name = name or f"{f.__module__}.{f.__qualname__}"

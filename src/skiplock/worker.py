@@ -30,13 +30,16 @@ from datetime import timedelta
 from types import FrameType
 from typing import Any
 
+from ._checks import dumps as _dumps
+from ._checks import queue_names as _queues
+from ._checks import seconds as _seconds
 from ._lock import SingleLock
 from ._outcome import last_line, log_outcome
 from ._periodic import Schedule, Scheduler
 from ._retention import DEFAULT_RETENTION, Retention, retention_seconds
 from .errors import BackendError, Cancelled, ConfigurationError, Discard, LeaseLost, SkiplockError
 from .job import Job
-from .queue import Queue, _dumps, _queues, _seconds
+from .queue import Queue
 
 __all__ = ["Worker"]
 

@@ -26,5 +26,5 @@ CREATE TABLE IF NOT EXISTS {table} (
     UNIQUE KEY `{prefix}_dedupe` (dedupe_active),
     KEY `{prefix}_claim` (claimable, queue, priority, run_at, id),
     KEY `{prefix}_finished` (status, finished_at),
-    CONSTRAINT `{prefix}_status` CHECK (status IN ('pending', 'running', 'done', 'failed'))
+    CONSTRAINT `{prefix}_status_{tag}` CHECK (status IN ('pending', 'running', 'done', 'failed'))
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin

@@ -3,6 +3,9 @@
 -- a brief metadata lock, no table copy). Adding a CHECK constraint always copies the
 -- table on MySQL and MariaDB (ALGORITHM=COPY), so the status CHECK is dropped and not
 -- replaced: from version 2 on, only skiplock's own statements keep `status` in its set.
--- A statement whose effect is already there (a re-run) is skipped.
+-- A statement whose effect is already there (a re-run) is skipped. The CHECK is named
+-- `<table>_status_<tag>` on tables made since the tag came in, `<table>_status` on older
+-- ones: each table has one of the two, and dropping the other is skipped.
 ALTER TABLE {table} ADD COLUMN cancel_requested TINYINT NULL, ALGORITHM=INSTANT;
-ALTER TABLE {table} DROP CONSTRAINT `{prefix}_status`, ALGORITHM=INPLACE
+ALTER TABLE {table} DROP CONSTRAINT `{prefix}_status`, ALGORITHM=INPLACE;
+ALTER TABLE {table} DROP CONSTRAINT `{prefix}_status_{tag}`, ALGORITHM=INPLACE
