@@ -137,26 +137,14 @@ class App:
 
         return register(fn) if fn is not None else register
 
-    def periodic(
-        self,
-        *,
-        cron: str,
-        timezone: str = "UTC",
-        name: str | None = None,
-        args: Sequence[Any] = (),
-        kwargs: dict[str, Any] | None = None,
-        catch_up: bool | int = False,
-        tick_arg: str | None = "tick",
-    ) -> Callable[[Task | Callable[..., Any]], Task]:
+    def periodic(self, *, cron: str, **options: Any) -> Callable[[Task | Callable[..., Any]], Task]:
         """Run a task on a cron schedule (put it above ``@app.task``, or on a plain function
-        to register it with default options). See :meth:`schedule`."""
+        to register it with default options); *options* as for :meth:`schedule`
+        (``timezone``, ``name``, ``args``, ``kwargs``, ``catch_up``, ``tick_arg``)."""
 
         def register(target: Task | Callable[..., Any]) -> Task:
             task = target if isinstance(target, Task) else self.task(target)
-            self.schedule(
-                task, cron=cron, timezone=timezone, name=name, args=args, kwargs=kwargs,
-                catch_up=catch_up, tick_arg=tick_arg,
-            )  # fmt: skip
+            self.schedule(task, cron=cron, **options)
             return task
 
         return register
