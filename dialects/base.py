@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import select
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -154,6 +155,24 @@ class Dialect:
     def is_closed(self, conn: Any) -> bool:
         return False
 
+    def fileno(self, conn: Any) -> int | None:
+        """The socket of *conn* (-1 once closed), or None where the driver hides it."""
+        return None
+
+    def is_usable(self, conn: Any) -> bool:
+        """False if an idle *conn* is known to be broken, found without a round trip: the
+        driver says it is closed, or the server sent something unasked or closed the
+        socket (what a killed session, a server shutdown or an idle timeout does: the
+        socket turns readable). Where the driver hides its socket only the driver's flag
+        is looked at, and a server-side kill is found at the connection's next use."""
+        try:
+            fd = self.fileno(conn)
+        except Exception:
+            return False
+        if fd is None:
+            return not self.is_closed(conn)
+        return fd >= 0 and not _readable(fd)
+
     # -- statements -----------------------------------------------------------------------
 
     def cursor(self, conn: Any) -> Any:
@@ -214,7 +233,7 @@ class Dialect:
     # mode="single", and one without supports_notify is woken by polling only.
 
     LOCK_STATEMENTS: ClassVar[frozenset[str]] = frozenset(
-        {"lock_acquire", "lock_check", "lock_release", "session_id", "kill_session"}
+        {"lock_acquire", "lock_check", "lock_release", "live_leases", "session_id", "kill_session"}
     )
 
     def supports_lock(self) -> bool:
@@ -283,6 +302,17 @@ class Dialect:
             if self.run(conn, "complete", {"id": job_id, "attempt": attempt, "result": result}):
                 done.add(job_id)
         return done
+
+
+def _readable(fd: int) -> bool:
+    try:
+        if hasattr(select, "poll"):  # any descriptor number, unlike select()
+            poller = select.poll()
+            poller.register(fd, select.POLLIN | select.POLLPRI)
+            return bool(poller.poll(0))
+        return bool(select.select([fd], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True  # not a socket we can ask about: treat it as broken
 
 
 def split_statements(block: str) -> list[str]:

@@ -59,6 +59,7 @@ SAMPLE: dict[str, Any] = {
     "name": "skiplock:it's",
     "wait_ms": 5000,
     "wait_s": 5,
+    "margin_s": 30,
     "session": 53,
     "schedule": "report's",
     "tick": datetime(2030, 3, 31, 1, 0, tzinfo=timezone.utc),
@@ -66,6 +67,7 @@ SAMPLE: dict[str, Any] = {
     "version": 2,
     "schema": None,
     "version_name": "skiplock_jobs_schema",
+    "sessions": [53, 54],
 }
 
 

@@ -25,6 +25,7 @@ from .errors import (
     LeaseLost,
     LockNotAcquired,
     PayloadError,
+    PoolTimeout,
     SkiplockError,
     UnsupportedServer,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "LeaseLost",
     "LockNotAcquired",
     "PayloadError",
+    "PoolTimeout",
     "Queue",
     "Schedule",
     "SkiplockError",

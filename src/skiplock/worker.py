@@ -79,7 +79,9 @@ class Worker:
     attempt fails and ``job.lost`` is set; the handler's thread cannot be killed, so it
     keeps its slot until it returns. ``mode="single"`` holds an advisory lock for the
     worker's lifetime (see :class:`~skiplock._lock.SingleLock`); with ``wait_for_lock``
-    false a held lock raises :class:`~skiplock.LockNotAcquired`.
+    false a held lock raises :class:`~skiplock.LockNotAcquired`. A worker that loses the
+    lock sets ``job.lock_lost`` on its running jobs: another worker may start once they
+    finish, or once they have gone without a heartbeat for about two leases.
     """
 
     def __init__(
@@ -331,20 +333,24 @@ class Worker:
         return len(jobs)
 
     def _previous_holder_done(self) -> bool:
-        """Single mode, after taking the lock: True once no job of the table runs under a
-        live lease except our own. The previous holder may have lost only its lock
-        connection; its running jobs finish (or their leases end) before we claim, so jobs
-        never run in two workers at once."""
+        """Single mode, after taking the lock: True once no other job of the table runs,
+        and none has gone without a heartbeat for less than a lease past its lease's end
+        (see :meth:`SingleLock.others_running`), so jobs never run in two workers at once
+        even when the previous holder was cut off from the database for a while."""
+        assert self.lock is not None
         with self._mutex:
-            ours = sum(1 for h in self._held.values() if not h.job.lost)
-        return self.queue.stats().running <= ours
+            ours = [(h.job.id, h.job.attempt) for h in self._held.values()]
+        return not self.lock.others_running(ours, margin=self.lease)
 
     def _lock_lost(self) -> None:
         assert self.lock is not None
+        with self._mutex:
+            for h in self._held.values():
+                h.job.lock_lost = True  # the handler may look, and stop early
         log.warning(
             "lost the single-worker lock %r (its connection ended): claiming stops until it "
             "is held again and the new holder's jobs are finished; running jobs go on under "
-            "fencing",
+            "fencing (job.lock_lost is set)",
             self.lock.name,
         )
         self._wake.set()
