@@ -95,6 +95,11 @@ class Dialect:
             "stats",
             "retry_failed",
             "prune",
+            "list_jobs",
+            "clock",
+            "tick_claim",
+            "tick_last",
+            "tick_prune",
         }
     )
 
@@ -360,6 +365,18 @@ class Dialect:
             return "running"
         row = yield from self.fetch_one_op("get", params)
         return None if row is None else str(row["status"])
+
+    def enqueue_tick(
+        self, key: Mapping[str, Any], params: Mapping[str, Any], prune: Mapping[str, Any]
+    ) -> Op[int | None]:
+        """Record the periodic tick *key* in the ledger and enqueue its job (*params* as
+        for :meth:`insert`), then drop the schedule's ticks before *prune*; None, and
+        nothing written, when another scheduler recorded the tick first."""
+        if (yield from self.count_op("tick_claim", key)) != 1:
+            return None
+        job_id = yield from self.insert(params)
+        yield from self.count_op("tick_prune", prune)
+        return job_id
 
     def statements_op(self, name: str) -> Op[None]:
         """Run each statement of the block *name* (DDL, no parameters)."""

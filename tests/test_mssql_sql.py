@@ -50,6 +50,8 @@ SAMPLE: dict[str, Any] = {
     "error": "boom",
     "all_queues": False,
     "all_ids": False,
+    "all_statuses": False,
+    "before_id": 2**63 - 1,
     "ids": [1, 2],
     "attempts": None,
     "statuses": ["done", "failed"],
@@ -59,10 +61,13 @@ SAMPLE: dict[str, Any] = {
     "wait_s": 5,
     "margin_s": 30,
     "session": 53,
-    "sessions": [53, 54],
+    "schedule": "report's",
+    "tick": datetime(2030, 3, 31, 1, 0, tzinfo=timezone.utc),
+    "before": datetime(2030, 3, 30, 1, 0, tzinfo=timezone.utc),
     "version": 2,
     "schema": None,
     "version_name": "skiplock_jobs_schema",
+    "sessions": [53, 54],
 }
 
 

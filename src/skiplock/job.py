@@ -94,8 +94,9 @@ class Job:
             loads(get("result"), "result"),
             utc(get("created_at")),
             utc(get("finished_at")),
-            None,
-            False,
+            None,  # lease
+            False,  # lost
+            False,  # lock_lost
             bool(get("cancel_requested")),
         )
 

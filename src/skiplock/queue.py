@@ -34,7 +34,7 @@ from ._url import DatabaseURL, parse_url
 from .dialects import Dialect, ServerInfo, get_dialect
 from .drivers import Adapter, adapt
 from .errors import BackendError, ConfigurationError, PayloadError
-from .job import Job, Stats, utc
+from .job import STATUSES, Job, Stats, utc
 
 __all__ = ["Queue", "Transaction", "backoff", "connect"]
 
@@ -564,6 +564,43 @@ class Queue:
         _int(job_id, "job_id", 1, 2**63 - 1)
         row = self._run("reading a job", conn, self.dialect.fetch_one_op, "get", {"id": job_id})
         return None if row is None else Job.from_row(row)
+
+    def list_jobs(
+        self,
+        *,
+        status: Sequence[str] | str | None = None,
+        queue: str | None = None,
+        limit: int = 50,
+        before_id: int | None = None,
+        conn: Any = None,
+    ) -> list[Job]:
+        """Up to *limit* (1 to 1000) jobs, newest (highest id) first, with every field.
+
+        *status* (one state or several) and *queue* narrow the list (None: all). For the
+        next page pass the last job's id as *before_id*: pages never repeat or skip a job,
+        whatever is enqueued meanwhile. Reads only: nothing is locked beyond the statement.
+        """
+        statuses = [status] if isinstance(status, str) else status
+        if statuses is not None and (
+            not isinstance(statuses, Sequence)
+            or not statuses
+            or any(s not in STATUSES for s in statuses)
+        ):
+            raise ConfigurationError(
+                f"status must be one or more of {', '.join(STATUSES)}, not {status!r:.80}"
+            )
+        params = {
+            "all_statuses": status is None,
+            "statuses": list(dict.fromkeys(statuses or [""])),
+            "all_queues": queue is None,
+            "queue": "" if queue is None else _text(queue, "queue"),
+            "limit": _int(limit, "limit", 1, 1000),
+            "before_id": 2**63 - 1
+            if before_id is None
+            else _int(before_id, "before_id", 1, 2**63 - 1),
+        }
+        rows = self._run("listing jobs", conn, self.dialect.fetch_op, "list_jobs", params)
+        return [Job.from_row(r) for r in rows]
 
     def stats(self, queues: Sequence[str] | str | None = None, *, conn: Any = None) -> Stats:
         """Counts by state for *queues* (default: all queues)."""

@@ -22,10 +22,11 @@ import random
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass
+from datetime import timedelta
 from types import FrameType
 from typing import Any
 
@@ -34,6 +35,8 @@ from ._checks import queue_names as _queues
 from ._checks import seconds as _seconds
 from ._lock import SingleLock
 from ._outcome import last_line, log_outcome
+from ._periodic import Schedule, Scheduler
+from ._retention import DEFAULT_RETENTION, Retention, retention_seconds
 from .errors import BackendError, Cancelled, ConfigurationError, Discard, LeaseLost, SkiplockError
 from .job import Job
 from .queue import Queue
@@ -95,6 +98,8 @@ class Worker:
         grace: float = 30.0,
         poll_interval: float = 1.0,
         wait_for_lock: bool = True,
+        retention: float | timedelta | None = DEFAULT_RETENTION,
+        periodic: Sequence[Schedule] = (),
     ) -> None:
         if not isinstance(queue, Queue):
             raise ConfigurationError(f"queue must be a skiplock.Queue, not {type(queue).__name__}")
@@ -126,10 +131,15 @@ class Worker:
         self.mode = mode
         self.wait_for_lock = wait_for_lock
         self.lock: SingleLock | None = SingleLock(queue) if mode == "single" else None
-        #: outcomes so far: done, retried, failed, cancelled, lost, released
+        #: outcomes so far: done, retried, failed, cancelled, lost, released (and pruned,
+        #: scheduled: see retention and periodic)
         self.counts = dict.fromkeys(
             ("done", "retried", "failed", "cancelled", "lost", "released"), 0
         )
+        keep = retention_seconds(retention)  # finished jobs older than this are deleted
+        self.retention = None if keep is None else Retention(queue, keep, counts=self.counts)
+        #: enqueues the ticks of *periodic* schedules while the worker runs (see _periodic)
+        self.scheduler = Scheduler(queue, periodic, counts=self.counts) if periodic else None
         self._held: dict[int, _Held] = {}
         self._to_complete: list[tuple[Job, Any]] = []
         self._unsure: set[int] = set()  # ids whose completion's COMMIT outcome is unknown
@@ -207,6 +217,9 @@ class Worker:
             )
         for t in helpers:
             t.start()
+        for helper in (self.retention, self.scheduler):
+            if helper is not None:
+                helper.start(self._finished)
         log.info(
             "worker started: queues %s, concurrency %d, lease %.1fs, %s",
             ",".join(self.queues),
