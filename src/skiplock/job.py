@@ -96,8 +96,8 @@ class Job:
             utc(get("finished_at")),
             None,  # lease
             False,  # lost
-            False,  # lock_lost
             bool(get("cancel_requested")),
+            False,  # lock_lost
         )
 
 
