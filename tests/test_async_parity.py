@@ -21,8 +21,13 @@ SYNC_ONLY = {"connection"}
 #: async-only: the sync Queue on the same URL that AsyncWorker does its I/O with
 ASYNC_ONLY = {"sync_queue"}
 #: the queue methods whose bodies must be one line over skiplock._calls
+#: (install and migrate run the migration, on a connection of its own: not a Call)
 ONE_LINE = {
-    "install",
+    "schema_version",
+    "uninstall",
+    "cancel",
+    "mark_cancelled",
+    "list_jobs",
     "enqueue",
     "enqueue_many",
     "claim",

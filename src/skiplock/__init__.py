@@ -13,6 +13,7 @@ PostgreSQL, MySQL 8 / MariaDB and SQL Server behind one interface, chosen by URL
 
 from __future__ import annotations
 
+from ._periodic import Schedule
 from ._url import mask_password
 from .admin import prune, retry_failed
 from .aio_queue import AsyncQueue, AsyncTransaction, connect_async
@@ -20,7 +21,9 @@ from .app import App, Task
 from .async_worker import AsyncWorker
 from .errors import (
     BackendError,
+    Cancelled,
     ConfigurationError,
+    Discard,
     LeaseLost,
     LockNotAcquired,
     PayloadError,
@@ -40,13 +43,16 @@ __all__ = [
     "AsyncTransaction",
     "AsyncWorker",
     "BackendError",
+    "Cancelled",
     "ConfigurationError",
+    "Discard",
     "Job",
     "LeaseLost",
     "LockNotAcquired",
     "PayloadError",
     "PoolTimeout",
     "Queue",
+    "Schedule",
     "SkiplockError",
     "Stats",
     "Task",

@@ -61,8 +61,16 @@ class AsyncTransaction:
     async def complete_many(self, items: Iterable[Job | tuple[Job, Any]]) -> list[Job]:
         return await self.queue.complete_many(items, conn=self.adapter)
 
-    async def fail(self, job: Job, error: object, *, retry_in: float | None = None) -> str:
-        return await self.queue.fail(job, error, retry_in=retry_in, conn=self.adapter)
+    async def fail(
+        self, job: Job, error: object, *, retry_in: float | None = None, final: bool = False
+    ) -> str:
+        return await self.queue.fail(job, error, retry_in=retry_in, final=final, conn=self.adapter)
+
+    async def cancel(self, job_id: int) -> str | None:
+        return await self.queue.cancel(job_id, conn=self.adapter)
+
+    async def mark_cancelled(self, job: Job, *, reason: object = "cancelled") -> None:
+        return await self.queue.mark_cancelled(job, reason=reason, conn=self.adapter)
 
     async def release(self, job: Job) -> None:
         return await self.queue.release(job, conn=self.adapter)

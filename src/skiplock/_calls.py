@@ -24,7 +24,7 @@ from ._checks import dumps, error_text, integer, milliseconds, queue_names, run_
 from ._ops import ROWCOUNT, Op
 from .dialects import Dialect, ServerInfo
 from .errors import ConfigurationError, PayloadError
-from .job import Job, Stats, utc
+from .job import STATUSES, Job, Stats, utc
 
 __all__ = ["Call", "backoff"]
 
@@ -38,12 +38,14 @@ class Call(Generic[T, R]):
     """What a queue method runs: ``make(can_copy)`` builds a fresh operation (again for
     each retry), on the caller's *conn* or on a pooled connection; ``finish`` makes the
     method's value from the operation's. Without ``make`` there is nothing to send (an
-    empty batch): ``finish(None)`` is the value, and no connection is used."""
+    empty batch): ``finish(None)`` is the value, and no connection is used. With ``check``
+    the queue first makes sure the table's schema version is current (once per queue)."""
 
     doing: str
     conn: Any
     make: Callable[[bool], Op[T]] | None
     finish: Callable[[T], R]
+    check: bool = True
 
 
 def _same(value: Any) -> Any:
@@ -77,7 +79,7 @@ def nothing() -> Op[None]:
     yield
 
 
-def _enqueue_params(
+def enqueue_params(
     queue: str, priority: int, run_at: object, delay: object, max_attempts: int
 ) -> dict[str, Any]:
     when, delay_ms = run_at_or_delay(run_at, delay)
@@ -90,8 +92,20 @@ def _enqueue_params(
     }
 
 
-def install(d: Dialect) -> Call[None, None]:
-    return Call(f"installing table {d.table}", None, lambda _: d.install(), _same)
+def schema_version(q: Any, conn: Any = None) -> Call[int, int]:
+    """The table's schema version (0: no table); not itself checked."""
+    return Call("reading the schema version", conn, lambda _: q.schema.version(), _same, False)
+
+
+def uninstall(q: Any) -> Call[Any, None]:
+    """Drop the table and what belongs to it; the queue checks the schema again next."""
+    d: Dialect = q.dialect
+
+    def finish(_: Any) -> None:
+        q._schema_ok = False
+
+    doing = f"dropping table {d.table}"
+    return Call(doing, None, lambda _: d.statements_op("uninstall"), finish, False)
 
 
 def enqueue(
@@ -105,7 +119,7 @@ def enqueue(
     dedupe_key: str | None,
     conn: Any,
 ) -> Call[int, int]:
-    params = _enqueue_params(queue, priority, run_at, delay, max_attempts)
+    params = enqueue_params(queue, priority, run_at, delay, max_attempts)
     params["payload"] = dumps(payload, "payload")
     params["idempotency_key"] = str(uuid.uuid4())
     if dedupe_key is None:
@@ -124,7 +138,7 @@ def enqueue_many(
     max_attempts: int,
     conn: Any,
 ) -> Call[list[int], list[int]]:
-    common = _enqueue_params(queue, priority, run_at, delay, max_attempts)
+    common = enqueue_params(queue, priority, run_at, delay, max_attempts)
     texts = [dumps(p, "payload") for p in payloads]
     if not texts:
         return Call("enqueueing", None, None, lambda _: [])
@@ -181,8 +195,9 @@ def heartbeat(d: Dialect, job: Job, lease: float | None, conn: Any) -> Call[Any,
         "lease_ms": milliseconds(lease, "lease", low=0.001),
     }
 
-    def finish(until: Any) -> None:
-        job.lease_until = utc(until)
+    def finish(row: Any) -> None:
+        job.lease_until = utc(row.get("lease_until"))
+        job.cancel_requested = job.cancel_requested or bool(row.get("cancel_requested"))
 
     return Call(f"heartbeat of job {job.id}", conn, lambda _: d.heartbeat(params), finish)
 
@@ -217,11 +232,13 @@ def complete_many(
     return Call("completing jobs", conn, lambda _: d.complete_many(batch), finish)
 
 
-def fail(d: Dialect, job: Job, error: object, retry_in: float | None, conn: Any) -> Call[None, str]:
+def fail(
+    d: Dialect, job: Job, error: object, retry_in: float | None, final: bool, conn: Any
+) -> Call[None, str]:
     job = _job(job)
     message = error_text(error)
     extra: dict[str, Any]
-    if job.attempt >= job.max_attempts:
+    if final or job.attempt >= job.max_attempts:
         name, extra, doing, status = "fail", {"error": message}, "failing", "failed"
     else:
         delay = backoff(job.attempt) if retry_in is None else retry_in
@@ -242,6 +259,55 @@ def release(d: Dialect, job: Job, conn: Any) -> Call[None, None]:
         job.status = "pending"
 
     return _fenced(d, job, "release", {}, "releasing", conn, finish)
+
+
+def cancel(d: Dialect, job_id: int, conn: Any) -> Call[str | None, str | None]:
+    integer(job_id, "job_id", 1, 2**63 - 1)
+    return Call(f"cancelling job {job_id}", conn, lambda _: d.cancel(job_id), _same)
+
+
+def mark_cancelled(d: Dialect, job: Job, reason: object, conn: Any) -> Call[None, None]:
+    job = _job(job)
+
+    def finish(_: None) -> None:
+        job.status = "cancelled"
+
+    extra = {"error": error_text(reason)}
+    return _fenced(d, job, "cancelled", extra, "cancelling", conn, finish)
+
+
+def list_jobs(
+    d: Dialect,
+    status: Sequence[str] | str | None,
+    queue: str | None,
+    limit: int,
+    before_id: int | None,
+    conn: Any,
+) -> Call[Any, list[Job]]:
+    statuses = [status] if isinstance(status, str) else status
+    if statuses is not None and (
+        not isinstance(statuses, Sequence)
+        or not statuses
+        or any(s not in STATUSES for s in statuses)
+    ):
+        raise ConfigurationError(
+            f"status must be one or more of {', '.join(STATUSES)}, not {status!r:.80}"
+        )
+    params = {
+        "all_statuses": status is None,
+        "statuses": list(dict.fromkeys(statuses or [""])),
+        "all_queues": queue is None,
+        "queue": "" if queue is None else text(queue, "queue"),
+        "limit": integer(limit, "limit", 1, 1000),
+        "before_id": 2**63 - 1
+        if before_id is None
+        else integer(before_id, "before_id", 1, 2**63 - 1),
+    }
+
+    def finish(rows: Any) -> list[Job]:
+        return [Job.from_row(r) for r in rows]
+
+    return Call("listing jobs", conn, lambda _: d.fetch_op("list_jobs", params), finish)
 
 
 def get(d: Dialect, job_id: int, conn: Any) -> Call[Any, Job | None]:
@@ -271,4 +337,4 @@ def ping(q: Any) -> Call[None, ServerInfo]:
         assert server is not None
         return server
 
-    return Call("connecting", None, lambda _: nothing(), finish)
+    return Call("connecting", None, lambda _: nothing(), finish, False)

@@ -24,6 +24,7 @@ from ._aio_pool import AsyncPool
 from ._aio_transaction import AsyncTransaction
 from ._ops import StatementError
 from ._pool import PoolSettings
+from ._schema import Schema
 from ._sql import TableName
 from ._url import DatabaseURL, parse_url
 from .dialects import Dialect, ServerInfo, get_dialect
@@ -86,6 +87,9 @@ class AsyncQueue:
         self.table: TableName = TableName.parse(table)
         self.dialect: Dialect = get_dialect(self.url, self.table)
         self.server: ServerInfo | None = None
+        self.schema = Schema(self.dialect)
+        #: set once the table's schema version was found to be the one this code knows
+        self._schema_ok = False
         self.pool_settings = PoolSettings.check(
             max_size, max_idle, pool_timeout, max_lifetime, max_idle_time
         )
@@ -163,12 +167,17 @@ class AsyncQueue:
         return call.finish(await self._run(call))
 
     async def _run(self, call: calls.Call[T, Any]) -> T:
-        """As :meth:`Queue._run`: on the caller's connection (never committed), or in a
-        transaction of its own, retried on deadlocks and lost connections."""
+        """As :meth:`Queue._run_op`: the schema version checked first (once), then on the
+        caller's connection (never committed), or in a transaction of its own, retried on
+        deadlocks and lost connections."""
         make, doing = call.make, call.doing
         assert make is not None
-        if call.conn is not None:
-            theirs = await self.adapt(call.conn)
+        theirs = None if call.conn is None else await self.adapt(call.conn)
+        if call.check and not self._schema_ok:
+            version = await self._run(calls.schema_version(self, theirs))
+            self.schema.check(version)
+            self._schema_ok = True
+        if theirs is not None:
             try:
                 return await run_theirs_async(
                     make(theirs.can_copy), theirs, self.dialect.begin_sql()
@@ -235,7 +244,21 @@ class AsyncQueue:
     # -- the queue's methods: one line each over skiplock._calls -------------------------
 
     async def install(self) -> None:
-        return await self._call(calls.install(self.dialect))
+        await self.migrate()
+
+    async def migrate(self, *, to: int | None = None) -> list[int]:
+        # The migration runs its DDL steps under an advisory lock on a connection of its
+        # own: the sync code, in a thread, on the sync driver (one path to keep right).
+        with self.sync_queue() as q:
+            applied = await asyncio.to_thread(q.migrate, to=to)
+        self._schema_ok = False  # checked again at the next use
+        return applied
+
+    async def schema_version(self) -> int:
+        return await self._call(calls.schema_version(self))
+
+    async def uninstall(self) -> None:
+        return await self._call(calls.uninstall(self))
 
     async def enqueue(
         self,
@@ -302,15 +325,42 @@ class AsyncQueue:
         return await self._call(calls.complete_many(self.dialect, items, conn))
 
     async def fail(
-        self, job: Job, error: object, *, retry_in: float | None = None, conn: Any = None
+        self,
+        job: Job,
+        error: object,
+        *,
+        retry_in: float | None = None,
+        final: bool = False,
+        conn: Any = None,
     ) -> str:
-        return await self._call(calls.fail(self.dialect, job, error, retry_in, conn))
+        return await self._call(calls.fail(self.dialect, job, error, retry_in, final, conn))
 
     async def release(self, job: Job, *, conn: Any = None) -> None:
         return await self._call(calls.release(self.dialect, job, conn))
 
+    async def cancel(self, job_id: int, *, conn: Any = None) -> str | None:
+        return await self._call(calls.cancel(self.dialect, job_id, conn))
+
+    async def mark_cancelled(
+        self, job: Job, *, reason: object = "cancelled", conn: Any = None
+    ) -> None:
+        return await self._call(calls.mark_cancelled(self.dialect, job, reason, conn))
+
     async def get(self, job_id: int, *, conn: Any = None) -> Job | None:
         return await self._call(calls.get(self.dialect, job_id, conn))
+
+    async def list_jobs(
+        self,
+        *,
+        status: Sequence[str] | str | None = None,
+        queue: str | None = None,
+        limit: int = 50,
+        before_id: int | None = None,
+        conn: Any = None,
+    ) -> list[Job]:
+        return await self._call(
+            calls.list_jobs(self.dialect, status, queue, limit, before_id, conn)
+        )
 
     async def stats(self, queues: Sequence[str] | str | None = None, *, conn: Any = None) -> Stats:
         return await self._call(calls.stats(self.dialect, queues, conn))

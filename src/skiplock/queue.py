@@ -28,6 +28,7 @@ from ._checks import seconds as _seconds
 from ._checks import text as _text
 from ._ops import Op, StatementError, run_sync, run_theirs
 from ._pool import Pool, PoolSettings
+from ._schema import Schema
 from ._sql import TableName
 from ._transaction import Transaction
 from ._url import DatabaseURL, parse_url
@@ -97,6 +98,9 @@ class Queue:
         self.table: TableName = TableName.parse(table)
         self.dialect: Dialect = get_dialect(self.url, self.table)
         self.server: ServerInfo | None = None
+        self.schema = Schema(self.dialect)
+        #: set once the table's schema version was found to be the one this code knows
+        self._schema_ok = False
         self._pool = self._make_pool(max_size, max_idle, pool_timeout, max_lifetime, max_idle_time)
 
     def __repr__(self) -> str:
@@ -177,23 +181,31 @@ class Queue:
         """Run a :class:`~skiplock._calls.Call` (see :mod:`skiplock._calls`)."""
         if call.make is None:
             return call.finish(None)  # type: ignore[arg-type]
-        return call.finish(self._run_op(call.doing, call.conn, call.make))
+        return call.finish(self._run_op(call.doing, call.conn, call.make, call.check))
 
-    def _run(self, doing: str, conn: Any, make: Callable[..., Op[T]], *args: Any) -> T:
+    def _run(
+        self, doing: str, conn: Any, make: Callable[..., Op[T]], *args: Any, check: bool = True
+    ) -> T:
         """Run the operation ``make(*args)`` (see :meth:`_run_op`)."""
-        return self._run_op(doing, conn, lambda _: make(*args))
+        return self._run_op(doing, conn, lambda _: make(*args), check)
 
-    def _run_op(self, doing: str, conn: Any, make: Callable[[bool], Op[T]]) -> T:
+    def _run_op(
+        self, doing: str, conn: Any, make: Callable[[bool], Op[T]], check: bool = True
+    ) -> T:
         """Run the operation ``make(can_copy)`` in a transaction of its own, or in the
         caller's when *conn* is given.
 
+        The first call that *check*s reads the table's schema version (see
+        :meth:`_check_schema`) and raises ``ConfigurationError`` unless it is current.
         A failure before COMMIT rolls back; if it was a deadlock, a lock timeout or a lost
         connection the whole transaction runs again (bounded, with jitter), with a new
         operation. A connection lost during COMMIT leaves the outcome unknown: that is
         raised, never retried.
         """
-        if conn is not None:
-            theirs = self.adapt(conn)
+        theirs = None if conn is None else self.adapt(conn)
+        if check and not self._schema_ok:
+            self._check_schema(theirs)
+        if theirs is not None:
             return self._run_theirs(doing, theirs, make(theirs.can_copy))
         for attempt in range(1, _RETRIES + 1):
             own = self._checkout()
@@ -213,6 +225,20 @@ class Queue:
             self._commit(own, f"committing ({doing})")
             return result
         raise AssertionError("unreachable")
+
+    def _check_schema(self, theirs: Adapter | None) -> None:
+        """Read the table's schema version, once per queue until it is found current;
+        raise ``ConfigurationError`` unless it is. On the caller's connection when the
+        operation runs there (a read of the catalog and the version table inside their
+        transaction, which it leaves as it was, and no second connection taken from the
+        pool while theirs is busy); otherwise in a transaction of its own."""
+        doing = "reading the schema version"
+        if theirs is None:
+            version = self._run(doing, None, self.schema.version, check=False)
+        else:
+            version = self._run_theirs(doing, theirs, self.schema.version())
+        self.schema.check(version)
+        self._schema_ok = True
 
     def _run_theirs(self, doing: str, theirs: Adapter, op: Op[T]) -> T:
         """Run *op* on the caller's connection (see :func:`~skiplock._ops.run_theirs`)."""
@@ -279,8 +305,28 @@ class Queue:
     # -- schema ---------------------------------------------------------------------------
 
     def install(self) -> None:
-        """Create the jobs table and its indexes if they are missing. Idempotent."""
-        return self._call(calls.install(self.dialect))
+        """Create the jobs table, or bring it to the current schema version: the same as
+        :meth:`migrate`. Idempotent."""
+        self.migrate()
+
+    def migrate(self, *, to: int | None = None) -> list[int]:
+        """Bring the table from any earlier schema version to *to* (default: the current
+        one); return the versions applied (empty when it was current). Online: see
+        docs/migrations.md for what each step locks. Concurrent calls are serialised by an
+        advisory lock; workers may keep running. Raises ``ConfigurationError`` for a
+        schema newer than this skiplock knows."""
+        applied = self.schema.migrate(self._new_connection, to)
+        self._schema_ok = False  # checked again at the next use
+        return applied
+
+    def schema_version(self) -> int:
+        """The table's schema version: 0 if the table does not exist."""
+        return self._call(calls.schema_version(self))
+
+    def uninstall(self) -> None:
+        """Drop the jobs table, its version table and what belongs to them (PostgreSQL: the
+        trigger and its function). Every job is lost. Idempotent."""
+        return self._call(calls.uninstall(self))
 
     # -- enqueue --------------------------------------------------------------------------
 
@@ -359,7 +405,8 @@ class Queue:
     def heartbeat(self, job: Job, *, lease: float | None = None, conn: Any = None) -> None:
         """Move the lease's end to now + *lease* seconds (default: 30 s or the claim's).
 
-        Raises :class:`~skiplock.LeaseLost` when the job is no longer ours.
+        Sets ``job.cancel_requested`` when :meth:`cancel` asked the job to stop. Raises
+        :class:`~skiplock.LeaseLost` when the job is no longer ours.
         """
         return self._call(calls.heartbeat(self.dialect, job, lease, conn))
 
@@ -377,12 +424,19 @@ class Queue:
         return self._call(calls.complete_many(self.dialect, items, conn))
 
     def fail(
-        self, job: Job, error: object, *, retry_in: float | None = None, conn: Any = None
+        self,
+        job: Job,
+        error: object,
+        *,
+        retry_in: float | None = None,
+        final: bool = False,
+        conn: Any = None,
     ) -> str:
-        """Record a failed attempt. With attempts left the job is pending again after
-        *retry_in* seconds (default :func:`backoff`); otherwise it ends ``failed``. Returns
-        the new status. Fenced: raises :class:`~skiplock.LeaseLost` if no longer ours."""
-        return self._call(calls.fail(self.dialect, job, error, retry_in, conn))
+        """Record a failed attempt. With attempts left (and not *final*) the job is pending
+        again after *retry_in* seconds (default :func:`backoff`); otherwise it ends
+        ``failed``. Returns the new status. Fenced: raises :class:`~skiplock.LeaseLost` if
+        no longer ours."""
+        return self._call(calls.fail(self.dialect, job, error, retry_in, final, conn))
 
     def release(self, job: Job, *, conn: Any = None) -> None:
         """Give the job back now, e.g. at shutdown. Fenced. The attempt it used is kept
@@ -390,11 +444,45 @@ class Queue:
         ``max_attempts`` claims would otherwise allow."""
         return self._call(calls.release(self.dialect, job, conn))
 
+    def cancel(self, job_id: int, *, conn: Any = None) -> str | None:
+        """Cancel a job; return its status afterwards, or None if there is no such job.
+
+        Pending or scheduled: it becomes ``cancelled`` at once and is never claimed.
+        Running: a cancel request is recorded and ``"running"`` returned; its worker sees
+        ``job.cancel_requested`` at its next heartbeat, and the job ends ``cancelled`` if
+        the handler raises :class:`~skiplock.Cancelled` (``job.raise_if_cancelled()``);
+        a handler that returns anyway completes it. Finished: nothing changes, and its
+        status (``done``, ``failed``, ``cancelled``) is returned. One transaction."""
+        return self._call(calls.cancel(self.dialect, job_id, conn))
+
+    def mark_cancelled(self, job: Job, *, reason: object = "cancelled", conn: Any = None) -> None:
+        """End a claimed job ``cancelled`` (its handler stopped on a cancel request),
+        with *reason* as its ``last_error``. Fenced: raises
+        :class:`~skiplock.LeaseLost` and changes nothing if the job is no longer ours."""
+        return self._call(calls.mark_cancelled(self.dialect, job, reason, conn))
+
     # -- reading --------------------------------------------------------------------------
 
     def get(self, job_id: int, *, conn: Any = None) -> Job | None:
         """The job's record, or None if there is no such job."""
         return self._call(calls.get(self.dialect, job_id, conn))
+
+    def list_jobs(
+        self,
+        *,
+        status: Sequence[str] | str | None = None,
+        queue: str | None = None,
+        limit: int = 50,
+        before_id: int | None = None,
+        conn: Any = None,
+    ) -> list[Job]:
+        """Up to *limit* (1 to 1000) jobs, newest (highest id) first, with every field.
+
+        *status* (one state or several) and *queue* narrow the list (None: all). For the
+        next page pass the last job's id as *before_id*: pages never repeat or skip a job,
+        whatever is enqueued meanwhile. Reads only: nothing is locked beyond the statement.
+        """
+        return self._call(calls.list_jobs(self.dialect, status, queue, limit, before_id, conn))
 
     def stats(self, queues: Sequence[str] | str | None = None, *, conn: Any = None) -> Stats:
         """Counts by state for *queues* (default: all queues)."""
