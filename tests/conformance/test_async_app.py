@@ -41,9 +41,7 @@ def _reset(url: str) -> skiplock.Queue:
     q = skiplock.connect(url, table="app_jobs")
     with q.transaction() as tx:
         tx.execute("DROP TABLE IF EXISTS app_orders")
-        tx.execute("DROP TABLE IF EXISTS app_jobs")
-        if q.dialect.supports_notify:
-            tx.execute("DROP FUNCTION IF EXISTS app_jobs_notify()")
+    q.uninstall()  # the table, its version table and trigger, whatever release made them
     q.install()
     with q.transaction() as tx:
         tx.execute("CREATE TABLE app_orders (id SERIAL PRIMARY KEY, item TEXT NOT NULL)")
