@@ -63,6 +63,8 @@ class Dialect:
     array_params: ClassVar[bool] = False
     #: PostgreSQL-style LISTEN/NOTIFY can wake idle workers
     supports_notify: ClassVar[bool] = False
+    #: what ends a statement in a printed script (``skiplock sql``)
+    script_end: ClassVar[str] = ";"
     #: the URL query options this dialect hands its driver, with their types (documented
     #: in docs/getting-started.md); any other is refused at connect()
     URL_OPTIONS: ClassVar[Mapping[str, Option]] = {}
@@ -71,7 +73,12 @@ class Dialect:
 
     REQUIRED_STATEMENTS: ClassVar[frozenset[str]] = frozenset(
         {
-            "install",
+            "schema_session",
+            "schema_state",
+            "schema_version",
+            "schema_create",
+            "schema_record",
+            "uninstall",
             "enqueue",
             "enqueue_dedupe",
             "find_dedupe",
@@ -81,10 +88,18 @@ class Dialect:
             "retry",
             "fail",
             "release",
+            "cancel_pending",
+            "cancel_running",
+            "cancelled",
             "get",
             "stats",
             "retry_failed",
             "prune",
+            "list_jobs",
+            "clock",
+            "tick_claim",
+            "tick_last",
+            "tick_prune",
         }
     )
 
@@ -147,11 +162,14 @@ class Dialect:
         if info is None:
             info = self.adapter_class(None, self.driver).error_info(exc)
         retryable, lost = self.classify(info)
-        what = "lost the connection" if lost else "failed"
+        what = f"lost the connection while {doing}" if lost else f"failed while {doing}"
+        text = mask_password(str(exc)).strip()
+        if doing == "connecting":  # never connected, so nothing was lost
+            what = "could not connect"
+            if not retryable:
+                text += " (check the user, password and database name in the URL)"
         err = BackendError(
-            f"{self.url.flavor} at {self.url.masked()} {what} while {doing}: "
-            f"{mask_password(str(exc)).strip()}",
-            retryable=retryable,
+            f"{self.url.flavor} at {self.url.masked()} {what}: {text}", retryable=retryable
         )
         err.connection_lost = lost
         return err
@@ -283,10 +301,11 @@ class Dialect:
         """Starts a transaction on a connection in autocommit mode."""
         return "BEGIN"
 
-    def install(self) -> Op[None]:
-        """Create the table and its indexes if they are missing (idempotent)."""
-        for statement in split_statements(self.sql["install"]):
-            yield Statement(statement, None, NOTHING)
+    def migration_done(self, info: ErrorInfo) -> bool:
+        """True when a migration statement failed only because its effect is already there
+        (a column that exists, a constraint already dropped): a re-run of a migration that
+        stopped half-way, on a database whose DDL cannot say IF [NOT] EXISTS."""
+        return False
 
     def insert(self, params: Mapping[str, Any]) -> Op[int]:
         rows: list[Row] = yield self.stmt("enqueue", params)
@@ -329,11 +348,40 @@ class Dialect:
         if n != 1:
             raise LeaseLost(job_id=params["id"], attempt=params["attempt"])
 
-    def heartbeat(self, params: Mapping[str, Any]) -> Op[Any]:
-        """The fenced heartbeat, then the new end of the lease (database's clock)."""
+    def heartbeat(self, params: Mapping[str, Any]) -> Op[Row]:
+        """The fenced heartbeat, then the job's ``lease_until`` (the database's clock) and
+        ``cancel_requested``."""
         yield from self.fenced("heartbeat", params)
         row = yield from self.fetch_one_op("lease_of", params)
-        return None if row is None else row["lease_until"]
+        return row or {}
+
+    def cancel(self, job_id: int) -> Op[str | None]:
+        """Cancel a pending job, or ask a running one to stop; the job's status afterwards
+        (``running`` for a request recorded), or None when there is no such job."""
+        params = {"id": job_id}
+        if (yield from self.count_op("cancel_pending", params)) == 1:
+            return "cancelled"
+        if (yield from self.count_op("cancel_running", params)) == 1:
+            return "running"
+        row = yield from self.fetch_one_op("get", params)
+        return None if row is None else str(row["status"])
+
+    def enqueue_tick(
+        self, key: Mapping[str, Any], params: Mapping[str, Any], prune: Mapping[str, Any]
+    ) -> Op[int | None]:
+        """Record the periodic tick *key* in the ledger and enqueue its job (*params* as
+        for :meth:`insert`), then drop the schedule's ticks before *prune*; None, and
+        nothing written, when another scheduler recorded the tick first."""
+        if (yield from self.count_op("tick_claim", key)) != 1:
+            return None
+        job_id = yield from self.insert(params)
+        yield from self.count_op("tick_prune", prune)
+        return job_id
+
+    def statements_op(self, name: str) -> Op[None]:
+        """Run each statement of the block *name* (DDL, no parameters)."""
+        for statement in split_statements(self.sql[name]):
+            yield Statement(statement, None, NOTHING)
 
     def complete_many(self, items: Sequence[tuple[int, int, str | None]]) -> Op[set[int]]:
         """Complete ``(id, attempt, result_json)`` items; return the ids that were still held."""

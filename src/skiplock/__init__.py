@@ -13,12 +13,15 @@ PostgreSQL, MySQL 8 / MariaDB and SQL Server behind one interface, chosen by URL
 
 from __future__ import annotations
 
+from ._periodic import Schedule
 from ._url import mask_password
 from .admin import prune, retry_failed
 from .app import App, Task
 from .errors import (
     BackendError,
+    Cancelled,
     ConfigurationError,
+    Discard,
     LeaseLost,
     LockNotAcquired,
     PayloadError,
@@ -35,13 +38,16 @@ __version__ = "0.1.0"
 __all__ = [
     "App",
     "BackendError",
+    "Cancelled",
     "ConfigurationError",
+    "Discard",
     "Job",
     "LeaseLost",
     "LockNotAcquired",
     "PayloadError",
     "PoolTimeout",
     "Queue",
+    "Schedule",
     "SkiplockError",
     "Stats",
     "Task",

@@ -95,11 +95,13 @@ class ErrorInfo:
 
     ``codes``: SQLSTATEs (text) and server or client error numbers (int) it carries.
     ``kind``: the DB-API class it belongs to: ``operational``, ``interface``,
-    ``integrity``, ``programming`` or ``other``.
+    ``integrity``, ``programming`` or ``other``. ``message``: the exception's text, for
+    the few errors a code alone does not tell apart.
     """
 
     codes: frozenset[int | str] = field(default_factory=frozenset)
     kind: str = "other"
+    message: str = ""
 
     def number(self) -> int:
         """The first integer code, or 0."""

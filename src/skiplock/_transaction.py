@@ -64,8 +64,16 @@ class Transaction:
     def complete_many(self, items: Iterable[Job | tuple[Job, Any]]) -> list[Job]:
         return self.queue.complete_many(items, conn=self.adapter)
 
-    def fail(self, job: Job, error: object, *, retry_in: float | None = None) -> str:
-        return self.queue.fail(job, error, retry_in=retry_in, conn=self.adapter)
+    def fail(
+        self, job: Job, error: object, *, retry_in: float | None = None, final: bool = False
+    ) -> str:
+        return self.queue.fail(job, error, retry_in=retry_in, final=final, conn=self.adapter)
+
+    def cancel(self, job_id: int) -> str | None:
+        return self.queue.cancel(job_id, conn=self.adapter)
+
+    def mark_cancelled(self, job: Job, *, reason: object = "cancelled") -> None:
+        self.queue.mark_cancelled(job, reason=reason, conn=self.adapter)
 
     def release(self, job: Job) -> None:
         self.queue.release(job, conn=self.adapter)

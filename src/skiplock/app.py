@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any, overload
 
 from ._checks import seconds
-from .errors import ConfigurationError, PayloadError
+from ._periodic import Schedule, tick_kwargs
+from .errors import ConfigurationError, Discard
 from .job import Job
 from .queue import DEFAULT_TABLE, Queue
 from .worker import Worker
@@ -72,12 +73,19 @@ class App:
         self._url = None if isinstance(url, Queue) else url
         self._table = table
         self.tasks: dict[str, Task] = {}
+        #: periodic schedules by name; every worker of this app enqueues their ticks
+        self.schedules: dict[str, Schedule] = {}
 
     @property
     def queue(self) -> Queue:
         if self._queue is None:
             self._queue = Queue(self._url, table=self._table)
         return self._queue
+
+    @property
+    def has_url(self) -> bool:
+        """True when the app was given its database (a URL or a Queue), not ``$SKIPLOCK_URL``."""
+        return self._queue is not None or self._url is not None
 
     def use(self, url: str | None = None, *, table: str | None = None) -> None:
         """Point the app at another database or table (the CLI's ``--url``)."""
@@ -129,6 +137,58 @@ class App:
 
         return register(fn) if fn is not None else register
 
+    def periodic(self, *, cron: str, **options: Any) -> Callable[[Task | Callable[..., Any]], Task]:
+        """Run a task on a cron schedule (put it above ``@app.task``, or on a plain function
+        to register it with default options); *options* as for :meth:`schedule`
+        (``timezone``, ``name``, ``args``, ``kwargs``, ``catch_up``, ``tick_arg``)."""
+
+        def register(target: Task | Callable[..., Any]) -> Task:
+            task = target if isinstance(target, Task) else self.task(target)
+            self.schedule(task, cron=cron, **options)
+            return task
+
+        return register
+
+    def schedule(
+        self,
+        task: Task | str,
+        *,
+        cron: str,
+        timezone: str = "UTC",
+        name: str | None = None,
+        args: Sequence[Any] = (),
+        kwargs: dict[str, Any] | None = None,
+        catch_up: bool | int = False,
+        tick_arg: str | None = "tick",
+    ) -> Schedule:
+        """Enqueue a call of *task* with *args* / *kwargs* at every tick of *cron* in
+        *timezone*, once per tick however many workers run (see ``docs/worker.md``). The
+        task gets the tick as the keyword argument *tick_arg* (None: not passed). *name*
+        (default: the task's name) keys the ticks: give each schedule of one task its own."""
+        found = task if isinstance(task, Task) else self.tasks.get(task)
+        if found is None:
+            raise ConfigurationError(f"unknown task {task!r}: register it with @app.task first")
+        schedule = Schedule(
+            name=found.name if name is None else name,
+            cron=cron,
+            task=found.name,
+            timezone=timezone,
+            args=tuple(args),
+            kwargs=dict(kwargs or {}),
+            queue=found.queue,
+            priority=found.priority,
+            max_attempts=found.max_attempts,
+            catch_up=catch_up,
+            tick_arg=tick_arg,
+        )
+        if schedule.name in self.schedules:
+            raise ConfigurationError(
+                f"a schedule named {schedule.name!r} exists already: pass name=... to tell "
+                "them apart"
+            )
+        self.schedules[schedule.name] = schedule
+        return schedule
+
     def enqueue(
         self,
         name: str,
@@ -153,14 +213,18 @@ class App:
 
     def handle(self, job: Job) -> Any:
         """The worker's handler: call the job's task with its arguments."""
+        # A job that can never run here fails at once (Discard), with no retries.
         payload = job.payload
         if not isinstance(payload, dict) or not isinstance(payload.get("task"), str):
-            raise PayloadError(f"job {job.id} is not a task call: no 'task' name in its payload")
+            raise Discard(f"job {job.id} is not a task call: no 'task' name in its payload")
         task = self.tasks.get(payload["task"])
         if task is None:
-            raise LookupError(f"no task named {payload['task']!r} is registered in this app")
-        args = payload.get("args") or []
-        kwargs = payload.get("kwargs") or {}
+            known = ", ".join(sorted(self.tasks)) or "none"
+            raise Discard(f"no task named {payload['task']!r:.100} in this app (known: {known})")
+        args, kwargs = payload.get("args", []), payload.get("kwargs", {})
+        if not isinstance(args, list) or not isinstance(kwargs, dict):
+            raise Discard(f"job {job.id}: 'args' must be a list and 'kwargs' an object")
+        kwargs = {**kwargs, **tick_kwargs(payload)}
         if task.pass_job:
             return task.fn(job, *args, **kwargs)
         return task.fn(*args, **kwargs)
@@ -177,4 +241,5 @@ class App:
         if queues is None:
             queues = sorted({t.queue for t in self.tasks.values()}) or ["default"]
         options.setdefault("timeout", self.timeout_of)
+        options.setdefault("periodic", list(self.schedules.values()))
         return Worker(self.queue, self.handle, queues=list(queues), **options)

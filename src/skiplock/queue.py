@@ -27,13 +27,14 @@ from ._checks import seconds as _seconds
 from ._checks import text as _text
 from ._ops import ROWCOUNT, Op, StatementError, run_sync, run_theirs
 from ._pool import Pool
+from ._schema import Schema
 from ._sql import TableName
 from ._transaction import Transaction
 from ._url import DatabaseURL, parse_url
 from .dialects import Dialect, ServerInfo, get_dialect
 from .drivers import Adapter, adapt
 from .errors import BackendError, ConfigurationError, PayloadError
-from .job import Job, Stats, utc
+from .job import STATUSES, Job, Stats, utc
 
 __all__ = ["Queue", "Transaction", "backoff", "connect"]
 
@@ -118,6 +119,9 @@ class Queue:
         self.table: TableName = TableName.parse(table)
         self.dialect: Dialect = get_dialect(self.url, self.table)
         self.server: ServerInfo | None = None
+        self.schema = Schema(self.dialect)
+        #: set once the table's schema version was found to be the one this code knows
+        self._schema_ok = False
         self._pool = self._make_pool(max_size, max_idle, pool_timeout, max_lifetime, max_idle_time)
 
     def __repr__(self) -> str:
@@ -205,16 +209,23 @@ class Queue:
         """
         return adapt(conn, self.dialect.name, self.url.flavor)
 
-    def _run(self, doing: str, conn: Any, make: Callable[..., Op[T]], *args: Any) -> T:
+    def _run(
+        self, doing: str, conn: Any, make: Callable[..., Op[T]], *args: Any, check: bool = True
+    ) -> T:
         """Run the operation ``make(*args)`` in a transaction of its own, or in the
         caller's when *conn* is given.
 
+        The first call that *check*s reads the table's schema version (see
+        :meth:`_check_schema`) and raises ``ConfigurationError`` unless it is current.
         A failure before COMMIT rolls back; if it was a deadlock, a lock timeout or a lost
         connection the whole transaction runs again (bounded, with jitter). A connection
         lost during COMMIT leaves the outcome unknown: that is raised, never retried.
         """
-        if conn is not None:
-            return self._run_theirs(doing, self.adapt(conn), make(*args))
+        theirs = None if conn is None else self.adapt(conn)
+        if check and not self._schema_ok:
+            self._check_schema(theirs)
+        if theirs is not None:
+            return self._run_theirs(doing, theirs, make(*args))
         for attempt in range(1, _RETRIES + 1):
             own = self._checkout()
             try:
@@ -233,6 +244,20 @@ class Queue:
             self._commit(own, f"committing ({doing})")
             return result
         raise AssertionError("unreachable")
+
+    def _check_schema(self, theirs: Adapter | None) -> None:
+        """Read the table's schema version, once per queue until it is found current;
+        raise ``ConfigurationError`` unless it is. On the caller's connection when the
+        operation runs there (a read of the catalog and the version table inside their
+        transaction, which it leaves as it was, and no second connection taken from the
+        pool while theirs is busy); otherwise in a transaction of its own."""
+        doing = "reading the schema version"
+        if theirs is None:
+            version = self._run(doing, None, self.schema.version, check=False)
+        else:
+            version = self._run_theirs(doing, theirs, self.schema.version())
+        self.schema.check(version)
+        self._schema_ok = True
 
     def _run_theirs(self, doing: str, theirs: Adapter, op: Op[T]) -> T:
         """Run *op* on the caller's connection (see :func:`~skiplock._ops.run_theirs`)."""
@@ -294,15 +319,38 @@ class Queue:
     def ping(self) -> ServerInfo:
         """Reach the server; return what it is. Raises ``UnsupportedServer`` if it is too old
         for skiplock, ``BackendError`` if it does not answer."""
-        self._run("connecting", None, _nothing)
+        self._run("connecting", None, _nothing, check=False)
         assert self.server is not None
         return self.server
 
     # -- schema ---------------------------------------------------------------------------
 
     def install(self) -> None:
-        """Create the jobs table and its indexes if they are missing. Idempotent."""
-        self._run(f"installing table {self.table}", None, self.dialect.install)
+        """Create the jobs table, or bring it to the current schema version: the same as
+        :meth:`migrate`. Idempotent."""
+        self.migrate()
+
+    def migrate(self, *, to: int | None = None) -> list[int]:
+        """Bring the table from any earlier schema version to *to* (default: the current
+        one); return the versions applied (empty when it was current). Online: see
+        docs/migrations.md for what each step locks. Concurrent calls are serialised by an
+        advisory lock; workers may keep running. Raises ``ConfigurationError`` for a
+        schema newer than this skiplock knows."""
+        applied = self.schema.migrate(self._new_connection, to)
+        self._schema_ok = False  # checked again at the next use
+        return applied
+
+    def schema_version(self) -> int:
+        """The table's schema version: 0 if the table does not exist."""
+        return self._run("reading the schema version", None, self.schema.version, check=False)
+
+    def uninstall(self) -> None:
+        """Drop the jobs table, its version table and what belongs to them (PostgreSQL: the
+        trigger and its function). Every job is lost. Idempotent."""
+
+        doing = f"dropping table {self.table}"
+        self._run(doing, None, self.dialect.statements_op, "uninstall", check=False)
+        self._schema_ok = False
 
     # -- enqueue --------------------------------------------------------------------------
 
@@ -419,14 +467,16 @@ class Queue:
     def heartbeat(self, job: Job, *, lease: float | None = None, conn: Any = None) -> None:
         """Move the lease's end to now + *lease* seconds (default: 30 s or the claim's).
 
-        Raises :class:`~skiplock.LeaseLost` when the job is no longer ours.
+        Sets ``job.cancel_requested`` when :meth:`cancel` asked the job to stop. Raises
+        :class:`~skiplock.LeaseLost` when the job is no longer ours.
         """
         if lease is None:
             lease = job.lease if job.lease is not None else 30.0
         lease_ms = _ms(lease, "lease", low=0.001)
         params = {"id": job.id, "attempt": job.attempt, "lease_ms": lease_ms}
-        until = self._run(f"heartbeat of job {job.id}", conn, self.dialect.heartbeat, params)
-        job.lease_until = utc(until)
+        row = self._run(f"heartbeat of job {job.id}", conn, self.dialect.heartbeat, params)
+        job.lease_until = utc(row.get("lease_until"))
+        job.cancel_requested = job.cancel_requested or bool(row.get("cancel_requested"))
 
     def complete(self, job: Job, *, result: Any = None, conn: Any = None) -> None:
         """Mark the job done, storing *result* (JSON). Fenced: raises
@@ -457,13 +507,20 @@ class Queue:
         return lost
 
     def fail(
-        self, job: Job, error: object, *, retry_in: float | None = None, conn: Any = None
+        self,
+        job: Job,
+        error: object,
+        *,
+        retry_in: float | None = None,
+        final: bool = False,
+        conn: Any = None,
     ) -> str:
-        """Record a failed attempt. With attempts left the job is pending again after
-        *retry_in* seconds (default :func:`backoff`); otherwise it ends ``failed``. Returns
-        the new status. Fenced: raises :class:`~skiplock.LeaseLost` if no longer ours."""
+        """Record a failed attempt. With attempts left (and not *final*) the job is pending
+        again after *retry_in* seconds (default :func:`backoff`); otherwise it ends
+        ``failed``. Returns the new status. Fenced: raises :class:`~skiplock.LeaseLost` if
+        no longer ours."""
         text = _error_text(error)
-        if job.attempt >= job.max_attempts:
+        if final or job.attempt >= job.max_attempts:
             self._fenced(job, "fail", {"error": text}, "failing", conn)
             job.status = "failed"
         else:
@@ -481,6 +538,25 @@ class Queue:
         self._fenced(job, "release", {}, "releasing", conn)
         job.status = "pending"
 
+    def cancel(self, job_id: int, *, conn: Any = None) -> str | None:
+        """Cancel a job; return its status afterwards, or None if there is no such job.
+
+        Pending or scheduled: it becomes ``cancelled`` at once and is never claimed.
+        Running: a cancel request is recorded and ``"running"`` returned; its worker sees
+        ``job.cancel_requested`` at its next heartbeat, and the job ends ``cancelled`` if
+        the handler raises :class:`~skiplock.Cancelled` (``job.raise_if_cancelled()``);
+        a handler that returns anyway completes it. Finished: nothing changes, and its
+        status (``done``, ``failed``, ``cancelled``) is returned. One transaction."""
+        _int(job_id, "job_id", 1, 2**63 - 1)
+        return self._run(f"cancelling job {job_id}", conn, self.dialect.cancel, job_id)
+
+    def mark_cancelled(self, job: Job, *, reason: object = "cancelled", conn: Any = None) -> None:
+        """End a claimed job ``cancelled`` (its handler stopped on a cancel request),
+        with *reason* as its ``last_error``. Fenced: raises
+        :class:`~skiplock.LeaseLost` and changes nothing if the job is no longer ours."""
+        self._fenced(job, "cancelled", {"error": _error_text(reason)}, "cancelling", conn)
+        job.status = "cancelled"
+
     # -- reading --------------------------------------------------------------------------
 
     def get(self, job_id: int, *, conn: Any = None) -> Job | None:
@@ -488,6 +564,43 @@ class Queue:
         _int(job_id, "job_id", 1, 2**63 - 1)
         row = self._run("reading a job", conn, self.dialect.fetch_one_op, "get", {"id": job_id})
         return None if row is None else Job.from_row(row)
+
+    def list_jobs(
+        self,
+        *,
+        status: Sequence[str] | str | None = None,
+        queue: str | None = None,
+        limit: int = 50,
+        before_id: int | None = None,
+        conn: Any = None,
+    ) -> list[Job]:
+        """Up to *limit* (1 to 1000) jobs, newest (highest id) first, with every field.
+
+        *status* (one state or several) and *queue* narrow the list (None: all). For the
+        next page pass the last job's id as *before_id*: pages never repeat or skip a job,
+        whatever is enqueued meanwhile. Reads only: nothing is locked beyond the statement.
+        """
+        statuses = [status] if isinstance(status, str) else status
+        if statuses is not None and (
+            not isinstance(statuses, Sequence)
+            or not statuses
+            or any(s not in STATUSES for s in statuses)
+        ):
+            raise ConfigurationError(
+                f"status must be one or more of {', '.join(STATUSES)}, not {status!r:.80}"
+            )
+        params = {
+            "all_statuses": status is None,
+            "statuses": list(dict.fromkeys(statuses or [""])),
+            "all_queues": queue is None,
+            "queue": "" if queue is None else _text(queue, "queue"),
+            "limit": _int(limit, "limit", 1, 1000),
+            "before_id": 2**63 - 1
+            if before_id is None
+            else _int(before_id, "before_id", 1, 2**63 - 1),
+        }
+        rows = self._run("listing jobs", conn, self.dialect.fetch_op, "list_jobs", params)
+        return [Job.from_row(r) for r in rows]
 
     def stats(self, queues: Sequence[str] | str | None = None, *, conn: Any = None) -> Stats:
         """Counts by state for *queues* (default: all queues)."""

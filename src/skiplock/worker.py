@@ -22,11 +22,11 @@ import random
 import signal
 import threading
 import time
-import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass
+from datetime import timedelta
 from types import FrameType
 from typing import Any
 
@@ -34,7 +34,10 @@ from ._checks import dumps as _dumps
 from ._checks import queue_names as _queues
 from ._checks import seconds as _seconds
 from ._lock import SingleLock
-from .errors import BackendError, ConfigurationError, LeaseLost, SkiplockError
+from ._outcome import last_line, log_outcome
+from ._periodic import Schedule, Scheduler
+from ._retention import DEFAULT_RETENTION, Retention, retention_seconds
+from .errors import BackendError, Cancelled, ConfigurationError, Discard, LeaseLost, SkiplockError
 from .job import Job
 from .queue import Queue
 
@@ -51,11 +54,6 @@ _MIN_POLL = 0.05
 _GATHER = 0.005
 
 
-def last_line(exc: BaseException) -> str:
-    """The traceback's last line: ``ValueError: bad input``."""
-    return traceback.format_exception_only(type(exc), exc)[-1].strip()
-
-
 @dataclass
 class _Held:
     """A claimed job until its outcome is written."""
@@ -63,6 +61,8 @@ class _Held:
     job: Job
     deadline: float | None
     finished: bool = False  # the handler returned or raised
+    started: float = 0.0  # time.monotonic() at the claim
+    error: BaseException | None = None  # what the handler raised, for the outcome's log line
 
 
 class Worker:
@@ -98,6 +98,8 @@ class Worker:
         grace: float = 30.0,
         poll_interval: float = 1.0,
         wait_for_lock: bool = True,
+        retention: float | timedelta | None = DEFAULT_RETENTION,
+        periodic: Sequence[Schedule] = (),
     ) -> None:
         if not isinstance(queue, Queue):
             raise ConfigurationError(f"queue must be a skiplock.Queue, not {type(queue).__name__}")
@@ -129,8 +131,15 @@ class Worker:
         self.mode = mode
         self.wait_for_lock = wait_for_lock
         self.lock: SingleLock | None = SingleLock(queue) if mode == "single" else None
-        #: outcomes so far: done, retried, failed, lost, released
-        self.counts = {"done": 0, "retried": 0, "failed": 0, "lost": 0, "released": 0}
+        #: outcomes so far: done, retried, failed, cancelled, lost, released (and pruned,
+        #: scheduled: see retention and periodic)
+        self.counts = dict.fromkeys(
+            ("done", "retried", "failed", "cancelled", "lost", "released"), 0
+        )
+        keep = retention_seconds(retention)  # finished jobs older than this are deleted
+        self.retention = None if keep is None else Retention(queue, keep, counts=self.counts)
+        #: enqueues the ticks of *periodic* schedules while the worker runs (see _periodic)
+        self.scheduler = Scheduler(queue, periodic, counts=self.counts) if periodic else None
         self._held: dict[int, _Held] = {}
         self._to_complete: list[tuple[Job, Any]] = []
         self._unsure: set[int] = set()  # ids whose completion's COMMIT outcome is unknown
@@ -195,7 +204,8 @@ class Worker:
     def _serve(self) -> None:
         lock = self.lock
         if lock is not None:
-            log.info("waiting for the single-worker lock %r", lock.name)
+            if self.wait_for_lock:  # with no wait, a held lock is reported once, as an error
+                log.info("waiting for the single-worker lock %r", lock.name)
             if not lock.acquire(wait=self.wait_for_lock, stop=self._stopping):
                 return
             log.info("holding the single-worker lock %r", lock.name)
@@ -207,6 +217,9 @@ class Worker:
             )
         for t in helpers:
             t.start()
+        for helper in (self.retention, self.scheduler):
+            if helper is not None:
+                helper.start(self._finished)
         log.info(
             "worker started: queues %s, concurrency %d, lease %.1fs, %s",
             ",".join(self.queues),
@@ -346,7 +359,7 @@ class Worker:
         limit = self.timeout(job) if callable(self.timeout) else self.timeout
         deadline = None if limit is None else time.monotonic() + limit
         with self._mutex:
-            self._held[job.id] = _Held(job, deadline)
+            self._held[job.id] = _Held(job, deadline, started=time.monotonic())
             self._active += 1
             # A thread per job cost more than a no-op job itself: runners are kept and
             # reused, and only started while jobs outnumber them.
@@ -372,6 +385,8 @@ class Worker:
                     _dumps(result, "result of the handler")
             except LeaseLost:  # the handler's own fenced write found the job gone
                 self._lost(job, "the handler's own write")
+            except (Cancelled, Discard) as exc:
+                self._stopped(job, exc)
             except Exception as exc:
                 self._failed(job, exc)
             else:
@@ -399,17 +414,30 @@ class Worker:
         if job.lost:
             self._settled(job, None)
             return
-        log.warning(
-            "job %d attempt %d/%d raised %s",
-            job.id,
-            job.attempt,
-            job.max_attempts,
-            last_line(exc),
-            exc_info=exc,
-        )
+        self._note_error(job, exc)
         self._write(
             job, lambda: self.queue.fail(job, last_line(exc)), applied=("pending", "failed")
         )
+
+    def _stopped(self, job: Job, exc: Cancelled | Discard) -> None:
+        """The handler raised Cancelled (end the job ``cancelled``) or Discard (``failed``
+        now, no retries): one fenced write, like any other outcome."""
+        if job.lost:
+            self._settled(job, None)
+            return
+        why = last_line(exc)
+        self._note_error(job, exc)
+        if isinstance(exc, Cancelled):
+            self._write(
+                job, lambda: self.queue.mark_cancelled(job, reason=why), applied=("cancelled",)
+            )
+        else:
+            self._write(job, lambda: self.queue.fail(job, why, final=True), applied=("failed",))
+
+    def _note_error(self, job: Job, exc: BaseException) -> None:
+        with self._mutex:
+            if job.id in self._held:
+                self._held[job.id].error = exc
 
     def _write(self, job: Job, write: Callable[[], object], *, applied: tuple[str, ...]) -> None:
         """Run a fenced write for *job*, retrying through outages. After a failure that may
@@ -467,12 +495,20 @@ class Worker:
     def _settled(self, job: Job, outcome: str | None) -> None:
         """The job's outcome is written (or no longer ours to write): stop holding it and
         count the outcome, once."""
-        key = {"pending": "retried", "done": "done", "failed": "failed", "lost": "lost"}
+        key = {
+            "pending": "retried",
+            "done": "done",
+            "failed": "failed",
+            "lost": "lost",
+            "cancelled": "cancelled",
+        }
         with self._mutex:
             held = self._held.pop(job.id, None)
             self._unsure.discard(job.id)
             if held is not None and outcome in key:
                 self.counts[key[outcome]] += 1
+        if held is not None and outcome in key and outcome != "lost":  # _lost said it
+            log_outcome(job, key[outcome], time.monotonic() - held.started, held.error)
 
     # -- batched completion ---------------------------------------------------------------
 
@@ -549,6 +585,7 @@ class Worker:
         job.lost = True  # the handler may look; its result will not be written
         log.warning("job %d attempt %d exceeded its timeout; abandoning it", job.id, job.attempt)
         error = TimeoutError(f"job {job.id} attempt {job.attempt} exceeded its timeout")
+        self._note_error(job, error)
         self._write(
             job, lambda: self.queue.fail(job, last_line(error)), applied=("pending", "failed")
         )

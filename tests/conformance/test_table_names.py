@@ -10,13 +10,12 @@ from collections.abc import Iterator
 import pytest
 
 import skiplock
+from skiplock._ops import run_sync
+from skiplock._schema import load_migrations
 
 
 def drop(q: skiplock.Queue) -> None:
-    with q.transaction() as tx:
-        tx.execute(f"DROP TABLE IF EXISTS {q.dialect.quote(q.table.name)}")
-        if q.dialect.supports_notify:
-            tx.execute(f"DROP FUNCTION IF EXISTS {q.dialect.quote(q.table.name + '_notify')}()")
+    q.uninstall()
 
 
 @pytest.fixture
@@ -51,16 +50,25 @@ def test_tables_differing_only_in_case_both_install(
 
 def test_install_is_idempotent_on_a_table_made_by_the_old_ddl(url: str) -> None:
     # Until this release the MySQL constraint was named "<table>_status": a table made so
-    # must still install (nothing recreated, nothing lost) and work.
+    # must still install (migrate from version 1: nothing recreated, nothing lost) and work.
     table = f"olddl_{os.getpid() % 10000}_{uuid.uuid4().hex[:6]}"
     q = skiplock.connect(url, table=table)
     try:
         tag = q.table.tag
-        old_ddl = q.dialect.sql["install"].replace(f"{table}_status_{tag}", f"{table}_status")
+        (initial,) = load_migrations(q.dialect)[0].steps  # the DDL of version 1
         with q.transaction() as tx:
-            for statement in split(old_ddl):
-                tx.execute(statement)
-        job_id = q.enqueue("kept")
+            for statement in initial:
+                tx.execute(statement.replace(f"{table}_status_{tag}", f"{table}_status"))
+        # a job written by the old release (the queue itself refuses a version-1 table)
+        conn = q.connection()
+        try:
+            job_id = run_sync(q.dialect.insert({
+                "queue": "default", "payload": '"kept"', "priority": 0, "max_attempts": 5,
+                "run_at": None, "delay_ms": 0, "idempotency_key": str(uuid.uuid4()),
+            }), q.dialect.adapter(conn))  # fmt: skip
+            conn.commit()
+        finally:
+            conn.close()
         q.install()
         q.install()
         [job] = q.claim()
@@ -69,12 +77,6 @@ def test_install_is_idempotent_on_a_table_made_by_the_old_ddl(url: str) -> None:
     finally:
         drop(q)
         q.close()
-
-
-def split(block: str) -> list[str]:
-    from skiplock.dialects.base import split_statements
-
-    return split_statements(block)
 
 
 def test_the_longest_table_name_installs(url: str) -> None:

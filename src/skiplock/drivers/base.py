@@ -130,7 +130,7 @@ class Adapter:
         return frozenset({first}) if isinstance(first, int) else frozenset()
 
     def error_info(self, exc: BaseException) -> ErrorInfo:
-        return ErrorInfo(self.error_codes(exc), self.error_kind(exc))
+        return ErrorInfo(self.error_codes(exc), self.error_kind(exc), str(exc))
 
     # -- transactions ---------------------------------------------------------------------
 
