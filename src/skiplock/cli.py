@@ -101,7 +101,8 @@ def cmd_install(args: argparse.Namespace) -> int:
     info = q.ping()
     q.install()
     version = ".".join(map(str, info.version))
-    print(f"installed table {q.table} on {info.product} {version} at {q.url}")
+    via = f" ({info.driver})" if info.driver else ""
+    print(f"installed table {q.table} on {info.product} {version} at {q.url}{via}")
     return 0
 
 
