@@ -194,6 +194,7 @@ class Peer:
         return rate(n, asyncio.run(self._fns["enqueue"](self.dsn, n, batch)))
 
     def drain(self, n: int, batch: int) -> float:
+        self.reset()
         self.fill(n, batch)
         return self.run_drain(n)
 
@@ -201,8 +202,7 @@ class Peer:
         asyncio.run(self._fns["reset"](self.dsn))
 
     def fill(self, n: int, batch: int) -> None:
-        """Enqueue *n* jobs on an emptied queue (every connection closed afterwards)."""
-        self.reset()
+        """Enqueue *n* jobs (every connection closed afterwards)."""
         asyncio.run(self._fns["enqueue"](self.dsn, n, batch))
 
     def run_drain(self, n: int) -> float:

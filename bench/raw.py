@@ -2,10 +2,11 @@
 
 PostgreSQL (psycopg 3): claim 100 with one ``UPDATE … FROM (SELECT … FOR UPDATE SKIP
 LOCKED)`` statement, then one fenced batched completion (``unnest`` of ids and attempts).
-MySQL / MariaDB (mysql-connector, C extension where it loads, as skiplock uses it): ``SELECT … FOR UPDATE
-SKIP LOCKED`` + ``UPDATE … WHERE id IN``, then one fenced ``UPDATE … WHERE (id, attempt)
-IN (…)``. Each step is its own transaction, as in skiplock. The table is a minimal job
-table with the same claim order (priority, run_at, id) and a claim index.
+MySQL / MariaDB (mysql-connector, its C extension where it loads, as skiplock uses it):
+``SELECT … FOR UPDATE SKIP LOCKED`` + ``UPDATE … WHERE id IN``, then one fenced
+``UPDATE … WHERE (id, attempt) IN (…)``. Each step is its own transaction, as in
+skiplock. The table is a minimal job table with the same claim order (priority, run_at,
+id) and a claim index.
 """
 
 from __future__ import annotations
@@ -144,7 +145,7 @@ class RawMySQL:
         cur.close()
         self.conn.commit()
 
-    def _insert(self, n: int, batch: int) -> None:
+    def fill(self, n: int, batch: int) -> None:
         body = json.dumps(PAYLOAD)
         cur = self.conn.cursor()
         for i in range(0, n, batch):
@@ -163,6 +164,10 @@ class RawMySQL:
     def drain(self, n: int, batch: int) -> float:
         self.reset()
         self.fill(n, batch)
+        return self.run_drain(n)
+
+    def run_drain(self, n: int) -> float:
+        """The loop's drain of the *n* jobs already waiting; jobs/s."""
         done = 0
         cur = self.conn.cursor()
         start = time.perf_counter()

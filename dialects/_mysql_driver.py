@@ -51,9 +51,7 @@ def socket_of(conn: Any) -> int | None:
     cur = conn.cursor()
     try:
         # The session's own row: visible without the PROCESS privilege.
-        cur.execute(
-            "SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()"
-        )
+        cur.execute("SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()")
         row = cur.fetchone()
     finally:
         cur.close()
