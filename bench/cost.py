@@ -295,10 +295,16 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=1000, help="jobs per enqueue call")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--mysql", action="append", default=[], help="a MySQL/MariaDB URL")
+    ap.add_argument("--no-postgresql", action="store_true", help="only the --mysql servers")
     args = ap.parse_args()
-    import mysql.connector
+    if not args.no_postgresql:
+        postgresql_cost(args)
+    for my_url in args.mysql:
+        mysql_cost(my_url, args)
+
+
+def postgresql_cost(args: argparse.Namespace) -> None:
     import psycopg
-    from skiplock.dialects._mysql_driver import driver_name
 
     server, url, postmaster = _embedded()
     try:
@@ -321,26 +327,24 @@ def main() -> None:
         got,
         {"wal": "WAL bytes/job", "commits": "commits/job", "cpu": "server CPU µs/job"},
     )
-    for my_url in args.mysql:
-        systems = [
-            (
-                "skiplock, Worker c100",
-                args.jobs,
-                *_skiplock_phases(my_url, args.jobs, args.batch, {"concurrency": 100}),
-            ),
-            (
-                "skiplock, Worker defaults",
-                args.jobs,
-                *_skiplock_phases(my_url, args.jobs, args.batch, {}),
-            ),
-            ("raw SQL", args.jobs, *_raw_phases(my_url, args.jobs, args.batch, RawMySQL)),
-        ]
-        got = run(MyCounters(my_url), systems, args.runs)
-        print_table(
-            f"{my_url} ({driver_name(mysql.connector)}; global counters: shared server)",
-            got,
-            {"redo": "redo bytes/job", "binlog": "binlog bytes/job", "commits": "COMMITs/job"},
-        )
+
+
+def mysql_cost(url: str, args: argparse.Namespace) -> None:
+    import mysql.connector
+    from skiplock.dialects._mysql_driver import driver_name
+
+    n, batch = args.jobs, args.batch
+    systems = [
+        ("skiplock, Worker c100", n, *_skiplock_phases(url, n, batch, {"concurrency": 100})),
+        ("skiplock, Worker defaults", n, *_skiplock_phases(url, n, batch, {})),
+        ("raw SQL", n, *_raw_phases(url, n, batch, RawMySQL)),
+    ]
+    got = run(MyCounters(url), systems, args.runs)
+    print_table(
+        f"{url} ({driver_name(mysql.connector)}; global counters of a shared server)",
+        got,
+        {"redo": "redo bytes/job", "binlog": "binlog bytes/job", "commits": "COMMITs/job"},
+    )
 
 
 if __name__ == "__main__":
