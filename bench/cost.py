@@ -137,50 +137,29 @@ def _embedded() -> tuple[Any, str, int]:
 # -- the systems --------------------------------------------------------------------------
 
 
-def _skiplock_phases(url: str, n: int, batch: int, options: dict[str, Any]) -> tuple[Any, Any]:
-    def enqueue() -> None:
-        s = Skiplock(url)
-        try:
-            s.fill(n, batch)
-        finally:
-            s.close()
+def _phases(make: Callable[[], Any], n: int, batch: int, drain: Callable[[Any], object]) -> Any:
+    """(prepare, (enqueue, drain)): each step on a fresh system object, closed after it, so
+    every connection of a phase has ended before its counters are read."""
 
-    def drain() -> None:
-        s = Skiplock(url)
-        try:
-            s.run_worker(n, **options)
-        finally:
-            s.close()
+    def step(do: Callable[[Any], object]) -> Callable[[], None]:
+        def run() -> None:
+            system = make()
+            try:
+                do(system)
+            finally:
+                system.close()
 
-    def prepare() -> None:
-        s = Skiplock(url)
-        s.reset()
-        s.close()
+        return run
 
-    return prepare, (enqueue, drain)
+    return step(lambda s: s.reset()), (step(lambda s: s.fill(n, batch)), step(drain))
 
 
-def _raw_phases(url: str, n: int, batch: int, cls: Any) -> tuple[Any, Any]:
-    def prepare() -> None:
-        r = cls(url)
-        r.reset()
-        r.close()
+def _skiplock_phases(url: str, n: int, batch: int, options: dict[str, Any]) -> Any:
+    return _phases(lambda: Skiplock(url), n, batch, lambda s: s.run_worker(n, **options))
 
-    def enqueue() -> None:
-        r = cls(url)
-        try:
-            r.fill(n, batch)
-        finally:
-            r.close()
 
-    def drain() -> None:
-        r = cls(url)
-        try:
-            r.run_drain(n)
-        finally:
-            r.close()
-
-    return prepare, (enqueue, drain)
+def _raw_phases(url: str, n: int, batch: int, cls: Any) -> Any:
+    return _phases(lambda: cls(url), n, batch, lambda r: r.run_drain(n))
 
 
 def _peer_phases(url: str, name: str, n: int, batch: int) -> tuple[Any, Any]:
