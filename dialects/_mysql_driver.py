@@ -20,6 +20,10 @@ from typing import Any
 
 __all__ = ["c_extension_error", "driver_name", "socket_of", "use_pure"]
 
+#: MySQL's performance_schema view first: its information_schema one fails (3854) while any
+#: session runs a query with a 4-byte character; MariaDB has only the information_schema one
+_PROCESSLISTS = ("performance_schema.processlist", "information_schema.PROCESSLIST")
+
 
 def c_extension_error(connector: ModuleType) -> str | None:
     """None if mysql-connector's C extension loads, else why it does not."""
@@ -47,16 +51,24 @@ def driver_name(connector: ModuleType) -> str:
 def socket_of(conn: Any) -> int | None:
     """The file descriptor of a C-extension connection's TCP socket, found by the client
     port the server reports for this session; None where it cannot be told (a Unix
-    socket, a proxy in between, no ``/proc``). One round trip, at connect time only."""
-    cur = conn.cursor()
-    try:
-        # The session's own row: visible without the PROCESS privilege.
-        cur.execute("SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()")
-        row = cur.fetchone()
-    finally:
-        cur.close()
-    conn.commit()
-    host = str(row[0]) if row else ""
+    socket, a proxy in between, no ``/proc``). One or two round trips, at connect time only."""
+    from mysql.connector import Error
+
+    host = ""
+    for view in _PROCESSLISTS:
+        cur = conn.cursor()
+        try:
+            # The session's own row: visible without the PROCESS privilege.
+            cur.execute(f"SELECT HOST FROM {view} WHERE ID = CONNECTION_ID()")
+            row = cur.fetchone()
+        except Error:  # not there (MariaDB), or 3854
+            row = None
+        finally:
+            cur.close()
+        conn.rollback()
+        if row:
+            host = str(row[0])
+            break
     _, _, port = host.rpartition(":")
     if not port.isdigit() or not os.path.isdir("/proc/self/fd"):
         return None
