@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, ClassVar
 
+from skiplock._options import Option, check_options
 from skiplock._sql import TableName, load_statements, render_statements
 from skiplock._url import DatabaseURL, mask_password
 from skiplock.errors import BackendError, ConfigurationError
@@ -48,6 +49,11 @@ class Dialect:
     array_params: ClassVar[bool] = False
     #: PostgreSQL-style LISTEN/NOTIFY can wake idle workers
     supports_notify: ClassVar[bool] = False
+    #: the URL query options this dialect hands its driver, with their types (documented
+    #: in docs/getting-started.md); any other is refused at connect()
+    URL_OPTIONS: ClassVar[Mapping[str, Option]] = {}
+    #: options refused with a reason: they would break a guarantee
+    REFUSED_OPTIONS: ClassVar[Mapping[str, str]] = {}
 
     REQUIRED_STATEMENTS: ClassVar[frozenset[str]] = frozenset(
         {
@@ -71,6 +77,10 @@ class Dialect:
     def __init__(self, url: DatabaseURL, table: TableName) -> None:
         self.url = url
         self.table = table
+        #: the URL's query options, checked and converted (see URL_OPTIONS)
+        self.options: dict[str, Any] = check_options(
+            url.flavor, url.options, self.URL_OPTIONS, self.REFUSED_OPTIONS
+        )
         raw = load_statements("skiplock.dialects", self.sql_file)
         missing = self.REQUIRED_STATEMENTS - raw.keys()
         if missing:  # a packaging or editing mistake, never a user's

@@ -24,7 +24,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, ClassVar
 
-from skiplock.errors import ConfigurationError, UnsupportedServer
+from skiplock._options import INT, TEXT, Option
+from skiplock.errors import UnsupportedServer
 
 from .base import Dialect, Row, ServerInfo
 
@@ -45,10 +46,25 @@ _MIN_VERSION = (13,)
 _AZURE_EDITIONS = {5, 8}
 _DBLIB_NUMBER = re.compile(r"(?:DB-Lib error message|SQL Server message) (\d+)")
 _LEADING_NUMBER = re.compile(r"^\D{0,40}?\((\d+),")
-#: pymssql.connect arguments that are numbers; URL query values arrive as text
-_INT_OPTIONS = {"timeout", "login_timeout", "arraysize"}
+#: pymssql.connect arguments that keep every guarantee
+URL_OPTIONS: dict[str, Option] = {
+    "timeout": INT,
+    "login_timeout": INT,
+    "arraysize": Option("int", low=1, high=100_000),
+    "appname": TEXT,
+    "tds_version": Option("choice", ("7.0", "7.1", "7.2", "7.3", "7.4")),
+    "charset": Option("choice", ("UTF-8",)),  # names and payloads are Unicode
+    "encryption": Option("choice", ("default", "off", "request", "require")),
+}
 #: what the dialect relies on: transactions it commits itself, rows as dicts
-_OWNED_OPTIONS = {"autocommit", "as_dict", "server", "port", "database", "user", "password"}
+REFUSED_OPTIONS = {
+    "as_dict": "skiplock reads rows as dicts",
+    "server": "it is part of the URL itself",
+    "conn_properties": "it runs SQL at connect that can change the session settings the "
+    "claim needs (skiplock runs its own)",
+    "read_only": "a queue writes",
+    "use_datetime2": "skiplock binds times itself",
+}
 #: rows per VALUES list: INSERT … VALUES allows 1000; smaller statements compile faster
 BATCH_ROWS = 500
 
@@ -111,6 +127,8 @@ class MSSQLDialect(Dialect):
     sql_file: ClassVar[str] = "mssql.sql"
     driver_module: ClassVar[str] = "pymssql"
     extra: ClassVar[str] = "mssql"
+    URL_OPTIONS: ClassVar[Mapping[str, Option]] = URL_OPTIONS
+    REFUSED_OPTIONS: ClassVar[Mapping[str, str]] = REFUSED_OPTIONS
 
     def quote(self, ident: str) -> str:
         return "[" + ident.replace("]", "]]") + "]"
@@ -130,19 +148,7 @@ class MSSQLDialect(Dialect):
             kwargs["user"] = u.user
         if u.password is not None:
             kwargs["password"] = u.password
-        for key, text in u.options.items():
-            if key in _OWNED_OPTIONS:
-                raise ConfigurationError(
-                    f"the URL option {key!r} is set by skiplock for SQL Server; remove it"
-                )
-            if key in _INT_OPTIONS:
-                if not text.isdigit():
-                    raise ConfigurationError(
-                        f"the URL option {key}={text!r} must be a whole number of seconds"
-                    )
-                kwargs[key] = int(text)
-            else:
-                kwargs[key] = text
+        kwargs.update(self.options)
         return kwargs
 
     def connect(self) -> Any:

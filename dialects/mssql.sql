@@ -1,6 +1,8 @@
 -- skiplock statements for SQL Server 2016+ (13.x) and Azure SQL (READPAST).
 -- {table} is the checked, bracket-quoted table name; {prefix} its bare name for index names.
--- Times are DATETIME2(6) in UTC from SYSUTCDATETIME(), the database's clock.
+-- Times are DATETIME2(6) in UTC from SYSUTCDATETIME(), the database's clock. It is read
+-- when the statement runs (one value per statement), not when its transaction began, so a
+-- lease set late in a caller's long transaction starts then.
 -- run_at is "claimable from": for a pending job its schedule, for a running job the end of
 -- its lease, so one filtered index serves both new jobs and jobs whose lease expired.
 -- pymssql puts bound values into the text itself, so no statement here may contain a

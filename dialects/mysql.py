@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
+from skiplock._options import BOOL, INT, TEXT, Option
 from skiplock.errors import UnsupportedServer
 
 from .base import Dialect, Row, ServerInfo
@@ -31,12 +32,48 @@ _RETRYABLE = {1205, 1213, 3572, 3058}
 #: server gone, lost, killed, shutting down, disconnected for inactivity
 _CONNECTION = {1053, 1927, 2003, 2006, 2013, 2055, 4031, 1317}
 
+#: mysql-connector arguments that keep every guarantee (and exist since its 8.0.33)
+URL_OPTIONS: dict[str, Option] = {
+    "connection_timeout": INT,
+    "connect_timeout": INT,
+    "ssl_ca": TEXT,
+    "ssl_cert": TEXT,
+    "ssl_key": TEXT,
+    "ssl_cipher": TEXT,
+    "ssl_disabled": BOOL,
+    "ssl_verify_cert": BOOL,
+    "ssl_verify_identity": BOOL,
+    "unix_socket": TEXT,
+    "compress": BOOL,
+    "force_ipv6": BOOL,
+    "auth_plugin": TEXT,
+}
+_SESSION = "skiplock sets it on every connection: "
+REFUSED_OPTIONS = {
+    "sql_mode": _SESSION + "a mode such as ANSI_QUOTES changes how statements parse",
+    "time_zone": _SESSION + "times are UTC",
+    "charset": _SESSION + "utf8mb4",
+    "collation": _SESSION + "utf8mb4_bin, so names differing in case stay apart",
+    "use_pure": _SESSION + "the C extension fails to load on some systems",
+    "client_flags": _SESSION + "FOUND_ROWS makes a fenced write count the row it matched",
+    "init_command": "it can change the isolation level or session settings the claim needs",
+    "allow_local_infile": "it lets the server read this machine's files",
+    "buffered": "skiplock reads every result itself",
+    "raw": "skiplock decodes rows itself",
+    "consume_results": "skiplock reads every result itself",
+    "pool_name": "skiplock keeps its own connections",
+    "pool_size": "skiplock keeps its own connections",
+    "converter_class": "skiplock decodes rows itself",
+}
+
 
 class MySQLDialect(Dialect):
     name: ClassVar[str] = "mysql"
     sql_file: ClassVar[str] = "mysql.sql"
     driver_module: ClassVar[str] = "mysql.connector"
     extra: ClassVar[str] = "mysql"
+    URL_OPTIONS: ClassVar[Mapping[str, Option]] = URL_OPTIONS
+    REFUSED_OPTIONS: ClassVar[Mapping[str, str]] = REFUSED_OPTIONS
 
     #: set by :meth:`server_info`: MariaDB has INSERT … RETURNING, MySQL has not
     insert_returning = False
@@ -62,7 +99,7 @@ class MySQLDialect(Dialect):
             "charset": "utf8mb4",
             "collation": "utf8mb4_bin",
         }
-        kwargs.update(u.options)
+        kwargs.update(self.options)
         conn = connector.connect(**kwargs)
         cur = conn.cursor()
         try:

@@ -1,7 +1,12 @@
 -- skiplock statements for MySQL 8.0.1+ and MariaDB 10.6+ (SKIP LOCKED), InnoDB.
 -- {table} is the checked, quoted table name; {prefix} its bare name for index names.
+-- Index names belong to their table, but a CHECK constraint's name is schema-wide and
+-- compared without case: {tag} (a hash of the exact name) keeps `Jobs` and `jobs` apart.
+-- Tables made before it keep their `<table>_status` constraint: install never recreates.
 -- Times are DATETIME(6) in UTC from UTC_TIMESTAMP(6), the database's clock; the session
--- time zone never matters.
+-- time zone never matters. UTC_TIMESTAMP() is the time the statement began (one value per
+-- statement), not the transaction: a lease set late in a caller's long transaction starts
+-- then (tests/conformance/test_lease.py, ..._measured_when_the_statement_runs).
 -- run_at is "claimable from": for a pending job its schedule, for a running job the end
 -- of its lease. MySQL has no partial index, so the stored column `claimable` (1 while
 -- pending or running, else NULL) leads the claim index and keeps finished rows out of it.
@@ -31,7 +36,7 @@ CREATE TABLE IF NOT EXISTS {table} (
     UNIQUE KEY `{prefix}_dedupe` (dedupe_active),
     KEY `{prefix}_claim` (claimable, queue, priority, run_at, id),
     KEY `{prefix}_finished` (status, finished_at),
-    CONSTRAINT `{prefix}_status` CHECK (status IN ('pending', 'running', 'done', 'failed'))
+    CONSTRAINT `{prefix}_status_{tag}` CHECK (status IN ('pending', 'running', 'done', 'failed'))
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin
 
 -- name: enqueue

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from skiplock._options import INT, TEXT, Option
 from skiplock.errors import UnsupportedServer
 
 from .base import Dialect, Row, ServerInfo
@@ -27,6 +28,41 @@ _CONNECTION_CLASSES = ("08", "57P")
 #: trip for the ids costs more than COPY saves)
 COPY_MIN_ROWS = 200
 
+#: libpq connection keywords that keep every guarantee (libpq takes 0/1, not booleans)
+URL_OPTIONS: dict[str, Option] = {
+    "sslmode": Option(
+        "choice", ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
+    ),
+    "sslrootcert": TEXT,
+    "sslcert": TEXT,
+    "sslkey": TEXT,
+    "sslcrl": TEXT,
+    "sslcrldir": TEXT,
+    "connect_timeout": INT,
+    "application_name": TEXT,
+    # a queue writes: a read-only server or a standby would refuse every claim
+    "target_session_attrs": Option("choice", ("any", "read-write", "primary")),
+    "keepalives": Option("int", high=1),
+    "keepalives_idle": INT,
+    "keepalives_interval": INT,
+    "keepalives_count": Option("int", high=1000),
+    "tcp_user_timeout": Option("int", high=86_400_000),
+    "gssencmode": Option("choice", ("disable", "prefer", "require")),
+    "channel_binding": Option("choice", ("disable", "prefer", "require")),
+    "krbsrvname": TEXT,
+    "passfile": TEXT,
+    "hostaddr": TEXT,
+}
+REFUSED_OPTIONS = {
+    "options": "its -c settings can change the isolation level, time zone or timeouts "
+    "that the claim and the leases rely on",
+    "client_encoding": "payloads and names are exchanged as UTF-8",
+    "service": "a service file can set options skiplock must refuse; give them in the URL",
+    "replication": "a replication connection cannot run the queue's statements",
+    "default_transaction_isolation": "claims run at READ COMMITTED",
+    "default_transaction_read_only": "a queue writes",
+}
+
 
 class PostgreSQLDialect(Dialect):
     name: ClassVar[str] = "postgresql"
@@ -35,6 +71,8 @@ class PostgreSQLDialect(Dialect):
     extra: ClassVar[str] = "postgresql"
     array_params: ClassVar[bool] = True
     supports_notify: ClassVar[bool] = True
+    URL_OPTIONS: ClassVar[Mapping[str, Option]] = URL_OPTIONS
+    REFUSED_OPTIONS: ClassVar[Mapping[str, str]] = REFUSED_OPTIONS
 
     def quote(self, ident: str) -> str:
         return '"' + ident.replace('"', '""') + '"'
@@ -48,8 +86,8 @@ class PostgreSQLDialect(Dialect):
             kwargs["user"] = u.user
         if u.password is not None:
             kwargs["password"] = u.password
-        kwargs.update(u.options)
-        kwargs.setdefault("connect_timeout", "10")
+        kwargs.update(self.options)
+        kwargs.setdefault("connect_timeout", 10)
         kwargs.setdefault("application_name", "skiplock")
         return kwargs
 

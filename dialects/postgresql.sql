@@ -1,6 +1,10 @@
 -- skiplock statements for PostgreSQL 9.5+ (SKIP LOCKED).
 -- {table} is the checked, quoted table name; {prefix} its bare name for index names.
--- Every time comes from the database's clock (now()).
+-- Every lease and run_at comes from the database's clock as the statement starts
+-- (statement_timestamp()), never now(): now() is the start of the transaction, so a
+-- heartbeat or claim late in a long caller's transaction (Queue.transaction) would measure
+-- its lease from the past. Not clock_timestamp(): it is volatile, read again for every
+-- row (one claim's jobs would differ) and cannot bound an index scan.
 -- run_at is "claimable from": for a pending job its schedule, for a running job the end of
 -- its lease, so one partial index serves both new jobs and jobs whose lease expired.
 
@@ -40,7 +44,7 @@ CREATE TRIGGER "{prefix}_notify" AFTER INSERT ON {table}
 -- name: enqueue
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key)
 VALUES (%(queue)s, %(payload)s::json, %(priority)s, %(max_attempts)s,
-        COALESCE(%(run_at)s::timestamptz, now() + %(delay_ms)s * interval '1 millisecond'),
+        COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond'),
         %(idempotency_key)s::uuid)
 RETURNING id
 
@@ -49,7 +53,7 @@ RETURNING id
 -- never raises, so it is safe inside the caller's own transaction.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, dedupe_key)
 VALUES (%(queue)s, %(payload)s::json, %(priority)s, %(max_attempts)s,
-        COALESCE(%(run_at)s::timestamptz, now() + %(delay_ms)s * interval '1 millisecond'),
+        COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond'),
         %(idempotency_key)s::uuid, %(dedupe_key)s)
 ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL AND status IN ('pending', 'running')
 DO NOTHING
@@ -62,7 +66,7 @@ WHERE dedupe_key = %(dedupe_key)s AND status IN ('pending', 'running')
 -- name: enqueue_many
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key)
 SELECT %(queue)s, v.payload::json, %(priority)s, %(max_attempts)s,
-       COALESCE(%(run_at)s::timestamptz, now() + %(delay_ms)s * interval '1 millisecond'),
+       COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond'),
        v.ikey::uuid
 FROM unnest(%(payloads)s::text[], %(keys)s::text[]) WITH ORDINALITY AS v(payload, ikey, n)
 ORDER BY v.n
@@ -74,7 +78,7 @@ RETURNING id, idempotency_key
 -- attempts are spent, ends 'failed' and is not returned.
 WITH picked AS (
     SELECT id FROM {table}
-    WHERE queue = %(queue)s AND status IN ('pending', 'running') AND run_at <= now()
+    WHERE queue = %(queue)s AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
     ORDER BY priority, run_at, id
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
@@ -85,15 +89,15 @@ WITH picked AS (
         attempt = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
                        THEN j.attempt ELSE j.attempt + 1 END,
         lease_until = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
-                           THEN NULL ELSE now() + %(lease_ms)s * interval '1 millisecond' END,
+                           THEN NULL ELSE statement_timestamp() + %(lease_ms)s * interval '1 millisecond' END,
         run_at = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
-                      THEN j.run_at ELSE now() + %(lease_ms)s * interval '1 millisecond' END,
+                      THEN j.run_at ELSE statement_timestamp() + %(lease_ms)s * interval '1 millisecond' END,
         last_error = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
                           THEN 'lease expired: attempt ' || j.attempt || ' of ' || j.max_attempts
                                || ' did not finish before its lease ended (worker died or stalled)'
                           ELSE j.last_error END,
         finished_at = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
-                           THEN now() ELSE NULL END
+                           THEN statement_timestamp() ELSE NULL END
     FROM picked WHERE j.id = picked.id
     RETURNING j.*
 )
@@ -108,7 +112,7 @@ SELECT * FROM taken WHERE status = 'running' ORDER BY priority, run_at, id
 -- a comment: the driver would ask for its value.
 WITH picked AS (
     SELECT id FROM {table}
-    WHERE queue = ANY(%(queues)s::text[]) AND status IN ('pending', 'running') AND run_at <= now()
+    WHERE queue = ANY(%(queues)s::text[]) AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
     ORDER BY priority, run_at, id
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
@@ -119,15 +123,15 @@ WITH picked AS (
         attempt = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
                        THEN j.attempt ELSE j.attempt + 1 END,
         lease_until = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
-                           THEN NULL ELSE now() + %(lease_ms)s * interval '1 millisecond' END,
+                           THEN NULL ELSE statement_timestamp() + %(lease_ms)s * interval '1 millisecond' END,
         run_at = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
-                      THEN j.run_at ELSE now() + %(lease_ms)s * interval '1 millisecond' END,
+                      THEN j.run_at ELSE statement_timestamp() + %(lease_ms)s * interval '1 millisecond' END,
         last_error = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
                           THEN 'lease expired: attempt ' || j.attempt || ' of ' || j.max_attempts
                                || ' did not finish before its lease ended (worker died or stalled)'
                           ELSE j.last_error END,
         finished_at = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
-                           THEN now() ELSE NULL END
+                           THEN statement_timestamp() ELSE NULL END
     FROM picked WHERE j.id = picked.id
     RETURNING j.*
 )
@@ -135,8 +139,8 @@ SELECT * FROM taken WHERE status = 'running' ORDER BY priority, run_at, id
 
 -- name: heartbeat
 UPDATE {table}
-SET lease_until = now() + %(lease_ms)s * interval '1 millisecond',
-    run_at = now() + %(lease_ms)s * interval '1 millisecond'
+SET lease_until = statement_timestamp() + %(lease_ms)s * interval '1 millisecond',
+    run_at = statement_timestamp() + %(lease_ms)s * interval '1 millisecond'
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 
 -- name: lease_of
@@ -144,7 +148,7 @@ SELECT lease_until FROM {table} WHERE id = %(id)s
 
 -- name: complete
 UPDATE {table}
-SET status = 'done', result = %(result)s::json, lease_until = NULL, finished_at = now()
+SET status = 'done', result = %(result)s::json, lease_until = NULL, finished_at = statement_timestamp()
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 
 -- name: complete_many
@@ -154,25 +158,25 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 -- each batch (measured: completion 2-3x slower with a backlog); the primary key finds
 -- each row directly.
 UPDATE {table} AS j
-SET status = 'done', result = v.result::json, lease_until = NULL, finished_at = now()
+SET status = 'done', result = v.result::json, lease_until = NULL, finished_at = statement_timestamp()
 FROM unnest(%(ids)s::bigint[], %(attempts)s::integer[], %(results)s::text[]) AS v(id, attempt, result)
 WHERE j.id = v.id AND j.attempt = v.attempt AND (j.status = 'running') IS TRUE
 RETURNING j.id
 
 -- name: retry
 UPDATE {table}
-SET status = 'pending', run_at = now() + %(delay_ms)s * interval '1 millisecond',
+SET status = 'pending', run_at = statement_timestamp() + %(delay_ms)s * interval '1 millisecond',
     lease_until = NULL, last_error = %(error)s
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 
 -- name: fail
 UPDATE {table}
-SET status = 'failed', lease_until = NULL, last_error = %(error)s, finished_at = now()
+SET status = 'failed', lease_until = NULL, last_error = %(error)s, finished_at = statement_timestamp()
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 
 -- name: release
 UPDATE {table}
-SET status = 'pending', run_at = now(), lease_until = NULL
+SET status = 'pending', run_at = statement_timestamp(), lease_until = NULL
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 
 -- name: get
@@ -180,13 +184,13 @@ SELECT * FROM {table} WHERE id = %(id)s
 
 -- name: stats
 SELECT
-    count(*) FILTER (WHERE status = 'pending' AND run_at <= now()) AS pending,
-    count(*) FILTER (WHERE status = 'pending' AND run_at > now()) AS scheduled,
-    count(*) FILTER (WHERE status = 'running' AND lease_until >= now()) AS running,
-    count(*) FILTER (WHERE status = 'running' AND lease_until < now()) AS expired,
+    count(*) FILTER (WHERE status = 'pending' AND run_at <= statement_timestamp()) AS pending,
+    count(*) FILTER (WHERE status = 'pending' AND run_at > statement_timestamp()) AS scheduled,
+    count(*) FILTER (WHERE status = 'running' AND lease_until >= statement_timestamp()) AS running,
+    count(*) FILTER (WHERE status = 'running' AND lease_until < statement_timestamp()) AS expired,
     count(*) FILTER (WHERE status = 'done') AS done,
     count(*) FILTER (WHERE status = 'failed') AS failed,
-    EXTRACT(EPOCH FROM now() - min(run_at) FILTER (WHERE status = 'pending' AND run_at <= now()))
+    EXTRACT(EPOCH FROM statement_timestamp() - min(run_at) FILTER (WHERE status = 'pending' AND run_at <= statement_timestamp()))
         AS oldest_pending_age
 FROM {table}
 WHERE %(all_queues)s OR queue = ANY(%(queues)s::text[])
@@ -198,7 +202,7 @@ WHERE %(all_queues)s OR queue = ANY(%(queues)s::text[])
 -- The sequence is looked up once (a scalar sub-select), not once per id.
 SELECT array_agg(nextval((SELECT pg_get_serial_sequence('{table}', 'id')::regclass)) ORDER BY g)
            AS ids,
-       COALESCE(%(run_at)s::timestamptz, now() + %(delay_ms)s * interval '1 millisecond') AS run_at
+       COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond') AS run_at
 FROM generate_series(1, %(n)s) AS g
 
 -- name: enqueue_copy
@@ -211,7 +215,7 @@ LISTEN "{prefix}"
 -- failed → pending, now, with max_attempts more attempts than it has used (the fencing
 -- token never goes back). A job whose dedupe_key is held by an active job stays failed.
 UPDATE {table} AS j
-SET status = 'pending', run_at = now(), lease_until = NULL, finished_at = NULL,
+SET status = 'pending', run_at = statement_timestamp(), lease_until = NULL, finished_at = NULL,
     max_attempts = LEAST(2147483647, j.attempt::bigint + COALESCE(%(attempts)s, j.max_attempts))
 WHERE j.status = 'failed'
   AND (%(all_ids)s OR j.id = ANY(%(ids)s::bigint[]))
@@ -225,7 +229,7 @@ WHERE j.status = 'failed'
 DELETE FROM {table} WHERE id IN (
     SELECT id FROM {table}
     WHERE status = ANY(%(statuses)s::text[])
-      AND finished_at < now() - %(older_ms)s * interval '1 millisecond'
+      AND finished_at < statement_timestamp() - %(older_ms)s * interval '1 millisecond'
     LIMIT %(limit)s)
 
 -- name: lock_timeout

@@ -7,16 +7,16 @@ from __future__ import annotations
 import math
 import uuid
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 import skiplock
+from skiplock._checks import error_text as _error_text
 from skiplock._sql import TableName
 from skiplock._url import parse_url
-from skiplock.queue import _error_text
 
 DB = settings(
     max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -98,6 +98,67 @@ def test_urls_parse_or_raise_configuration_error(
         return
     for shown in (str(parsed), repr(parsed), parsed.masked()):
         _no_secret(shown, secret)
+
+
+#: passwords written into URLs without percent-encoding: URL-special characters between
+#: capitals and digits that appear nowhere else in the URL or in any message
+raw_passwords = st.text(
+    st.sampled_from(list("[]'\"@:/?#%&=+;,!$()~^{}|<>") + list("QXJKWZ0123456789")),
+    min_size=1,
+    max_size=24,
+)
+
+
+def _pieces(secret: str) -> set[str]:
+    """The password's 4-character pieces that hold at least two capitals or digits."""
+    pieces = {secret[i : i + 4] for i in range(max(1, len(secret) - 3))}
+    return {p for p in pieces if sum(c.isalnum() for c in p) >= 2}
+
+
+@FAST
+@given(password=raw_passwords, scheme=st.sampled_from(["postgresql", "mysql", "mssql"]))
+@example("Xq[9'zK]w", "mysql")
+@example('Q[9"ZK]W', "mysql")
+@example("Q]X[J@K", "postgresql")
+@example("@0/0#", "postgresql")
+@example("/000?", "mysql")
+def test_unencoded_passwords_never_show_a_piece_of_themselves(password: str, scheme: str) -> None:
+    url = f"{scheme}://app:{password}@db.example/prod"
+    try:
+        parsed = parse_url(url)
+    except skiplock.ConfigurationError as exc:
+        shown = [str(exc)]
+    else:
+        shown = [str(parsed), repr(parsed), parsed.masked()]
+    for text in shown:
+        for piece in _pieces(password):
+            assert piece not in text, (piece, text)
+
+
+@FAST
+@given(
+    scheme=st.sampled_from(["postgresql", "mysql", "mariadb", "mssql"]),
+    name=st.one_of(
+        any_text,
+        st.sampled_from(["autocommit", "sslmode", "connect_timeout", "options", "charset"]),
+    ),
+    value=st.one_of(any_text, st.integers(-5, 10**12).map(str), st.sampled_from(["1", "true"])),
+)
+def test_url_options_are_accepted_typed_or_refused_by_name(
+    scheme: str, name: str, value: str
+) -> None:
+    from skiplock.dialects import get_dialect
+
+    url = f"{scheme}://app:{quote(_secret('o'))}@db.example/prod?" + urlencode({name: value})
+    try:
+        parsed = parse_url(url)
+        dialect = get_dialect(parsed, TableName.parse("jobs"))
+    except skiplock.ConfigurationError as exc:
+        _no_secret(str(exc), _secret("o"))
+        return
+    option = dialect.URL_OPTIONS[name]
+    assert dialect.options[name] == option.convert(name, value)
+    assert type(dialect.options[name]) is {"int": int, "bool": bool}.get(option.kind, str)
 
 
 def test_a_refused_login_never_shows_the_password(url: str) -> None:
@@ -280,3 +341,43 @@ def test_error_strings_are_stored_as_given_or_made_storable(
     except UnicodeEncodeError:
         return
     assert record.last_error == error
+
+
+@FAST
+@given(
+    value=st.recursive(
+        st.dictionaries(
+            st.one_of(st.integers(), st.floats(), st.booleans(), st.none()),
+            st.integers(),
+            min_size=1,
+            max_size=3,
+        ),
+        lambda inner: st.one_of(
+            st.lists(inner, min_size=1, max_size=3),
+            st.dictionaries(any_text, inner, min_size=1, max_size=3),
+        ),
+        max_leaves=5,
+    )
+)
+@example({1: "a", "1": "b"})
+def test_keys_that_are_not_strings_are_refused_anywhere_in_a_payload(value: Any) -> None:
+    # json would make them strings (and {1: "a", "1": "b"} would lose one): refused instead
+    from skiplock._checks import dumps
+
+    with pytest.raises(skiplock.PayloadError, match="key that is not a string"):
+        dumps(value, "payload")
+
+
+@FAST
+@given(depth=st.integers(0, 3000), wrap=st.sampled_from(["list", "dict"]))
+def test_payload_depth_is_refused_past_the_bound_alone(depth: int, wrap: str) -> None:
+    from skiplock._checks import MAX_DEPTH, dumps
+
+    value: Any = 0
+    for _ in range(depth):
+        value = [value] if wrap == "list" else {"k": value}
+    if depth <= MAX_DEPTH:
+        assert dumps(value, "payload")
+    else:
+        with pytest.raises(skiplock.PayloadError):
+            dumps(value, "payload")

@@ -71,3 +71,33 @@ def test_mask_password_in_free_text() -> None:
     masked = mask_password(text)
     assert "topsecret" not in masked and ":pw@" not in masked
     assert "postgresql://app:***@db:5432/x" in masked
+
+
+def test_a_password_with_brackets_and_quotes_is_not_shown_in_part() -> None:
+    with pytest.raises(skiplock.ConfigurationError) as info:
+        parse_url("mysql://app:Xq[9'zK]w@db.example/prod")
+    for piece in ("Xq", "9'zK", "zK", "]w", "[9"):
+        assert piece not in str(info.value)
+    assert "percent-encoded" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("host", "match"),
+    [
+        ("a" * 64 + ".example.com", "longer than 63"),
+        ("db." + "b" * 64, "longer than 63"),
+        ("a..b", "empty label"),
+        (".a", "empty label"),
+        ("a." * 127 + "a", "253"),
+    ],
+)
+def test_bad_host_names_are_configuration_errors(host: str, match: str) -> None:
+    with pytest.raises(skiplock.ConfigurationError, match=match):
+        skiplock.connect(f"postgresql://u:hunter2@{host}:5432/db")
+
+
+@pytest.mark.parametrize(
+    "host", ["a" * 63 + ".example.com", "db.example.com.", "127.0.0.1", "[::1]", "bücher.de"]
+)
+def test_good_host_names_pass(host: str) -> None:
+    assert parse_url(f"mysql://u@{host}/db").host

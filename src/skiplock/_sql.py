@@ -2,12 +2,14 @@
 
 A dialect's ``.sql`` file is a list of blocks, each opened by ``-- name: <name>``. The only
 text ever put into a statement is a checked identifier: ``{table}`` (quoted, maybe
-schema-qualified) and ``{prefix}`` (the bare table name, for index names). Values are
-always bound as ``%(name)s`` parameters.
+schema-qualified), ``{prefix}`` (the bare table name, for index names) and ``{tag}`` (8 hex
+digits hashed from the exact bare name, for names a database compares without case).
+Values are always bound as ``%(name)s`` parameters.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -48,6 +50,13 @@ class TableName:
     def __str__(self) -> str:
         return f"{self.schema}.{self.name}" if self.schema else self.name
 
+    @property
+    def tag(self) -> str:
+        """8 hex digits from the exact bare name: "Jobs" and "jobs" get different tags, so
+        names derived from them differ where a database ignores case (MySQL constraint
+        names are schema-wide and compared without case)."""
+        return hashlib.blake2s(self.name.encode("ascii"), digest_size=4).hexdigest()
+
 
 def load_statements(package: str, filename: str) -> dict[str, str]:
     """Read the named blocks of *filename* in *package* (works from a wheel or a checkout)."""
@@ -69,6 +78,8 @@ def render_statements(
         quote(table.name) if table.schema is None else f"{quote(table.schema)}.{quote(table.name)}"
     )
     return {
-        name: sql.replace("{table}", qualified).replace("{prefix}", table.name)
+        name: sql.replace("{table}", qualified)
+        .replace("{prefix}", table.name)
+        .replace("{tag}", table.tag)
         for name, sql in statements.items()
     }

@@ -75,6 +75,30 @@ def _mask_own(url: str) -> str:
     return f"{head}://{rest[: colon + 1]}***{rest[at:]}"
 
 
+def _check_host(host: str, shown: str) -> None:
+    """A host name of dot-separated labels of 1 to 63 characters (RFC 1035), at most 253 in
+    all, that the resolver can encode; an IP address passes. Otherwise the driver's resolver
+    fails later with a raw UnicodeError."""
+    if ":" in host or re.fullmatch(r"[0-9.]+", host):
+        return  # IPv6 (urllib checked it) or IPv4 digits
+    labels = host[:-1].split(".") if host.endswith(".") else host.split(".")
+    why = None
+    if any(not label for label in labels):
+        why = "an empty label (two dots in a row, or a leading dot)"
+    elif any(len(label) > 63 for label in labels):
+        why = "a label longer than 63 characters"
+    elif len(host) > 253:
+        why = "more than 253 characters"
+    if why is not None:
+        raise ConfigurationError(f"malformed database URL {shown!r}: its host name has {why}")
+    try:
+        host.encode("idna")
+    except UnicodeError:
+        raise ConfigurationError(
+            f"malformed database URL {shown!r}: its host name is not a valid (IDNA) name"
+        ) from None
+
+
 def parse_url(url: str | None) -> DatabaseURL:
     """Parse *url* (or ``$SKIPLOCK_URL`` when it is None).
 
@@ -109,14 +133,26 @@ def parse_url(url: str | None) -> DatabaseURL:
         port = parts.port
         hostname = parts.hostname
     except ValueError as exc:
-        # urllib quotes the part it could not read, which may hold the password (a user
-        # name with "[" makes it read "user:password@host" as the host): quote nothing.
-        reason = re.sub(r"'.*'", "'...'", mask_password(str(exc)), flags=re.DOTALL)
+        # urllib's message quotes the part it could not read, with either kind of quote,
+        # and that part may be a piece of the password ("[" in a password makes it read
+        # what follows as an IPv6 host): none of its text is shown.
+        what = "port" if "port" in str(exc).lower() else "host"
         raise ConfigurationError(
-            f"malformed database URL {shown!r}: {reason}; the port must be a number from 1 to 65535"
+            f"malformed database URL {shown!r}: its {what} cannot be read; the port must be a "
+            "number from 1 to 65535, an IPv6 host goes in [brackets], and a password or user "
+            "name holding any of : / ? # [ ] @ % must be percent-encoded "
+            "(urllib.parse.quote(password, safe=''))"
         ) from None
+    if "@" in url.partition("://")[2][len(parts.netloc) :]:
+        # "user:pa/ss@host": the "/" (or "?", "#") ended the host early, and what looks
+        # like the database or an option is a piece of the password.
+        raise ConfigurationError(
+            f"malformed database URL {shown!r}: '@' after the host; a password or user name "
+            "holding / ? # @ must be percent-encoded (urllib.parse.quote(password, safe=''))"
+        )
     if not hostname:
         raise ConfigurationError(f"malformed database URL {shown!r}: it names no host")
+    _check_host(hostname, shown)
     if port == 0:
         raise ConfigurationError(f"malformed database URL {shown!r}: port 0 is not a port")
     database = unquote(parts.path.lstrip("/"))

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from ._checks import integer as _int
+from ._checks import milliseconds as _ms
+from ._checks import queue_names as _queues
 from .errors import ConfigurationError
-from .queue import Queue, _int, _ms, _queues
+from .queue import Queue
 
 __all__ = ["prune", "retry_failed"]
 

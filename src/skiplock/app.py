@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
+from ._checks import seconds
 from ._worker.aio import is_async_handler
 from .async_worker import AsyncWorker
 from .errors import ConfigurationError, PayloadError
@@ -116,7 +117,10 @@ class App:
         pass_job: bool = False,
     ) -> Task | Callable[[Callable[..., Any]], Task]:
         """Register *fn* as a task (``@app.task`` or ``@app.task(queue=...)``). The name is
-        ``module.function`` unless given."""
+        ``module.function`` unless given. A *timeout* that is not a number of seconds
+        above 0 and at most ten years raises :class:`ConfigurationError` here."""
+        if timeout is not None:
+            timeout = seconds(timeout, "timeout", strict=True)
 
         def register(f: Callable[..., Any]) -> Task:
             task_name = name or f"{f.__module__}.{f.__qualname__}"

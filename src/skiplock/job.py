@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
+
+from ._checks import loads
 
 __all__ = ["Job", "Stats", "utc"]
 
@@ -25,14 +26,6 @@ def utc(value: Any) -> datetime | None:
     if tz is _UTC:
         return value
     return value.replace(tzinfo=_UTC) if tz is None else value.astimezone(_UTC)
-
-
-def _json(value: Any) -> Any:
-    if value is None:
-        return None
-    if not isinstance(value, str):  # bytes from some drivers
-        value = bytes(value).decode("utf-8")
-    return json.loads(value)
 
 
 @dataclass(slots=True)
@@ -66,13 +59,14 @@ class Job:
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Job:
-        """Build a job from a database row (column name → value)."""
+        """Build a job from a database row (column name → value). Raises
+        :class:`~skiplock.PayloadError` when its stored payload or result cannot be decoded."""
         # Positional, in field order: a claim builds one per job (keywords cost ~1 us more).
         get = row.get
         return cls(
             int(row["id"]),
             str(row["queue"]),
-            _json(row["payload"]),
+            loads(row["payload"], "payload"),
             int(row["priority"]),
             str(row["status"]),
             int(row["attempt"]),
@@ -82,7 +76,7 @@ class Job:
             str(row["idempotency_key"]),
             get("dedupe_key"),
             get("last_error"),
-            _json(get("result")),
+            loads(get("result"), "result"),
             utc(get("created_at")),
             utc(get("finished_at")),
         )

@@ -7,9 +7,7 @@ caller's own driver connection, which the caller commits (see :meth:`Queue.trans
 
 from __future__ import annotations
 
-import json
 import logging
-import math
 import os
 import random
 import threading
@@ -17,9 +15,16 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, TypeVar
 
+from ._checks import dumps as _dumps
+from ._checks import error_text as _error_text
+from ._checks import integer as _int
+from ._checks import milliseconds as _ms
+from ._checks import queue_names as _queues
+from ._checks import run_at_or_delay as _run_at
+from ._checks import text as _text
 from ._sql import TableName
 from ._url import DatabaseURL, parse_url
 from .dialects import Dialect, ServerInfo, get_dialect
@@ -32,8 +37,6 @@ log = logging.getLogger("skiplock")
 T = TypeVar("T")
 
 DEFAULT_TABLE = "skiplock_jobs"
-MAX_NAME = 255
-MAX_ERROR = 8000
 _RETRIES = 5
 
 
@@ -53,23 +56,6 @@ def backoff(attempt: int, *, base: float = 1.0, cap: float = 3600.0, jitter: flo
     return max(0.0, delay * (1.0 + random.uniform(-jitter, jitter)))
 
 
-# -- argument checks: every bad input is our own error type ---------------------------------
-
-
-#: one encoder for every payload: ``json.dumps`` with options builds a new one per call
-_ENCODER = json.JSONEncoder(allow_nan=False, ensure_ascii=True, separators=(",", ":"))
-
-
-def _dumps(value: Any, what: str) -> str:
-    try:
-        return _ENCODER.encode(value)
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise PayloadError(
-            f"the {what} is not JSON ({type(exc).__name__}: {str(exc)[:200]}); use dicts with "
-            "string keys, lists, strings, finite numbers, booleans and None"
-        ) from None
-
-
 def _uuid4_batch(n: int) -> list[str]:
     """*n* random (version 4) UUIDs as text, from one read of the OS's random source:
     ``str(uuid.uuid4())`` costs a system call per key, a third of a bulk enqueue."""
@@ -82,88 +68,6 @@ def _uuid4_batch(n: int) -> list[str]:
         f"{h[o + 20 : o + 32]}"
         for o in range(0, 32 * n, 32)
     ]
-
-
-def _text(value: object, what: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise ConfigurationError(f"{what} must be a non-empty string, not {value!r:.80}")
-    if len(value) > MAX_NAME:
-        raise ConfigurationError(f"{what} is longer than {MAX_NAME} characters")
-    if "\x00" in value or not value.isprintable():
-        raise ConfigurationError(f"{what} {value!r:.80} holds control characters")
-    if value[-1] == " ":
-        # MySQL and MariaDB compare 'a' and 'a ' as equal (PAD SPACE collations): refused
-        # everywhere, so that two names never mean one queue or one key on some databases.
-        raise ConfigurationError(
-            f"{what} {value!r:.80} ends in a space; strip it (MySQL and MariaDB would treat "
-            "it as the same name without the space)"
-        )
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ConfigurationError(f"{what} {value!r:.80} is not valid Unicode text") from None
-    return value
-
-
-def _int(value: object, what: str, low: int, high: int = 2**31 - 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ConfigurationError(
-            f"{what} must be an integer from {low} to {high}, not {value!r:.80}"
-        )
-    return value
-
-
-_TEN_YEARS = 10 * 365 * 86400.0
-
-
-def _seconds(
-    value: object, what: str, *, low: float = 0.0, strict: bool = False, high: float | None = None
-) -> float:
-    """A finite number of seconds of at least *low* (above it when *strict*), at most *high*."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigurationError(f"{what} must be a number of seconds, not {value!r:.80}")
-    number = float(value)
-    too_high = high is not None and number > high
-    if not math.isfinite(number) or number < low or (strict and number == low) or too_high:
-        if high is not None:
-            raise ConfigurationError(f"{what} must be between {low} and ten years, not {value!r}")
-        bound = "greater than" if strict else "at least"
-        raise ConfigurationError(f"{what} must be a number {bound} {low}, not {value!r:.80}")
-    return number
-
-
-def _ms(seconds: object, what: str, *, low: float = 0.0) -> int:
-    return round(_seconds(seconds, what, low=low, high=_TEN_YEARS) * 1000)
-
-
-def _error_text(error: object) -> str:
-    text = f"{type(error).__name__}: {error}" if isinstance(error, BaseException) else str(error)
-    # Databases refuse NUL and lone surrogates in text columns; keep what can be kept.
-    text = text.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
-    return text if len(text) <= MAX_ERROR else text[: MAX_ERROR - 3] + "..."
-
-
-def _run_at(run_at: object, delay: object) -> tuple[datetime | None, int]:
-    if run_at is not None and delay is not None:
-        raise ConfigurationError("give run_at or delay, not both")
-    if run_at is not None:
-        if not isinstance(run_at, datetime) or run_at.tzinfo is None:
-            raise ConfigurationError(
-                "run_at must be a timezone-aware datetime, e.g. datetime.now(timezone.utc)"
-            )
-        return run_at.astimezone(timezone.utc), 0
-    return None, 0 if delay is None else _ms(delay, "delay")
-
-
-def _queues(queues: object) -> list[str]:
-    if isinstance(queues, str):
-        queues = (queues,)
-    if not isinstance(queues, Iterable):
-        raise ConfigurationError(f"queues must be a sequence of queue names, not {queues!r:.80}")
-    names = [_text(q, "a queue name") for q in queues]
-    if not names:
-        raise ConfigurationError("queues must name at least one queue")
-    return list(dict.fromkeys(names))
 
 
 class Queue:
@@ -417,16 +321,34 @@ class Queue:
         Claimable: pending with ``run_at`` reached, or running with an expired lease (its
         worker is presumed dead). Each claim adds one to ``attempt``. Rows locked by other
         claims are skipped, never waited for. A job with an expired lease and no attempts
-        left ends ``failed`` instead of being returned.
+        left ends ``failed`` instead of being returned, and so does a job whose stored
+        payload cannot be decoded (``last_error`` says why; the batch's other jobs are
+        returned).
         """
         names = _queues(queues)
         n = _int(limit, "limit", 1, 10_000)
         lease_ms = _ms(lease, "lease", low=0.001)
-        rows = self._run(lambda c: self.dialect.claim(c, names, n, lease_ms), "claiming", conn)
-        jobs = [Job.from_row(r) for r in rows]
-        for job in jobs:
-            job.lease = lease_ms / 1000
-        return jobs
+
+        def take(c: Any) -> list[Job]:
+            jobs = []
+            for row in self.dialect.claim(c, names, n, lease_ms):
+                try:
+                    job = Job.from_row(row)
+                except PayloadError as exc:
+                    # A row written behind our back that no worker could ever decode: it
+                    # fails alone (fenced, in this transaction) and the batch goes on.
+                    self._unreadable(c, row, exc)
+                    continue
+                job.lease = lease_ms / 1000
+                jobs.append(job)
+            return jobs
+
+        return self._run(take, "claiming", conn)
+
+    def _unreadable(self, conn: Any, row: dict[str, Any], exc: PayloadError) -> None:
+        log.error("job %s: %s; it ends failed", row["id"], exc)
+        params = {"id": row["id"], "attempt": row["attempt"], "error": _error_text(exc)}
+        self.dialect.run(conn, "fail", params)
 
     def _fenced(self, job: Job, name: str, params: dict[str, Any], doing: str, conn: Any) -> None:
         if not isinstance(job, Job):

@@ -28,6 +28,8 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
+from ._checks import queue_names as _queues
+from ._checks import seconds as _seconds
 from ._lock import SingleLock
 from ._worker.ledger import Ledger
 from ._worker.lifecycle import Crew
@@ -36,7 +38,7 @@ from ._worker.runners import Handler, Runner, ThreadRunner
 from ._worker.settings import Settings
 from .errors import ConfigurationError
 from .job import Job
-from .queue import Queue, _queues, _seconds
+from .queue import Queue
 
 __all__ = ["Worker", "last_line"]
 

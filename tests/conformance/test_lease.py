@@ -168,3 +168,35 @@ def test_error_text_is_kept_even_when_hostile(queue: skiplock.Queue) -> None:
     assert record is not None and record.last_error is not None
     assert record.last_error.startswith("quote ' semicolon ; nul \\x00 surrogate \\ud800 ü")
     assert len(record.last_error) <= 8000
+
+
+def test_leases_are_measured_when_the_statement_runs_not_when_its_transaction_began(
+    queue: skiplock.Queue,
+) -> None:
+    # A claim and a heartbeat late in a long transaction: with the transaction's clock
+    # (PostgreSQL's now()) their leases would end a second before they were even written.
+    lease, late = 3.0, 4.0
+    beaten_id = queue.enqueue("heartbeated")
+    [beaten] = queue.claim(lease=30)
+    taken_id = queue.enqueue("claimed late")
+    with queue.transaction() as tx:
+        assert tx.claim(queues="nothing here") == []  # the transaction has begun
+        time.sleep(late)
+        tx.heartbeat(beaten, lease=lease)
+        [taken] = tx.claim(lease=lease)
+        assert taken.id == taken_id
+    assert queue.claim(limit=10, lease=30) == []
+    stats = queue.stats()
+    assert (stats.running, stats.expired) == (2, 0)
+    queue.complete(beaten)
+    queue.complete(taken)
+    assert beaten.id == beaten_id
+
+
+def test_run_at_from_delay_is_measured_when_the_statement_runs(queue: skiplock.Queue) -> None:
+    with queue.transaction() as tx:
+        assert tx.claim(queues="nothing here") == []
+        time.sleep(2.5)
+        tx.enqueue("later", delay=2.0)
+    assert queue.claim() == []
+    assert queue.stats().scheduled == 1

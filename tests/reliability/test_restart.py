@@ -2,7 +2,7 @@
 back-off and every job still ends done exactly once.
 
 These tests restart the machine's shared servers, so they run only when
-``SKIPLOCK_RESTART_SERVERS=1`` (scripts/test sets it; CI runs scripts/test); a backend that
+``SKIPLOCK_RESTART_SERVERS=1`` (.ci/run sets it; scripts/test does not); a backend that
 this machine cannot restart (e.g. a remote SQL Server) is skipped with the reason."""
 
 from __future__ import annotations

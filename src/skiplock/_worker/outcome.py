@@ -21,9 +21,10 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from .._checks import dumps as _dumps
 from ..errors import BackendError, LeaseLost, SkiplockError
 from ..job import Job
-from ..queue import Queue, _dumps
+from ..queue import Queue
 from .ledger import NO_COMPLETION, Held, Ledger
 from .settings import Flags
 

@@ -22,5 +22,5 @@ CREATE TABLE IF NOT EXISTS `skiplock_jobs` (
     UNIQUE KEY `skiplock_jobs_dedupe` (dedupe_active),
     KEY `skiplock_jobs_claim` (claimable, queue, priority, run_at, id),
     KEY `skiplock_jobs_finished` (status, finished_at),
-    CONSTRAINT `skiplock_jobs_status` CHECK (status IN ('pending', 'running', 'done', 'failed'))
+    CONSTRAINT `skiplock_jobs_status_eb369c74` CHECK (status IN ('pending', 'running', 'done', 'failed'))
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin

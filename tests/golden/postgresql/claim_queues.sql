@@ -6,7 +6,7 @@
 -- a comment: the driver would ask for its value.
 WITH picked AS (
     SELECT id FROM "skiplock_jobs"
-    WHERE queue = ANY(%(queues)s::text[]) AND status IN ('pending', 'running') AND run_at <= now()
+    WHERE queue = ANY(%(queues)s::text[]) AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
     ORDER BY priority, run_at, id
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
@@ -17,15 +17,15 @@ WITH picked AS (
         attempt = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
                        THEN j.attempt ELSE j.attempt + 1 END,
         lease_until = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
-                           THEN NULL ELSE now() + %(lease_ms)s * interval '1 millisecond' END,
+                           THEN NULL ELSE statement_timestamp() + %(lease_ms)s * interval '1 millisecond' END,
         run_at = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
-                      THEN j.run_at ELSE now() + %(lease_ms)s * interval '1 millisecond' END,
+                      THEN j.run_at ELSE statement_timestamp() + %(lease_ms)s * interval '1 millisecond' END,
         last_error = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
                           THEN 'lease expired: attempt ' || j.attempt || ' of ' || j.max_attempts
                                || ' did not finish before its lease ended (worker died or stalled)'
                           ELSE j.last_error END,
         finished_at = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
-                           THEN now() ELSE NULL END
+                           THEN statement_timestamp() ELSE NULL END
     FROM picked WHERE j.id = picked.id
     RETURNING j.*
 )

@@ -1,3 +1,3 @@
 UPDATE "skiplock_jobs"
-SET status = 'done', result = %(result)s::json, lease_until = NULL, finished_at = now()
+SET status = 'done', result = %(result)s::json, lease_until = NULL, finished_at = statement_timestamp()
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'

@@ -4,5 +4,5 @@
 -- The sequence is looked up once (a scalar sub-select), not once per id.
 SELECT array_agg(nextval((SELECT pg_get_serial_sequence('"skiplock_jobs"', 'id')::regclass)) ORDER BY g)
            AS ids,
-       COALESCE(%(run_at)s::timestamptz, now() + %(delay_ms)s * interval '1 millisecond') AS run_at
+       COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond') AS run_at
 FROM generate_series(1, %(n)s) AS g

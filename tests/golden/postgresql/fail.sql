@@ -1,3 +1,3 @@
 UPDATE "skiplock_jobs"
-SET status = 'failed', lease_until = NULL, last_error = %(error)s, finished_at = now()
+SET status = 'failed', lease_until = NULL, last_error = %(error)s, finished_at = statement_timestamp()
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'

@@ -2,5 +2,5 @@
 DELETE FROM "skiplock_jobs" WHERE id IN (
     SELECT id FROM "skiplock_jobs"
     WHERE status = ANY(%(statuses)s::text[])
-      AND finished_at < now() - %(older_ms)s * interval '1 millisecond'
+      AND finished_at < statement_timestamp() - %(older_ms)s * interval '1 millisecond'
     LIMIT %(limit)s)

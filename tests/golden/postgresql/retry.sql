@@ -1,4 +1,4 @@
 UPDATE "skiplock_jobs"
-SET status = 'pending', run_at = now() + %(delay_ms)s * interval '1 millisecond',
+SET status = 'pending', run_at = statement_timestamp() + %(delay_ms)s * interval '1 millisecond',
     lease_until = NULL, last_error = %(error)s
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'

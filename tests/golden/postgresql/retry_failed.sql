@@ -1,7 +1,7 @@
 -- failed → pending, now, with max_attempts more attempts than it has used (the fencing
 -- token never goes back). A job whose dedupe_key is held by an active job stays failed.
 UPDATE "skiplock_jobs" AS j
-SET status = 'pending', run_at = now(), lease_until = NULL, finished_at = NULL,
+SET status = 'pending', run_at = statement_timestamp(), lease_until = NULL, finished_at = NULL,
     max_attempts = LEAST(2147483647, j.attempt::bigint + COALESCE(%(attempts)s, j.max_attempts))
 WHERE j.status = 'failed'
   AND (%(all_ids)s OR j.id = ANY(%(ids)s::bigint[]))

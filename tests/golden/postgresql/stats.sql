@@ -1,11 +1,11 @@
 SELECT
-    count(*) FILTER (WHERE status = 'pending' AND run_at <= now()) AS pending,
-    count(*) FILTER (WHERE status = 'pending' AND run_at > now()) AS scheduled,
-    count(*) FILTER (WHERE status = 'running' AND lease_until >= now()) AS running,
-    count(*) FILTER (WHERE status = 'running' AND lease_until < now()) AS expired,
+    count(*) FILTER (WHERE status = 'pending' AND run_at <= statement_timestamp()) AS pending,
+    count(*) FILTER (WHERE status = 'pending' AND run_at > statement_timestamp()) AS scheduled,
+    count(*) FILTER (WHERE status = 'running' AND lease_until >= statement_timestamp()) AS running,
+    count(*) FILTER (WHERE status = 'running' AND lease_until < statement_timestamp()) AS expired,
     count(*) FILTER (WHERE status = 'done') AS done,
     count(*) FILTER (WHERE status = 'failed') AS failed,
-    EXTRACT(EPOCH FROM now() - min(run_at) FILTER (WHERE status = 'pending' AND run_at <= now()))
+    EXTRACT(EPOCH FROM statement_timestamp() - min(run_at) FILTER (WHERE status = 'pending' AND run_at <= statement_timestamp()))
         AS oldest_pending_age
 FROM "skiplock_jobs"
 WHERE %(all_queues)s OR queue = ANY(%(queues)s::text[])

@@ -1,0 +1,91 @@
+"""Tables whose names differ only in case are two queues: both install, neither sees the
+other's jobs. Installing stays idempotent on a table made by an older release's DDL."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+import skiplock
+
+
+def drop(q: skiplock.Queue) -> None:
+    with q.transaction() as tx:
+        tx.execute(f"DROP TABLE IF EXISTS {q.dialect.quote(q.table.name)}")
+        if q.dialect.supports_notify:
+            tx.execute(f"DROP FUNCTION IF EXISTS {q.dialect.quote(q.table.name + '_notify')}()")
+
+
+@pytest.fixture
+def pair(url: str) -> Iterator[tuple[skiplock.Queue, skiplock.Queue]]:
+    base = f"cased_{os.getpid() % 10000}_{uuid.uuid4().hex[:6]}"
+    upper = skiplock.connect(url, table="Jobs_" + base)
+    lower = skiplock.connect(url, table="jobs_" + base)
+    try:
+        yield upper, lower
+    finally:
+        for q in (upper, lower):
+            try:
+                drop(q)
+            finally:
+                q.close()
+
+
+def test_tables_differing_only_in_case_both_install(
+    pair: tuple[skiplock.Queue, skiplock.Queue],
+) -> None:
+    # old code, MySQL: the CHECK constraint's name (schema-wide, compared without case)
+    # collided, and the second install failed
+    upper, lower = pair
+    upper.install()
+    lower.install()
+    upper.install()  # still idempotent
+    upper.enqueue("upper")
+    lower.enqueue("lower")
+    assert [j.payload for j in upper.claim(limit=5)] == ["upper"]
+    assert [j.payload for j in lower.claim(limit=5)] == ["lower"]
+
+
+def test_install_is_idempotent_on_a_table_made_by_the_old_ddl(url: str) -> None:
+    # Until this release the MySQL constraint was named "<table>_status": a table made so
+    # must still install (nothing recreated, nothing lost) and work.
+    table = f"olddl_{os.getpid() % 10000}_{uuid.uuid4().hex[:6]}"
+    q = skiplock.connect(url, table=table)
+    try:
+        tag = q.table.tag
+        old_ddl = q.dialect.sql["install"].replace(f"{table}_status_{tag}", f"{table}_status")
+        with q.transaction() as tx:
+            for statement in split(old_ddl):
+                tx.execute(statement)
+        job_id = q.enqueue("kept")
+        q.install()
+        q.install()
+        [job] = q.claim()
+        assert (job.id, job.payload) == (job_id, "kept")
+        q.complete(job)
+    finally:
+        drop(q)
+        q.close()
+
+
+def split(block: str) -> list[str]:
+    from skiplock.dialects.base import split_statements
+
+    return split_statements(block)
+
+
+def test_the_longest_table_name_installs(url: str) -> None:
+    from skiplock._sql import MAX_IDENT
+
+    table = f"L{uuid.uuid4().hex}".ljust(MAX_IDENT, "x")
+    q = skiplock.connect(url, table=table)
+    try:
+        q.install()
+        q.enqueue("long")
+        assert [j.payload for j in q.claim()] == ["long"]
+    finally:
+        drop(q)
+        q.close()

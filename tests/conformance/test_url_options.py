@@ -1,0 +1,64 @@
+"""URL query options: a documented, typed set per database reaches the driver; an option
+that would break a guarantee, or one the database's dialect does not know, is refused by
+name at connect(), before any connection is made."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import pytest
+
+import skiplock
+
+
+def with_options(url: str, **options: str) -> str:
+    return url + ("&" if "?" in url else "?") + urlencode(options)
+
+
+@pytest.mark.parametrize(
+    "name", ["autocommit", "isolation_level", "transaction_isolation", "password", "user"]
+)
+def test_options_that_break_a_guarantee_are_refused_by_name(url: str, name: str) -> None:
+    # old code: autocommit=1 was a raw TypeError on PostgreSQL and silently committed
+    # every statement on MySQL / MariaDB (your rows no longer committed with the fencing)
+    with pytest.raises(skiplock.ConfigurationError, match=f"'{name}' is not accepted"):
+        skiplock.connect(with_options(url, **{name: "1"}))
+
+
+def test_unknown_options_are_refused_by_name(url: str) -> None:
+    with pytest.raises(skiplock.ConfigurationError, match="unknown URL option 'no_such_opt'"):
+        skiplock.connect(with_options(url, no_such_opt="1"))
+
+
+def test_every_refusal_names_the_accepted_options(url: str) -> None:
+    q = skiplock.connect(url)
+    with pytest.raises(skiplock.ConfigurationError) as info:
+        skiplock.connect(with_options(url, typo="x"))
+    for name in q.dialect.URL_OPTIONS:
+        assert name in str(info.value)
+
+
+def test_numeric_and_boolean_options_are_converted_and_reach_the_driver(url: str) -> None:
+    # old code: numbers reached the driver as strings, reported as a lost connection
+    accepted = skiplock.connect(url).dialect.URL_OPTIONS
+    options = {n: "30" for n, o in accepted.items() if o.kind == "int" and "connect" in n}
+    options.update({n: "true" for n in ("compress",) if n in accepted})
+    assert options, "every dialect has a connect timeout option"
+    q = skiplock.connect(with_options(url, **options))
+    try:
+        for name, value in options.items():
+            assert q.dialect.options[name] == (30 if value == "30" else True)
+        assert q.ping().product
+        q.install()
+        assert q.stats().pending == 0
+    finally:
+        q.close()
+
+
+def test_badly_typed_values_are_refused(url: str) -> None:
+    accepted = skiplock.connect(url).dialect.URL_OPTIONS
+    for name, option in accepted.items():
+        bad = {"int": ["soon", "-1", "1e3", str(option.high + 1)], "bool": ["maybe", ""]}
+        for value in bad.get(option.kind, []) + (["bogus"] if option.kind == "choice" else []):
+            with pytest.raises(skiplock.ConfigurationError, match=name):
+                skiplock.connect(with_options(url, **{name: value}))
