@@ -196,7 +196,7 @@ class Dialect:
     # mode="single", and one without supports_notify is woken by polling only.
 
     LOCK_STATEMENTS: ClassVar[frozenset[str]] = frozenset(
-        {"lock_acquire", "lock_check", "lock_release", "session_id", "kill_session"}
+        {"lock_acquire", "lock_check", "lock_release", "live_leases", "session_id", "kill_session"}
     )
 
     def supports_lock(self) -> bool:

@@ -241,6 +241,15 @@ SELECT CASE WHEN APPLOCK_MODE('public', %(name)s, 'Session') = 'Exclusive' THEN 
 -- name: lock_release
 EXEC sp_releaseapplock @Resource = %(name)s, @LockOwner = 'Session', @DbPrincipal = 'public'
 
+-- name: live_leases
+-- Single mode, after taking the lock: running jobs whose lease has not ended, or ended
+-- less than %(margin_s)s seconds ago, on the statement's clock. A holder cut off from the
+-- database cannot heartbeat, so its leases end while its handlers run; once back, its
+-- heartbeats renew them: the margin gives it time to.
+SELECT TOP (%(limit)s) id, attempt FROM {table}
+WHERE status = 'running'
+  AND lease_until > DATEADD(SECOND, -%(margin_s)s, SYSUTCDATETIME())
+
 -- name: session_id
 SELECT @@SPID AS session
 

@@ -3,8 +3,11 @@
 What differs from the common path, and why:
 
 - No ``UPDATE … RETURNING`` (MariaDB has none either): a claim is ``SELECT … FOR UPDATE
-  SKIP LOCKED`` then ``UPDATE … WHERE id IN (…)`` in one short transaction. The new lease
+  SKIP LOCKED`` then an ``UPDATE`` in one short transaction. The UPDATE is a
+  compare-and-set on each row's ``attempt`` (``claim_take``), so a claim stays safe where
+  the SELECT's lock did not hold; only the rows it changed are returned. The new lease
   starts from ``UTC_TIMESTAMP(6)`` read by the SELECT, so the database's clock decides.
+- TiDB calls itself MySQL 8.0.11 but its SKIP LOCKED takes no locks: it is refused.
 - No arrays: lists expand into ``IN (%(ids__0)s, …)`` placeholders.
 - No partial indexes: stored generated columns stand in (see ``mysql.sql``).
 - ``FOUND_ROWS``: a fenced UPDATE that matches a row counts it even if no value changed,
@@ -25,7 +28,7 @@ from skiplock.errors import UnsupportedServer
 
 from .base import Dialect, Row, ServerInfo
 
-__all__ = ["MySQLDialect"]
+__all__ = ["MySQLDialect", "parse_server_version"]
 
 #: deadlock, lock wait timeout, NOWAIT lock refused (MySQL 3572), lock refused (MariaDB 1205)
 _RETRYABLE = {1205, 1213, 3572, 3058}
@@ -119,20 +122,8 @@ class MySQLDialect(Dialect):
             cur.execute("SELECT VERSION() AS v")
             text = str(cur.fetchone()["v"])
         conn.commit()
-        numbers = tuple(int(n) for n in re.findall(r"\d+", text.split("-")[0])[:3])
-        if "mariadb" in text.lower():
-            info = ServerInfo("MariaDB", numbers, text)
-            self.insert_returning = True
-            if numbers < (10, 6):
-                raise UnsupportedServer(
-                    f"MariaDB {text} has no SKIP LOCKED: skiplock needs MariaDB 10.6 or newer"
-                )
-        else:
-            info = ServerInfo("MySQL", numbers, text)
-            if numbers < (8, 0, 1):
-                raise UnsupportedServer(
-                    f"MySQL {text} has no SKIP LOCKED: skiplock needs MySQL 8.0.1 or newer"
-                )
+        info = parse_server_version(text)
+        self.insert_returning = info.product == "MariaDB"
         return info
 
     def driver_errors(self) -> tuple[type[BaseException], ...]:
@@ -193,13 +184,15 @@ class MySQLDialect(Dialect):
             if r["status"] == "running" and r["attempt"] >= r["max_attempts"]
         }
         if spent:
-            self.run(conn, "claim_expire", {"ids": sorted(spent)})
+            self._run_cas(conn, "claim_expire", [r for r in picked if r["id"] in spent], {})
         taken = [r for r in picked if r["id"] not in spent]
         if not taken:
             return []
         db_now: datetime = picked[0]["db_now"]
         lease_until = db_now + timedelta(milliseconds=lease_ms)
-        self.run(conn, "claim_take", {"ids": [r["id"] for r in taken], "lease_until": lease_until})
+        matched = self._run_cas(conn, "claim_take", taken, {"lease_until": lease_until})
+        if matched != len(taken):  # another claim read the same rows and took some first
+            taken = self._taken(conn, taken, matched, lease_until) if matched else []
         for r in taken:
             r.pop("db_now", None)
             r.update(
@@ -210,6 +203,39 @@ class MySQLDialect(Dialect):
                 finished_at=None,
             )
         return taken
+
+    def _run_cas(self, conn: Any, name: str, rows: Sequence[Row], params: Mapping[str, Any]) -> int:
+        """Run a compare-and-set statement over *rows* (``{pairs}``: their ``(id, attempt)``
+        as the pick saw them); the number of rows it matched (FOUND_ROWS)."""
+        bound: dict[str, Any] = {**params, "ids": [r["id"] for r in rows]}
+        pairs = []
+        for i, r in enumerate(rows):
+            pairs.append(f"(%(id_{i})s, %(at_{i})s)")
+            bound[f"id_{i}"], bound[f"at_{i}"] = r["id"], r["attempt"]
+        sql, values = self.bind(self.sql[name].replace("{pairs}", ", ".join(pairs)), bound)
+        with self._cursor(conn) as cur:
+            cur.execute(sql, values)
+            return int(cur.rowcount)
+
+    def _taken(
+        self, conn: Any, picked: Sequence[Row], matched: int, lease_until: datetime
+    ) -> list[Row]:
+        """The picked rows this claim's take changed, when it matched fewer than it named
+        (the pick's lock did not hold). Ours are at the next attempt with our lease's end.
+        Should another claim have written the very same lease end, ours cannot be told
+        apart: none is returned, and their lease brings them back."""
+        now = {
+            int(r["id"]): r
+            for r in self.fetch(conn, "claim_which", {"ids": [r["id"] for r in picked]})
+        }
+        mine = [
+            r
+            for r in picked
+            if (row := now.get(int(r["id"]))) is not None
+            and int(row["attempt"]) == r["attempt"] + 1
+            and row["lease_until"] == lease_until
+        ]
+        return mine if len(mine) == matched else []
 
     def complete_many(self, conn: Any, items: Sequence[tuple[int, int, str | None]]) -> set[int]:
         # One fenced UPDATE for the batch (the common case: every job still held, two
@@ -243,3 +269,27 @@ class MySQLDialect(Dialect):
         ]
         newest = max(r["finished_at"] for r in rows)
         return {int(r["id"]) for r in rows if r["finished_at"] == newest}
+
+
+def parse_server_version(text: str) -> ServerInfo:
+    """What ``VERSION()`` says, or :class:`~skiplock.UnsupportedServer` for a server whose
+    ``SKIP LOCKED`` is missing or does not lock."""
+    if "tidb" in text.lower():
+        # TiDB calls itself 8.0.11 but parses FOR UPDATE SKIP LOCKED as a read without
+        # locks, so two workers would claim the same jobs.
+        raise UnsupportedServer(
+            f"TiDB ({text}) is not supported: its SKIP LOCKED takes no row locks, so "
+            "workers would claim the same jobs; use MySQL 8.0.1+ or MariaDB 10.6+"
+        )
+    numbers = tuple(int(n) for n in re.findall(r"\d+", text.split("-")[0])[:3])
+    if "mariadb" in text.lower():
+        if numbers < (10, 6):
+            raise UnsupportedServer(
+                f"MariaDB {text} has no SKIP LOCKED: skiplock needs MariaDB 10.6 or newer"
+            )
+        return ServerInfo("MariaDB", numbers, text)
+    if numbers < (8, 0, 1):
+        raise UnsupportedServer(
+            f"MySQL {text} has no SKIP LOCKED: skiplock needs MySQL 8.0.1 or newer"
+        )
+    return ServerInfo("MySQL", numbers, text)

@@ -84,17 +84,34 @@ LIMIT %(limit)s
 FOR UPDATE SKIP LOCKED
 
 -- name: claim_take
+-- Compare-and-set, so the claim is safe even where the pick's lock did not hold (a server
+-- whose SKIP LOCKED does not lock, another isolation level): a row is taken only if it is
+-- still claimable now at the attempt the pick saw ({pairs}: one bound (id, attempt) pair
+-- per picked row). Every change of state either adds to the attempt (another claim) or
+-- makes the row unclaimable now (done, failed, retried later, heartbeated), so two claims
+-- that read the same row cannot both take it: InnoDB makes the second UPDATE wait for the
+-- first one's row lock, then finds the attempt changed.
 UPDATE {table}
 SET attempt = attempt + 1, status = 'running', lease_until = %(lease_until)s,
     run_at = %(lease_until)s, finished_at = NULL
-WHERE id IN (%(ids)s)
+WHERE id IN (%(ids)s) AND (id, attempt) IN ({pairs})
+  AND claimable = 1 AND run_at <= UTC_TIMESTAMP(6)
+
+-- name: claim_which
+-- After a take that matched fewer rows than it named: the picked rows as they are now,
+-- in this transaction (which sees its own changes).
+SELECT id, attempt, lease_until FROM {table}
+WHERE id IN (%(ids)s) AND status = 'running'
 
 -- name: claim_expire
+-- Compare-and-set like claim_take: only a row still running at the attempt the pick saw,
+-- with its lease still ended (its worker may have completed or heartbeated it meanwhile).
 UPDATE {table}
 SET status = 'failed', lease_until = NULL, finished_at = UTC_TIMESTAMP(6),
     last_error = CONCAT('lease expired: attempt ', attempt, ' of ', max_attempts,
                         ' did not finish before its lease ended (worker died or stalled)')
-WHERE id IN (%(ids)s)
+WHERE id IN (%(ids)s) AND (id, attempt) IN ({pairs})
+  AND status = 'running' AND run_at <= UTC_TIMESTAMP(6)
 
 -- name: heartbeat
 UPDATE {table}
@@ -202,6 +219,16 @@ SELECT COALESCE(IS_USED_LOCK(%(name)s) = CONNECTION_ID(), 0) AS held
 
 -- name: lock_release
 SELECT RELEASE_LOCK(%(name)s) AS released
+
+-- name: live_leases
+-- Single mode, after taking the lock: running jobs whose lease has not ended, or ended
+-- less than %(margin_s)s seconds ago, on the statement's clock. A holder cut off from the
+-- database cannot heartbeat, so its leases end while its handlers run; once back, its
+-- heartbeats renew them: the margin gives it time to.
+SELECT id, attempt FROM {table}
+WHERE claimable = 1 AND status = 'running'
+  AND lease_until > TIMESTAMPADD(SECOND, -%(margin_s)s, UTC_TIMESTAMP(6))
+LIMIT %(limit)s
 
 -- name: session_id
 SELECT CONNECTION_ID() AS session

@@ -251,6 +251,16 @@ SELECT EXISTS (
 -- name: lock_release
 SELECT pg_advisory_unlock(%(key)s)
 
+-- name: live_leases
+-- Single mode, after taking the lock: running jobs whose lease has not ended, or ended
+-- less than %(margin_s)s seconds ago, on the statement's clock. A holder cut off from the
+-- database cannot heartbeat, so its leases end while its handlers run; once back, its
+-- heartbeats renew them: the margin gives it time to.
+SELECT id, attempt FROM {table}
+WHERE status = 'running'
+  AND lease_until > clock_timestamp() - %(margin_s)s * interval '1 second'
+LIMIT %(limit)s
+
 -- name: session_id
 SELECT pg_backend_pid() AS session
 

@@ -57,6 +57,7 @@ SAMPLE: dict[str, Any] = {
     "name": "skiplock:it's",
     "wait_ms": 5000,
     "wait_s": 5,
+    "margin_s": 30,
     "session": 53,
 }
 

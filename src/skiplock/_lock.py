@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from contextlib import suppress
 from typing import Any, TypeVar
 
@@ -30,6 +31,8 @@ _WAIT_STEP = 1.0
 #: how long one attempt to take the lock back waits: the worker's loop, which writes its
 #: running jobs' outcomes, is blocked meanwhile, and the next holder waits for those jobs
 _RETAKE_STEP = 0.2
+#: a margin's bound (a day), so the statement's date arithmetic cannot overflow
+_MAX_MARGIN = 86_400
 
 
 def lock_identity(queue: Queue) -> tuple[int, str]:
@@ -150,6 +153,26 @@ class SingleLock:
                 if isinstance(exc, d.driver_errors()):
                     raise d.wrap(exc, doing) from exc
                 raise
+
+    def others_running(self, ours: Collection[tuple[int, int]], margin: float) -> bool:
+        """True while a job of the table that is not one of *ours* (``(id, attempt)``) is
+        running under a lease that has not ended, or ended less than *margin* seconds ago,
+        on the database's clock (one statement on a pooled connection; raises
+        :class:`~skiplock.BackendError` when the database is away).
+
+        A new holder claims nothing while this is true. The previous holder may have lost
+        only its lock connection, or may be cut off from the database altogether: then its
+        heartbeats fail, its leases end while its handlers still run, and once it is back
+        they renew the leases. A job is taken as finished only when it is no longer
+        running, or when nobody has renewed its lease for *margin* seconds after it ended:
+        with equal leases, no heartbeat for ``lease + margin`` seconds."""
+        q, wanted = self.queue, set(ours)
+        params = {"margin_s": min(_MAX_MARGIN, math.ceil(margin)), "limit": len(wanted) + 1}
+        rows = q._run(
+            lambda c: q.dialect.fetch(c, "live_leases", params), "reading the running jobs"
+        )
+        # At most len(ours) + 1 rows: more than ours is enough to know another one runs.
+        return any((int(r["id"]), int(r["attempt"])) not in wanted for r in rows)
 
     def session_id(self) -> int | None:
         """The server's id of the lock connection (for tests and operators)."""

@@ -35,7 +35,11 @@ class Job:
     ``attempt`` is the fencing token: it grows by one at every claim, and every write after
     the claim names it. ``idempotency_key`` stays the same across attempts and differs
     between jobs; pass it to services outside the database so they can drop a repeat.
-    ``lost`` is set by a worker when a heartbeat finds the job taken away.
+    ``lost`` is set by a worker when a heartbeat finds the job taken away. ``lock_lost`` is
+    set by a single-mode worker that lost its lock while the job ran: another worker may
+    take the lock and start jobs once this one has gone without a heartbeat for about two
+    leases, so a handler that must never run next to another holder's should return (or
+    raise) soon after it sees the flag. Both stay set.
     """
 
     id: int
@@ -56,6 +60,7 @@ class Job:
     #: seconds of lease asked for at the claim; the default for :meth:`Queue.heartbeat`
     lease: float | None = field(default=None, compare=False)
     lost: bool = field(default=False, compare=False)
+    lock_lost: bool = field(default=False, compare=False)
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Job:

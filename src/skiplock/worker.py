@@ -138,7 +138,9 @@ class Worker(WorkerOptions):
     attempt fails and ``job.lost`` is set; the handler's thread cannot be killed, so it
     keeps its slot until it returns. ``mode="single"`` holds an advisory lock for the
     worker's lifetime (see :class:`~skiplock._lock.SingleLock`); with ``wait_for_lock``
-    false a held lock raises :class:`~skiplock.LockNotAcquired`.
+    false a held lock raises :class:`~skiplock.LockNotAcquired`. A worker that loses the
+    lock sets ``job.lock_lost`` on its running jobs: another worker may start once they
+    finish, or once they have gone without a heartbeat for about two leases.
     """
 
     _thread: threading.Thread | None = None

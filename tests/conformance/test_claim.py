@@ -5,6 +5,10 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import pytest
 
 import skiplock
 
@@ -117,3 +121,75 @@ def test_idempotency_key_is_stable_across_attempts_and_unique(queue: skiplock.Qu
     assert again.idempotency_key == key
     other = queue.get(b if job.id == a else a)
     assert other is not None and other.idempotency_key != key
+
+
+def unlocked(q: skiplock.Queue, after_pick: Callable[[], None]) -> skiplock.Queue:
+    """*q* with a pick that takes no row locks (as on a server whose SKIP LOCKED does not
+    lock), calling *after_pick* between the pick and the take. Dialects that pick and take
+    in one statement have no such gap: the caller skips them."""
+    base = type(q.dialect)
+
+    class Unlocked(base):  # type: ignore[valid-type,misc]
+        def fetch(self, conn: Any, name: str, params: Any = None) -> list[dict[str, Any]]:
+            rows: list[dict[str, Any]] = super().fetch(conn, name, params)
+            if name.startswith("claim_pick"):
+                after_pick()
+            return rows
+
+    d = Unlocked(q.url, q.table)
+    for name in ("claim_pick", "claim_pick_queues"):
+        d.sql[name] = d.sql[name].replace("FOR UPDATE SKIP LOCKED", "")
+    q.dialect = d
+    return q
+
+
+@pytest.mark.parametrize("order", ["small first", "large first", "together"])
+def test_claims_that_read_the_same_rows_without_locks_never_share_a_job(
+    make_queue: Callable[..., skiplock.Queue], order: str
+) -> None:
+    if "claim_pick" not in make_queue().dialect.sql:
+        pytest.skip("this dialect picks and takes in one statement")
+    ids = make_queue().enqueue_many(range(6))
+    both_picked = threading.Barrier(2, timeout=30)
+    first_done = threading.Event()
+    first = "small" if order == "small first" else "large"
+
+    def after_pick(name: str) -> Callable[[], None]:
+        def wait() -> None:
+            both_picked.wait()  # both read the same rows before either takes one
+            if order != "together" and name != first:
+                assert first_done.wait(30)
+
+        return wait
+
+    limits = {"small": 4, "large": 6}
+    queues = {n: unlocked(make_queue(), after_pick(n)) for n in limits}
+    got: dict[str, list[skiplock.Job]] = {}
+    errors: list[BaseException] = []
+
+    def claim(name: str) -> None:
+        try:
+            got[name] = queues[name].claim(limit=limits[name], lease=60)
+            if name == first:
+                first_done.set()
+        except BaseException as exc:
+            errors.append(exc)
+            first_done.set()
+
+    threads = [threading.Thread(target=claim, args=(n,)) for n in limits]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    small, large = ({j.id for j in got[n]} for n in ("small", "large"))
+    assert not small & large, "a job went to two claims"
+    assert all(j.attempt == 1 for n in got for j in got[n])
+    if order == "small first":
+        assert small == set(ids[:4]) and large == set(ids[4:])
+    elif order == "large first":
+        assert large == set(ids) and small == set()
+    # Every job returned is the one in the database, and nothing else was taken.
+    records = [make_queue().get(i) for i in ids]
+    assert {r.id for r in records if r is not None and r.status == "running"} == small | large
+    assert all(r is not None and r.attempt == (1 if r.id in small | large else 0) for r in records)

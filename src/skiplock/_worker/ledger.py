@@ -83,10 +83,16 @@ class Ledger:
                 return poll_interval  # woken by the runners long before, normally
             return max(0.0, self._first_done + window - time.monotonic())
 
-    def ours_running(self) -> int:
-        """Held jobs not lost: single mode's hand-over compares them with the table."""
+    def held_attempts(self) -> list[tuple[int, int]]:
+        """``(id, attempt)`` of every held job: single mode's hand-over excludes them."""
         with self._lock:
-            return sum(1 for h in self._held.values() if not h.job.lost)
+            return [(h.job.id, h.job.attempt) for h in self._held.values()]
+
+    def mark_lock_lost(self) -> None:
+        """Single mode lost its lock: set ``job.lock_lost`` on every held job."""
+        with self._lock:
+            for h in self._held.values():
+                h.job.lock_lost = True
 
     # -- the runners' side ----------------------------------------------------------------
 

@@ -1,0 +1,113 @@
+"""A TCP proxy on the loopback interface that can cut its connections, for outage tests.
+
+The server stays up: :meth:`Proxy.cut` closes every connection through the proxy, and
+until :meth:`Proxy.restore` each new one is closed as soon as it is accepted, so the
+client's drivers fail at once, as when a network path is cut and reset. At most
+``max_connections`` connections at a time; more are refused.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from contextlib import suppress
+from urllib.parse import urlsplit, urlunsplit
+
+__all__ = ["Proxy"]
+
+_DEFAULT_PORTS = {"postgresql": 5432, "postgres": 5432, "mysql": 3306, "mariadb": 3306}
+
+
+class Proxy:
+    """Forward 127.0.0.1:<port> to the server of *url*; :attr:`url` is *url* through it."""
+
+    def __init__(self, url: str, *, max_connections: int = 64) -> None:
+        parts = urlsplit(url)
+        host = parts.hostname or "127.0.0.1"
+        port = parts.port or _DEFAULT_PORTS[parts.scheme.split("+")[0]]
+        self._upstream = (host, port)
+        self._max = max_connections
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(0.1)
+        auth = parts.netloc.rpartition("@")[0]
+        netloc = f"{auth}@" if auth else ""
+        netloc += f"127.0.0.1:{self._listener.getsockname()[1]}"
+        self.url = urlunsplit(parts._replace(netloc=netloc))
+        self._open: set[socket.socket] = set()
+        self._mutex = threading.Lock()
+        self._cut = False
+        self._closed = threading.Event()
+        self._thread = threading.Thread(target=self._accept, name="test-proxy", daemon=True)
+        self._thread.start()
+
+    def cut(self) -> None:
+        """Close every connection now, and each new one until :meth:`restore`."""
+        with self._mutex:
+            self._cut = True
+            doomed, self._open = self._open, set()
+        for s in doomed:
+            _close(s)
+
+    def restore(self) -> None:
+        with self._mutex:
+            self._cut = False
+
+    def close(self) -> None:
+        self._closed.set()
+        self._thread.join(5)
+        self.cut()
+        _close(self._listener)
+
+    def __enter__(self) -> Proxy:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _accept(self) -> None:
+        while not self._closed.is_set():
+            try:
+                client, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with self._mutex:
+                refuse = self._cut or len(self._open) + 2 > 2 * self._max
+            if refuse:
+                _close(client)
+                continue
+            try:
+                server = socket.create_connection(self._upstream, timeout=10)
+            except OSError:
+                _close(client)
+                continue
+            client.settimeout(None)
+            server.settimeout(None)
+            with self._mutex:
+                if self._cut:  # cut while connecting
+                    _close(client)
+                    _close(server)
+                    continue
+                self._open.update((client, server))
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        with self._mutex:
+            self._open.discard(src)
+            self._open.discard(dst)
+        _close(src)
+        _close(dst)
+
+
+def _close(s: socket.socket) -> None:
+    with suppress(OSError):
+        s.shutdown(socket.SHUT_RDWR)
+    with suppress(OSError):
+        s.close()

@@ -1,0 +1,43 @@
+"""The parts of the MySQL / MariaDB dialect that need no server: the version check."""
+
+from __future__ import annotations
+
+import pytest
+from skiplock.dialects.mysql import parse_server_version
+
+import skiplock
+
+
+@pytest.mark.parametrize(
+    ("text", "product", "version"),
+    [
+        ("8.0.1", "MySQL", (8, 0, 1)),
+        ("9.7.0", "MySQL", (9, 7, 0)),
+        ("8.4.3-log", "MySQL", (8, 4, 3)),
+        ("10.11.6-MariaDB-0+deb12u1", "MariaDB", (10, 11, 6)),
+        ("10.6.0-MariaDB", "MariaDB", (10, 6, 0)),
+    ],
+)
+def test_servers_with_skip_locked_are_accepted(
+    text: str, product: str, version: tuple[int, ...]
+) -> None:
+    info = parse_server_version(text)
+    assert (info.product, info.version, info.version_string) == (product, version, text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["8.0.11-TiDB-v7.5.1", "8.0.11-TiDB-v8.1.0-serverless", "5.7.25-TiDB-v6.5.0"],
+)
+def test_tidb_is_refused_because_its_skip_locked_does_not_lock(text: str) -> None:
+    with pytest.raises(skiplock.UnsupportedServer, match=r"TiDB .* takes no row locks"):
+        parse_server_version(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "needed"),
+    [("8.0.0", "MySQL 8.0.1"), ("5.7.44-log", "MySQL 8.0.1"), ("10.5.9-MariaDB", "MariaDB 10.6")],
+)
+def test_servers_without_skip_locked_are_refused(text: str, needed: str) -> None:
+    with pytest.raises(skiplock.UnsupportedServer, match=needed):
+        parse_server_version(text)
