@@ -49,6 +49,8 @@ class Dialect:
     array_params: ClassVar[bool] = False
     #: PostgreSQL-style LISTEN/NOTIFY can wake idle workers
     supports_notify: ClassVar[bool] = False
+    #: what ends a statement in a printed script (``skiplock sql``)
+    script_end: ClassVar[str] = ";"
     #: the URL query options this dialect hands its driver, with their types (documented
     #: in docs/getting-started.md); any other is refused at connect()
     URL_OPTIONS: ClassVar[Mapping[str, Option]] = {}
@@ -57,7 +59,12 @@ class Dialect:
 
     REQUIRED_STATEMENTS: ClassVar[frozenset[str]] = frozenset(
         {
-            "install",
+            "schema_session",
+            "schema_state",
+            "schema_version",
+            "schema_create",
+            "schema_record",
+            "uninstall",
             "enqueue",
             "enqueue_dedupe",
             "find_dedupe",
@@ -67,6 +74,9 @@ class Dialect:
             "retry",
             "fail",
             "release",
+            "cancel_pending",
+            "cancel_running",
+            "cancelled",
             "get",
             "stats",
             "retry_failed",
@@ -124,11 +134,14 @@ class Dialect:
     def wrap(self, exc: BaseException, doing: str) -> BackendError:
         """Our error for a driver error, with the password masked."""
         retryable, lost = self.classify(exc)
-        what = "lost the connection" if lost else "failed"
+        what = f"lost the connection while {doing}" if lost else f"failed while {doing}"
+        text = mask_password(str(exc)).strip()
+        if doing == "connecting":  # never connected, so nothing was lost
+            what = "could not connect"
+            if not retryable:
+                text += " (check the user, password and database name in the URL)"
         err = BackendError(
-            f"{self.url.flavor} at {self.url.masked()} {what} while {doing}: "
-            f"{mask_password(str(exc)).strip()}",
-            retryable=retryable,
+            f"{self.url.flavor} at {self.url.masked()} {what}: {text}", retryable=retryable
         )
         err.connection_lost = lost
         return err
@@ -232,11 +245,11 @@ class Dialect:
 
     # -- operations: the common path ---------------------------------------------------------
 
-    def install(self, conn: Any) -> None:
-        """Create the table and its indexes if they are missing (idempotent)."""
-        with self._cursor(conn) as cur:
-            for statement in split_statements(self.sql["install"]):
-                cur.execute(statement)
+    def migration_done(self, exc: BaseException) -> bool:
+        """True when a migration statement failed only because its effect is already there
+        (a column that exists, a constraint already dropped): a re-run of a migration that
+        stopped half-way, on a database whose DDL cannot say IF [NOT] EXISTS."""
+        return False
 
     def insert(self, conn: Any, params: Mapping[str, Any]) -> int:
         row = self.fetch_one(conn, "enqueue", params)

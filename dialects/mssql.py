@@ -130,6 +130,9 @@ class MSSQLDialect(Dialect):
     URL_OPTIONS: ClassVar[Mapping[str, Option]] = URL_OPTIONS
     REFUSED_OPTIONS: ClassVar[Mapping[str, str]] = REFUSED_OPTIONS
 
+    #: sqlcmd and SSMS run a script batch by batch
+    script_end: ClassVar[str] = ";\nGO"
+
     def quote(self, ident: str) -> str:
         return "[" + ident.replace("]", "]]") + "]"
 

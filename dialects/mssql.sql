@@ -33,43 +33,6 @@ SELECT CAST(SERVERPROPERTY('ProductVersion') AS NVARCHAR(128)) AS version,
        CAST(SERVERPROPERTY('EngineEdition') AS INT) AS engine_edition,
        @@VERSION AS banner
 
--- name: install
--- Constraints keep the server's generated names: a constraint name is unique per schema,
--- and the same table name may be installed in two schemas.
-EXEC sp_getapplock @Resource = N'skiplock install {prefix}', @LockMode = 'Exclusive',
-     @LockOwner = 'Transaction', @LockTimeout = 60000;
-IF OBJECT_ID(N'{table}', N'U') IS NULL
-CREATE TABLE {table} (
-    id              BIGINT IDENTITY(1, 1) NOT NULL PRIMARY KEY,
-    queue           NVARCHAR(255)    NOT NULL,
-    payload         NVARCHAR(MAX)    NOT NULL,
-    priority        INT              NOT NULL DEFAULT 0,
-    status          VARCHAR(16)      NOT NULL DEFAULT 'pending'
-                    CHECK (status IN ('pending', 'running', 'done', 'failed')),
-    attempt         INT              NOT NULL DEFAULT 0,
-    max_attempts    INT              NOT NULL DEFAULT 5,
-    run_at          DATETIME2(6)     NOT NULL,
-    lease_until     DATETIME2(6)     NULL,
-    idempotency_key UNIQUEIDENTIFIER NOT NULL,
-    dedupe_key      NVARCHAR(255)    NULL,
-    last_error      NVARCHAR(MAX)    NULL,
-    result          NVARCHAR(MAX)    NULL,
-    created_at      DATETIME2(6)     NOT NULL DEFAULT SYSUTCDATETIME(),
-    finished_at     DATETIME2(6)     NULL
-);
-IF NOT EXISTS (SELECT 1 FROM sys.indexes
-               WHERE object_id = OBJECT_ID(N'{table}') AND name = N'{prefix}_claim')
-CREATE INDEX [{prefix}_claim] ON {table} (queue, priority, run_at, id)
-    WHERE status IN ('pending', 'running');
-IF NOT EXISTS (SELECT 1 FROM sys.indexes
-               WHERE object_id = OBJECT_ID(N'{table}') AND name = N'{prefix}_dedupe')
-CREATE UNIQUE INDEX [{prefix}_dedupe] ON {table} (dedupe_key)
-    WHERE dedupe_key IS NOT NULL AND status IN ('pending', 'running');
-IF NOT EXISTS (SELECT 1 FROM sys.indexes
-               WHERE object_id = OBJECT_ID(N'{table}') AND name = N'{prefix}_finished')
-CREATE INDEX [{prefix}_finished] ON {table} (finished_at)
-    WHERE status IN ('done', 'failed')
-
 -- name: enqueue
 -- OUTPUT without INTO is refused on a table with triggers; skiplock's table has none.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key)
@@ -168,7 +131,8 @@ SET lease_until = DATEADD(MILLISECOND, %(lease_rem_ms)s,
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 
 -- name: lease_of
-SELECT lease_until FROM {table} WHERE id = %(id)s
+-- The heartbeat's answer: the new lease, and whether q.cancel() asked the job to stop.
+SELECT lease_until, cancel_requested FROM {table} WHERE id = %(id)s
 
 -- name: complete
 UPDATE {table}
@@ -206,6 +170,22 @@ UPDATE {table}
 SET status = 'pending', run_at = SYSUTCDATETIME(), lease_until = NULL
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 
+-- name: cancel_pending
+-- q.cancel() of a job not yet claimed (pending or scheduled): it is never claimed.
+UPDATE {table}
+SET status = 'cancelled', cancel_requested = 1, lease_until = NULL, finished_at = SYSUTCDATETIME()
+WHERE id = %(id)s AND status = 'pending'
+
+-- name: cancel_running
+-- q.cancel() of a running job: its worker sees the request at its next heartbeat.
+UPDATE {table} SET cancel_requested = 1 WHERE id = %(id)s AND status = 'running'
+
+-- name: cancelled
+-- The handler stopped on a cancel request: fenced like every write after a claim.
+UPDATE {table}
+SET status = 'cancelled', lease_until = NULL, last_error = %(error)s, finished_at = SYSUTCDATETIME()
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+
 -- name: get
 SELECT * FROM {table} WHERE id = %(id)s
 
@@ -221,6 +201,7 @@ SELECT
         AS expired,
     SUM(CASE WHEN status = 'done' THEN 1 ELSE 0 END) AS done,
     SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END) AS failed,
+    SUM(CASE WHEN status = 'cancelled' THEN 1 ELSE 0 END) AS cancelled,
     DATEDIFF_BIG(MICROSECOND,
         MIN(CASE WHEN status = 'pending' AND run_at <= SYSUTCDATETIME() THEN run_at END),
         SYSUTCDATETIME()) / 1000000.0 AS oldest_pending_age
@@ -279,3 +260,31 @@ DELETE TOP (%(limit)s) FROM {table}
 WHERE status IN (%(statuses)s)
   AND finished_at < DATEADD(millisecond, (%(older_ms)s / 1000) * 1000 - %(older_ms)s,
                     DATEADD(second, -(%(older_ms)s / 1000), SYSUTCDATETIME()))
+
+-- name: schema_session
+-- The migrating connection: an ALTER TABLE that waits longer than this (milliseconds) for
+-- its schema lock gives up (and is tried again) rather than queueing every worker behind it.
+SET LOCK_TIMEOUT 5000
+
+-- name: schema_state
+SELECT CASE WHEN OBJECT_ID(N'{table}', N'U') IS NULL THEN 0 ELSE 1 END AS has_jobs,
+       CASE WHEN OBJECT_ID(N'{version_table}', N'U') IS NULL THEN 0 ELSE 1 END AS has_version
+
+-- name: schema_version
+SELECT MAX(version) AS version FROM {version_table}
+
+-- name: schema_create
+IF OBJECT_ID(N'{version_table}', N'U') IS NULL
+CREATE TABLE {version_table} (
+    version    INT           NOT NULL PRIMARY KEY,
+    name       NVARCHAR(255) NOT NULL,
+    applied_at DATETIME2(6)  NOT NULL DEFAULT SYSUTCDATETIME()
+)
+
+-- name: schema_record
+IF NOT EXISTS (SELECT 1 FROM {version_table} WHERE version = %(version)s)
+INSERT INTO {version_table} (version, name) VALUES (%(version)s, %(name)s)
+
+-- name: uninstall
+DROP TABLE IF EXISTS {table};
+DROP TABLE IF EXISTS {version_table}

@@ -32,6 +32,9 @@ __all__ = ["MySQLDialect", "parse_server_version"]
 
 #: deadlock, lock wait timeout, NOWAIT lock refused (MySQL 3572), lock refused (MariaDB 1205)
 _RETRYABLE = {1205, 1213, 3572, 3058}
+#: a migration statement whose effect is there already: duplicate column, key or table;
+#: no such column, key or constraint to drop (MySQL 3940, MariaDB 1091)
+_ALREADY = {1060, 1061, 1050, 1091, 3940, 3822}
 #: server gone, lost, killed, shutting down, disconnected for inactivity
 _CONNECTION = {1053, 1927, 2003, 2006, 2013, 2055, 4031, 1317}
 
@@ -137,6 +140,9 @@ class MySQLDialect(Dialect):
             and errno < 1000  # client-side: no server error code
         )
         return (lost or errno in _RETRYABLE), lost
+
+    def migration_done(self, exc: BaseException) -> bool:
+        return getattr(exc, "errno", None) in _ALREADY
 
     def is_closed(self, conn: Any) -> bool:
         try:

@@ -1,8 +1,6 @@
 -- skiplock statements for MySQL 8.0.1+ and MariaDB 10.6+ (SKIP LOCKED), InnoDB.
 -- {table} is the checked, quoted table name; {prefix} its bare name for index names.
--- Index names belong to their table, but a CHECK constraint's name is schema-wide and
--- compared without case: {tag} (a hash of the exact name) keeps `Jobs` and `jobs` apart.
--- Tables made before it keep their `<table>_status` constraint: install never recreates.
+-- The table itself comes from the numbered files in migrations/mysql/.
 -- Times are DATETIME(6) in UTC from UTC_TIMESTAMP(6), the database's clock; the session
 -- time zone never matters. UTC_TIMESTAMP() is the time the statement began (one value per
 -- statement), not the transaction: a lease set late in a caller's long transaction starts
@@ -10,34 +8,6 @@
 -- run_at is "claimable from": for a pending job its schedule, for a running job the end
 -- of its lease. MySQL has no partial index, so the stored column `claimable` (1 while
 -- pending or running, else NULL) leads the claim index and keeps finished rows out of it.
-
--- name: install
-CREATE TABLE IF NOT EXISTS {table} (
-    id              BIGINT       NOT NULL AUTO_INCREMENT,
-    queue           VARCHAR(255) NOT NULL,
-    payload         LONGTEXT     NOT NULL,
-    priority        INT          NOT NULL DEFAULT 0,
-    status          VARCHAR(16)  NOT NULL DEFAULT 'pending',
-    attempt         INT          NOT NULL DEFAULT 0,
-    max_attempts    INT          NOT NULL DEFAULT 5,
-    run_at          DATETIME(6)  NOT NULL,
-    lease_until     DATETIME(6)  NULL,
-    idempotency_key CHAR(36)     NOT NULL,
-    dedupe_key      VARCHAR(255) NULL,
-    last_error      TEXT         NULL,
-    result          LONGTEXT     NULL,
-    created_at      DATETIME(6)  NOT NULL,
-    finished_at     DATETIME(6)  NULL,
-    claimable       TINYINT AS (CASE WHEN status IN ('pending', 'running') THEN 1 END) STORED,
-    dedupe_active   VARCHAR(255) AS
-                    (CASE WHEN status IN ('pending', 'running') THEN dedupe_key END) STORED,
-    PRIMARY KEY (id),
-    UNIQUE KEY `{prefix}_ikey` (idempotency_key),
-    UNIQUE KEY `{prefix}_dedupe` (dedupe_active),
-    KEY `{prefix}_claim` (claimable, queue, priority, run_at, id),
-    KEY `{prefix}_finished` (status, finished_at),
-    CONSTRAINT `{prefix}_status_{tag}` CHECK (status IN ('pending', 'running', 'done', 'failed'))
-) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin
 
 -- name: enqueue
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, created_at)
@@ -67,7 +37,7 @@ SELECT id, idempotency_key FROM {table} WHERE idempotency_key IN (%(keys)s)
 -- run_at, lease_until and finished_at are left out: the claim sets them (fewer DATETIME
 -- values for the pure-Python driver to decode).
 SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
-       dedupe_key, last_error, result, created_at, UTC_TIMESTAMP(6) AS db_now
+       dedupe_key, last_error, result, created_at, cancel_requested, UTC_TIMESTAMP(6) AS db_now
 FROM {table}
 WHERE claimable = 1 AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
 ORDER BY priority, run_at, id
@@ -76,7 +46,7 @@ FOR UPDATE SKIP LOCKED
 
 -- name: claim_pick_queues
 SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
-       dedupe_key, last_error, result, created_at, UTC_TIMESTAMP(6) AS db_now
+       dedupe_key, last_error, result, created_at, cancel_requested, UTC_TIMESTAMP(6) AS db_now
 FROM {table}
 WHERE claimable = 1 AND queue IN (%(queues)s) AND run_at <= UTC_TIMESTAMP(6)
 ORDER BY priority, run_at, id
@@ -120,7 +90,8 @@ SET lease_until = TIMESTAMPADD(MICROSECOND, %(lease_ms)s * 1000, UTC_TIMESTAMP(6
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 
 -- name: lease_of
-SELECT lease_until FROM {table} WHERE id = %(id)s
+-- The heartbeat's answer: the new lease, and whether q.cancel() asked the job to stop.
+SELECT lease_until, cancel_requested FROM {table} WHERE id = %(id)s
 
 -- name: complete
 UPDATE {table}
@@ -143,6 +114,22 @@ UPDATE {table}
 SET status = 'pending', run_at = UTC_TIMESTAMP(6), lease_until = NULL
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 
+-- name: cancel_pending
+-- q.cancel() of a job not yet claimed (pending or scheduled): it is never claimed.
+UPDATE {table}
+SET status = 'cancelled', cancel_requested = 1, lease_until = NULL, finished_at = UTC_TIMESTAMP(6)
+WHERE id = %(id)s AND status = 'pending'
+
+-- name: cancel_running
+-- q.cancel() of a running job: its worker sees the request at its next heartbeat.
+UPDATE {table} SET cancel_requested = 1 WHERE id = %(id)s AND status = 'running'
+
+-- name: cancelled
+-- The handler stopped on a cancel request: fenced like every write after a claim.
+UPDATE {table}
+SET status = 'cancelled', lease_until = NULL, last_error = %(error)s, finished_at = UTC_TIMESTAMP(6)
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+
 -- name: get
 SELECT * FROM {table} WHERE id = %(id)s
 
@@ -154,6 +141,7 @@ SELECT
     SUM(status = 'running' AND lease_until < UTC_TIMESTAMP(6)) AS expired,
     SUM(status = 'done') AS done,
     SUM(status = 'failed') AS failed,
+    SUM(status = 'cancelled') AS cancelled,
     TIMESTAMPDIFF(MICROSECOND,
         MIN(CASE WHEN status = 'pending' AND run_at <= UTC_TIMESTAMP(6) THEN run_at END),
         UTC_TIMESTAMP(6)) / 1000000.0 AS oldest_pending_age
@@ -235,3 +223,35 @@ SELECT CONNECTION_ID() AS session
 
 -- name: kill_session
 KILL %(session)s
+
+-- name: schema_session
+-- The migrating connection: an ALTER TABLE that waits longer than this for the table's
+-- metadata lock gives up (and is tried again) rather than queueing every worker behind it.
+SET SESSION lock_wait_timeout = 5
+
+-- name: schema_state
+SELECT (SELECT COUNT(*) FROM information_schema.tables
+        WHERE table_schema = COALESCE(%(schema)s, DATABASE()) AND table_name = %(name)s)
+           AS has_jobs,
+       (SELECT COUNT(*) FROM information_schema.tables
+        WHERE table_schema = COALESCE(%(schema)s, DATABASE()) AND table_name = %(version_name)s)
+           AS has_version
+
+-- name: schema_version
+SELECT MAX(version) AS version FROM {version_table}
+
+-- name: schema_create
+CREATE TABLE IF NOT EXISTS {version_table} (
+    version    INT          NOT NULL,
+    name       VARCHAR(255) NOT NULL,
+    applied_at DATETIME(6)  NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+    PRIMARY KEY (version)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin
+
+-- name: schema_record
+INSERT INTO {version_table} (version, name) VALUES (%(version)s, %(name)s)
+ON DUPLICATE KEY UPDATE version = version
+
+-- name: uninstall
+DROP TABLE IF EXISTS {table};
+DROP TABLE IF EXISTS {version_table}

@@ -10,6 +10,7 @@ it and its error means "not granted".
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -24,6 +25,11 @@ __all__ = ["PostgreSQLDialect"]
 _RETRYABLE = {"40001", "40P01", "55P03", "57014"}
 #: SQLSTATE classes that mean the connection or the server went away
 _CONNECTION_CLASSES = ("08", "57P")
+#: what the server says at connect time (psycopg gives no SQLSTATE there) when the
+#: database or role is missing or the password is wrong
+_REFUSED = re.compile(
+    r'FATAL: +(database ".*" does not exist|role ".*" does not exist|password authentication)'
+)
 #: batches at least this large are written with COPY (measured: below it, the extra round
 #: trip for the ids costs more than COPY saves)
 COPY_MIN_ROWS = 200
@@ -127,6 +133,8 @@ class PostgreSQLDialect(Dialect):
 
     def classify(self, exc: BaseException) -> tuple[bool, bool]:
         state = getattr(exc, "sqlstate", None) or ""
+        if not state and _REFUSED.search(str(exc)):
+            return False, False  # a missing database or role: connecting again won't help
         lost = isinstance(exc, self.driver.OperationalError) and (
             not state or state.startswith(_CONNECTION_CLASSES)
         )

@@ -8,39 +8,6 @@
 -- run_at is "claimable from": for a pending job its schedule, for a running job the end of
 -- its lease, so one partial index serves both new jobs and jobs whose lease expired.
 
--- name: install
-SELECT pg_advisory_xact_lock(hashtext('skiplock install ' || '{prefix}'));
-CREATE TABLE IF NOT EXISTS {table} (
-    id              bigserial   PRIMARY KEY,
-    queue           text        NOT NULL,
-    payload         json        NOT NULL,
-    priority        integer     NOT NULL DEFAULT 0,
-    status          text        NOT NULL DEFAULT 'pending'
-                    CHECK (status IN ('pending', 'running', 'done', 'failed')),
-    attempt         integer     NOT NULL DEFAULT 0,
-    max_attempts    integer     NOT NULL DEFAULT 5,
-    run_at          timestamptz NOT NULL DEFAULT now(),
-    lease_until     timestamptz,
-    idempotency_key uuid        NOT NULL,
-    dedupe_key      text,
-    last_error      text,
-    result          json,
-    created_at      timestamptz NOT NULL DEFAULT now(),
-    finished_at     timestamptz
-);
-CREATE INDEX IF NOT EXISTS "{prefix}_claim_idx" ON {table} (queue, priority, run_at, id)
-    WHERE status IN ('pending', 'running');
-CREATE UNIQUE INDEX IF NOT EXISTS "{prefix}_dedupe_idx" ON {table} (dedupe_key)
-    WHERE dedupe_key IS NOT NULL AND status IN ('pending', 'running');
-CREATE INDEX IF NOT EXISTS "{prefix}_finished_idx" ON {table} (finished_at)
-    WHERE status IN ('done', 'failed');
--- Wake idle workers at once (LISTEN "{prefix}"): one NOTIFY per INSERT statement, not per
--- row, and identical notifications in one transaction are folded into one by the server.
-CREATE OR REPLACE FUNCTION "{prefix}_notify"() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_notify('{prefix}', ''); RETURN NULL; END $$;
-DROP TRIGGER IF EXISTS "{prefix}_notify" ON {table};
-CREATE TRIGGER "{prefix}_notify" AFTER INSERT ON {table}
-    FOR EACH STATEMENT EXECUTE PROCEDURE "{prefix}_notify"()
-
 -- name: enqueue
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key)
 VALUES (%(queue)s, %(payload)s::json, %(priority)s, %(max_attempts)s,
@@ -144,7 +111,8 @@ SET lease_until = statement_timestamp() + %(lease_ms)s * interval '1 millisecond
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 
 -- name: lease_of
-SELECT lease_until FROM {table} WHERE id = %(id)s
+-- The heartbeat's answer: the new lease, and whether q.cancel() asked the job to stop.
+SELECT lease_until, cancel_requested FROM {table} WHERE id = %(id)s
 
 -- name: complete
 UPDATE {table}
@@ -179,6 +147,22 @@ UPDATE {table}
 SET status = 'pending', run_at = statement_timestamp(), lease_until = NULL
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 
+-- name: cancel_pending
+-- q.cancel() of a job not yet claimed (pending or scheduled): it is never claimed.
+UPDATE {table}
+SET status = 'cancelled', cancel_requested = TRUE, lease_until = NULL, finished_at = statement_timestamp()
+WHERE id = %(id)s AND status = 'pending'
+
+-- name: cancel_running
+-- q.cancel() of a running job: its worker sees the request at its next heartbeat.
+UPDATE {table} SET cancel_requested = TRUE WHERE id = %(id)s AND status = 'running'
+
+-- name: cancelled
+-- The handler stopped on a cancel request: fenced like every write after a claim.
+UPDATE {table}
+SET status = 'cancelled', lease_until = NULL, last_error = %(error)s, finished_at = statement_timestamp()
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+
 -- name: get
 SELECT * FROM {table} WHERE id = %(id)s
 
@@ -190,6 +174,7 @@ SELECT
     count(*) FILTER (WHERE status = 'running' AND lease_until < statement_timestamp()) AS expired,
     count(*) FILTER (WHERE status = 'done') AS done,
     count(*) FILTER (WHERE status = 'failed') AS failed,
+    count(*) FILTER (WHERE status = 'cancelled') AS cancelled,
     EXTRACT(EPOCH FROM statement_timestamp() - min(run_at) FILTER (WHERE status = 'pending' AND run_at <= statement_timestamp()))
         AS oldest_pending_age
 FROM {table}
@@ -266,3 +251,32 @@ SELECT pg_backend_pid() AS session
 
 -- name: kill_session
 SELECT pg_terminate_backend(%(session)s)
+
+-- name: schema_session
+-- The migrating connection: an ALTER TABLE that waits for a lock longer than this gives
+-- up (and is tried again) rather than queueing every worker's statement behind it.
+SET lock_timeout = '5s'
+
+-- name: schema_state
+SELECT to_regclass('{table}') IS NOT NULL AS has_jobs,
+       to_regclass('{version_table}') IS NOT NULL AS has_version
+
+-- name: schema_version
+SELECT max(version) AS version FROM {version_table}
+
+-- name: schema_create
+CREATE TABLE IF NOT EXISTS {version_table} (
+    version    integer     PRIMARY KEY,
+    name       text        NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+)
+
+-- name: schema_record
+INSERT INTO {version_table} (version, name) VALUES (%(version)s, %(name)s)
+ON CONFLICT (version) DO NOTHING
+
+-- name: uninstall
+-- DROP TABLE takes the trigger with it; the trigger function is dropped on its own.
+DROP TABLE IF EXISTS {table};
+DROP TABLE IF EXISTS {version_table};
+DROP FUNCTION IF EXISTS "{prefix}_notify"()

@@ -219,11 +219,7 @@ _counter = itertools.count()
 
 
 def drop_table(q: skiplock.Queue) -> None:
-    name = q.dialect.quote(q.table.name)
-    with q.transaction() as tx:
-        tx.execute(f"DROP TABLE IF EXISTS {name}")
-        if q.dialect.supports_notify:  # install made a trigger function for the table
-            tx.execute(f"DROP FUNCTION IF EXISTS {q.dialect.quote(q.table.name + '_notify')}()")
+    q.uninstall()
 
 
 @pytest.fixture

@@ -132,6 +132,7 @@ def test_worker_single_no_wait_exits_5_while_another_holds_the_lock(
     )
     assert run.returncode == EXIT_CODES["locked"], run.stderr
     assert "another worker holds the single-worker lock" in run.stderr
+    assert "waiting" not in run.stderr  # it did not wait: it said so once, then exited
 
 
 @pytest.mark.parametrize("kind", ["def", "async def"])  # async: runs on the AsyncWorker
@@ -167,6 +168,8 @@ def test_worker_runs_an_app_by_module_name(
     record = q.get(job_id)
     assert record is not None and record.result == "hello ada?"
     assert "worker started: queues email" in err
+    assert f"job {job_id} done: myapp.greet, queue email, attempt 1/5" in err  # one line
+    assert "mysql.connector" not in err  # the driver's chatter is silenced
     assert ("handlers on the event loop" in err) == (kind == "async def")
 
 

@@ -59,6 +59,9 @@ SAMPLE: dict[str, Any] = {
     "wait_s": 5,
     "margin_s": 30,
     "session": 53,
+    "version": 2,
+    "schema": None,
+    "version_name": "skiplock_jobs_schema",
 }
 
 
@@ -197,7 +200,9 @@ def test_mssql_claim_ends_spent_leases_failed_like_postgresql() -> None:
 
 
 def test_mssql_install_has_the_filtered_indexes() -> None:
-    text = dialect("mssql").sql["install"]
+    from skiplock._schema import load_migrations
+
+    text = "\n".join(load_migrations(dialect("mssql"))[0].steps[0])
     assert "WHERE status IN ('pending', 'running')" in text
     assert re.search(
         r"CREATE UNIQUE INDEX \[skiplock_jobs_dedupe\] ON \[skiplock_jobs\] \(dedupe_key\)\s+"
@@ -225,3 +230,44 @@ def test_mssql_batches_are_chunked() -> None:
     sql, params = d.values_sql("complete_many", [{"id": 1, "attempt": 1, "result": None}] * 3)
     assert sql.count("CAST(%(id_") == 3 and params["id_2"] == 1
     assert mssql.BATCH_ROWS <= 1000  # INSERT ... VALUES refuses more than 1000 rows
+
+
+# -- the versioned schema: every dialect's migrations, as `skiplock sql` prints them -------
+
+
+@pytest.mark.parametrize("name", sorted(URLS))
+def test_schema_script_matches_its_golden_file(name: str) -> None:
+    from skiplock._schema import Schema
+
+    rendered = Schema(dialect(name)).script()
+    path = GOLDEN / name / "schema_script.sql.txt"
+    if UPDATE:
+        path.write_text(rendered, encoding="utf-8")
+    assert rendered == path.read_text(encoding="utf-8"), (
+        f"{name} migrations changed: review the diff, then SKIPLOCK_UPDATE_GOLDEN=1"
+    )
+
+
+def test_schema_script_from_a_version_starts_after_it() -> None:
+    from skiplock._schema import Schema
+
+    schema = Schema(dialect("postgresql"))
+    script = schema.script(1)
+    assert "0001_initial" not in script and "-- 0002_cancel" in script
+    assert 'CREATE TABLE IF NOT EXISTS "skiplock_jobs" (' not in script
+    assert schema.script(schema.latest).count("INSERT INTO") == 0
+
+
+def mssql_migration_statements() -> list[str]:
+    from skiplock._schema import load_migrations
+
+    d = dialect("mssql")
+    found = [s for m in load_migrations(d) for step in m.steps for s in step]
+    return found + [d.sql[n] for n in ("schema_state", "schema_create", "uninstall")]
+
+
+@pytest.mark.parametrize("statement", mssql_migration_statements())
+def test_mssql_migration_statement_parses_as_tsql(statement: str) -> None:
+    sqlglot = pytest.importorskip("sqlglot")
+    trees = [t for t in sqlglot.parse(statement, read="tsql") if t is not None]
+    assert trees

@@ -51,8 +51,18 @@ def test_wheel_holds_and_loads_every_dialect(tmp_path: Path) -> None:
         "need = Dialect.REQUIRED_STATEMENTS;"
         "load = lambda f: load_statements('skiplock.dialects', f);"
         "missing = {f: sorted(need - load(f).keys()) for f in sys.argv[2:]};"
-        "assert not any(missing.values()), missing"
+        "assert not any(missing.values()), missing;"
+        # ...and every dialect's numbered migrations, from the wheel too
+        "from skiplock._schema import load_migrations;"
+        "from skiplock.dialects import DIALECT_MODULES, get_dialect;"
+        "from skiplock._url import parse_url; from skiplock._sql import TableName;"
+        "ms = {n: load_migrations(get_dialect(parse_url(n + '://h/db'), TableName.parse('t')))"
+        " for n in DIALECT_MODULES};"
+        "assert all(len(m) >= 2 and m[0].name == '0001_initial' for m in ms.values()), ms;"
+        "print('migrations', *(len(m) for m in ms.values()))"
     )
     loaded = _run(sys.executable, "-I", "-c", code, str(wheel), *DIALECTS, cwd=tmp_path)
     assert loaded.returncode == 0, loaded.stdout + loaded.stderr
-    assert len(loaded.stdout.splitlines()) == len(DIALECTS)
+    assert len(loaded.stdout.splitlines()) == len(DIALECTS) + 1
+    for name in ("postgresql", "mysql", "mssql"):
+        assert f"skiplock/dialects/migrations/{name}/0001_initial.sql" in names

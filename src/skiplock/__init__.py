@@ -19,7 +19,9 @@ from .app import App, Task
 from .async_worker import AsyncWorker
 from .errors import (
     BackendError,
+    Cancelled,
     ConfigurationError,
+    Discard,
     LeaseLost,
     LockNotAcquired,
     PayloadError,
@@ -36,7 +38,9 @@ __all__ = [
     "App",
     "AsyncWorker",
     "BackendError",
+    "Cancelled",
     "ConfigurationError",
+    "Discard",
     "Job",
     "LeaseLost",
     "LockNotAcquired",

@@ -2,8 +2,9 @@
 
 A dialect's ``.sql`` file is a list of blocks, each opened by ``-- name: <name>``. The only
 text ever put into a statement is a checked identifier: ``{table}`` (quoted, maybe
-schema-qualified), ``{prefix}`` (the bare table name, for index names) and ``{tag}`` (8 hex
-digits hashed from the exact bare name, for names a database compares without case).
+schema-qualified), ``{version_table}`` (the table's schema-version table, ``<table>_schema``,
+quoted the same way), ``{prefix}`` (the bare table name, for index names) and ``{tag}`` (8
+hex digits hashed from the exact bare name, for names a database compares without case).
 Values are always bound as ``%(name)s`` parameters.
 """
 
@@ -17,7 +18,7 @@ from importlib import resources
 
 from .errors import ConfigurationError
 
-__all__ = ["TableName", "load_statements", "render_statements"]
+__all__ = ["TableName", "load_statements", "parse_statements", "render_statements"]
 
 _NAME_LINE = re.compile(r"^--\s*name:\s*([a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -47,6 +48,11 @@ class TableName:
             return cls(schema=parts[0], name=parts[1])
         return cls(schema=None, name=parts[0])
 
+    @property
+    def version_table(self) -> str:
+        """The bare name of the table that records this table's schema version."""
+        return self.name + "_schema"
+
     def __str__(self) -> str:
         return f"{self.schema}.{self.name}" if self.schema else self.name
 
@@ -61,6 +67,11 @@ class TableName:
 def load_statements(package: str, filename: str) -> dict[str, str]:
     """Read the named blocks of *filename* in *package* (works from a wheel or a checkout)."""
     text = resources.files(package).joinpath(filename).read_text(encoding="utf-8")
+    return parse_statements(text, filename)
+
+
+def parse_statements(text: str, filename: str) -> dict[str, str]:
+    """The named blocks of *text* (read from *filename*, named in errors)."""
     pieces = _NAME_LINE.split(text)
     statements: dict[str, str] = {}
     for name, body in zip(pieces[1::2], pieces[2::2], strict=True):
@@ -73,12 +84,15 @@ def load_statements(package: str, filename: str) -> dict[str, str]:
 def render_statements(
     statements: Mapping[str, str], table: TableName, quote: Callable[[str], str]
 ) -> dict[str, str]:
-    """Put the quoted table name into every statement."""
-    qualified = (
-        quote(table.name) if table.schema is None else f"{quote(table.schema)}.{quote(table.name)}"
-    )
+    """Put the quoted table names into every statement."""
+
+    def qualified(name: str) -> str:
+        return quote(name) if table.schema is None else f"{quote(table.schema)}.{quote(name)}"
+
+    jobs, versions = qualified(table.name), qualified(table.version_table)
     return {
-        name: sql.replace("{table}", qualified)
+        name: sql.replace("{table}", jobs)
+        .replace("{version_table}", versions)
         .replace("{prefix}", table.name)
         .replace("{tag}", table.tag)
         for name, sql in statements.items()

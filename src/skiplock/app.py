@@ -25,7 +25,7 @@ from typing import Any, overload
 from ._checks import seconds
 from ._worker.aio import is_async_handler
 from .async_worker import AsyncWorker
-from .errors import ConfigurationError, PayloadError
+from .errors import ConfigurationError, Discard
 from .job import Job
 from .queue import DEFAULT_TABLE, Queue
 from .worker import Worker
@@ -81,6 +81,11 @@ class App:
         if self._queue is None:
             self._queue = Queue(self._url, table=self._table)
         return self._queue
+
+    @property
+    def has_url(self) -> bool:
+        """True when the app was given its database (a URL or a Queue), not ``$SKIPLOCK_URL``."""
+        return self._queue is not None or self._url is not None
 
     def use(self, url: str | None = None, *, table: str | None = None) -> None:
         """Point the app at another database or table (the CLI's ``--url``)."""
@@ -176,15 +181,18 @@ class App:
 
     def _call_of(self, job: Job) -> tuple[Callable[..., Any], list[Any], dict[str, Any]]:
         """The task function of *job* and its arguments (the job first with pass_job).
-        Raises PayloadError (not a task call) or LookupError (unknown task)."""
+        Raises Discard (not a task call, an unknown task, bad arguments): such a job can
+        never run here, and fails at once with no retries."""
         payload = job.payload
         if not isinstance(payload, dict) or not isinstance(payload.get("task"), str):
-            raise PayloadError(f"job {job.id} is not a task call: no 'task' name in its payload")
+            raise Discard(f"job {job.id} is not a task call: no 'task' name in its payload")
         task = self.tasks.get(payload["task"])
         if task is None:
-            raise LookupError(f"no task named {payload['task']!r} is registered in this app")
-        args = payload.get("args") or []
-        kwargs = payload.get("kwargs") or {}
+            known = ", ".join(sorted(self.tasks)) or "none"
+            raise Discard(f"no task named {payload['task']!r:.100} in this app (known: {known})")
+        args, kwargs = payload.get("args", []), payload.get("kwargs", {})
+        if not isinstance(args, list) or not isinstance(kwargs, dict):
+            raise Discard(f"job {job.id}: 'args' must be a list and 'kwargs' an object")
         return task.fn, ([job, *args] if task.pass_job else list(args)), dict(kwargs)
 
     def timeout_of(self, job: Job) -> float | None:

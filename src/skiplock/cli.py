@@ -29,10 +29,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import __version__
+from ._cli_schema import add_schema_commands, cli_queue, require_url
 from ._url import mask_password
 from ._worker.aio import is_async_handler
 from .admin import prune, retry_failed
-from .app import App
+from .app import App, Task
 from .async_worker import AsyncWorker
 from .errors import (
     BackendError,
@@ -75,7 +76,7 @@ def _json_or_text(text: str) -> Any:
 
 
 def _queue(args: argparse.Namespace) -> Queue:
-    return Queue(args.url, table=args.table)
+    return cli_queue(args)
 
 
 def _load_target(target: str) -> Any:
@@ -99,22 +100,49 @@ def _load_target(target: str) -> Any:
 # -- commands -------------------------------------------------------------------------------
 
 
-def cmd_install(args: argparse.Namespace) -> int:
-    q = _queue(args)
-    info = q.ping()
-    q.install()
-    version = ".".join(map(str, info.version))
-    print(f"installed table {q.table} on {info.product} {version} at {q.url}")
-    return 0
+def _find_task(name: str, app_target: str | None) -> Task | None:
+    """The task *name*: from ``--app module:app`` (which must know it), else found by its
+    name (``mail.send`` → ``send`` in module ``mail``, how ``@app.task`` names tasks)."""
+    if app_target is not None:
+        app = _load_target(app_target)
+        if not isinstance(app, App):
+            raise ConfigurationError(f"--app {app_target} is not a skiplock.App")
+        if name not in app.tasks:
+            raise ConfigurationError(
+                f"unknown task {name!r}: {app_target} registers "
+                f"{', '.join(sorted(app.tasks)) or 'no tasks'}"
+            )
+        return app.tasks[name]
+    parts = name.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            found: Any = _load_target(".".join(parts[:cut]) + ":" + ".".join(parts[cut:]))
+        except ConfigurationError:
+            continue
+        if isinstance(found, Task) and found.name == name:
+            return found
+    return None
 
 
 def cmd_enqueue(args: argparse.Namespace) -> int:
     if (args.task is None) == (args.payload is None):
         raise ConfigurationError("give a task name (with its arguments) or --payload JSON")
-    q = _queue(args)
+    options: dict[str, Any] = {"queue": args.queue, "priority": args.priority}
+    options["max_attempts"] = args.max_attempts
     if args.payload is not None:
         payload = _json_or_text(args.payload)
     else:
+        task = _find_task(args.task, args.app)
+        if task is None and args.queue is None:
+            raise ConfigurationError(
+                f"unknown task {args.task!r}: no importable module defines it; pass "
+                "--app module:app (the App that registers it), or --queue Q to enqueue it "
+                "unchecked"
+            )
+        if task is not None:  # the task's own options, unless given here
+            defaults = {"queue": task.queue, "priority": task.priority}
+            defaults["max_attempts"] = task.max_attempts
+            options = {k: defaults[k] if v is None else v for k, v in options.items()}
         kwargs = _json_or_text(args.kwargs) if args.kwargs else {}
         if not isinstance(kwargs, dict):
             raise ConfigurationError('--kwargs must be a JSON object, e.g. \'{"to": "ada"}\'')
@@ -123,14 +151,9 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
             "args": [_json_or_text(a) for a in args.args],
             "kwargs": kwargs,
         }
-    job_id = q.enqueue(
-        payload,
-        queue=args.queue,
-        priority=args.priority,
-        delay=args.delay,
-        max_attempts=args.max_attempts,
-        dedupe_key=args.dedupe_key,
-    )
+    defaults = {"queue": "default", "priority": 0, "max_attempts": 5}
+    options = {k: defaults[k] if v is None else v for k, v in options.items()}
+    job_id = _queue(args).enqueue(payload, delay=args.delay, dedupe_key=args.dedupe_key, **options)
     print(job_id)
     return 0
 
@@ -148,6 +171,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
     queues = args.queues.split(",") if args.queues else None
     worker: Worker | AsyncWorker
     if isinstance(target, App):
+        if not target.has_url:
+            require_url(args)
         if args.url is not None or args.table != DEFAULT_TABLE:
             target.use(args.url, table=args.table)
         # an app with async def tasks runs on the asyncio worker, without being asked
@@ -173,9 +198,9 @@ def _print_stats(q: Queue, queues: list[str] | None, as_json: bool) -> None:
     age = "-" if s.oldest_pending_age is None else f"{s.oldest_pending_age:.1f}s"
     print(
         f"{'pending':>9} {'scheduled':>9} {'running':>9} {'expired':>9} {'done':>9} "
-        f"{'failed':>9}  oldest pending\n"
+        f"{'failed':>9} {'cancelled':>9}  oldest pending\n"
         f"{s.pending:>9} {s.scheduled:>9} {s.running:>9} {s.expired:>9} {s.done:>9} "
-        f"{s.failed:>9}  {age}",
+        f"{s.failed:>9} {s.cancelled:>9}  {age}",
         flush=True,
     )
 
@@ -220,6 +245,21 @@ def cmd_prune(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cancel(args: argparse.Namespace) -> int:
+    status = _queue(args).cancel(args.id)
+    if status is None:
+        raise ConfigurationError(f"there is no job {args.id} in table {args.table}")
+    if status == "cancelled":
+        print(f"job {args.id} cancelled")
+    elif status == "running":
+        print(
+            f"job {args.id} is running: cancel requested (its worker sees it at the next heartbeat)"
+        )
+    else:
+        print(f"job {args.id} already finished ({status}): nothing changed")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
@@ -231,34 +271,43 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # The same options before or after the command: the main parser sets the defaults, the
+    # command's copy (default SUPPRESS) overrides them only when given.
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--url", help="database URL (default: $SKIPLOCK_URL)")
-    common.add_argument("--table", default=DEFAULT_TABLE, help="jobs table (default: %(default)s)")
-    common.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
     parser = argparse.ArgumentParser(
         prog="skiplock",
         description="A job queue in your own database (PostgreSQL, MySQL/MariaDB, SQL Server).",
         epilog="exit codes: 0 ok, 2 usage, 3 configuration, 4 database, 5 lock held, 6 demo failed",
     )
     parser.add_argument("--version", action="version", version=f"skiplock {__version__}")
+    for target, default in ((parser, None), (common, argparse.SUPPRESS)):
+        url_default, table_default = default, DEFAULT_TABLE if default is None else default
+        target.add_argument("--url", default=url_default, help="database URL ($SKIPLOCK_URL)")
+        target.add_argument("--table", default=table_default, help=f"default {DEFAULT_TABLE}")
+        target.add_argument(
+            "-v",
+            "--verbose",
+            action="count",
+            default=0 if default is None else default,
+            help="more log output",
+        )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, help: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help, description=help, parents=[common])
 
-    add("install", "create the jobs table and its indexes (idempotent)").set_defaults(
-        fn=cmd_install
-    )
+    add_schema_commands(add)
 
     p = add("enqueue", "enqueue a task call (or a raw --payload); prints the job id")
     p.add_argument("task", nargs="?", help="task name, as registered with @app.task")
     p.add_argument("args", nargs="*", help="arguments: JSON where they parse, else text")
     p.add_argument("--kwargs", help="keyword arguments as a JSON object")
     p.add_argument("--payload", help="enqueue this JSON payload as it is instead of a task call")
-    p.add_argument("--queue", default="default")
-    p.add_argument("--priority", type=int, default=0, help="lower runs first")
+    p.add_argument("--app", help="module:app that registers the task (default: found by name)")
+    p.add_argument("--queue", help="default: the task's, else 'default'")
+    p.add_argument("--priority", type=int, help="lower runs first (default: the task's, else 0)")
     p.add_argument("--delay", type=duration, help="run after this long (e.g. 30s, 5m)")
-    p.add_argument("--max-attempts", type=int, default=5)
+    p.add_argument("--max-attempts", type=int, help="default: the task's, else 5")
     p.add_argument("--dedupe-key", help="enqueue nothing while a job with this key is active")
     p.set_defaults(fn=cmd_enqueue)
 
@@ -292,6 +341,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch", type=int, default=1000, help="rows per transaction")
     p.set_defaults(fn=cmd_prune)
 
+    p = add("cancel", "cancel a job: pending ones at once, running ones at their next heartbeat")
+    p.add_argument("id", type=int, help="the job id")
+    p.set_defaults(fn=cmd_cancel)
+
     p = add("demo", "show the guarantees with real worker processes (embedded PostgreSQL)")
     p.add_argument("--workers", type=int, default=3)
     p.add_argument("--jobs", type=int, default=24)
@@ -307,6 +360,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
     )
+    if args.verbose < 2:  # mysql-connector logs INFO lines at every connection
+        logging.getLogger("mysql.connector").setLevel(logging.WARNING)
     try:
         code: int = args.fn(args)
         return code

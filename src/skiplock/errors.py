@@ -8,6 +8,8 @@
      ├── LeaseLost              a fenced write matched no row: the job is no longer ours
      ├── LockNotAcquired        the single-worker advisory lock is held elsewhere
      ├── PayloadError           a payload or result that is not JSON (also a TypeError)
+     ├── Cancelled              raised in a handler by job.raise_if_cancelled()
+     ├── Discard                raised by a handler: fail the job now, without retries
      └── BackendError           the database or its driver failed; ``retryable`` says if
                                 running the same operation again may succeed
 
@@ -19,7 +21,9 @@ from __future__ import annotations
 
 __all__ = [
     "BackendError",
+    "Cancelled",
     "ConfigurationError",
+    "Discard",
     "LeaseLost",
     "LockNotAcquired",
     "PayloadError",
@@ -69,6 +73,16 @@ class LockNotAcquired(SkiplockError):
 class PayloadError(SkiplockError, TypeError):
     """The payload or result is not JSON: use dicts, lists, strings, numbers (no NaN or
     infinity), booleans and None."""
+
+
+class Cancelled(SkiplockError):
+    """The job was cancelled (q.cancel): stop its work. A worker whose handler raises this
+    ends the job ``cancelled``, fenced like every other write."""
+
+
+class Discard(SkiplockError):
+    """The job can never succeed. Raised by a handler, it ends the job ``failed`` at once,
+    with this message as its error and no retries left unused."""
 
 
 class BackendError(SkiplockError):

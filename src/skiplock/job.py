@@ -8,10 +8,11 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ._checks import loads
+from .errors import Cancelled
 
 __all__ = ["Job", "Stats", "utc"]
 
-STATUSES = ("pending", "running", "done", "failed")
+STATUSES = ("pending", "running", "done", "failed", "cancelled")
 
 
 _UTC = timezone.utc
@@ -40,6 +41,8 @@ class Job:
     take the lock and start jobs once this one has gone without a heartbeat for about two
     leases, so a handler that must never run next to another holder's should return (or
     raise) soon after it sees the flag. Both stay set.
+    ``cancel_requested`` is set when :meth:`Queue.cancel` asked a running job to stop; a
+    handler sees it after the next heartbeat (claim time for a job claimed again).
     """
 
     id: int
@@ -61,6 +64,13 @@ class Job:
     lease: float | None = field(default=None, compare=False)
     lost: bool = field(default=False, compare=False)
     lock_lost: bool = field(default=False, compare=False)
+    cancel_requested: bool = field(default=False, compare=False)
+
+    def raise_if_cancelled(self) -> None:
+        """Raise :class:`~skiplock.Cancelled` if a cancel of this job was requested: a
+        worker then ends the job ``cancelled``."""
+        if self.cancel_requested:
+            raise Cancelled(f"job {self.id} was cancelled")
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Job:
@@ -84,6 +94,9 @@ class Job:
             loads(get("result"), "result"),
             utc(get("created_at")),
             utc(get("finished_at")),
+            None,
+            False,
+            bool(get("cancel_requested")),
         )
 
 
@@ -104,6 +117,7 @@ class Stats:
     done: int = 0
     failed: int = 0
     oldest_pending_age: float | None = None
+    cancelled: int = 0
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Stats:
@@ -116,6 +130,7 @@ class Stats:
             done=int(row.get("done") or 0),
             failed=int(row.get("failed") or 0),
             oldest_pending_age=None if age is None else max(0.0, float(age)),
+            cancelled=int(row.get("cancelled") or 0),
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -126,5 +141,6 @@ class Stats:
             "expired": self.expired,
             "done": self.done,
             "failed": self.failed,
+            "cancelled": self.cancelled,
             "oldest_pending_age": self.oldest_pending_age,
         }

@@ -25,9 +25,11 @@ from ._checks import milliseconds as _ms
 from ._checks import queue_names as _queues
 from ._checks import run_at_or_delay as _run_at
 from ._checks import text as _text
+from ._schema import Schema
 from ._sql import TableName
 from ._url import DatabaseURL, parse_url
 from .dialects import Dialect, ServerInfo, get_dialect
+from .dialects.base import split_statements
 from .errors import BackendError, ConfigurationError, LeaseLost, PayloadError
 from .job import Job, Stats, utc
 
@@ -78,6 +80,9 @@ class Queue:
         self.table: TableName = TableName.parse(table)
         self.dialect: Dialect = get_dialect(self.url, self.table)
         self.server: ServerInfo | None = None
+        self.schema = Schema(self.dialect)
+        #: set once the table's schema version was found to be the one this code knows
+        self._schema_ok = False
         self._max_idle = max_idle
         self._idle: list[Any] = []
         self._lock = threading.Lock()
@@ -145,13 +150,20 @@ class Queue:
 
     # -- running one transaction ----------------------------------------------------------
 
-    def _run(self, fn: Callable[[Any], T], doing: str, conn: Any = None) -> T:
+    def _run(self, fn: Callable[[Any], T], doing: str, conn: Any = None, check: bool = True) -> T:
         """Run *fn* in a transaction of its own, or in the caller's when *conn* is given.
 
+        The first call that *check*s reads the table's schema version (once per queue, in a
+        transaction of its own) and raises ``ConfigurationError`` unless it is current.
         A failure before COMMIT rolls back; if it was a deadlock, a lock timeout or a lost
         connection the whole transaction runs again (bounded, with jitter). A connection
         lost during COMMIT leaves the outcome unknown: that is raised, never retried.
         """
+        if check and not self._schema_ok:
+            self.schema.check(
+                self._run(self.schema.version, "reading the schema version", None, False)
+            )
+            self._schema_ok = True
         errors = self.dialect.driver_errors()
         if conn is not None:
             try:
@@ -222,15 +234,42 @@ class Queue:
     def ping(self) -> ServerInfo:
         """Reach the server; return what it is. Raises ``UnsupportedServer`` if it is too old
         for skiplock, ``BackendError`` if it does not answer."""
-        self._run(lambda c: None, "connecting")
+        self._run(lambda c: None, "connecting", check=False)
         assert self.server is not None
         return self.server
 
     # -- schema ---------------------------------------------------------------------------
 
     def install(self) -> None:
-        """Create the jobs table and its indexes if they are missing. Idempotent."""
-        self._run(self.dialect.install, f"installing table {self.table}")
+        """Create the jobs table, or bring it to the current schema version: the same as
+        :meth:`migrate`. Idempotent."""
+        self.migrate()
+
+    def migrate(self, *, to: int | None = None) -> list[int]:
+        """Bring the table from any earlier schema version to *to* (default: the current
+        one); return the versions applied (empty when it was current). Online: see
+        docs/migrations.md for what each step locks. Concurrent calls are serialised by an
+        advisory lock; workers may keep running. Raises ``ConfigurationError`` for a
+        schema newer than this skiplock knows."""
+        applied = self.schema.migrate(self._new_connection, to)
+        self._schema_ok = False  # checked again at the next use
+        return applied
+
+    def schema_version(self) -> int:
+        """The table's schema version: 0 if the table does not exist."""
+        return self._run(self.schema.version, "reading the schema version", check=False)
+
+    def uninstall(self) -> None:
+        """Drop the jobs table, its version table and what belongs to them (PostgreSQL: the
+        trigger and its function). Every job is lost. Idempotent."""
+
+        def drop(c: Any) -> None:
+            with self.dialect._cursor(c) as cur:
+                for statement in split_statements(self.dialect.sql["uninstall"]):
+                    cur.execute(statement)
+
+        self._run(drop, f"dropping table {self.table}", check=False)
+        self._schema_ok = False
 
     # -- enqueue --------------------------------------------------------------------------
 
@@ -364,20 +403,22 @@ class Queue:
     def heartbeat(self, job: Job, *, lease: float | None = None, conn: Any = None) -> None:
         """Move the lease's end to now + *lease* seconds (default: 30 s or the claim's).
 
-        Raises :class:`~skiplock.LeaseLost` when the job is no longer ours.
+        Sets ``job.cancel_requested`` when :meth:`cancel` asked the job to stop. Raises
+        :class:`~skiplock.LeaseLost` when the job is no longer ours.
         """
         if lease is None:
             lease = job.lease if job.lease is not None else 30.0
         lease_ms = _ms(lease, "lease", low=0.001)
         params = {"id": job.id, "attempt": job.attempt, "lease_ms": lease_ms}
 
-        def beat(c: Any) -> datetime | None:
+        def beat(c: Any) -> dict[str, Any]:
             if self.dialect.run(c, "heartbeat", params) != 1:
                 raise LeaseLost(job_id=job.id, attempt=job.attempt)
-            row = self.dialect.fetch_one(c, "lease_of", params)
-            return None if row is None else utc(row["lease_until"])
+            return self.dialect.fetch_one(c, "lease_of", params) or {}
 
-        job.lease_until = self._run(beat, f"heartbeat of job {job.id}", conn)
+        row = self._run(beat, f"heartbeat of job {job.id}", conn)
+        job.lease_until = utc(row.get("lease_until"))
+        job.cancel_requested = job.cancel_requested or bool(row.get("cancel_requested"))
 
     def complete(self, job: Job, *, result: Any = None, conn: Any = None) -> None:
         """Mark the job done, storing *result* (JSON). Fenced: raises
@@ -408,13 +449,20 @@ class Queue:
         return lost
 
     def fail(
-        self, job: Job, error: object, *, retry_in: float | None = None, conn: Any = None
+        self,
+        job: Job,
+        error: object,
+        *,
+        retry_in: float | None = None,
+        final: bool = False,
+        conn: Any = None,
     ) -> str:
-        """Record a failed attempt. With attempts left the job is pending again after
-        *retry_in* seconds (default :func:`backoff`); otherwise it ends ``failed``. Returns
-        the new status. Fenced: raises :class:`~skiplock.LeaseLost` if no longer ours."""
+        """Record a failed attempt. With attempts left (and not *final*) the job is pending
+        again after *retry_in* seconds (default :func:`backoff`); otherwise it ends
+        ``failed``. Returns the new status. Fenced: raises :class:`~skiplock.LeaseLost` if
+        no longer ours."""
         text = _error_text(error)
-        if job.attempt >= job.max_attempts:
+        if final or job.attempt >= job.max_attempts:
             self._fenced(job, "fail", {"error": text}, "failing", conn)
             job.status = "failed"
         else:
@@ -431,6 +479,35 @@ class Queue:
         ``max_attempts`` claims would otherwise allow."""
         self._fenced(job, "release", {}, "releasing", conn)
         job.status = "pending"
+
+    def cancel(self, job_id: int, *, conn: Any = None) -> str | None:
+        """Cancel a job; return its status afterwards, or None if there is no such job.
+
+        Pending or scheduled: it becomes ``cancelled`` at once and is never claimed.
+        Running: a cancel request is recorded and ``"running"`` returned; its worker sees
+        ``job.cancel_requested`` at its next heartbeat, and the job ends ``cancelled`` if
+        the handler raises :class:`~skiplock.Cancelled` (``job.raise_if_cancelled()``);
+        a handler that returns anyway completes it. Finished: nothing changes, and its
+        status (``done``, ``failed``, ``cancelled``) is returned. One transaction."""
+        _int(job_id, "job_id", 1, 2**63 - 1)
+        params = {"id": job_id}
+
+        def cancel(c: Any) -> str | None:
+            if self.dialect.run(c, "cancel_pending", params) == 1:
+                return "cancelled"
+            if self.dialect.run(c, "cancel_running", params) == 1:
+                return "running"
+            row = self.dialect.fetch_one(c, "get", params)
+            return None if row is None else str(row["status"])
+
+        return self._run(cancel, f"cancelling job {job_id}", conn)
+
+    def mark_cancelled(self, job: Job, *, reason: object = "cancelled", conn: Any = None) -> None:
+        """End a claimed job ``cancelled`` (its handler stopped on a cancel request),
+        with *reason* as its ``last_error``. Fenced: raises
+        :class:`~skiplock.LeaseLost` and changes nothing if the job is no longer ours."""
+        self._fenced(job, "cancelled", {"error": _error_text(reason)}, "cancelling", conn)
+        job.status = "cancelled"
 
     # -- reading --------------------------------------------------------------------------
 
@@ -488,8 +565,16 @@ class Transaction:
     def complete_many(self, items: Iterable[Job | tuple[Job, Any]]) -> list[Job]:
         return self.queue.complete_many(items, conn=self.connection)
 
-    def fail(self, job: Job, error: object, *, retry_in: float | None = None) -> str:
-        return self.queue.fail(job, error, retry_in=retry_in, conn=self.connection)
+    def fail(
+        self, job: Job, error: object, *, retry_in: float | None = None, final: bool = False
+    ) -> str:
+        return self.queue.fail(job, error, retry_in=retry_in, final=final, conn=self.connection)
+
+    def cancel(self, job_id: int) -> str | None:
+        return self.queue.cancel(job_id, conn=self.connection)
+
+    def mark_cancelled(self, job: Job, *, reason: object = "cancelled") -> None:
+        self.queue.mark_cancelled(job, reason=reason, conn=self.connection)
 
     def release(self, job: Job) -> None:
         self.queue.release(job, conn=self.connection)

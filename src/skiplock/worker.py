@@ -31,9 +31,10 @@ from typing import Any
 from ._checks import queue_names as _queues
 from ._checks import seconds as _seconds
 from ._lock import SingleLock
+from ._outcome import last_line
 from ._worker.ledger import Ledger
 from ._worker.lifecycle import Crew
-from ._worker.outcome import Outcomes, last_line
+from ._worker.outcome import Outcomes
 from ._worker.runners import Handler, Runner, ThreadRunner
 from ._worker.settings import Settings
 from .errors import ConfigurationError
@@ -119,7 +120,7 @@ class WorkerOptions:
             lock=self.lock,
         )
         crew = Crew(settings, self._make_runner)
-        #: outcomes so far: done, retried, failed, lost, released
+        #: outcomes so far: done, retried, failed, cancelled, lost, released
         self.counts = crew.ledger.counts
         return crew
 

@@ -53,7 +53,14 @@ def test_exception_retries_with_backoff_then_fails_with_the_last_line(
     assert record.last_error == "ValueError: bad input on attempt 2"
     assert len(runs) == 2
     assert runs[1] - runs[0] >= 0.7  # backoff(1) is 1 s ± 25 %, on the database's clock
-    assert workers[0].counts == {"done": 0, "retried": 1, "failed": 1, "lost": 0, "released": 0}
+    assert workers[0].counts == {
+        "done": 0,
+        "retried": 1,
+        "failed": 1,
+        "cancelled": 0,
+        "lost": 0,
+        "released": 0,
+    }
 
 
 def test_lost_heartbeat_marks_the_job_lost_and_skips_completion(

@@ -59,7 +59,8 @@ class Crew:
         s, flags = self.settings, self.flags
         lock = s.lock
         if lock is not None:
-            log.info("waiting for the single-worker lock %r", lock.name)
+            if s.wait_for_lock:  # with no wait, a held lock is reported once, as an error
+                log.info("waiting for the single-worker lock %r", lock.name)
             if not lock.acquire(wait=s.wait_for_lock, stop=flags.stopping):
                 return
             log.info("holding the single-worker lock %r", lock.name)

@@ -5,6 +5,7 @@ SELECT
     count(*) FILTER (WHERE status = 'running' AND lease_until < statement_timestamp()) AS expired,
     count(*) FILTER (WHERE status = 'done') AS done,
     count(*) FILTER (WHERE status = 'failed') AS failed,
+    count(*) FILTER (WHERE status = 'cancelled') AS cancelled,
     EXTRACT(EPOCH FROM statement_timestamp() - min(run_at) FILTER (WHERE status = 'pending' AND run_at <= statement_timestamp()))
         AS oldest_pending_age
 FROM "skiplock_jobs"

@@ -1,9 +1,13 @@
+-- skiplock schema version 1 for mssql: the table, its indexes.
+-- This is the DDL that `install` ran before the schema had versions; a table it made is
+-- recognised as version 1. Never edit this file: add the next numbered one.
+
 -- Constraints keep the server's generated names: a constraint name is unique per schema,
 -- and the same table name may be installed in two schemas.
-EXEC sp_getapplock @Resource = N'skiplock install skiplock_jobs', @LockMode = 'Exclusive',
+EXEC sp_getapplock @Resource = N'skiplock install {prefix}', @LockMode = 'Exclusive',
      @LockOwner = 'Transaction', @LockTimeout = 60000;
-IF OBJECT_ID(N'[skiplock_jobs]', N'U') IS NULL
-CREATE TABLE [skiplock_jobs] (
+IF OBJECT_ID(N'{table}', N'U') IS NULL
+CREATE TABLE {table} (
     id              BIGINT IDENTITY(1, 1) NOT NULL PRIMARY KEY,
     queue           NVARCHAR(255)    NOT NULL,
     payload         NVARCHAR(MAX)    NOT NULL,
@@ -22,14 +26,14 @@ CREATE TABLE [skiplock_jobs] (
     finished_at     DATETIME2(6)     NULL
 );
 IF NOT EXISTS (SELECT 1 FROM sys.indexes
-               WHERE object_id = OBJECT_ID(N'[skiplock_jobs]') AND name = N'skiplock_jobs_claim')
-CREATE INDEX [skiplock_jobs_claim] ON [skiplock_jobs] (queue, priority, run_at, id)
+               WHERE object_id = OBJECT_ID(N'{table}') AND name = N'{prefix}_claim')
+CREATE INDEX [{prefix}_claim] ON {table} (queue, priority, run_at, id)
     WHERE status IN ('pending', 'running');
 IF NOT EXISTS (SELECT 1 FROM sys.indexes
-               WHERE object_id = OBJECT_ID(N'[skiplock_jobs]') AND name = N'skiplock_jobs_dedupe')
-CREATE UNIQUE INDEX [skiplock_jobs_dedupe] ON [skiplock_jobs] (dedupe_key)
+               WHERE object_id = OBJECT_ID(N'{table}') AND name = N'{prefix}_dedupe')
+CREATE UNIQUE INDEX [{prefix}_dedupe] ON {table} (dedupe_key)
     WHERE dedupe_key IS NOT NULL AND status IN ('pending', 'running');
 IF NOT EXISTS (SELECT 1 FROM sys.indexes
-               WHERE object_id = OBJECT_ID(N'[skiplock_jobs]') AND name = N'skiplock_jobs_finished')
-CREATE INDEX [skiplock_jobs_finished] ON [skiplock_jobs] (finished_at)
+               WHERE object_id = OBJECT_ID(N'{table}') AND name = N'{prefix}_finished')
+CREATE INDEX [{prefix}_finished] ON {table} (finished_at)
     WHERE status IN ('done', 'failed')

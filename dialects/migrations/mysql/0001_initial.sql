@@ -1,4 +1,11 @@
-CREATE TABLE IF NOT EXISTS `skiplock_jobs` (
+-- skiplock schema version 1 for mysql: the table, its indexes.
+-- This is the DDL that `install` ran before the schema had versions; a table it made is
+-- recognised as version 1. Never edit this file: add the next numbered one.
+-- Index names belong to their table, but a CHECK constraint's name is schema-wide and
+-- compared without case: {tag} (a hash of the exact name) keeps `Jobs` and `jobs` apart.
+-- Tables made before {tag} existed have `<table>_status`; both are version 1.
+
+CREATE TABLE IF NOT EXISTS {table} (
     id              BIGINT       NOT NULL AUTO_INCREMENT,
     queue           VARCHAR(255) NOT NULL,
     payload         LONGTEXT     NOT NULL,
@@ -18,9 +25,9 @@ CREATE TABLE IF NOT EXISTS `skiplock_jobs` (
     dedupe_active   VARCHAR(255) AS
                     (CASE WHEN status IN ('pending', 'running') THEN dedupe_key END) STORED,
     PRIMARY KEY (id),
-    UNIQUE KEY `skiplock_jobs_ikey` (idempotency_key),
-    UNIQUE KEY `skiplock_jobs_dedupe` (dedupe_active),
-    KEY `skiplock_jobs_claim` (claimable, queue, priority, run_at, id),
-    KEY `skiplock_jobs_finished` (status, finished_at),
-    CONSTRAINT `skiplock_jobs_status_eb369c74` CHECK (status IN ('pending', 'running', 'done', 'failed'))
+    UNIQUE KEY `{prefix}_ikey` (idempotency_key),
+    UNIQUE KEY `{prefix}_dedupe` (dedupe_active),
+    KEY `{prefix}_claim` (claimable, queue, priority, run_at, id),
+    KEY `{prefix}_finished` (status, finished_at),
+    CONSTRAINT `{prefix}_status_{tag}` CHECK (status IN ('pending', 'running', 'done', 'failed'))
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin

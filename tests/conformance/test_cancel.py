@@ -1,0 +1,120 @@
+"""Cancel and discard: a cancelled pending job is never claimed; a running one sees the
+request at its next heartbeat and ends ``cancelled``, fenced; Discard fails at once."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import skiplock
+from skiplock import Worker
+
+from .conftest import wait_until
+
+
+def test_pending_and_scheduled_jobs_are_cancelled_and_never_claimed(
+    queue: skiplock.Queue,
+) -> None:
+    pending = queue.enqueue({"n": 1})
+    scheduled = queue.enqueue({"n": 2}, delay=3600)
+    assert queue.cancel(pending) == "cancelled"
+    assert queue.cancel(scheduled) == "cancelled"
+    assert queue.cancel(pending) == "cancelled"  # again: nothing changes
+    assert queue.claim(limit=10) == []
+    job = queue.get(pending)
+    assert job is not None and job.status == "cancelled" and job.finished_at is not None
+    s = queue.stats()
+    assert (s.pending, s.scheduled, s.cancelled) == (0, 0, 2)
+
+
+def test_cancel_of_a_finished_or_missing_job_changes_nothing(queue: skiplock.Queue) -> None:
+    done = queue.enqueue({"n": 1})
+    queue.complete(queue.claim()[0])
+    assert queue.cancel(done) == "done"
+    assert queue.get(done).status == "done"  # type: ignore[union-attr]
+    assert queue.cancel(2**62) is None
+    with pytest.raises(skiplock.ConfigurationError):
+        queue.cancel("1")  # type: ignore[arg-type]
+
+
+def test_a_cancelled_job_frees_its_dedupe_key(queue: skiplock.Queue) -> None:
+    first = queue.enqueue({"n": 1}, dedupe_key="report")
+    assert queue.cancel(first) == "cancelled"
+    assert queue.enqueue({"n": 2}, dedupe_key="report") != first
+
+
+def test_heartbeat_reports_the_request_and_the_handler_raises(queue: skiplock.Queue) -> None:
+    job_id = queue.enqueue({"n": 1})
+    (job,) = queue.claim(lease=30)
+    queue.heartbeat(job)
+    assert not job.cancel_requested
+    job.raise_if_cancelled()  # nothing asked yet
+    assert queue.cancel(job_id) == "running"
+    assert job.cancel_requested is False  # seen at the next heartbeat, not before
+    queue.heartbeat(job)
+    assert job.cancel_requested
+    with pytest.raises(skiplock.Cancelled):
+        job.raise_if_cancelled()
+    queue.mark_cancelled(job)
+    record = queue.get(job_id)
+    assert record is not None and record.status == "cancelled"
+    assert queue.claim() == []
+
+
+def test_the_final_cancelled_write_is_fenced(queue: skiplock.Queue) -> None:
+    job_id = queue.enqueue({"n": 1})
+    (stale,) = queue.claim(lease=0.5)
+    assert queue.cancel(job_id) == "running"
+    wait_until(lambda: queue.stats().expired == 1, 30, "the lease to expire")
+    (again,) = queue.claim(lease=30)
+    assert again.attempt == stale.attempt + 1
+    assert again.cancel_requested  # the request outlives the attempt that was asked
+    with pytest.raises(skiplock.LeaseLost):
+        queue.mark_cancelled(stale)
+    assert queue.get(job_id).status == "running"  # type: ignore[union-attr]
+    queue.mark_cancelled(again, reason="stopped by the user")
+    record = queue.get(job_id)
+    assert record is not None and record.status == "cancelled"
+    assert record.last_error == "stopped by the user"
+
+
+def test_a_worker_stops_a_running_job_on_request(
+    queue: skiplock.Queue, workers: list[Worker]
+) -> None:
+    started: list[int] = []
+
+    def handler(job: skiplock.Job) -> str:
+        started.append(job.id)
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            job.raise_if_cancelled()
+            time.sleep(0.02)
+        return "never cancelled"
+
+    job_id = queue.enqueue({"n": 1})
+    other = queue.enqueue({"n": 2}, queue="other")
+    w = Worker(queue, handler, lease=3, heartbeat=0.2, poll_interval=0.1).start()
+    workers.append(w)
+    wait_until(lambda: started, 30, "the job to start")
+    assert queue.cancel(job_id) == "running"
+    wait_until(lambda: queue.get(job_id).status == "cancelled", 30, "the job to be cancelled")  # type: ignore[union-attr]
+    wait_until(lambda: w.counts["cancelled"] == 1, 10, "the worker to count it")
+    record = queue.get(job_id)
+    assert record is not None and record.attempt == 1
+    assert "Cancelled" in (record.last_error or "")
+    assert queue.get(other).status == "pending"  # type: ignore[union-attr]
+
+
+def test_discard_fails_the_job_at_once(queue: skiplock.Queue, workers: list[Worker]) -> None:
+    def handler(job: skiplock.Job) -> None:
+        raise skiplock.Discard("the address does not exist")
+
+    job_id = queue.enqueue({"n": 1}, max_attempts=5)
+    w = Worker(queue, handler, lease=5, poll_interval=0.1).start()
+    workers.append(w)
+    wait_until(lambda: queue.get(job_id).status == "failed", 30, "the job to fail")  # type: ignore[union-attr]
+    record = queue.get(job_id)
+    assert record is not None and record.attempt == 1
+    assert "the address does not exist" in (record.last_error or "")
+    assert w.counts["failed"] == 1 and w.counts["retried"] == 0

@@ -1,0 +1,180 @@
+"""Versioned schema: a table made by the DDL of the release before versions existed is
+recognised as version 1 and upgraded online, while that release's worker drains it, with
+nothing lost and fencing intact.
+
+tests/fixtures/schema_v1/<dialect>.sql are that release's statement files, never edited:
+their ``install`` block made the table, and the rest is what its workers run."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from skiplock.dialects.base import split_statements
+
+import skiplock
+from skiplock import Worker
+from skiplock._sql import parse_statements, render_statements
+
+from .conftest import wait_until
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "schema_v1"
+
+
+def v1_statements(q: skiplock.Queue) -> dict[str, str]:
+    """The statements of the release before versions, rendered for *q*'s table."""
+    name = f"{q.dialect.name}.sql"
+    raw = parse_statements((FIXTURES / name).read_text(encoding="utf-8"), name)
+    return render_statements(raw, q.table, q.dialect.quote)
+
+
+def make_v1_table(q: skiplock.Queue) -> None:
+    """Create *q*'s table exactly as the unversioned ``install`` did."""
+    ddl = v1_statements(q)["install"]
+    q.uninstall()
+    with q.transaction() as tx:
+        for statement in split_statements(ddl):
+            tx.execute(statement)
+
+
+def test_a_table_without_versions_is_version_1_and_refused(
+    make_queue: Callable[..., skiplock.Queue],
+) -> None:
+    q = make_queue()
+    make_v1_table(q)
+    fresh = make_queue()
+    assert fresh.schema_version() == 1
+    with pytest.raises(skiplock.ConfigurationError, match="skiplock migrate"):
+        fresh.enqueue({"n": 1})
+    with pytest.raises(skiplock.ConfigurationError, match="skiplock migrate"):
+        fresh.claim()
+    assert fresh.migrate() == list(range(2, fresh.schema.latest + 1))
+    assert fresh.schema_version() == fresh.schema.latest
+    job_id = make_queue().enqueue({"n": 1})  # a new queue: its check passes now
+    assert make_queue().get(job_id) is not None
+
+
+def test_a_missing_table_says_install(make_queue: Callable[..., skiplock.Queue]) -> None:
+    q = make_queue()
+    q.uninstall()
+    fresh = make_queue()
+    assert fresh.schema_version() == 0
+    with pytest.raises(skiplock.ConfigurationError, match="skiplock install"):
+        fresh.stats()
+
+
+def test_migrate_is_idempotent_and_install_is_migrate(
+    make_queue: Callable[..., skiplock.Queue],
+) -> None:
+    q = make_queue()
+    assert q.schema_version() == q.schema.latest
+    assert q.migrate() == []
+    q.install()
+    assert q.schema_version() == q.schema.latest
+    q.uninstall()
+    q.uninstall()  # idempotent too
+    assert q.schema_version() == 0
+    q.install()
+    assert q.schema_version() == q.schema.latest
+    assert q.enqueue({"n": 1}) > 0
+
+
+def test_concurrent_migrations_run_one_after_the_other(
+    make_queue: Callable[..., skiplock.Queue],
+) -> None:
+    q = make_queue()
+    q.uninstall()
+    queues = [make_queue() for _ in range(4)]
+    applied: list[list[int]] = []
+    errors: list[BaseException] = []
+
+    def run(one: skiplock.Queue) -> None:
+        try:
+            applied.append(one.migrate())
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(one,)) for one in queues]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors
+    assert sorted(applied, key=len) == [[], [], [], list(range(1, q.schema.latest + 1))]
+
+
+def test_a_newer_schema_is_refused(make_queue: Callable[..., skiplock.Queue]) -> None:
+    q = make_queue()
+    # A later release recorded a version this code does not know.
+    newer = q.schema.latest + 1
+    with q.transaction() as tx:
+        tx.queue.dialect.run(tx.connection, "schema_record", {"version": newer, "name": "x"})
+    fresh = make_queue()
+    with pytest.raises(skiplock.ConfigurationError, match="upgrade skiplock"):
+        fresh.enqueue({"n": 1})
+    with pytest.raises(skiplock.ConfigurationError, match="upgrade skiplock"):
+        fresh.migrate()
+
+
+def test_upgrade_while_a_worker_drains_every_state(
+    make_queue: Callable[..., skiplock.Queue],
+) -> None:
+    setup = make_queue()
+    make_v1_table(setup)
+    # `old` stands in for the processes of the previous release, which keep running
+    # through the upgrade: that release's statements, no schema check.
+    old = make_queue()
+    old.dialect.sql = v1_statements(old)
+    old._schema_ok = True
+    done_id = old.enqueue({"state": "done"})
+    old.complete(old.claim()[0])
+    failed_id = old.enqueue({"state": "failed"}, max_attempts=1)
+    old.fail(old.claim()[0], "boom")
+    live_id = old.enqueue({"state": "live"}, queue="held")
+    (live,) = old.claim(queues="held", lease=300)
+    stale_id = old.enqueue({"state": "expired"}, priority=-1)
+    (stale,) = old.claim(lease=0.5)
+    scheduled_id = old.enqueue({"state": "scheduled"}, delay=3600)
+    pending = old.enqueue_many([{"n": i} for i in range(120)])
+    wait_until(lambda: old.stats().expired == 1, 30, "the short lease to expire")
+
+    ran: list[int] = []
+    seen = threading.Lock()
+
+    def handler(job: skiplock.Job) -> None:
+        time.sleep(0.05)  # slow enough that the upgrade runs while jobs do
+        with seen:
+            ran.append(job.id)
+
+    worker = Worker(old, handler, concurrency=4, lease=30, poll_interval=0.1).start()
+    try:
+        wait_until(lambda: len(ran) >= 5, 60, "the worker to start draining")
+        applied = make_queue().migrate()
+        assert applied == list(range(2, setup.schema.latest + 1))
+        new = make_queue()
+        wait_until(lambda: new.stats().pending == 0, 120, "the worker to drain")
+        wait_until(lambda: new.stats().running == 1, 60, "the worker to write its outcomes")
+    finally:
+        worker.stop(timeout=30)
+
+    assert sorted(ran) == sorted([*pending, stale_id])  # each ran once, none lost
+    assert all(new.get(i).status == "done" for i in pending)  # type: ignore[union-attr]
+    # fencing intact: the expired attempt's late write is rejected, the live lease holds
+    with pytest.raises(skiplock.LeaseLost):
+        old.complete(stale)
+    assert new.get(stale_id).attempt == 2  # type: ignore[union-attr]
+    new.heartbeat(live, lease=300)  # this release's statements on the migrated table
+    assert not live.cancel_requested
+    new.complete(live, result="kept")
+    assert new.get(live_id).status == "done"  # type: ignore[union-attr]
+    assert new.get(done_id).status == "done"  # type: ignore[union-attr]
+    assert new.get(failed_id).status == "failed"  # type: ignore[union-attr]
+    sched = new.get(scheduled_id)
+    assert sched is not None and sched.status == "pending"
+    s = new.stats()
+    assert (s.pending, s.scheduled, s.running, s.expired, s.failed) == (0, 1, 0, 0, 1)
+    assert s.done == len(pending) + 3
+    assert new.claim() == []  # the scheduled job stays scheduled

@@ -1,0 +1,1 @@
+SELECT MAX(version) AS version FROM [skiplock_jobs_schema]

@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS `skiplock_jobs`;
+DROP TABLE IF EXISTS `skiplock_jobs_schema`

@@ -1,0 +1,1 @@
+SELECT max(version) AS version FROM "skiplock_jobs_schema"

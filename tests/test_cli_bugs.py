@@ -1,0 +1,145 @@
+"""What a new user hit first on the command line (issue 11), each fixed and kept fixed."""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conformance.conftest import wait_until, workers  # noqa: F401 (a fixture)
+
+import skiplock
+from skiplock.cli import EXIT_CODES, main
+
+MakeQueue = Callable[..., skiplock.Queue]
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def tasks_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """A module of the user's own, importable by name from the current directory."""
+    name = "usertasks_" + re.sub(r"\W", "_", request.node.name)
+    (tmp_path / f"{name}.py").write_text(
+        "import skiplock\n"
+        "app = skiplock.App()\n"
+        "@app.task(queue='email', max_attempts=2, priority=7)\n"
+        "def send(to):\n"
+        "    return to\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield name
+    sys.modules.pop(name, None)
+
+
+def test_enqueue_uses_the_task_options_and_refuses_unknown_tasks(
+    make_queue: MakeQueue, url: str, capsys: pytest.CaptureFixture[str], tasks_module: str
+) -> None:
+    q = make_queue()
+    where = ["--url", url, "--table", str(q.table)]
+    code, out, err = cli(capsys, "enqueue", f"{tasks_module}.send", "bob@example.com", *where)
+    assert code == 0, err
+    job = q.get(int(out))
+    assert job is not None
+    assert (job.queue, job.max_attempts, job.priority) == ("email", 2, 7)
+
+    code, out, _ = cli(
+        capsys, "enqueue", f"{tasks_module}.send", "x", "--queue", "bulk", "--max-attempts", "9",
+        *where,
+    )  # fmt: skip
+    job = q.get(int(out))
+    assert job is not None and (job.queue, job.max_attempts, job.priority) == ("bulk", 9, 7)
+
+    before = q.stats().pending
+    code, _, err = cli(capsys, "enqueue", f"{tasks_module}.nosuch", "x", *where)
+    assert code == EXIT_CODES["config"] and "unknown task" in err and "--app" in err
+    app = f"{tasks_module}:app"
+    code, _, err = cli(capsys, "enqueue", "--app", app, "other", "--queue", "q", *where)
+    assert code == EXIT_CODES["config"] and f"{tasks_module}.send" in err
+    assert q.stats().pending == before  # nothing written
+
+
+def test_a_job_that_can_never_run_fails_at_once_with_one_line(
+    make_queue: MakeQueue,
+    caplog: pytest.LogCaptureFixture,
+    workers: list[skiplock.Worker],  # noqa: F811
+) -> None:
+    q = make_queue()
+    app = skiplock.App(q)
+
+    @app.task
+    def known() -> None:
+        pass
+
+    unknown = q.enqueue({"task": "nosuch", "args": [], "kwargs": {}}, max_attempts=5)
+    not_a_call = q.enqueue(["just", "a", "list"], max_attempts=5)
+    caplog.set_level(logging.INFO, logger="skiplock")
+    w = app.worker(queues=["default"], lease=5, poll_interval=0.1)
+    workers.append(w.start())
+    for job_id in (unknown, not_a_call):
+        wait_until(lambda j=job_id: q.get(j).status == "failed", 30, f"job {job_id} to fail")  # type: ignore[union-attr,misc]
+        record = q.get(job_id)
+        assert record is not None and record.attempt == 1
+    assert "no task named 'nosuch'" in (q.get(unknown).last_error or "")  # type: ignore[union-attr]
+    assert "is not a task call" in (q.get(not_a_call).last_error or "")  # type: ignore[union-attr]
+    warned = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    for job_id in (unknown, not_a_call):
+        mine = [r for r in warned if f"job {job_id} " in r.getMessage()]
+        assert len(mine) == 1, [r.getMessage() for r in warned]
+        assert mine[0].exc_info is None  # one clear line, no traceback
+
+
+def test_url_before_or_after_the_command(
+    make_queue: MakeQueue, url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    q = make_queue()
+    q.enqueue({"n": 1})
+    for args in (
+        ["--url", url, "--table", str(q.table), "stats", "--json"],
+        ["stats", "--json", "--url", url, "--table", str(q.table)],
+        ["--url", "nosuch://h/db", "stats", "--json", "--url", url, "--table", str(q.table)],
+    ):
+        code, out, err = cli(capsys, *args)
+        assert code == 0, err
+        assert '"pending": 1' in out
+
+
+def test_no_url_names_the_option(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SKIPLOCK_URL", raising=False)
+    for command in (["stats"], ["migrate"], ["cancel", "1"], ["sql"]):
+        code, _, err = cli(capsys, *command)
+        assert code == EXIT_CODES["config"], command
+        assert "--url" in err and "SKIPLOCK_URL" in err and "url=..." not in err
+
+
+def _with(url: str, *, user: str | None = None, database: str | None = None) -> str:
+    scheme, rest = url.split("://", 1)
+    auth, _, hostpath = rest.rpartition("@")
+    host, _, path = hostpath.partition("/")
+    db, sep, options = path.partition("?")
+    if user is not None:
+        auth = user
+    return f"{scheme}://{auth + '@' if auth else ''}{host}/{database or db}{sep}{options}"
+
+
+def test_a_missing_database_or_role_says_what_is_missing(
+    url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = cli(capsys, "stats", "--url", _with(url, database="skiplock_nosuchdb"))
+    assert code == EXIT_CODES["database"]
+    assert "could not connect" in err and "skiplock_nosuchdb" in err
+    assert "lost the connection" not in err
+    code, _, err = cli(capsys, "stats", "--url", _with(url, user="skiplock_nosuchrole"))
+    assert code == EXIT_CODES["database"]
+    assert "could not connect" in err and "skiplock_nosuchrole" in err
+    assert "lost the connection" not in err
