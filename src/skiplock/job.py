@@ -96,6 +96,7 @@ class Job:
             utc(get("finished_at")),
             None,
             False,
+            False,
             bool(get("cancel_requested")),
         )
 
