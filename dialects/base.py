@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import select
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -149,6 +150,24 @@ class Dialect:
     def is_closed(self, conn: Any) -> bool:
         return False
 
+    def fileno(self, conn: Any) -> int | None:
+        """The socket of *conn* (-1 once closed), or None where the driver hides it."""
+        return None
+
+    def is_usable(self, conn: Any) -> bool:
+        """False if an idle *conn* is known to be broken, found without a round trip: the
+        driver says it is closed, or the server sent something unasked or closed the
+        socket (what a killed session, a server shutdown or an idle timeout does: the
+        socket turns readable). Where the driver hides its socket only the driver's flag
+        is looked at, and a server-side kill is found at the connection's next use."""
+        try:
+            fd = self.fileno(conn)
+        except Exception:
+            return False
+        if fd is None:
+            return not self.is_closed(conn)
+        return fd >= 0 and not _readable(fd)
+
     # -- statements -----------------------------------------------------------------------
 
     def cursor(self, conn: Any) -> Any:
@@ -235,6 +254,11 @@ class Dialect:
         self.fetch(conn, "lock_release", {"key": key, "name": name})
         conn.commit()
 
+    def count_sessions(self, conn: Any, sessions: Sequence[int]) -> int:
+        """How many of these server session ids (``session_id``) are still connected."""
+        row = self.fetch_one(conn, "count_sessions", {"sessions": list(sessions)})
+        return 0 if row is None else int(row["n"])
+
     def listen(self) -> Any:
         """A connection that receives a notification at every enqueue (supports_notify)."""
         raise NotImplementedError
@@ -278,6 +302,17 @@ class Dialect:
             if self.run(conn, "complete", {"id": job_id, "attempt": attempt, "result": result}):
                 done.add(job_id)
         return done
+
+
+def _readable(fd: int) -> bool:
+    try:
+        if hasattr(select, "poll"):  # any descriptor number, unlike select()
+            poller = select.poll()
+            poller.register(fd, select.POLLIN | select.POLLPRI)
+            return bool(poller.poll(0))
+        return bool(select.select([fd], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True  # not a socket we can ask about: treat it as broken
 
 
 def split_statements(block: str) -> list[str]:

@@ -234,6 +234,10 @@ WHERE status = 'running'
 -- name: session_id
 SELECT @@SPID AS session
 
+-- name: count_sessions
+-- How many of these session ids are still connected (tests and operators count a pool).
+SELECT COUNT(*) AS n FROM sys.dm_exec_sessions WHERE session_id IN (%(sessions)s)
+
 -- name: kill_session
 -- KILL takes no variable: build it from the integer (never from text).
 DECLARE @kill nvarchar(40) = N'KILL ' + CAST(CAST(%(session)s AS int) AS nvarchar(12));

@@ -150,6 +150,18 @@ class MySQLDialect(Dialect):
         except Exception:
             return True
 
+    def count_sessions(self, conn: Any, sessions: Sequence[int]) -> int:
+        # insert_returning: MariaDB, whose information_schema view works (see mysql.sql)
+        name = "count_sessions" if self.insert_returning else "count_sessions_mysql"
+        row = self.fetch_one(conn, name, {"sessions": list(sessions)})
+        return 0 if row is None else int(row["n"])
+
+    def fileno(self, conn: Any) -> int | None:
+        # is_connected() above pings the server; a pooled connection is checked at every
+        # checkout without that round trip, on the pure-Python driver's socket.
+        sock = getattr(getattr(conn, "_socket", None), "sock", None)
+        return -1 if sock is None else int(sock.fileno())
+
     def insert(self, conn: Any, params: Mapping[str, Any]) -> int:
         with self._cursor(conn) as cur:
             self.execute(cur, "enqueue", params)

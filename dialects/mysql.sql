@@ -221,6 +221,16 @@ LIMIT %(limit)s
 -- name: session_id
 SELECT CONNECTION_ID() AS session
 
+-- name: count_sessions
+-- How many of these session ids are still connected (tests and operators count a pool).
+SELECT COUNT(*) AS n FROM information_schema.processlist WHERE id IN (%(sessions)s)
+
+-- name: count_sessions_mysql
+-- MySQL: information_schema.processlist converts every session's query text to utf8mb3 and
+-- fails (3854) while any session runs a query with a 4-byte character; MariaDB has no
+-- performance_schema.processlist.
+SELECT COUNT(*) AS n FROM performance_schema.processlist WHERE id IN (%(sessions)s)
+
 -- name: kill_session
 KILL %(session)s
 

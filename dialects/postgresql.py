@@ -143,6 +143,9 @@ class PostgreSQLDialect(Dialect):
     def is_closed(self, conn: Any) -> bool:
         return bool(conn.closed) or conn.info.transaction_status == 4  # UNKNOWN: broken
 
+    def fileno(self, conn: Any) -> int | None:
+        return -1 if self.is_closed(conn) else int(conn.fileno())
+
     def insert_many(
         self, conn: Any, common: Mapping[str, Any], rows: Sequence[tuple[str, str]]
     ) -> list[int]:

@@ -243,11 +243,15 @@ SELECT pg_advisory_unlock(%(key)s)
 -- heartbeats renew them: the margin gives it time to.
 SELECT id, attempt FROM {table}
 WHERE status = 'running'
-  AND lease_until > clock_timestamp() - %(margin_s)s * interval '1 second'
+  AND lease_until > statement_timestamp() - %(margin_s)s * interval '1 second'
 LIMIT %(limit)s
 
 -- name: session_id
 SELECT pg_backend_pid() AS session
+
+-- name: count_sessions
+-- How many of these session ids are still connected (tests and operators count a pool).
+SELECT count(*) AS n FROM pg_stat_activity WHERE pid = ANY(%(sessions)s::int[])
 
 -- name: kill_session
 SELECT pg_terminate_backend(%(session)s)

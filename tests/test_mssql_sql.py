@@ -62,6 +62,7 @@ SAMPLE: dict[str, Any] = {
     "version": 2,
     "schema": None,
     "version_name": "skiplock_jobs_schema",
+    "sessions": [53, 54],
 }
 
 

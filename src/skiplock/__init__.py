@@ -25,6 +25,7 @@ from .errors import (
     LeaseLost,
     LockNotAcquired,
     PayloadError,
+    PoolTimeout,
     SkiplockError,
     UnsupportedServer,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "LeaseLost",
     "LockNotAcquired",
     "PayloadError",
+    "PoolTimeout",
     "Queue",
     "SkiplockError",
     "Stats",

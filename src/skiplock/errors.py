@@ -11,7 +11,9 @@
      ├── Cancelled              raised in a handler by job.raise_if_cancelled()
      ├── Discard                raised by a handler: fail the job now, without retries
      └── BackendError           the database or its driver failed; ``retryable`` says if
-                                running the same operation again may succeed
+          │                     running the same operation again may succeed
+          └── PoolTimeout       every connection of the queue's pool stayed in use for
+                                ``pool_timeout`` seconds (retryable)
 
 A driver's own exception is kept as ``__cause__``. Messages say what to do next and
 never contain a password. Each class's docstring is its default message.
@@ -27,6 +29,7 @@ __all__ = [
     "LeaseLost",
     "LockNotAcquired",
     "PayloadError",
+    "PoolTimeout",
     "SkiplockError",
     "UnsupportedServer",
 ]
@@ -94,3 +97,12 @@ class BackendError(SkiplockError):
         self.retryable = retryable
         #: the connection broke; if it broke during COMMIT the outcome is unknown
         self.connection_lost = False
+
+
+class PoolTimeout(BackendError):
+    """No connection of the queue's pool became free within ``pool_timeout`` seconds: raise
+    ``max_size`` or ``pool_timeout``, or hold connections for a shorter time. Retryable: the
+    database itself did not fail, and nothing was sent to it."""
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message, retryable=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import os
 import random
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -24,7 +23,9 @@ from ._checks import integer as _int
 from ._checks import milliseconds as _ms
 from ._checks import queue_names as _queues
 from ._checks import run_at_or_delay as _run_at
+from ._checks import seconds as _seconds
 from ._checks import text as _text
+from ._pool import Pool
 from ._schema import Schema
 from ._sql import TableName
 from ._url import DatabaseURL, parse_url
@@ -42,13 +43,35 @@ DEFAULT_TABLE = "skiplock_jobs"
 _RETRIES = 5
 
 
-def connect(url: str | None = None, *, table: str = DEFAULT_TABLE, max_idle: int = 8) -> Queue:
+def connect(
+    url: str | None = None,
+    *,
+    table: str = DEFAULT_TABLE,
+    max_size: int | None = None,
+    max_idle: int | None = None,
+    pool_timeout: float = 30.0,
+    max_lifetime: float = 3600.0,
+    max_idle_time: float = 600.0,
+) -> Queue:
     """A :class:`Queue` on *url* (default ``$SKIPLOCK_URL``) and *table*.
 
-    No connection is opened yet; a bad URL, unknown scheme or unsafe table name raises
-    :class:`~skiplock.ConfigurationError` here, a missing driver at the first use.
+    Its pool holds at most ``max_size`` connections (default 10, or ``max_idle`` if that
+    is larger), keeps up to ``max_idle`` of them idle (default: all), makes a caller wait
+    up to ``pool_timeout`` seconds for a free one (then :class:`~skiplock.PoolTimeout`),
+    and closes a connection older than ``max_lifetime`` or unused for ``max_idle_time``
+    seconds. No connection is opened yet; a bad URL, unknown scheme, unsafe table name or
+    pool setting raises :class:`~skiplock.ConfigurationError` here, a missing driver at
+    the first use.
     """
-    return Queue(url, table=table, max_idle=max_idle)
+    return Queue(
+        url,
+        table=table,
+        max_size=max_size,
+        max_idle=max_idle,
+        pool_timeout=pool_timeout,
+        max_lifetime=max_lifetime,
+        max_idle_time=max_idle_time,
+    )
 
 
 def backoff(attempt: int, *, base: float = 1.0, cap: float = 3600.0, jitter: float = 0.25) -> float:
@@ -72,10 +95,24 @@ def _uuid4_batch(n: int) -> list[str]:
     ]
 
 
+#: connections a queue's pool may open when neither max_size nor a larger max_idle is given
+DEFAULT_MAX_SIZE = 10
+
+
 class Queue:
     """A job queue in one table of one database. Thread-safe; see :func:`connect`."""
 
-    def __init__(self, url: str | None = None, *, table: str = DEFAULT_TABLE, max_idle: int = 8):
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        table: str = DEFAULT_TABLE,
+        max_size: int | None = None,
+        max_idle: int | None = None,
+        pool_timeout: float = 30.0,
+        max_lifetime: float = 3600.0,
+        max_idle_time: float = 600.0,
+    ):
         self.url: DatabaseURL = parse_url(url)
         self.table: TableName = TableName.parse(table)
         self.dialect: Dialect = get_dialect(self.url, self.table)
@@ -83,15 +120,42 @@ class Queue:
         self.schema = Schema(self.dialect)
         #: set once the table's schema version was found to be the one this code knows
         self._schema_ok = False
-        self._max_idle = max_idle
-        self._idle: list[Any] = []
-        self._lock = threading.Lock()
-        self._closed = False
+        self._pool = self._make_pool(max_size, max_idle, pool_timeout, max_lifetime, max_idle_time)
 
     def __repr__(self) -> str:
         return f"<skiplock.Queue {self.url.masked()} table={self.table}>"
 
     # -- connections ----------------------------------------------------------------------
+
+    def _make_pool(
+        self,
+        max_size: object,
+        max_idle: object,
+        timeout: object,
+        max_lifetime: object,
+        max_idle_time: object,
+    ) -> Pool:
+        """The queue's pool (see :class:`~skiplock._pool.Pool`), its settings checked."""
+        idle = None if max_idle is None else _int(max_idle, "max_idle", 0, 10_000)
+        if max_size is None:
+            size = max(DEFAULT_MAX_SIZE, idle or 0)
+        else:
+            size = _int(max_size, "max_size", 1, 10_000)
+        if idle is not None and idle > size:
+            raise ConfigurationError(
+                f"max_idle ({idle}) cannot be larger than max_size ({size}): the pool never "
+                "holds more than max_size connections"
+            )
+        return Pool(
+            self._new_connection,
+            usable=self.dialect.is_usable,
+            max_size=size,
+            max_idle=size if idle is None else idle,
+            timeout=_seconds(timeout, "pool_timeout", strict=True),
+            max_lifetime=_seconds(max_lifetime, "max_lifetime", strict=True),
+            max_idle_time=_seconds(max_idle_time, "max_idle_time", strict=True),
+            name=f"{self.url.flavor} at {self.url.masked()}",
+        )
 
     def _new_connection(self) -> Any:
         errors = self.dialect.driver_errors()
@@ -109,38 +173,17 @@ class Queue:
 
     def connection(self) -> Any:
         """A new driver connection configured like the queue's own (autocommit off, READ
-        COMMITTED). The caller owns and closes it."""
+        COMMITTED), outside the pool and its bound. The caller owns and closes it."""
         return self._new_connection()
-
-    def _checkout(self) -> Any:
-        if self._closed:
-            raise ConfigurationError("this queue was closed")
-        with self._lock:
-            if self._idle:
-                return self._idle.pop()
-        return self._new_connection()
-
-    def _checkin(self, conn: Any) -> None:
-        if self.dialect.is_closed(conn):
-            self._close_quietly(conn)
-            return
-        with self._lock:
-            if not self._closed and len(self._idle) < self._max_idle:
-                self._idle.append(conn)
-                return
-        self._close_quietly(conn)
 
     def _close_quietly(self, conn: Any) -> None:
         with suppress(Exception):
             conn.close()
 
     def close(self) -> None:
-        """Close the pooled connections. The queue cannot be used afterwards."""
-        with self._lock:
-            self._closed = True
-            idle, self._idle = self._idle, []
-        for conn in idle:
-            self._close_quietly(conn)
+        """Close the pooled connections (those in use as they come back). The queue cannot
+        be used afterwards."""
+        self._pool.close()
 
     def __enter__(self) -> Queue:
         return self
@@ -171,12 +214,12 @@ class Queue:
             except errors as exc:
                 raise self.dialect.wrap(exc, doing) from exc
         for attempt in range(1, _RETRIES + 1):
-            own = self._checkout()
+            own = self._pool.get()
             try:
                 result = fn(own)
             except errors as exc:
-                self._rollback_or_drop(own)
                 err = self.dialect.wrap(exc, doing)
+                self._rollback_or_drop(own, lost=err.connection_lost)
                 if err.retryable and attempt < _RETRIES:
                     log.debug("retrying %s after %s", doing, err)
                     time.sleep(random.uniform(0.005, 0.02 * 2**attempt))
@@ -195,20 +238,22 @@ class Queue:
         try:
             own.commit()
         except self.dialect.driver_errors() as exc:
-            self._rollback_or_drop(own)
             err = self.dialect.wrap(exc, doing)
+            self._rollback_or_drop(own, lost=err.connection_lost)
             if err.connection_lost:
                 err.args = (str(err) + "; whether it committed is unknown",)
             raise err from exc
-        self._checkin(own)
+        self._pool.put(own)
 
-    def _rollback_or_drop(self, conn: Any) -> None:
-        try:
-            conn.rollback()
-        except Exception:
-            self._close_quietly(conn)
-            return
-        self._checkin(conn)
+    def _rollback_or_drop(self, conn: Any, *, lost: bool = False) -> None:
+        """Return *conn* to the pool rolled back; drop it if its last use lost the
+        connection or the rollback fails."""
+        if not lost:
+            try:
+                conn.rollback()
+            except Exception:
+                lost = True
+        self._pool.put(conn, broken=lost)
 
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
@@ -222,12 +267,12 @@ class Queue:
 
         Commits when the block ends, rolls back when it raises (and re-raises).
         """
-        own = self._checkout()
+        own = self._pool.get()
         tx = Transaction(self, own)
         try:
             yield tx
-        except BaseException:
-            self._rollback_or_drop(own)
+        except BaseException as exc:
+            self._rollback_or_drop(own, lost=isinstance(exc, BackendError) and exc.connection_lost)
             raise
         self._commit(own, "committing your transaction")
 

@@ -4,5 +4,5 @@
 -- heartbeats renew them: the margin gives it time to.
 SELECT id, attempt FROM "skiplock_jobs"
 WHERE status = 'running'
-  AND lease_until > clock_timestamp() - %(margin_s)s * interval '1 second'
+  AND lease_until > statement_timestamp() - %(margin_s)s * interval '1 second'
 LIMIT %(limit)s
