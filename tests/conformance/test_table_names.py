@@ -11,12 +11,11 @@ import pytest
 
 import skiplock
 
+from .test_migrations import make_v1_table, v1_statements
+
 
 def drop(q: skiplock.Queue) -> None:
-    with q.transaction() as tx:
-        tx.execute(f"DROP TABLE IF EXISTS {q.dialect.quote(q.table.name)}")
-        if q.dialect.supports_notify:
-            tx.execute(f"DROP FUNCTION IF EXISTS {q.dialect.quote(q.table.name + '_notify')}()")
+    q.uninstall()  # the table, its version table and its trigger
 
 
 @pytest.fixture
@@ -50,31 +49,27 @@ def test_tables_differing_only_in_case_both_install(
 
 
 def test_install_is_idempotent_on_a_table_made_by_the_old_ddl(url: str) -> None:
-    # Until this release the MySQL constraint was named "<table>_status": a table made so
-    # must still install (nothing recreated, nothing lost) and work.
+    # Until this release the MySQL constraint was named "<table>_status" (the unversioned
+    # release's DDL, tests/fixtures/schema_v1): a table made so must still install, which
+    # migrates it (nothing recreated, nothing lost), and work.
     table = f"olddl_{os.getpid() % 10000}_{uuid.uuid4().hex[:6]}"
     q = skiplock.connect(url, table=table)
+    old = skiplock.connect(url, table=table)
     try:
-        tag = q.table.tag
-        old_ddl = q.dialect.sql["install"].replace(f"{table}_status_{tag}", f"{table}_status")
-        with q.transaction() as tx:
-            for statement in split(old_ddl):
-                tx.execute(statement)
-        job_id = q.enqueue("kept")
+        make_v1_table(q)
+        old.dialect.sql = v1_statements(old)  # that release's enqueue, no schema check
+        old._schema_ok = True
+        job_id = old.enqueue("kept")
         q.install()
         q.install()
+        assert q.schema_version() == q.schema.latest
         [job] = q.claim()
         assert (job.id, job.payload) == (job_id, "kept")
         q.complete(job)
     finally:
+        old.close()
         drop(q)
         q.close()
-
-
-def split(block: str) -> list[str]:
-    from skiplock.dialects.base import split_statements
-
-    return split_statements(block)
 
 
 def test_the_longest_table_name_installs(url: str) -> None:
