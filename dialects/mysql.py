@@ -37,6 +37,18 @@ _RETRYABLE = {1205, 1213, 3572, 3058}
 _ALREADY = {1060, 1061, 1050, 1091, 3940, 3822}
 #: server gone, lost, killed, shutting down, disconnected for inactivity
 _CONNECTION = {1053, 1927, 2003, 2006, 2013, 2055, 4031, 1317}
+#: mysql-connector's text for a connection that is gone, whatever class carries it
+_NOT_AVAILABLE = "MySQL Connection not available"
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """The errors *exc* was raised from or during, nearest first (a bounded walk)."""
+    out: list[BaseException] = []
+    cur = exc.__cause__ or exc.__context__
+    while cur is not None and len(out) < 8 and cur not in out:
+        out.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    return out
 
 #: mysql-connector arguments that keep every guarantee (and exist since its 8.0.33)
 URL_OPTIONS: dict[str, Option] = {
@@ -134,12 +146,24 @@ class MySQLDialect(Dialect):
 
     def classify(self, exc: BaseException) -> tuple[bool, bool]:
         errno = getattr(exc, "errno", None) or 0
-        lost = errno in _CONNECTION or (
+        lost = self._lost(exc) or (
+            # mysql-connector wraps a lost connection met while it prepares a statement
+            # (reading @@sql_mode to escape parameters) in ProgrammingError("Failed
+            # processing pyformat-parameters; MySQL Connection not available"): the cause
+            # chain, or the message when the cause was dropped, says what happened.
+            errno < 1000
+            and (_NOT_AVAILABLE in str(exc) or any(map(self._lost, _causes(exc))))
+        )
+        return (lost or errno in _RETRYABLE), lost
+
+    def _lost(self, exc: BaseException) -> bool:
+        """This one error (not its causes) says the connection is gone."""
+        errno = getattr(exc, "errno", None) or 0
+        return errno in _CONNECTION or (
             isinstance(exc, (self.driver.OperationalError, self.driver.InterfaceError))
             and errno not in _RETRYABLE
             and errno < 1000  # client-side: no server error code
         )
-        return (lost or errno in _RETRYABLE), lost
 
     def migration_done(self, exc: BaseException) -> bool:
         return getattr(exc, "errno", None) in _ALREADY
