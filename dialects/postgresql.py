@@ -135,6 +135,10 @@ class PostgreSQLDialect(Dialect):
         state = getattr(exc, "sqlstate", None) or ""
         if not state and _REFUSED.search(str(exc)):
             return False, False  # a missing database or role: connecting again won't help
+        if state == "0A000" and "cached plan must not change result type" in str(exc):
+            # A migration added a column under a prepared `SELECT *`: the rollback before
+            # the retry clears psycopg's prepared statements, so the retry succeeds.
+            return True, False
         lost = isinstance(exc, self.driver.OperationalError) and (
             not state or state.startswith(_CONNECTION_CLASSES)
         )

@@ -51,10 +51,10 @@ def test_migrate_sql_and_uninstall(
     code, script, _ = cli(capsys, "sql", "--url", url, "--table", str(q.table))
     assert code == 0
     q.uninstall()
-    for part in script.split(q.dialect.script_end + "\n"):
-        statement = part.strip()
-        if statement and not all(line.startswith("--") for line in statement.splitlines()):
-            with q.transaction() as tx:
+    with q.transaction() as tx:  # one session, as a SQL client runs a script
+        for part in script.split(q.dialect.script_end + "\n"):
+            statement = part.strip()
+            if statement and not all(line.startswith("--") for line in statement.splitlines()):
                 tx.execute(statement)
     fresh = make_queue()
     assert fresh.schema_version() == latest

@@ -4,7 +4,8 @@ A dialect's ``.sql`` file is a list of blocks, each opened by ``-- name: <name>`
 text ever put into a statement is a checked identifier: ``{table}`` (quoted, maybe
 schema-qualified), ``{version_table}`` (the table's schema-version table, ``<table>_schema``,
 quoted the same way), ``{prefix}`` (the bare table name, for index names) and ``{tag}`` (8
-hex digits hashed from the exact bare name, for names a database compares without case).
+hex digits hashed from the exact bare name, for names a database compares without case);
+``{schema}`` is the bare schema name, or empty when the name has none.
 Values are always bound as ``%(name)s`` parameters.
 """
 
@@ -95,5 +96,6 @@ def render_statements(
         .replace("{version_table}", versions)
         .replace("{prefix}", table.name)
         .replace("{tag}", table.tag)
+        .replace("{schema}", table.schema or "")
         for name, sql in statements.items()
     }
