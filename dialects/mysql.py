@@ -50,6 +50,7 @@ def _causes(exc: BaseException) -> list[BaseException]:
         cur = cur.__cause__ or cur.__context__
     return out
 
+
 #: mysql-connector arguments that keep every guarantee (and exist since its 8.0.33)
 URL_OPTIONS: dict[str, Option] = {
     "connection_timeout": INT,
@@ -151,8 +152,7 @@ class MySQLDialect(Dialect):
             # (reading @@sql_mode to escape parameters) in ProgrammingError("Failed
             # processing pyformat-parameters; MySQL Connection not available"): the cause
             # chain, or the message when the cause was dropped, says what happened.
-            errno < 1000
-            and (_NOT_AVAILABLE in str(exc) or any(map(self._lost, _causes(exc))))
+            errno < 1000 and (_NOT_AVAILABLE in str(exc) or any(map(self._lost, _causes(exc))))
         )
         return (lost or errno in _RETRYABLE), lost
 

@@ -3,10 +3,11 @@
 ``python chaos_worker.py TABLE RESULTS REJECTED LEASE CONCURRENCY [KIND]``, the URL in
 ``$SKIPLOCK_URL`` (never on the command line); KIND ``thread`` (default) runs a
 :class:`skiplock.Worker`, ``asyncio`` an :class:`skiplock.AsyncWorker` with the same
-handler as an ``async def`` (its database work in a thread: the Queue is sync). The handler writes one row into RESULTS in
-the same transaction as the job's fenced completion, so a late attempt's row rolls back
-with its rejected completion; each rejected late write (LeaseLost) is recorded in REJECTED
-in a transaction of its own, then re-raised so the worker counts the job as lost.
+handler as an ``async def`` (its database work in a thread: the Queue is sync). The
+handler writes one row into RESULTS in the same transaction as the job's fenced
+completion, so a late attempt's row rolls back with its rejected completion; each rejected
+late write (LeaseLost) is recorded in REJECTED in a transaction of its own, then re-raised
+so the worker counts the job as lost.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def main(argv: list[str]) -> None:
         asyncio.run(skiplock.AsyncWorker(q, async_handler, grace=5, **options).run())
     else:
         skiplock.Worker(q, handler, grace=5, **options).run()
+
 
 if __name__ == "__main__":
     main(sys.argv)
