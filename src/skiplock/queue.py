@@ -203,10 +203,7 @@ class Queue:
         lost during COMMIT leaves the outcome unknown: that is raised, never retried.
         """
         if check and not self._schema_ok:
-            self.schema.check(
-                self._run(self.schema.version, "reading the schema version", None, False)
-            )
-            self._schema_ok = True
+            self._check_schema(conn)
         errors = self.dialect.driver_errors()
         if conn is not None:
             try:
@@ -254,6 +251,15 @@ class Queue:
             except Exception:
                 lost = True
         self._pool.put(conn, broken=lost)
+
+    def _check_schema(self, conn: Any = None) -> None:
+        """Once per queue: raise ``ConfigurationError`` unless the table's schema version is
+        the current one. Read on *conn* when given: a caller holding a pooled connection
+        (``conn=tx.connection``) must not wait for a second one."""
+        if not self._schema_ok:
+            version = self._run(self.schema.version, "reading the schema version", conn, False)
+            self.schema.check(version)
+            self._schema_ok = True
 
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
