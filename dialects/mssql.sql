@@ -189,6 +189,15 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 -- name: get
 SELECT * FROM {table} WHERE id = %(id)s
 
+-- name: list_jobs
+-- Newest first, one page: the caller passes the last id it saw as before_id (keyset
+-- pagination). The primary key is read backwards; the filters are checked on the way.
+SELECT TOP (%(limit)s) * FROM {table}
+WHERE id < %(before_id)s
+  AND (%(all_statuses)s = 1 OR status IN (%(statuses)s))
+  AND (%(all_queues)s = 1 OR queue = %(queue)s)
+ORDER BY id DESC
+
 -- name: stats
 SELECT
     SUM(CASE WHEN status = 'pending' AND run_at <= SYSUTCDATETIME() THEN 1 ELSE 0 END)
@@ -265,6 +274,26 @@ WHERE status IN (%(statuses)s)
   AND finished_at < DATEADD(millisecond, (%(older_ms)s / 1000) * 1000 - %(older_ms)s,
                     DATEADD(second, -(%(older_ms)s / 1000), SYSUTCDATETIME()))
 
+-- name: clock
+SELECT SYSUTCDATETIME() AS now
+
+-- name: tick_claim
+-- The periodic ledger's primary key (schedule, tick) makes a tick's job exactly once.
+-- UPDLOCK, HOLDLOCK hold the key range from the check to the insert, so a second insert
+-- of the same tick waits, then finds the row and inserts nothing (0 rows).
+INSERT INTO {ticks_table} (schedule, tick)
+SELECT %(schedule)s, CAST(%(tick)s AS DATETIME2(6))
+WHERE NOT EXISTS (
+    SELECT 1 FROM {ticks_table} WITH (UPDLOCK, HOLDLOCK)
+    WHERE schedule = %(schedule)s AND tick = CAST(%(tick)s AS DATETIME2(6)))
+
+-- name: tick_last
+SELECT MAX(tick) AS tick FROM {ticks_table} WHERE schedule = %(schedule)s
+
+-- name: tick_prune
+DELETE FROM {ticks_table}
+WHERE schedule = %(schedule)s AND tick < CAST(%(before)s AS DATETIME2(6))
+
 -- name: schema_session
 -- The migrating connection: an ALTER TABLE that waits longer than this (milliseconds) for
 -- its schema lock gives up (and is tried again) rather than queueing every worker behind it.
@@ -291,4 +320,5 @@ INSERT INTO {version_table} (version, name) VALUES (%(version)s, %(name)s)
 
 -- name: uninstall
 DROP TABLE IF EXISTS {table};
+DROP TABLE IF EXISTS {ticks_table};
 DROP TABLE IF EXISTS {version_table}

@@ -133,6 +133,16 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 -- name: get
 SELECT * FROM {table} WHERE id = %(id)s
 
+-- name: list_jobs
+-- Newest first, one page: the caller passes the last id it saw as before_id (keyset
+-- pagination). The primary key is read backwards; the filters are checked on the way.
+SELECT * FROM {table}
+WHERE id < %(before_id)s
+  AND (%(all_statuses)s OR status IN (%(statuses)s))
+  AND (%(all_queues)s OR queue = %(queue)s)
+ORDER BY id DESC
+LIMIT %(limit)s
+
 -- name: stats
 SELECT
     SUM(status = 'pending' AND run_at <= UTC_TIMESTAMP(6)) AS pending,
@@ -234,6 +244,22 @@ SELECT COUNT(*) AS n FROM performance_schema.processlist WHERE id IN (%(sessions
 -- name: kill_session
 KILL %(session)s
 
+-- name: clock
+SELECT UTC_TIMESTAMP(6) AS now
+
+-- name: tick_claim
+-- The periodic ledger's primary key (schedule, tick) makes a tick's job exactly once: a
+-- second insert of the same tick waits for the first's row lock, then inserts nothing
+-- (0 rows) if it committed. IGNORE only ever meets a duplicate key here: the schedule
+-- name is checked to fit its column before it is bound.
+INSERT IGNORE INTO {ticks_table} (schedule, tick) VALUES (%(schedule)s, %(tick)s)
+
+-- name: tick_last
+SELECT MAX(tick) AS tick FROM {ticks_table} WHERE schedule = %(schedule)s
+
+-- name: tick_prune
+DELETE FROM {ticks_table} WHERE schedule = %(schedule)s AND tick < %(before)s
+
 -- name: schema_session
 -- The migrating connection: an ALTER TABLE that waits longer than this for the table's
 -- metadata lock gives up (and is tried again) rather than queueing every worker behind it.
@@ -264,4 +290,5 @@ ON DUPLICATE KEY UPDATE version = version
 
 -- name: uninstall
 DROP TABLE IF EXISTS {table};
+DROP TABLE IF EXISTS {ticks_table};
 DROP TABLE IF EXISTS {version_table}

@@ -166,6 +166,16 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 -- name: get
 SELECT * FROM {table} WHERE id = %(id)s
 
+-- name: list_jobs
+-- Newest first, one page: the caller passes the last id it saw as before_id (keyset
+-- pagination). The primary key is read backwards; the filters are checked on the way.
+SELECT * FROM {table}
+WHERE id < %(before_id)s
+  AND (%(all_statuses)s OR status = ANY(%(statuses)s::text[]))
+  AND (%(all_queues)s OR queue = %(queue)s)
+ORDER BY id DESC
+LIMIT %(limit)s
+
 -- name: stats
 SELECT
     count(*) FILTER (WHERE status = 'pending' AND run_at <= statement_timestamp()) AS pending,
@@ -256,6 +266,23 @@ SELECT count(*) AS n FROM pg_stat_activity WHERE pid = ANY(%(sessions)s::int[])
 -- name: kill_session
 SELECT pg_terminate_backend(%(session)s)
 
+-- name: clock
+-- The database's clock, not the transaction's start: ticks fall due by it.
+SELECT clock_timestamp() AS now
+
+-- name: tick_claim
+-- The periodic ledger's primary key (schedule, tick) makes a tick's job exactly once:
+-- a second insert of the same tick waits for the first's transaction, then inserts
+-- nothing (0 rows) if it committed.
+INSERT INTO {ticks_table} (schedule, tick) VALUES (%(schedule)s, %(tick)s)
+ON CONFLICT (schedule, tick) DO NOTHING
+
+-- name: tick_last
+SELECT max(tick) AS tick FROM {ticks_table} WHERE schedule = %(schedule)s
+
+-- name: tick_prune
+DELETE FROM {ticks_table} WHERE schedule = %(schedule)s AND tick < %(before)s
+
 -- name: schema_session
 -- The migrating connection: an ALTER TABLE that waits for a lock longer than this gives
 -- up (and is tried again) rather than queueing every worker's statement behind it.
@@ -282,5 +309,6 @@ ON CONFLICT (version) DO NOTHING
 -- name: uninstall
 -- DROP TABLE takes the trigger with it; the trigger function is dropped on its own.
 DROP TABLE IF EXISTS {table};
+DROP TABLE IF EXISTS {ticks_table};
 DROP TABLE IF EXISTS {version_table};
 DROP FUNCTION IF EXISTS "{prefix}_notify"()

@@ -213,3 +213,99 @@ def test_demo_with_the_embedded_server() -> None:
     check_demo(run)
     assert "embedded" in run.stdout
     assert time.monotonic() - started < 50
+
+
+def test_jobs_lists_a_table_or_json_and_show_prints_the_whole_record(
+    make_queue: MakeQueue, url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    q = make_queue()
+    where = ["--url", url, "--table", str(q.table)]
+    ok = q.enqueue({"task": "mail.send", "args": ["ada"], "kwargs": {}}, queue="email")
+    bad = q.enqueue({"task": "mail.send", "args": ["bob"], "kwargs": {}}, max_attempts=1)
+    for job in q.claim(queues=["email", "default"], limit=2):
+        if job.id == ok:
+            q.complete(job)
+        else:
+            q.fail(job, "Traceback (most recent call last):\n  ...\nKeyError: 'bob'")
+
+    code, out, _ = cli(capsys, "jobs", *where)
+    lines = out.splitlines()
+    assert code == 0 and lines[0].split()[:4] == ["id", "queue", "status", "attempt"]
+    assert [line.split()[:3] for line in lines[1:]] == [
+        [str(bad), "default", "failed"],
+        [str(ok), "email", "done"],
+    ]
+    assert "mail.send" in lines[1] and "KeyError: 'bob'" in lines[1]
+
+    code, out, _ = cli(capsys, "jobs", "--status", "failed", "--json", *where)
+    (only,) = json.loads(out)
+    assert code == 0 and only["id"] == bad and only["last_error"].endswith("KeyError: 'bob'")
+    code, out, _ = cli(capsys, "jobs", "--status", "done", "--status", "failed", "--json", *where)
+    assert code == 0 and sorted(j["id"] for j in json.loads(out)) == sorted([ok, bad])
+    code, out, _ = cli(capsys, "jobs", "--queue", "email", "--limit", "1", *where)
+    assert code == 0 and out.splitlines()[1].split()[0] == str(ok)
+    assert f"--before-id {ok}" in out
+    code, out, _ = cli(capsys, "jobs", "--queue", "email", "--before-id", str(ok), *where)
+    assert code == 0 and out.strip() == "no jobs"
+
+    code, out, _ = cli(capsys, "show", str(bad), *where)
+    assert code == 0 and f"id:              {bad}" in out
+    assert "  Traceback (most recent call last):\n" in out and "  KeyError: 'bob'" in out
+    assert "idempotency_key:" in out and "finished_at:" in out
+    code, out, _ = cli(capsys, "show", str(ok), "--json", *where)
+    shown = json.loads(out)
+    assert code == 0 and shown["status"] == "done" and shown["payload"]["args"] == ["ada"]
+
+    code, _, err = cli(capsys, "show", "999999", *where)
+    assert code == EXIT_CODES["config"] and "no job 999999" in err
+    code, _, err = cli(capsys, "jobs", "--limit", "0", *where)
+    assert code == EXIT_CODES["config"] and "limit" in err
+    with pytest.raises(SystemExit) as exit_info:
+        cli(capsys, "jobs", "--status", "lost", *where)
+    assert exit_info.value.code == EXIT_CODES["usage"]
+
+
+def test_worker_runs_an_app_s_periodic_tasks_and_prunes_old_jobs(
+    make_queue: MakeQueue, url: str, tmp_path: Path
+) -> None:
+    q = make_queue()
+    old = q.enqueue("old", max_attempts=1)
+    (job,) = q.claim()
+    q.complete(job)
+    time.sleep(3.5)  # finished more than --retention ago
+    (tmp_path / "cronapp.py").write_text(
+        "import skiplock\n"
+        "app = skiplock.App()\n"
+        "@app.periodic(cron='* * * * * *', timezone='Europe/Paris')\n"
+        "@app.task(queue='cron', name='beat')\n"
+        "def beat(tick):\n"
+        "    return tick.isoformat()\n"
+    )
+    env = {**os.environ, "SKIPLOCK_URL": url}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skiplock", "worker", "cronapp:app", "--table", str(q.table),
+         "--retention", "3s"],
+        cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        # newer periodic jobs stay until they are 3 s old: some are always there
+        wait_until(lambda: q.stats().done >= 2 and q.get(old) is None, timeout=60,
+                   what="periodic jobs done and the old job pruned")  # fmt: skip
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    beats = q.list_jobs(status="done")
+    assert all(j.queue == "cron" and j.result == j.payload["periodic"]["tick"] for j in beats)
+    assert all(j.finished_at is not None for j in beats) and len(beats) >= 2
+    assert "worker started: queues cron" in err and re.search(r"pruned \d+ jobs finished", err)
+    assert re.search(r"worker stopped: .*pruned [1-9]\d*, scheduled [1-9]", err), err
+
+
+def test_retention_option_parses_durations_and_none() -> None:
+    from skiplock.cli import retention
+
+    assert retention("7d") == 7 * 86400 and retention("none") is None
+    assert retention("Never") is None
+    with pytest.raises(Exception, match="duration"):
+        retention("forever")

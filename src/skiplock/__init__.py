@@ -13,6 +13,7 @@ PostgreSQL, MySQL 8 / MariaDB and SQL Server behind one interface, chosen by URL
 
 from __future__ import annotations
 
+from ._periodic import Schedule
 from ._url import mask_password
 from .admin import prune, retry_failed
 from .app import App, Task
@@ -48,6 +49,7 @@ __all__ = [
     "PayloadError",
     "PoolTimeout",
     "Queue",
+    "Schedule",
     "SkiplockError",
     "Stats",
     "Task",

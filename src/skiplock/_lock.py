@@ -35,10 +35,11 @@ _RETAKE_STEP = 0.2
 _MAX_MARGIN = 86_400
 
 
-def lock_identity(queue: Queue) -> tuple[int, str]:
+def lock_identity(queue: Queue, purpose: str = "") -> tuple[int, str]:
     """``(key, name)``: a non-negative 63-bit key (PostgreSQL) and a name of at most 64
-    characters (MySQL, SQL Server), both derived from the database and the table."""
-    text = f"skiplock:{queue.url.database}.{queue.table}"
+    characters (MySQL, SQL Server), both derived from the database and the table (and
+    *purpose*, for locks other than the single-worker lock)."""
+    text = f"skiplock{purpose and '-' + purpose}:{queue.url.database}.{queue.table}"
     digest = hashlib.sha256(text.encode("utf-8")).digest()
     key = int.from_bytes(digest[:8], "big") & (2**63 - 1)
     name = text if len(text) <= _MAX_NAME else "skiplock:" + digest.hex()[:40]
@@ -168,9 +169,7 @@ class SingleLock:
         with equal leases, no heartbeat for ``lease + margin`` seconds."""
         q, wanted = self.queue, set(ours)
         params = {"margin_s": min(_MAX_MARGIN, math.ceil(margin)), "limit": len(wanted) + 1}
-        rows = q._run(
-            lambda c: q.dialect.fetch(c, "live_leases", params), "reading the running jobs"
-        )
+        rows = q._run("reading the running jobs", None, q.dialect.fetch_op, "live_leases", params)
         # At most len(ours) + 1 rows: more than ours is enough to know another one runs.
         return any((int(r["id"]), int(r["attempt"])) not in wanted for r in rows)
 

@@ -3,10 +3,11 @@
 A dialect's ``.sql`` file is a list of blocks, each opened by ``-- name: <name>``. The only
 text ever put into a statement is a checked identifier: ``{table}`` (quoted, maybe
 schema-qualified), ``{version_table}`` (the table's schema-version table, ``<table>_schema``,
-quoted the same way), ``{prefix}`` (the bare table name, for index names) and ``{tag}`` (8
-hex digits hashed from the exact bare name, for names a database compares without case);
-``{schema}`` is the bare schema name, or empty when the name has none.
-Values are always bound as ``%(name)s`` parameters.
+quoted the same way), ``{ticks_table}`` (the periodic ledger, ``<table>_ticks``, quoted the
+same way), ``{prefix}`` (the bare table name, for index names) and ``{tag}`` (8 hex digits
+hashed from the exact bare name, for names a database compares without case); ``{schema}``
+is the bare schema name, or empty when the name has none. Values are always bound as
+``%(name)s`` parameters.
 """
 
 from __future__ import annotations
@@ -54,6 +55,11 @@ class TableName:
         """The bare name of the table that records this table's schema version."""
         return self.name + "_schema"
 
+    @property
+    def ticks_table(self) -> str:
+        """The bare name of the periodic ledger: one row per tick enqueued."""
+        return self.name + "_ticks"
+
     def __str__(self) -> str:
         return f"{self.schema}.{self.name}" if self.schema else self.name
 
@@ -91,9 +97,11 @@ def render_statements(
         return quote(name) if table.schema is None else f"{quote(table.schema)}.{quote(name)}"
 
     jobs, versions = qualified(table.name), qualified(table.version_table)
+    ticks = qualified(table.ticks_table)
     return {
         name: sql.replace("{table}", jobs)
         .replace("{version_table}", versions)
+        .replace("{ticks_table}", ticks)
         .replace("{prefix}", table.name)
         .replace("{tag}", table.tag)
         .replace("{schema}", table.schema or "")

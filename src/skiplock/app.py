@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, overload
 
 from ._checks import seconds
+from ._periodic import Schedule, tick_kwargs
 from ._worker.aio import is_async_handler
 from .async_worker import AsyncWorker
 from .errors import ConfigurationError, Discard
@@ -75,6 +76,8 @@ class App:
         self._url = None if isinstance(url, Queue) else url
         self._table = table
         self.tasks: dict[str, Task] = {}
+        #: periodic schedules by name; every worker of this app enqueues their ticks
+        self.schedules: dict[str, Schedule] = {}
 
     @property
     def queue(self) -> Queue:
@@ -137,6 +140,58 @@ class App:
 
         return register(fn) if fn is not None else register
 
+    def periodic(self, *, cron: str, **options: Any) -> Callable[[Task | Callable[..., Any]], Task]:
+        """Run a task on a cron schedule (put it above ``@app.task``, or on a plain function
+        to register it with default options); *options* as for :meth:`schedule`
+        (``timezone``, ``name``, ``args``, ``kwargs``, ``catch_up``, ``tick_arg``)."""
+
+        def register(target: Task | Callable[..., Any]) -> Task:
+            task = target if isinstance(target, Task) else self.task(target)
+            self.schedule(task, cron=cron, **options)
+            return task
+
+        return register
+
+    def schedule(
+        self,
+        task: Task | str,
+        *,
+        cron: str,
+        timezone: str = "UTC",
+        name: str | None = None,
+        args: Sequence[Any] = (),
+        kwargs: dict[str, Any] | None = None,
+        catch_up: bool | int = False,
+        tick_arg: str | None = "tick",
+    ) -> Schedule:
+        """Enqueue a call of *task* with *args* / *kwargs* at every tick of *cron* in
+        *timezone*, once per tick however many workers run (see ``docs/worker.md``). The
+        task gets the tick as the keyword argument *tick_arg* (None: not passed). *name*
+        (default: the task's name) keys the ticks: give each schedule of one task its own."""
+        found = task if isinstance(task, Task) else self.tasks.get(task)
+        if found is None:
+            raise ConfigurationError(f"unknown task {task!r}: register it with @app.task first")
+        schedule = Schedule(
+            name=found.name if name is None else name,
+            cron=cron,
+            task=found.name,
+            timezone=timezone,
+            args=tuple(args),
+            kwargs=dict(kwargs or {}),
+            queue=found.queue,
+            priority=found.priority,
+            max_attempts=found.max_attempts,
+            catch_up=catch_up,
+            tick_arg=tick_arg,
+        )
+        if schedule.name in self.schedules:
+            raise ConfigurationError(
+                f"a schedule named {schedule.name!r} exists already: pass name=... to tell "
+                "them apart"
+            )
+        self.schedules[schedule.name] = schedule
+        return schedule
+
     def enqueue(
         self,
         name: str,
@@ -193,7 +248,8 @@ class App:
         args, kwargs = payload.get("args", []), payload.get("kwargs", {})
         if not isinstance(args, list) or not isinstance(kwargs, dict):
             raise Discard(f"job {job.id}: 'args' must be a list and 'kwargs' an object")
-        return task.fn, ([job, *args] if task.pass_job else list(args)), dict(kwargs)
+        kwargs = {**kwargs, **tick_kwargs(payload)}  # a periodic job's tick, when asked for
+        return task.fn, ([job, *args] if task.pass_job else list(args)), kwargs
 
     def timeout_of(self, job: Job) -> float | None:
         """The timeout of the job's task (None: no timeout, or not a task this app knows)."""
@@ -217,4 +273,5 @@ class App:
         if queues is None:
             queues = sorted({t.queue for t in self.tasks.values()}) or ["default"]
         options.setdefault("timeout", self.timeout_of)
+        options.setdefault("periodic", list(self.schedules.values()))
         return {"queues": list(queues), **options}

@@ -29,7 +29,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import __version__
+from ._cli_jobs import add_commands as add_job_commands
 from ._cli_schema import add_schema_commands, cli_queue, require_url
+from ._retention import DEFAULT_RETENTION
 from ._url import mask_password
 from ._worker.aio import is_async_handler
 from .admin import prune, retry_failed
@@ -66,6 +68,11 @@ def duration(text: str) -> float:
     if not value >= 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"{text!r} is not a duration of zero or more")
     return value
+
+
+def retention(text: str) -> float | None:
+    """A ``duration``, or ``none`` / ``never`` to keep finished jobs for ever."""
+    return None if text.strip().lower() in ("none", "never") else duration(text)
 
 
 def _json_or_text(text: str) -> Any:
@@ -167,6 +174,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         "grace": args.grace,
         "mode": "single" if args.single else "lease",
         "wait_for_lock": not args.no_wait,
+        "retention": args.retention,
     }
     queues = args.queues.split(",") if args.queues else None
     worker: Worker | AsyncWorker
@@ -320,6 +328,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--grace", type=duration, default=30.0, help="shutdown grace period")
     p.add_argument("--single", action="store_true", help="single-worker mode (advisory lock)")
     p.add_argument("--no-wait", action="store_true", help="with --single: exit 5 if held")
+    p.add_argument(
+        "--retention",
+        type=retention,
+        default=DEFAULT_RETENTION,
+        help="delete jobs finished longer ago than this (default 7d; 'none' keeps all)",
+    )
     p.set_defaults(fn=cmd_worker)
 
     p = add("stats", "counts of jobs by state")
@@ -344,6 +358,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("cancel", "cancel a job: pending ones at once, running ones at their next heartbeat")
     p.add_argument("id", type=int, help="the job id")
     p.set_defaults(fn=cmd_cancel)
+
+    add_job_commands(add)
 
     p = add("demo", "show the guarantees with real worker processes (embedded PostgreSQL)")
     p.add_argument("--workers", type=int, default=3)

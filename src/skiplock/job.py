@@ -63,8 +63,8 @@ class Job:
     #: seconds of lease asked for at the claim; the default for :meth:`Queue.heartbeat`
     lease: float | None = field(default=None, compare=False)
     lost: bool = field(default=False, compare=False)
-    lock_lost: bool = field(default=False, compare=False)
     cancel_requested: bool = field(default=False, compare=False)
+    lock_lost: bool = field(default=False, compare=False)
 
     def raise_if_cancelled(self) -> None:
         """Raise :class:`~skiplock.Cancelled` if a cancel of this job was requested: a
@@ -94,10 +94,10 @@ class Job:
             loads(get("result"), "result"),
             utc(get("created_at")),
             utc(get("finished_at")),
-            None,
-            False,
-            False,
+            None,  # lease
+            False,  # lost
             bool(get("cancel_requested")),
+            False,  # lock_lost
         )
 
 

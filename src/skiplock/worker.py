@@ -24,7 +24,8 @@ import logging
 import os
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from datetime import timedelta
 from types import FrameType
 from typing import Any
 
@@ -32,6 +33,8 @@ from ._checks import queue_names as _queues
 from ._checks import seconds as _seconds
 from ._lock import SingleLock
 from ._outcome import last_line
+from ._periodic import Schedule, Scheduler
+from ._retention import DEFAULT_RETENTION, Retention, retention_seconds
 from ._worker.ledger import Ledger
 from ._worker.lifecycle import Crew
 from ._worker.outcome import Outcomes
@@ -68,6 +71,8 @@ class WorkerOptions:
         grace: float = 30.0,
         poll_interval: float = 1.0,
         wait_for_lock: bool = True,
+        retention: float | timedelta | None = DEFAULT_RETENTION,
+        periodic: Sequence[Schedule] = (),
     ) -> None:
         if not isinstance(queue, Queue):
             raise ConfigurationError(f"queue must be a skiplock.Queue, not {type(queue).__name__}")
@@ -99,8 +104,13 @@ class WorkerOptions:
         self.mode = mode
         self.wait_for_lock = wait_for_lock
         self.lock: SingleLock | None = SingleLock(queue) if mode == "single" else None
+        keep = retention_seconds(retention)  # finished jobs older than this are deleted
 
         self._crew = self._build()
+        self.retention = None if keep is None else Retention(queue, keep, counts=self.counts)
+        #: enqueues the ticks of *periodic* schedules while the worker runs (see _periodic)
+        self.scheduler = Scheduler(queue, periodic, counts=self.counts) if periodic else None
+        self._crew.services = [h for h in (self.retention, self.scheduler) if h is not None]
 
     def _make_runner(self, outcomes: Outcomes, ledger: Ledger) -> Runner:
         """Where handlers run: the one part in which the workers differ."""
@@ -120,7 +130,8 @@ class WorkerOptions:
             lock=self.lock,
         )
         crew = Crew(settings, self._make_runner)
-        #: outcomes so far: done, retried, failed, cancelled, lost, released
+        #: outcomes so far: done, retried, failed, cancelled, lost, released (and pruned,
+        #: scheduled: see retention and periodic)
         self.counts = crew.ledger.counts
         return crew
 

@@ -149,7 +149,10 @@ def test_upgrade_while_a_worker_drains_every_state(
         with seen:
             ran.append(job.id)
 
-    worker = Worker(old, handler, concurrency=4, lease=30, poll_interval=0.1).start()
+    # retention=None: the previous release's worker did not prune (and its statements lack
+    # the advisory-lock set retention needs)
+    worker = Worker(old, handler, concurrency=4, lease=30, poll_interval=0.1, retention=None)
+    worker.start()
     try:
         wait_until(lambda: len(ran) >= 5, 60, "the worker to start draining")
         applied = make_queue().migrate()
@@ -179,3 +182,28 @@ def test_upgrade_while_a_worker_drains_every_state(
     assert s.done == len(pending) + 3
     assert new.claim() == []  # the scheduled job stays scheduled
     assert new.cancel(scheduled_id) == "cancelled"  # version 2's status is allowed now
+
+
+def test_conn_checks_the_version_on_the_callers_connection(
+    make_queue: Callable[..., skiplock.Queue],
+) -> None:
+    """With ``conn=`` the version is read on the caller's connection: an old table is
+    refused there with nothing written and their transaction still usable, and a queue
+    whose one pooled connection is busy in a transaction still passes its check."""
+    q = make_queue()
+    make_v1_table(q)
+    theirs = q.connection()
+    try:
+        fresh = make_queue(max_size=1, pool_timeout=2.0)
+        with pytest.raises(skiplock.ConfigurationError, match="skiplock migrate"):
+            fresh.enqueue({"n": 1}, conn=theirs)
+        with fresh.transaction(conn=theirs) as tx:
+            assert tx.fetchone(f"SELECT COUNT(*) FROM {q.dialect.quote(q.table.name)}")[0] == 0
+        theirs.commit()
+    finally:
+        theirs.close()
+    q.migrate()
+    single = make_queue(max_size=1, pool_timeout=2.0)
+    with single.transaction() as tx:  # holds the pool's only connection
+        job_id = tx.enqueue({"n": 2})
+    assert single.get(job_id) is not None

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import pytest
 
 import skiplock
-
-from .test_migrations import make_v1_table, v1_statements
+from skiplock._ops import run_sync
+from skiplock._schema import load_migrations
 
 
 def drop(q: skiplock.Queue) -> None:
@@ -49,17 +49,26 @@ def test_tables_differing_only_in_case_both_install(
 
 
 def test_install_is_idempotent_on_a_table_made_by_the_old_ddl(url: str) -> None:
-    # Until this release the MySQL constraint was named "<table>_status" (the unversioned
-    # release's DDL, tests/fixtures/schema_v1): a table made so must still install, which
-    # migrates it (nothing recreated, nothing lost), and work.
+    # Until this release the MySQL constraint was named "<table>_status": a table made so
+    # must still install (migrate from version 1: nothing recreated, nothing lost) and work.
     table = f"olddl_{os.getpid() % 10000}_{uuid.uuid4().hex[:6]}"
     q = skiplock.connect(url, table=table)
-    old = skiplock.connect(url, table=table)
     try:
-        make_v1_table(q)
-        old.dialect.sql = v1_statements(old)  # that release's enqueue, no schema check
-        old._schema_ok = True
-        job_id = old.enqueue("kept")
+        tag = q.table.tag
+        (initial,) = load_migrations(q.dialect)[0].steps  # the DDL of version 1
+        with q.transaction() as tx:
+            for statement in initial:
+                tx.execute(statement.replace(f"{table}_status_{tag}", f"{table}_status"))
+        # a job written by the old release (the queue itself refuses a version-1 table)
+        conn = q.connection()
+        try:
+            job_id = run_sync(q.dialect.insert({
+                "queue": "default", "payload": '"kept"', "priority": 0, "max_attempts": 5,
+                "run_at": None, "delay_ms": 0, "idempotency_key": str(uuid.uuid4()),
+            }), q.dialect.adapter(conn))  # fmt: skip
+            conn.commit()
+        finally:
+            conn.close()
         q.install()
         q.install()
         assert q.schema_version() == q.schema.latest
@@ -67,7 +76,6 @@ def test_install_is_idempotent_on_a_table_made_by_the_old_ddl(url: str) -> None:
         assert (job.id, job.payload) == (job_id, "kept")
         q.complete(job)
     finally:
-        old.close()
         drop(q)
         q.close()
 

@@ -1,2 +1,3 @@
 DROP TABLE IF EXISTS [skiplock_jobs];
+DROP TABLE IF EXISTS [skiplock_jobs_ticks];
 DROP TABLE IF EXISTS [skiplock_jobs_schema]

@@ -1,0 +1,92 @@
+"""MySQL / MariaDB drivers: mysql-connector-python (pure and C extension), PyMySQL and
+mysqlclient (``MySQLdb``).
+
+All three take ``%(name)s`` parameters and bind no lists (the dialect expands them). Every
+result is read to its end: mysql-connector refuses the next statement ("Unread result
+found") while rows of the last one are pending. ``rowcount`` of an UPDATE counts matched
+rows only with the ``CLIENT_FOUND_ROWS`` flag (skiplock's own connections and
+SQLAlchemy's and Django's set it); without it, it counts changed rows, and every fenced
+statement of skiplock changes a column of each row it matches (status, lease or attempt),
+so the two counts agree.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from .._ops import ErrorInfo
+from .base import Adapter
+
+__all__ = ["MySQLConnectorAdapter", "MySQLdbAdapter", "PyMySQLAdapter"]
+
+#: mysql-connector's text for a connection that is gone, whatever class carries it
+_NOT_AVAILABLE = "MySQL Connection not available"
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """The errors *exc* was raised from or during, nearest first (a bounded walk)."""
+    out: list[BaseException] = []
+    cur = exc.__cause__ or exc.__context__
+    while cur is not None and len(out) < 8 and cur not in out:
+        out.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    return out
+
+
+class MySQLConnectorAdapter(Adapter):
+    """mysql-connector-python: ``MySQLConnection`` (pure) and ``CMySQLConnection``."""
+
+    database: ClassVar[str] = "mysql"
+    driver: ClassVar[str] = "mysql-connector"
+
+    def cursor(self) -> Any:
+        return self.connection.cursor(buffered=False, raw=False, dictionary=False)
+
+    def error_codes(self, exc: BaseException) -> frozenset[int | str]:
+        errno = getattr(exc, "errno", None)
+        return frozenset({errno}) if isinstance(errno, int) and errno > 0 else frozenset()
+
+    def error_info(self, exc: BaseException) -> ErrorInfo:
+        """As any adapter's, except for a lost connection reported as another class:
+        mysql-connector wraps one met while it prepares a statement (reading @@sql_mode to
+        escape parameters) in ``ProgrammingError("Failed processing pyformat-parameters;
+        MySQL Connection not available")``. The cause chain, or the message when the cause
+        was dropped, says what happened; a server error (number 1000 and up) is its own."""
+        info = super().error_info(exc)
+        if info.kind in ("operational", "interface") or info.number() >= 1000:
+            return info
+        for cause in _causes(exc):
+            if isinstance(cause, self.errors):
+                inner = super().error_info(cause)
+                if inner.kind in ("operational", "interface"):
+                    return ErrorInfo(inner.codes, inner.kind, info.message)
+        if _NOT_AVAILABLE in info.message:
+            return ErrorInfo(info.codes, "interface", info.message)
+        return info
+
+    def autocommit(self) -> bool:
+        # in_transaction is read from the server's status flags; the autocommit property
+        # asks the server, so it is asked only outside a transaction.
+        if self.connection.in_transaction:
+            return False
+        return bool(self.connection.autocommit)
+
+
+class PyMySQLAdapter(Adapter):
+    """PyMySQL (``pymysql.connections.Connection``, any cursor class)."""
+
+    database: ClassVar[str] = "mysql"
+    driver: ClassVar[str] = "pymysql"
+
+    def cursor(self) -> Any:
+        return self.connection.cursor(self.module.cursors.Cursor)
+
+    def autocommit(self) -> bool:
+        return bool(self.connection.get_autocommit())
+
+
+class MySQLdbAdapter(PyMySQLAdapter):
+    """mysqlclient (``MySQLdb.connections.Connection``, any cursor class): the same calls
+    as PyMySQL (``cursors.Cursor``, ``get_autocommit()``)."""
+
+    driver: ClassVar[str] = "mysqlclient"

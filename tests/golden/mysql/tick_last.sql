@@ -1,0 +1,1 @@
+SELECT MAX(tick) AS tick FROM `skiplock_jobs_ticks` WHERE schedule = %(schedule)s

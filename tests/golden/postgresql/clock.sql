@@ -1,0 +1,2 @@
+-- The database's clock, not the transaction's start: ticks fall due by it.
+SELECT clock_timestamp() AS now

@@ -1,0 +1,1 @@
+DELETE FROM "skiplock_jobs_ticks" WHERE schedule = %(schedule)s AND tick < %(before)s
