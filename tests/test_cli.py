@@ -169,9 +169,9 @@ def test_worker_runs_an_app_by_module_name(
     record = q.get(job_id)
     assert record is not None and record.result == "hello ada?"
     assert "worker started: queues email" in err
-    assert ("handlers on the event loop" in err) == (kind == "async def")
     assert f"job {job_id} done: myapp.greet, queue email, attempt 1/5" in err  # one line
     assert "mysql.connector" not in err  # the driver's chatter is silenced
+    assert ("handlers on the event loop" in err) == (kind == "async def")
 
 
 # -- the demo ------------------------------------------------------------------------------

@@ -274,7 +274,8 @@ class App:
 
     def _call_of(self, job: Job) -> tuple[Callable[..., Any], list[Any], dict[str, Any]]:
         """The task function of *job* and its arguments (the job first with pass_job).
-        A job that can never run here raises Discard: it fails at once, no retries."""
+        Raises Discard (not a task call, an unknown task, bad arguments): such a job can
+        never run here, and fails at once with no retries."""
         payload = job.payload
         if not isinstance(payload, dict) or not isinstance(payload.get("task"), str):
             raise Discard(f"job {job.id} is not a task call: no 'task' name in its payload")
@@ -285,7 +286,7 @@ class App:
         args, kwargs = payload.get("args", []), payload.get("kwargs", {})
         if not isinstance(args, list) or not isinstance(kwargs, dict):
             raise Discard(f"job {job.id}: 'args' must be a list and 'kwargs' an object")
-        kwargs = {**kwargs, **tick_kwargs(payload)}
+        kwargs = {**kwargs, **tick_kwargs(payload)}  # a periodic job's tick, when asked for
         return task.fn, ([job, *args] if task.pass_job else list(args)), kwargs
 
     def timeout_of(self, job: Job) -> float | None:

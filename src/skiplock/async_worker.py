@@ -88,6 +88,9 @@ class AsyncWorker(WorkerOptions):
             for signum in installed:
                 loop.remove_signal_handler(signum)
             self._runner.shutdown_threads()
+            if self._own_queue is not None and self._crew.flags.finished.is_set():
+                # the Queue made from an AsyncQueue is the worker's: its pool ends with it
+                self._own_queue.close()
 
     def start(self) -> AsyncWorker:
         """Run as a task of the running loop (no signal handlers); see :meth:`stop`."""

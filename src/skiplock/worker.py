@@ -24,16 +24,20 @@ import logging
 import os
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from datetime import timedelta
 from types import FrameType
 from typing import Any
 
 from ._checks import queue_names as _queues
 from ._checks import seconds as _seconds
 from ._lock import SingleLock
+from ._outcome import last_line
+from ._periodic import Schedule, Scheduler
+from ._retention import DEFAULT_RETENTION, Retention, retention_seconds
 from ._worker.ledger import Ledger
 from ._worker.lifecycle import Crew
-from ._worker.outcome import Outcomes, last_line
+from ._worker.outcome import Outcomes
 from ._worker.runners import Handler, Runner, ThreadRunner
 from ._worker.settings import Settings
 from .errors import ConfigurationError
@@ -56,6 +60,8 @@ class WorkerOptions:
     #: an AsyncQueue is accepted (AsyncWorker), and replaced by its ``sync_queue()``
     _takes_async_queue = False
     _also = ""
+    #: that sync Queue: the worker's own, closed when it stops
+    _own_queue: Queue | None = None
 
     def __init__(
         self,
@@ -71,11 +77,14 @@ class WorkerOptions:
         grace: float = 30.0,
         poll_interval: float = 1.0,
         wait_for_lock: bool = True,
+        retention: float | timedelta | None = DEFAULT_RETENTION,
+        periodic: Sequence[Schedule] = (),
     ) -> None:
         sync_queue = getattr(queue, "sync_queue", None)  # an AsyncQueue
         if not isinstance(queue, Queue) and callable(sync_queue) and self._takes_async_queue:
-            # the worker's own I/O runs on a sync Queue in threads: one on the same URL
-            queue = sync_queue()
+            # the worker's own I/O runs on a sync Queue in threads: one on the same URL,
+            # table and pool settings, opened (lazily) and closed by this worker
+            queue = self._own_queue = sync_queue()
         if not isinstance(queue, Queue):
             raise ConfigurationError(
                 f"queue must be a skiplock.Queue{self._also}, not {type(queue).__name__}"
@@ -108,8 +117,13 @@ class WorkerOptions:
         self.mode = mode
         self.wait_for_lock = wait_for_lock
         self.lock: SingleLock | None = SingleLock(queue) if mode == "single" else None
+        keep = retention_seconds(retention)  # finished jobs older than this are deleted
 
         self._crew = self._build()
+        self.retention = None if keep is None else Retention(queue, keep, counts=self.counts)
+        #: enqueues the ticks of *periodic* schedules while the worker runs (see _periodic)
+        self.scheduler = Scheduler(queue, periodic, counts=self.counts) if periodic else None
+        self._crew.services = [h for h in (self.retention, self.scheduler) if h is not None]
 
     def _make_runner(self, outcomes: Outcomes, ledger: Ledger) -> Runner:
         """Where handlers run: the one part in which the workers differ."""
@@ -129,7 +143,8 @@ class WorkerOptions:
             lock=self.lock,
         )
         crew = Crew(settings, self._make_runner)
-        #: outcomes so far: done, retried, failed, lost, released
+        #: outcomes so far: done, retried, failed, cancelled, lost, released (and pruned,
+        #: scheduled: see retention and periodic)
         self.counts = crew.ledger.counts
         return crew
 
@@ -148,7 +163,9 @@ class Worker(WorkerOptions):
     attempt fails and ``job.lost`` is set; the handler's thread cannot be killed, so it
     keeps its slot until it returns. ``mode="single"`` holds an advisory lock for the
     worker's lifetime (see :class:`~skiplock._lock.SingleLock`); with ``wait_for_lock``
-    false a held lock raises :class:`~skiplock.LockNotAcquired`.
+    false a held lock raises :class:`~skiplock.LockNotAcquired`. A worker that loses the
+    lock sets ``job.lock_lost`` on its running jobs: another worker may start once they
+    finish, or once they have gone without a heartbeat for about two leases.
     """
 
     _thread: threading.Thread | None = None

@@ -105,6 +105,12 @@ def test_an_async_task_deferred_and_run_by_the_async_worker(make_queue: Any, url
                 if record is not None and record.status == "done":
                     break
                 await asyncio.sleep(0.05)
+        # the sync Queue the worker made from the AsyncQueue is closed with it ...
+        assert worker.queue is not app.async_queue
+        with pytest.raises(skiplock.ConfigurationError, match="closed"):
+            worker.queue.stats()
+        # ... and the AsyncQueue, the caller's, is not
+        assert (await app.async_queue.stats()).done >= 1
         await app.async_queue.close()
         return job_id
 

@@ -22,7 +22,13 @@ __all__ = ["NO_COMPLETION", "Held", "Ledger"]
 #: what :meth:`Ledger.ended` gets for a job that is not to be completed by the completer
 NO_COMPLETION: Any = object()
 
-_COUNTED = {"pending": "retried", "done": "done", "failed": "failed", "lost": "lost"}
+_COUNTED = {
+    "pending": "retried",
+    "done": "done",
+    "failed": "failed",
+    "lost": "lost",
+    "cancelled": "cancelled",
+}
 
 
 @dataclass
@@ -32,13 +38,15 @@ class Held:
     job: Job
     deadline: float | None
     finished: bool = False  # the handler returned or raised
+    started: float = 0.0  # time.monotonic() at the claim
+    error: BaseException | None = None  # what the handler raised, for the outcome's log line
 
 
 class Ledger:
     """Held jobs, completions waiting for their batch, and the outcome counts.
 
     ``active`` counts jobs claimed whose handler has not returned: it limits claims to
-    ``concurrency``. ``counts`` (done, retried, failed, lost, released) is the dictionary
+    ``concurrency``. ``counts`` (done, retried, failed, cancelled, lost, released) is the dictionary
     :attr:`skiplock.Worker.counts` shows; it is only written under the lock.
     """
 
@@ -46,7 +54,9 @@ class Ledger:
         self.concurrency = concurrency
         #: free slots worth a claim of their own (see :meth:`gather`)
         self.batch = max(1, concurrency // 2)
-        self.counts = {"done": 0, "retried": 0, "failed": 0, "lost": 0, "released": 0}
+        self.counts = dict.fromkeys(
+            ("done", "retried", "failed", "cancelled", "lost", "released"), 0
+        )
         self._lock = threading.Lock()
         self._held: dict[int, Held] = {}
         self._to_complete: list[tuple[Job, Any]] = []
@@ -65,7 +75,7 @@ class Ledger:
 
     def hold(self, job: Job, deadline: float | None) -> None:
         with self._lock:
-            self._held[job.id] = Held(job, deadline)
+            self._held[job.id] = Held(job, deadline, started=time.monotonic())
             self._active += 1
 
     def gather(self, poll_interval: float, window: float) -> float:
@@ -83,10 +93,16 @@ class Ledger:
                 return poll_interval  # woken by the runners long before, normally
             return max(0.0, self._first_done + window - time.monotonic())
 
-    def ours_running(self) -> int:
-        """Held jobs not lost: single mode's hand-over compares them with the table."""
+    def held_attempts(self) -> list[tuple[int, int]]:
+        """``(id, attempt)`` of every held job: single mode's hand-over excludes them."""
         with self._lock:
-            return sum(1 for h in self._held.values() if not h.job.lost)
+            return [(h.job.id, h.job.attempt) for h in self._held.values()]
+
+    def mark_lock_lost(self) -> None:
+        """Single mode lost its lock: set ``job.lock_lost`` on every held job."""
+        with self._lock:
+            for h in self._held.values():
+                h.job.lock_lost = True
 
     # -- the runners' side ----------------------------------------------------------------
 
@@ -107,13 +123,23 @@ class Ledger:
 
     # -- settling -------------------------------------------------------------------------
 
-    def settle(self, job: Job, outcome: str | None) -> None:
-        """Stop holding *job* and count *outcome* (pending, done, failed, lost), once."""
+    def settle(self, job: Job, outcome: str | None) -> tuple[Held | None, str | None]:
+        """Stop holding *job* and count *outcome* (pending, done, failed, cancelled, lost),
+        once. Returns the job's record and the counted key (None: not held, or not an
+        outcome that counts), so the caller can log the outcome outside the lock."""
         with self._lock:
             held = self._held.pop(job.id, None)
             self._unsure.discard(job.id)
-            if held is not None and outcome in _COUNTED:
-                self.counts[_COUNTED[outcome]] += 1
+            key = _COUNTED.get(outcome) if held is not None and outcome is not None else None
+            if key is not None:
+                self.counts[key] += 1
+            return held, key
+
+    def note_error(self, job: Job, exc: BaseException) -> None:
+        """What *job*'s handler raised (or its timeout), for its outcome's log line."""
+        with self._lock:
+            if job.id in self._held:
+                self._held[job.id].error = exc
 
     def count(self, key: str) -> None:
         with self._lock:

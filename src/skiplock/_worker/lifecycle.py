@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import suppress
+from typing import Protocol
 
 from ..errors import BackendError
 from .completer import Completer
@@ -23,11 +24,18 @@ from .runners import Runner
 from .settings import Flags, Settings
 from .wakeup import Listener
 
-__all__ = ["Crew", "RunnerFactory"]
+__all__ = ["Crew", "RunnerFactory", "Service"]
 
 log = logging.getLogger("skiplock.worker")
 
 RunnerFactory = Callable[[Outcomes, Ledger], Runner]
+
+
+class Service(Protocol):
+    """A background part with a thread of its own (retention, the periodic scheduler),
+    started once the lock is held and ended by the worker's ``finished`` flag."""
+
+    def start(self, stop: threading.Event) -> object: ...
 
 
 class Crew:
@@ -41,6 +49,8 @@ class Crew:
         self.completer = Completer(settings.queue, self.ledger, self.outcomes)
         self.runner = make_runner(self.outcomes, self.ledger)
         self.producer = Producer(settings, self.ledger, self.completer, self.runner, self.flags)
+        #: retention and the periodic scheduler, when the worker has them
+        self.services: list[Service] = []
         self.heartbeat = Heartbeat(
             settings,
             self.ledger,
@@ -59,7 +69,8 @@ class Crew:
         s, flags = self.settings, self.flags
         lock = s.lock
         if lock is not None:
-            log.info("waiting for the single-worker lock %r", lock.name)
+            if s.wait_for_lock:  # with no wait, a held lock is reported once, as an error
+                log.info("waiting for the single-worker lock %r", lock.name)
             if not lock.acquire(wait=s.wait_for_lock, stop=flags.stopping):
                 return
             log.info("holding the single-worker lock %r", lock.name)
@@ -72,6 +83,8 @@ class Crew:
             helpers.append(threading.Thread(target=listen, name="skiplock-listen", daemon=True))
         for t in helpers:
             t.start()
+        for service in self.services:
+            service.start(flags.finished)
         log.info(
             "worker started: queues %s, concurrency %d, lease %.1fs, %s",
             ",".join(s.queues),

@@ -17,12 +17,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from typing import Any
 
 from .._checks import dumps as _dumps
-from ..errors import BackendError, LeaseLost, SkiplockError
+from .._outcome import last_line, log_outcome
+from ..errors import BackendError, Cancelled, Discard, LeaseLost, SkiplockError
 from ..job import Job
 from ..queue import Queue
 from .ledger import NO_COMPLETION, Held, Ledger
@@ -31,11 +31,6 @@ from .settings import Flags
 __all__ = ["Outcomes", "last_line"]
 
 log = logging.getLogger("skiplock.worker")
-
-
-def last_line(exc: BaseException) -> str:
-    """The traceback's last line: ``ValueError: bad input``."""
-    return traceback.format_exception_only(type(exc), exc)[-1].strip()
 
 
 class Outcomes:
@@ -65,6 +60,8 @@ class Outcomes:
                     error = exc
             if isinstance(error, LeaseLost):  # the handler's own fenced write found it gone
                 self.lost(job, "the handler's own write")
+            elif isinstance(error, (Cancelled, Discard)):
+                self.stopped(job, error)
             elif isinstance(error, Exception):
                 self.failed(job, error)
             elif error is not None:
@@ -83,21 +80,30 @@ class Outcomes:
         if job.lost:
             self.settled(job, None)
             return
-        log.warning(
-            "job %d attempt %d/%d raised %s",
-            job.id,
-            job.attempt,
-            job.max_attempts,
-            last_line(exc),
-            exc_info=exc,
-        )
+        self.ledger.note_error(job, exc)
         self.write(job, lambda: self.queue.fail(job, last_line(exc)), applied=("pending", "failed"))
+
+    def stopped(self, job: Job, exc: Cancelled | Discard) -> None:
+        """The handler raised Cancelled (end the job ``cancelled``) or Discard (``failed``
+        now, no retries): one fenced write, like any other outcome."""
+        if job.lost:
+            self.settled(job, None)
+            return
+        why = last_line(exc)
+        self.ledger.note_error(job, exc)
+        if isinstance(exc, Cancelled):
+            self.write(
+                job, lambda: self.queue.mark_cancelled(job, reason=why), applied=("cancelled",)
+            )
+        else:
+            self.write(job, lambda: self.queue.fail(job, why, final=True), applied=("failed",))
 
     def timed_out(self, h: Held) -> None:
         job = h.job
         job.lost = True  # the handler may look; its result will not be written
         log.warning("job %d attempt %d exceeded its timeout; abandoning it", job.id, job.attempt)
         error = TimeoutError(f"job {job.id} attempt {job.attempt} exceeded its timeout")
+        self.ledger.note_error(job, error)
         self.write(
             job, lambda: self.queue.fail(job, last_line(error)), applied=("pending", "failed")
         )
@@ -170,5 +176,7 @@ class Outcomes:
 
     def settled(self, job: Job, outcome: str | None) -> None:
         """The job's outcome is written (or no longer ours to write): stop holding it and
-        count the outcome, once."""
-        self.ledger.settle(job, outcome)
+        count the outcome, once; log it (a loss was logged by :meth:`lost`)."""
+        held, key = self.ledger.settle(job, outcome)
+        if held is not None and key is not None and key != "lost":
+            log_outcome(job, key, time.monotonic() - held.started, held.error)

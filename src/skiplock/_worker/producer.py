@@ -134,20 +134,22 @@ class Producer:
         return len(jobs)
 
     def previous_holder_done(self) -> bool:
-        """Single mode, after taking the lock: True once no job of the table runs under a
-        live lease except our own. The previous holder may have lost only its lock
-        connection; its running jobs finish (or their leases end) before we claim, so jobs
-        never run in two workers at once."""
-        ours = self.ledger.ours_running()
-        return self.settings.queue.stats().running <= ours
+        """Single mode, after taking the lock: True once no other job of the table runs,
+        and none has gone without a heartbeat for less than a lease past its lease's end
+        (see :meth:`SingleLock.others_running`), so jobs never run in two workers at once
+        even when the previous holder was cut off from the database for a while."""
+        assert self.settings.lock is not None
+        ours = self.ledger.held_attempts()
+        return not self.settings.lock.others_running(ours, margin=self.settings.lease)
 
     def lock_lost(self) -> None:
         """Called by the producer or the heartbeat when the lock's connection is gone."""
         assert self.settings.lock is not None
+        self.ledger.mark_lock_lost()  # the handlers may look, and stop early
         log.warning(
             "lost the single-worker lock %r (its connection ended): claiming stops until it "
             "is held again and the new holder's jobs are finished; running jobs go on under "
-            "fencing",
+            "fencing (job.lock_lost is set)",
             self.settings.lock.name,
         )
         self.flags.wake.set()
