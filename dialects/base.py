@@ -68,6 +68,7 @@ class Dialect:
             "uninstall",
             "enqueue",
             "enqueue_dedupe",
+            "key_lock",
             "find_dedupe",
             "heartbeat",
             "lease_of",
@@ -274,6 +275,13 @@ class Dialect:
         (a column that exists, a constraint already dropped): a re-run of a migration that
         stopped half-way, on a database whose DDL cannot say IF [NOT] EXISTS."""
         return False
+
+    def lock_key(self, conn: Any, params: Mapping[str, Any]) -> None:
+        """Before an enqueue with ``order_key``: wait for other transactions enqueuing the
+        same key to end, and hold that until this transaction ends (``key_lock``), so one
+        key's ids grow in commit order. Nothing happens for a job without a key."""
+        if params.get("order_key") is not None:
+            self.run(conn, "key_lock", params)
 
     def insert(self, conn: Any, params: Mapping[str, Any]) -> int:
         row = self.fetch_one(conn, "enqueue", params)

@@ -149,7 +149,7 @@ class PostgreSQLDialect(Dialect):
     def insert_many(
         self, conn: Any, common: Mapping[str, Any], rows: Sequence[tuple[str, str]]
     ) -> list[int]:
-        if len(rows) >= COPY_MIN_ROWS:
+        if len(rows) >= COPY_MIN_ROWS and common.get("order_key") is None:
             return self._copy_many(conn, common, rows)
         params = dict(common)
         params["payloads"] = [p for p, _ in rows]

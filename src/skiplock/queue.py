@@ -319,7 +319,13 @@ class Queue:
     # -- enqueue --------------------------------------------------------------------------
 
     def _enqueue_params(
-        self, queue: str, priority: int, run_at: object, delay: object, max_attempts: int
+        self,
+        queue: str,
+        priority: int,
+        run_at: object,
+        delay: object,
+        max_attempts: int,
+        key: object = None,
     ) -> dict[str, Any]:
         when, delay_ms = _run_at(run_at, delay)
         return {
@@ -328,6 +334,7 @@ class Queue:
             "max_attempts": _int(max_attempts, "max_attempts", 1),
             "run_at": when,
             "delay_ms": delay_ms,
+            "order_key": None if key is None else _text(key, "key"),
         }
 
     def enqueue(
@@ -340,6 +347,7 @@ class Queue:
         delay: float | None = None,
         max_attempts: int = 5,
         dedupe_key: str | None = None,
+        key: str | None = None,
         conn: Any = None,
     ) -> int:
         """Add one job; return its id.
@@ -348,15 +356,25 @@ class Queue:
         the database's clock) defer it. With ``dedupe_key``, while a job with that key is
         pending or running its id is returned and nothing is added. With ``conn``, the job
         is written in the caller's open transaction and exists only if that commits.
+
+        With ``key``, jobs of that key run one at a time in the order they were enqueued
+        (docs/worker.md, "Per-key order"): the next is claimable only once the previous is
+        done, failed or cancelled. Enqueues of one key wait for each other's transactions.
         """
-        params = self._enqueue_params(queue, priority, run_at, delay, max_attempts)
+        params = self._enqueue_params(queue, priority, run_at, delay, max_attempts, key)
         params["payload"] = _dumps(payload, "payload")
         params["idempotency_key"] = str(uuid.uuid4())
         if dedupe_key is None:
-            return self._run(lambda c: self.dialect.insert(c, params), "enqueueing", conn)
+
+            def insert(c: Any) -> int:
+                self.dialect.lock_key(c, params)
+                return self.dialect.insert(c, params)
+
+            return self._run(insert, "enqueueing", conn)
         params["dedupe_key"] = _text(dedupe_key, "dedupe_key")
 
         def insert_or_find(c: Any) -> int:
+            self.dialect.lock_key(c, params)
             # The existing job may finish between our insert and our look-up: try again.
             for _ in range(50):
                 new_id = self.dialect.insert_dedupe(c, params)
@@ -380,15 +398,22 @@ class Queue:
         run_at: datetime | None = None,
         delay: float | None = None,
         max_attempts: int = 5,
+        key: str | None = None,
         conn: Any = None,
     ) -> list[int]:
-        """Add many jobs with the same options in one statement; return their ids in order."""
-        common = self._enqueue_params(queue, priority, run_at, delay, max_attempts)
+        """Add many jobs with the same options in one statement; return their ids in order.
+        With ``key``, all of them share it and run one at a time in the order given."""
+        common = self._enqueue_params(queue, priority, run_at, delay, max_attempts, key)
         texts = [_dumps(p, "payload") for p in payloads]
         if not texts:
             return []
         rows = list(zip(texts, _uuid4_batch(len(texts)), strict=True))
-        return self._run(lambda c: self.dialect.insert_many(c, common, rows), "enqueueing", conn)
+
+        def insert(c: Any) -> list[int]:
+            self.dialect.lock_key(c, common)
+            return self.dialect.insert_many(c, common, rows)
+
+        return self._run(insert, "enqueueing", conn)
 
     # -- claim and the fenced writes ------------------------------------------------------
 
