@@ -60,7 +60,9 @@ class Task:
         **options: Any,
     ) -> int:
         """Enqueue with :meth:`Queue.enqueue` options (``delay``, ``run_at``, ``priority``,
-        ``dedupe_key``, ``conn`` …) overriding the task's own."""
+        ``dedupe_key``, ``key``, ``conn`` …) overriding the task's own. :meth:`defer` passes
+        its keywords to the function, so a per-key call is
+        ``task.enqueue(args, kwargs, key="customer-42")``."""
         return self.app.enqueue(self.name, args, kwargs, **options)
 
 
