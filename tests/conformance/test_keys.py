@@ -39,7 +39,7 @@ def test_eight_threads_drain_keys_in_order_without_overlap(queue: skiplock.Queue
             start.wait()
             idle_since = None
             while True:
-                jobs = queue.claim(limit=5, lease=120)
+                jobs = queue.claim(limit=10, lease=120)
                 if not jobs:
                     # Keyed jobs wait for their key, so an empty claim is not the end.
                     if queue.stats().pending + queue.stats().running == 0:
@@ -49,8 +49,9 @@ def test_eight_threads_drain_keys_in_order_without_overlap(queue: skiplock.Queue
                     time.sleep(0.005)
                     continue
                 idle_since = None
+                # A job is held from its claim to its completion: the interval starts here.
+                began = time.monotonic()
                 for job in jobs:
-                    began = time.monotonic()
                     time.sleep(0.001)  # the handler
                     ended = time.monotonic()
                     with lock:
@@ -166,11 +167,13 @@ def test_a_key_is_not_taken_twice_by_racing_claims(queue: skiplock.Queue) -> Non
                     if queue.stats().pending + queue.stats().running == 0:
                         return
                     continue
-                for job in jobs:
-                    assert job.key is not None
-                    with lock:
+                with lock:  # held from the claim until just before its completion
+                    for job in jobs:
+                        assert job.key is not None
                         running[job.key] += 1
                         worst[job.key] = max(worst[job.key], running[job.key])
+                for job in jobs:
+                    time.sleep(0.001)
                     with lock:
                         running[job.key] -= 1
                     queue.complete(job)
