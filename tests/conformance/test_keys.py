@@ -3,6 +3,7 @@ every worker; a key is freed by done, failed, cancelled, or by its lease running
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections import defaultdict
@@ -74,7 +75,7 @@ def test_eight_threads_drain_keys_in_order_without_overlap(queue: skiplock.Queue
     for key, ids in order.items():
         ran = sorted(intervals[key])
         assert [i for _, _, i in ran] == ids, f"{key} ran out of enqueue order"
-        for (_, end, a), (begin, _, b) in zip(ran, ran[1:], strict=False):
+        for (_, end, a), (begin, _, b) in itertools.pairwise(ran):
             assert begin > end, f"{key}: job {b} started before job {a} ended"
     # No key starves: by the time half of the keyed jobs are done, every key is at least
     # a quarter through its own.
