@@ -69,6 +69,8 @@ class Dialect:
             "enqueue",
             "enqueue_dedupe",
             "key_lock",
+            "queue_lock",
+            "queue_running",
             "find_dedupe",
             "heartbeat",
             "lease_of",
@@ -282,6 +284,23 @@ class Dialect:
         key's ids grow in commit order. Nothing happens for a job without a key."""
         if params.get("order_key") is not None:
             self.run(conn, "key_lock", params)
+
+    def lock_queue(self, conn: Any, queue: str) -> bool:
+        """Try, without waiting, to take *queue*'s claim lock for this transaction; False
+        while another transaction holds it."""
+        row = self.fetch_one(conn, "queue_lock", {"queue": queue})
+        return bool(row and row["held"])
+
+    def claim_capped(self, conn: Any, queue: str, limit: int, lease_ms: int, cap: int) -> list[Row]:
+        """Claim from *queue* so that at most *cap* of its jobs hold a live lease: under the
+        queue's lock (held until this transaction ends; none taken if another claim holds
+        it), count them in a statement of its own, then claim at most the room left. Every
+        claim of the queue does the same, so the count cannot be stale."""
+        if not self.lock_queue(conn, queue):
+            return []
+        row = self.fetch_one(conn, "queue_running", {"queue": queue})
+        room = cap - int(row["n"] if row else 0)
+        return self.claim(conn, [queue], min(limit, room), lease_ms) if room > 0 else []
 
     def insert(self, conn: Any, params: Mapping[str, Any]) -> int:
         row = self.fetch_one(conn, "enqueue", params)

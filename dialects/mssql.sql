@@ -51,7 +51,24 @@ DECLARE @key_lock int, @key_resource NVARCHAR(255) = CONCAT(N'skiplock key {pref
     CONVERT(NVARCHAR(64), HASHBYTES('SHA2_256', CAST(%(order_key)s AS NVARCHAR(255))), 2));
 EXEC @key_lock = sp_getapplock
     @Resource = @key_resource, @LockMode = 'Exclusive', @LockOwner = 'Transaction',
-    @LockTimeout = -1
+    @LockTimeout = -1, @DbPrincipal = 'public'
+
+-- name: queue_lock
+-- A claim of a queue with a limit (queue_limits): the queue's application lock, owned by
+-- the claiming transaction, taken without waiting (@LockTimeout = 0): while another claim
+-- of that queue holds it, this claim takes nothing from the queue.
+DECLARE @queue_lock int, @queue_resource NVARCHAR(255) = CONCAT(N'skiplock queue {prefix} ',
+    CONVERT(NVARCHAR(64), HASHBYTES('SHA2_256', CAST(%(queue)s AS NVARCHAR(255))), 2));
+EXEC @queue_lock = sp_getapplock
+    @Resource = @queue_resource, @LockMode = 'Exclusive', @LockOwner = 'Transaction',
+    @LockTimeout = 0, @DbPrincipal = 'public';
+SELECT CASE WHEN @queue_lock >= 0 THEN 1 ELSE 0 END AS held
+
+-- name: queue_running
+-- Under the queue's lock, in a statement of its own (so it reads every claim committed
+-- before the lock was granted): the queue's jobs that hold a live lease.
+SELECT count(*) AS n FROM {table}
+WHERE queue = %(queue)s AND status = 'running' AND lease_until > SYSUTCDATETIME()
 
 -- name: enqueue_dedupe
 -- SQL Server has no ON CONFLICT DO NOTHING. NOT EXISTS finds a committed active job

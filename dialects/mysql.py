@@ -17,6 +17,7 @@ What differs from the common path, and why:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -182,6 +183,20 @@ class MySQLDialect(Dialect):
                 found = cur.fetchall()
         by_key = {str(r["idempotency_key"]): int(r["id"]) for r in found}
         return [by_key[k] for _, k in rows]
+
+    def lock_queue(self, conn: Any, queue: str) -> bool:
+        # No transaction-owned advisory lock here (GET_LOCK belongs to the session): a row
+        # of <table>_keys stands in, named so that no key can have the name (keys are
+        # printable text). It is made the first time; a row that exists but did not come
+        # back is held by another claim.
+        name = {"lock_name": "\x1fqueue " + hashlib.sha256(queue.encode()).hexdigest()}
+        for _ in range(2):
+            if self.fetch_one(conn, "queue_lock", name):
+                return True
+            if self.fetch_one(conn, "queue_lock_exists", name):
+                return False
+            self.run(conn, "queue_lock_row", name)
+        return False
 
     def claim(self, conn: Any, queues: Sequence[str], limit: int, lease_ms: int) -> list[Row]:
         if len(queues) == 1:

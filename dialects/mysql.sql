@@ -26,6 +26,27 @@ VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
 INSERT INTO {keys_table} (order_key) VALUES (%(order_key)s)
 ON DUPLICATE KEY UPDATE order_key = order_key
 
+-- name: queue_lock
+-- A claim of a queue with a limit (queue_limits): the queue's row in <table>_keys
+-- (%(lock_name)s, a name no key can have), locked by the claiming transaction with SKIP
+-- LOCKED: while another claim of that queue holds it, no row comes back and this claim
+-- takes nothing from the queue. The row is made once by queue_lock_row.
+SELECT 1 AS held FROM {keys_table} WHERE order_key = %(lock_name)s FOR UPDATE SKIP LOCKED
+
+-- name: queue_lock_exists
+-- A plain (consistent, non-locking) read: does the queue's lock row exist at all?
+SELECT 1 AS found FROM {keys_table} WHERE order_key = %(lock_name)s
+
+-- name: queue_lock_row
+INSERT IGNORE INTO {keys_table} (order_key) VALUES (%(lock_name)s)
+
+-- name: queue_running
+-- Under the queue's lock, in a statement of its own (READ COMMITTED: a fresh read view, so
+-- it sees every claim committed before the lock was granted): jobs holding a live lease.
+SELECT count(*) AS n FROM {table}
+WHERE claimable = 1 AND queue = %(queue)s AND status = 'running'
+  AND lease_until > UTC_TIMESTAMP(6)
+
 -- name: enqueue_dedupe
 -- On a duplicate active key, LAST_INSERT_ID(id) hands back the existing job's id; a
 -- duplicate-key error would be a statement error, this is none.

@@ -21,6 +21,18 @@ RETURNING id
 -- sees every earlier job of its key. Claims never take this lock.
 SELECT pg_advisory_xact_lock(hashtext('skiplock key {prefix}'), hashtext(%(order_key)s))
 
+-- name: queue_lock
+-- A claim of a queue with a limit (queue_limits): the queue's advisory lock, held by the
+-- claiming transaction, tried without waiting: while another claim of that queue holds
+-- it, this claim takes nothing from the queue.
+SELECT pg_try_advisory_xact_lock(hashtext('skiplock queue {prefix}'), hashtext(%(queue)s)) AS held
+
+-- name: queue_running
+-- Under the queue's lock, in a statement of its own (READ COMMITTED: a new snapshot, so it
+-- sees every claim committed before the lock was granted): jobs holding a live lease.
+SELECT count(*) AS n FROM {table}
+WHERE queue = %(queue)s AND status = 'running' AND lease_until > statement_timestamp()
+
 -- name: enqueue_dedupe
 -- ON CONFLICT waits for a concurrent insert of the same key to commit or roll back, and
 -- never raises, so it is safe inside the caller's own transaction.

@@ -12,7 +12,7 @@ import os
 import random
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from typing import Any, TypeVar
@@ -21,6 +21,7 @@ from ._checks import dumps as _dumps
 from ._checks import error_text as _error_text
 from ._checks import integer as _int
 from ._checks import milliseconds as _ms
+from ._checks import queue_limits as _queue_limits
 from ._checks import queue_names as _queues
 from ._checks import run_at_or_delay as _run_at
 from ._checks import seconds as _seconds
@@ -52,6 +53,7 @@ def connect(
     pool_timeout: float = 30.0,
     max_lifetime: float = 3600.0,
     max_idle_time: float = 600.0,
+    queue_limits: Mapping[str, int] | None = None,
 ) -> Queue:
     """A :class:`Queue` on *url* (default ``$SKIPLOCK_URL``) and *table*.
 
@@ -59,9 +61,11 @@ def connect(
     is larger), keeps up to ``max_idle`` of them idle (default: all), makes a caller wait
     up to ``pool_timeout`` seconds for a free one (then :class:`~skiplock.PoolTimeout`),
     and closes a connection older than ``max_lifetime`` or unused for ``max_idle_time``
-    seconds. No connection is opened yet; a bad URL, unknown scheme, unsafe table name or
-    pool setting raises :class:`~skiplock.ConfigurationError` here, a missing driver at
-    the first use.
+    seconds. ``queue_limits`` (queue name → N) caps how many jobs of that queue hold a
+    live lease at once, across every worker that claims through a queue object given the
+    same limits. No connection is opened yet; a bad URL, unknown scheme, unsafe table
+    name, pool setting or limit raises :class:`~skiplock.ConfigurationError` here, a
+    missing driver at the first use.
     """
     return Queue(
         url,
@@ -71,6 +75,7 @@ def connect(
         pool_timeout=pool_timeout,
         max_lifetime=max_lifetime,
         max_idle_time=max_idle_time,
+        queue_limits=queue_limits,
     )
 
 
@@ -112,8 +117,11 @@ class Queue:
         pool_timeout: float = 30.0,
         max_lifetime: float = 3600.0,
         max_idle_time: float = 600.0,
+        queue_limits: Mapping[str, int] | None = None,
     ):
         self.url: DatabaseURL = parse_url(url)
+        #: queue name → the most of its jobs that may hold a live lease at once
+        self.queue_limits: dict[str, int] = _queue_limits(queue_limits)
         self.table: TableName = TableName.parse(table)
         self.dialect: Dialect = get_dialect(self.url, self.table)
         self.server: ServerInfo | None = None
@@ -432,15 +440,27 @@ class Queue:
         claims are skipped, never waited for. A job with an expired lease and no attempts
         left ends ``failed`` instead of being returned, and so does a job whose stored
         payload cannot be decoded (``last_error`` says why; the batch's other jobs are
-        returned).
+        returned). A queue of ``queue_limits`` gives at most its limit less its jobs holding
+        a live lease, and nothing while another claim of it is under way (never waited for).
         """
         names = _queues(queues)
         n = _int(limit, "limit", 1, 10_000)
         lease_ms = _ms(lease, "lease", low=0.001)
 
+        capped = [name for name in names if name in self.queue_limits]
+        free = [name for name in names if name not in self.queue_limits]
+
         def take(c: Any) -> list[Job]:
+            # A limited queue is claimed on its own, under its lock (see claim_capped); the
+            # others together, in one statement, as ever.
+            rows: list[dict[str, Any]] = []
+            for name in capped:
+                cap = self.queue_limits[name]
+                rows += self.dialect.claim_capped(c, name, n - len(rows), lease_ms, cap)
+            if free and len(rows) < n:
+                rows += self.dialect.claim(c, free, n - len(rows), lease_ms)
             jobs = []
-            for row in self.dialect.claim(c, names, n, lease_ms):
+            for row in rows:
                 try:
                     job = Job.from_row(row)
                 except PayloadError as exc:

@@ -212,3 +212,79 @@ def test_migration_4_on_a_version_3_table_holding_jobs(
     old.complete(live)  # the old release's fenced write on the migrated table
     assert new.get(live_id).status == "done"  # type: ignore[union-attr]
     assert new.get(second).status == "pending"  # type: ignore[union-attr]
+
+
+def test_a_queue_limit_of_3_is_never_exceeded(
+    make_queue: Callable[..., skiplock.Queue],
+) -> None:
+    q = make_queue(queue_limits={"email": 3})
+    q.enqueue_many([{"n": i} for i in range(60)], queue="email")
+    q.enqueue_many([{"n": i} for i in range(60)], queue="other")
+    events: list[tuple[float, int, str]] = []  # (time, +1 at claim / -1 before completion)
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline:
+                jobs = q.claim(queues=["email", "other"], limit=4, lease=120)
+                if not jobs:
+                    if q.stats().pending + q.stats().running == 0:
+                        return
+                    time.sleep(0.005)
+                    continue
+                now = time.monotonic()
+                with lock:
+                    events.extend((now, 1, j.queue) for j in jobs)
+                for job in jobs:
+                    time.sleep(0.005)
+                    with lock:
+                        events.append((time.monotonic(), -1, job.queue))
+                    q.complete(job)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=400)
+    assert not errors, errors
+    worst: dict[str, int] = defaultdict(int)
+    running: dict[str, int] = defaultdict(int)
+    for _, step, name in sorted(events, key=lambda e: (e[0], e[1])):
+        running[name] += step
+        worst[name] = max(worst[name], running[name])
+    assert 1 <= worst["email"] <= 3, worst
+    assert worst["other"] > 3, worst  # the unlimited queue is not held to it
+    assert q.stats().done == 120
+
+
+def test_a_queue_limit_counts_live_leases_only(
+    make_queue: Callable[..., skiplock.Queue],
+) -> None:
+    q = make_queue(queue_limits={"email": 2})
+    q.enqueue_many([{"n": i} for i in range(5)], queue="email")
+    held = q.claim(queues="email", limit=5, lease=0.5)
+    assert len(held) == 2
+    assert q.claim(queues="email", limit=5) == []
+    q.complete(held[0])
+    assert len(q.claim(queues="email", limit=5, lease=60)) == 1
+    # held[1]'s worker died: once its lease ends it no longer counts, and it is claimable
+    got: list[skiplock.Job] = []
+    wait_until(
+        lambda: got.extend(q.claim(queues="email", limit=5, lease=60)) or got,
+        30,
+        "the lease to end",
+    )
+    assert len(got) == 1
+
+
+@pytest.mark.parametrize("limits", [{"email": 0}, {"email": "3"}, {"": 3}, ["email"]])
+def test_bad_queue_limits_are_refused(limits: object) -> None:
+    url = "postgresql://u@127.0.0.1:1/db"  # nothing connects: refused before that
+    with pytest.raises(skiplock.ConfigurationError):
+        skiplock.connect(url, queue_limits=limits)  # type: ignore[arg-type]
+    with pytest.raises(skiplock.ConfigurationError):
+        skiplock.App(url, queue_limits=limits)  # type: ignore[arg-type]

@@ -5,4 +5,4 @@ DECLARE @key_lock int, @key_resource NVARCHAR(255) = CONCAT(N'skiplock key skipl
     CONVERT(NVARCHAR(64), HASHBYTES('SHA2_256', CAST(%(order_key)s AS NVARCHAR(255))), 2));
 EXEC @key_lock = sp_getapplock
     @Resource = @key_resource, @LockMode = 'Exclusive', @LockOwner = 'Transaction',
-    @LockTimeout = -1
+    @LockTimeout = -1, @DbPrincipal = 'public'
