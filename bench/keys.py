@@ -17,16 +17,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import PAYLOAD, rate
+from run import URLS
 
-from common import PAYLOAD, rate  # noqa: E402
-from run import URLS  # noqa: E402
-
-import skiplock  # noqa: E402
+import skiplock
 
 TABLE = "bench_keys"
 BATCH = 100
