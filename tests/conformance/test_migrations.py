@@ -149,7 +149,10 @@ def test_upgrade_while_a_worker_drains_every_state(
         with seen:
             ran.append(job.id)
 
-    worker = Worker(old, handler, concurrency=4, lease=30, poll_interval=0.1).start()
+    # retention=None: the previous release's worker did not prune (and its statements lack
+    # the advisory-lock set retention needs)
+    worker = Worker(old, handler, concurrency=4, lease=30, poll_interval=0.1, retention=None)
+    worker.start()
     try:
         wait_until(lambda: len(ran) >= 5, 60, "the worker to start draining")
         applied = make_queue().migrate()
