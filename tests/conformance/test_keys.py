@@ -19,6 +19,25 @@ from .test_migrations import make_v1_table, v1_statements
 KEYS, PER_KEY, THREADS = 50, 40, 8
 
 
+def run_threads(worker: Callable[[], None], timeout: float) -> None:
+    """Run *worker* in THREADS threads at once; raise the first error any of them raised."""
+    errors: list[BaseException] = []
+
+    def guarded() -> None:
+        try:
+            worker()
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=guarded) for _ in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=timeout)
+    assert not errors, errors
+    assert not any(t.is_alive() for t in threads), "a worker thread did not finish"
+
+
 def test_eight_threads_drain_keys_in_order_without_overlap(queue: skiplock.Queue) -> None:
     # Enqueued round by round (one job of every key, then the next), with keyless jobs mixed
     # in, the way independent customers' work arrives.
@@ -32,45 +51,36 @@ def test_eight_threads_drain_keys_in_order_without_overlap(queue: skiplock.Queue
     finished: list[str | None] = []  # the key of each completion, in completion order
     free_done: list[int] = []
     lock = threading.Lock()
-    errors: list[BaseException] = []
     start = threading.Barrier(THREADS)
 
     def worker() -> None:
-        try:
-            start.wait()
+        start.wait()
+        idle_since = None
+        while True:
+            jobs = queue.claim(limit=10, lease=120)
+            if not jobs:
+                # Keyed jobs wait for their key, so an empty claim is not the end.
+                if queue.stats().pending + queue.stats().running == 0:
+                    return
+                idle_since = idle_since or time.monotonic()
+                assert time.monotonic() - idle_since < 120, "no claimable job for 120 s"
+                time.sleep(0.005)
+                continue
             idle_since = None
-            while True:
-                jobs = queue.claim(limit=10, lease=120)
-                if not jobs:
-                    # Keyed jobs wait for their key, so an empty claim is not the end.
-                    if queue.stats().pending + queue.stats().running == 0:
-                        return
-                    idle_since = idle_since or time.monotonic()
-                    assert time.monotonic() - idle_since < 120, "no claimable job for 120 s"
-                    time.sleep(0.005)
-                    continue
-                idle_since = None
-                # A job is held from its claim to its completion: the interval starts here.
-                began = time.monotonic()
-                for job in jobs:
-                    time.sleep(0.001)  # the handler
-                    ended = time.monotonic()
-                    with lock:
-                        if job.key is None:
-                            free_done.append(job.id)
-                        else:
-                            intervals[job.key].append((began, ended, job.id))
-                        finished.append(job.key)
-                    queue.complete(job)
-        except BaseException as exc:
-            errors.append(exc)
+            # A job is held from its claim to its completion: the interval starts here.
+            began = time.monotonic()
+            for job in jobs:
+                time.sleep(0.001)  # the handler
+                ended = time.monotonic()
+                with lock:
+                    if job.key is None:
+                        free_done.append(job.id)
+                    else:
+                        intervals[job.key].append((began, ended, job.id))
+                    finished.append(job.key)
+                queue.complete(job)
 
-    threads = [threading.Thread(target=worker) for _ in range(THREADS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=600)
-    assert not errors, errors
+    run_threads(worker, 600)
     assert sorted(free_done) == sorted(keyless)
     for key, ids in order.items():
         ran = sorted(intervals[key])
@@ -157,36 +167,27 @@ def test_a_key_is_not_taken_twice_by_racing_claims(queue: skiplock.Queue) -> Non
     running: dict[str, int] = defaultdict(int)
     worst: dict[str, int] = defaultdict(int)
     lock = threading.Lock()
-    errors: list[BaseException] = []
 
     def worker() -> None:
-        try:
-            deadline = time.monotonic() + 300
-            while time.monotonic() < deadline:
-                jobs = queue.claim(limit=3, lease=120)
-                if not jobs:
-                    if queue.stats().pending + queue.stats().running == 0:
-                        return
-                    continue
-                with lock:  # held from the claim until just before its completion
-                    for job in jobs:
-                        assert job.key is not None
-                        running[job.key] += 1
-                        worst[job.key] = max(worst[job.key], running[job.key])
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            jobs = queue.claim(limit=3, lease=120)
+            if not jobs:
+                if queue.stats().pending + queue.stats().running == 0:
+                    return
+                continue
+            with lock:  # held from the claim until just before its completion
                 for job in jobs:
-                    time.sleep(0.001)
-                    with lock:
-                        running[job.key] -= 1
-                    queue.complete(job)
-        except BaseException as exc:
-            errors.append(exc)
+                    assert job.key is not None
+                    running[job.key] += 1
+                    worst[job.key] = max(worst[job.key], running[job.key])
+            for job in jobs:
+                time.sleep(0.001)
+                with lock:
+                    running[job.key] -= 1
+                queue.complete(job)
 
-    threads = [threading.Thread(target=worker) for _ in range(THREADS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=400)
-    assert not errors, errors
+    run_threads(worker, 400)
     assert dict(worst) == {"k0": 1, "k1": 1, "k2": 1}
     assert queue.stats().done == 90
 
@@ -222,35 +223,26 @@ def test_a_queue_limit_of_3_is_never_exceeded(
     q.enqueue_many([{"n": i} for i in range(60)], queue="other")
     events: list[tuple[float, int, str]] = []  # (time, +1 at claim / -1 before completion)
     lock = threading.Lock()
-    errors: list[BaseException] = []
 
     def worker() -> None:
-        try:
-            deadline = time.monotonic() + 300
-            while time.monotonic() < deadline:
-                jobs = q.claim(queues=["email", "other"], limit=4, lease=120)
-                if not jobs:
-                    if q.stats().pending + q.stats().running == 0:
-                        return
-                    time.sleep(0.005)
-                    continue
-                now = time.monotonic()
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            jobs = q.claim(queues=["email", "other"], limit=4, lease=120)
+            if not jobs:
+                if q.stats().pending + q.stats().running == 0:
+                    return
+                time.sleep(0.005)
+                continue
+            now = time.monotonic()
+            with lock:
+                events.extend((now, 1, j.queue) for j in jobs)
+            for job in jobs:
+                time.sleep(0.005)
                 with lock:
-                    events.extend((now, 1, j.queue) for j in jobs)
-                for job in jobs:
-                    time.sleep(0.005)
-                    with lock:
-                        events.append((time.monotonic(), -1, job.queue))
-                    q.complete(job)
-        except BaseException as exc:
-            errors.append(exc)
+                    events.append((time.monotonic(), -1, job.queue))
+                q.complete(job)
 
-    threads = [threading.Thread(target=worker) for _ in range(THREADS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=400)
-    assert not errors, errors
+    run_threads(worker, 400)
     worst: dict[str, int] = defaultdict(int)
     running: dict[str, int] = defaultdict(int)
     for _, step, name in sorted(events, key=lambda e: (e[0], e[1])):
