@@ -81,9 +81,9 @@ def one_round(
 
     def sample() -> None:  # the server's count of sessions named by this pool's connections
         nonlocal peak
-        row = q.dialect.fetch_one(watch, "count_sessions", {"sessions": sorted(sessions)})
+        n = q.dialect.count_sessions(watch, sorted(sessions))
         watch.commit()
-        peak = max(peak, int(row["n"]) if row else 0)
+        peak = max(peak, n)
 
     real_open = q._new_connection
 

@@ -8,16 +8,27 @@ from __future__ import annotations
 import importlib
 import re
 import select
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, ClassVar
 
+from skiplock._ops import (
+    COMMIT,
+    NOTHING,
+    ROWCOUNT,
+    ROWS,
+    ErrorInfo,
+    Op,
+    Statement,
+    StatementError,
+    run_sync,
+)
 from skiplock._options import Option, check_options
 from skiplock._sql import TableName, load_statements, render_statements
 from skiplock._url import DatabaseURL, mask_password
-from skiplock.errors import BackendError, ConfigurationError
+from skiplock.drivers import Adapter
+from skiplock.errors import BackendError, ConfigurationError, LeaseLost
 
 __all__ = ["Dialect", "ServerInfo"]
 
@@ -44,6 +55,8 @@ class Dialect:
     name: ClassVar[str]
     sql_file: ClassVar[str]
     driver_module: ClassVar[str]
+    #: the adapter of skiplock's own driver
+    adapter_class: ClassVar[type[Adapter]]
     extra: ClassVar[str]
     #: the driver binds a Python list as an array (``= ANY(%(ids)s)``); otherwise lists are
     #: expanded into ``%(ids__0)s, %(ids__1)s, …`` for ``IN (%(ids)s)``
@@ -125,6 +138,10 @@ class Dialect:
         """A new driver connection: autocommit off, READ COMMITTED, UTC."""
         raise NotImplementedError
 
+    def adapter(self, conn: Any) -> Adapter:
+        """The adapter for a connection made by :meth:`connect`."""
+        return self.adapter_class(conn, self.driver, owned=True)
+
     def server_info(self, conn: Any) -> ServerInfo:
         """Read the server's product and version (raises ``UnsupportedServer`` if too old)."""
         raise NotImplementedError
@@ -133,16 +150,21 @@ class Dialect:
         raise NotImplementedError
 
     def driver_errors(self) -> tuple[type[BaseException], ...]:
-        """The exception classes of the driver that :meth:`classify` turns into ours."""
+        """The exception classes of skiplock's own driver (raised while connecting)."""
+        return (self.driver.Error,)
+
+    def classify(self, info: ErrorInfo) -> tuple[bool, bool]:
+        """``(retryable, connection_lost)`` for what an adapter read from a driver error."""
         raise NotImplementedError
 
-    def classify(self, exc: BaseException) -> tuple[bool, bool]:
-        """``(retryable, connection_lost)`` for a driver error."""
-        raise NotImplementedError
-
-    def wrap(self, exc: BaseException, doing: str) -> BackendError:
-        """Our error for a driver error, with the password masked."""
-        retryable, lost = self.classify(exc)
+    def wrap(self, exc: BaseException, doing: str, info: ErrorInfo | None = None) -> BackendError:
+        """Our error for a driver error, with the password masked. *info* is what an
+        adapter read from it; without it, skiplock's own driver reads it."""
+        if isinstance(exc, StatementError):
+            info, exc = exc.info, exc.cause
+        if info is None:
+            info = self.adapter_class(None, self.driver).error_info(exc)
+        retryable, lost = self.classify(info)
         what = f"lost the connection while {doing}" if lost else f"failed while {doing}"
         text = mask_password(str(exc)).strip()
         if doing == "connecting":  # never connected, so nothing was lost
@@ -178,17 +200,6 @@ class Dialect:
 
     # -- statements -----------------------------------------------------------------------
 
-    def cursor(self, conn: Any) -> Any:
-        raise NotImplementedError
-
-    @contextmanager
-    def _cursor(self, conn: Any) -> Iterator[Any]:
-        cur = self.cursor(conn)
-        try:
-            yield cur
-        finally:
-            cur.close()
-
     def bind(self, sql: str, params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         """Expand list parameters for drivers that cannot bind arrays."""
         if self.array_params:
@@ -209,27 +220,36 @@ class Dialect:
             sql = _PARAM.sub(lambda m: lists.get(m[1], m[0]), sql)
         return sql, out
 
-    def execute(self, cur: Any, name: str, params: Mapping[str, Any] | None = None) -> Any:
+    def stmt(
+        self, name: str, params: Mapping[str, Any] | None = None, want: int = ROWS
+    ) -> Statement:
+        """The request for statement *name* with *params* bound."""
         sql, bound = self.bind(self.sql[name], params or {})
-        cur.execute(sql, bound)
-        return cur
+        return Statement(sql, bound, want)
+
+    def fetch_op(self, name: str, params: Mapping[str, Any] | None = None) -> Op[list[Row]]:
+        rows: list[Row] = yield self.stmt(name, params)
+        return rows
+
+    def fetch_one_op(self, name: str, params: Mapping[str, Any] | None = None) -> Op[Row | None]:
+        rows: list[Row] = yield self.stmt(name, params)
+        return rows[0] if rows else None
+
+    def count_op(self, name: str, params: Mapping[str, Any] | None = None) -> Op[int]:
+        """Run one statement; the number of rows it matched."""
+        n: int = yield self.stmt(name, params, ROWCOUNT)
+        return n
+
+    # Sync helpers on skiplock's own connections (single-worker lock, tests).
 
     def run(self, conn: Any, name: str, params: Mapping[str, Any] | None = None) -> int:
-        """Run one statement; return the number of rows it matched."""
-        with self._cursor(conn) as cur:
-            self.execute(cur, name, params)
-            return int(cur.rowcount)
-
-    def fetch(self, conn: Any, name: str, params: Mapping[str, Any] | None = None) -> list[Row]:
-        with self._cursor(conn) as cur:
-            self.execute(cur, name, params)
-            return [dict(r) for r in cur.fetchall()]
+        """Run one statement on a connection of :meth:`connect`; rows matched."""
+        return run_sync(self.count_op(name, params), self.adapter(conn))
 
     def fetch_one(
         self, conn: Any, name: str, params: Mapping[str, Any] | None = None
     ) -> Row | None:
-        rows = self.fetch(conn, name, params)
-        return rows[0] if rows else None
+        return run_sync(self.fetch_one_op(name, params), self.adapter(conn))
 
     # -- single-worker lock and wake-ups -------------------------------------------------
     # Optional: a dialect whose .sql file lacks the lock_* statements cannot run
@@ -242,15 +262,18 @@ class Dialect:
     def supports_lock(self) -> bool:
         return self.sql.keys() >= self.LOCK_STATEMENTS
 
-    def lock_acquire(self, conn: Any, key: int, name: str, wait: float) -> bool:
-        """Take the session-level lock *key* / *name* on *conn*, waiting up to *wait*
-        seconds; True when it is held. Commits, which leaves a session lock in place."""
+    def lock_acquire_op(self, key: int, name: str, wait: float) -> Op[bool]:
         # GET_LOCK takes fractional seconds (MariaDB honours them; MySQL rounds): a retake
         # that waits 0.2 s must not wait a whole second while its worker's loop is blocked.
         params = {"name": name, "wait_s": round(wait, 3), "wait_ms": round(wait * 1000)}
-        row = self.fetch_one(conn, "lock_acquire", params)
-        conn.commit()
+        row = yield from self.fetch_one_op("lock_acquire", params)
+        yield COMMIT
         return bool(row and row["acquired"])
+
+    def lock_acquire(self, conn: Any, key: int, name: str, wait: float) -> bool:
+        """Take the session-level lock *key* / *name* on *conn*, waiting up to *wait*
+        seconds; True when it is held. Commits, which leaves a session lock in place."""
+        return run_sync(self.lock_acquire_op(key, name, wait), self.adapter(conn))
 
     def lock_check(self, conn: Any, key: int, name: str) -> bool:
         """True if *conn* still holds the lock (False, or a driver error, when it does not)."""
@@ -259,8 +282,13 @@ class Dialect:
         return bool(row and row["held"])
 
     def lock_release(self, conn: Any, key: int, name: str) -> None:
-        self.fetch(conn, "lock_release", {"key": key, "name": name})
+        self.fetch_one(conn, "lock_release", {"key": key, "name": name})
         conn.commit()
+
+    def count_sessions(self, conn: Any, sessions: Sequence[int]) -> int:
+        """How many of these server session ids (``session_id``) are still connected."""
+        row = self.fetch_one(conn, "count_sessions", {"sessions": list(sessions)})
+        return 0 if row is None else int(row["n"])
 
     def listen(self) -> Any:
         """A connection that receives a notification at every enqueue (supports_notify)."""
@@ -270,63 +298,128 @@ class Dialect:
         """Wait up to *timeout* seconds on a :meth:`listen` connection; True if woken."""
         raise NotImplementedError
 
-    # -- operations: the common path ---------------------------------------------------------
+    # -- operations: the common path (generators: see skiplock._ops) ----------------------
 
-    def migration_done(self, exc: BaseException) -> bool:
+    def begin_sql(self) -> str:
+        """Starts a transaction on a connection in autocommit mode."""
+        return "BEGIN"
+
+    def migration_done(self, info: ErrorInfo) -> bool:
         """True when a migration statement failed only because its effect is already there
         (a column that exists, a constraint already dropped): a re-run of a migration that
         stopped half-way, on a database whose DDL cannot say IF [NOT] EXISTS."""
         return False
 
-    def lock_key(self, conn: Any, params: Mapping[str, Any]) -> None:
+    def lock_key(self, params: Mapping[str, Any]) -> Op[None]:
         """Before an enqueue with ``order_key``: wait for other transactions enqueuing the
         same key to end, and hold that until this transaction ends (``key_lock``), so one
         key's ids grow in commit order. Nothing happens for a job without a key."""
         if params.get("order_key") is not None:
-            self.run(conn, "key_lock", params)
+            yield self.stmt("key_lock", params, ROWCOUNT)
 
-    def lock_queue(self, conn: Any, queue: str) -> bool:
+    def lock_queue(self, queue: str) -> Op[bool]:
         """Try, without waiting, to take *queue*'s claim lock for this transaction; False
         while another transaction holds it."""
-        row = self.fetch_one(conn, "queue_lock", {"queue": queue})
+        row = yield from self.fetch_one_op("queue_lock", {"queue": queue})
         return bool(row and row["held"])
 
-    def claim_capped(self, conn: Any, queue: str, limit: int, lease_ms: int, cap: int) -> list[Row]:
+    def claim_capped(self, queue: str, limit: int, lease_ms: int, cap: int) -> Op[list[Row]]:
         """Claim from *queue* so that at most *cap* of its jobs hold a live lease: under the
         queue's lock (held until this transaction ends; none taken if another claim holds
         it), count them in a statement of its own, then claim at most the room left. Every
         claim of the queue does the same, so the count cannot be stale."""
-        if not self.lock_queue(conn, queue):
+        if not (yield from self.lock_queue(queue)):
             return []
-        row = self.fetch_one(conn, "queue_running", {"queue": queue})
+        row = yield from self.fetch_one_op("queue_running", {"queue": queue})
         room = cap - int(row["n"] if row else 0)
-        return self.claim(conn, [queue], min(limit, room), lease_ms) if room > 0 else []
+        if room <= 0:
+            return []
+        return (yield from self.claim([queue], min(limit, room), lease_ms))
 
-    def insert(self, conn: Any, params: Mapping[str, Any]) -> int:
-        row = self.fetch_one(conn, "enqueue", params)
-        assert row is not None
-        return int(row["id"])
+    def insert(self, params: Mapping[str, Any]) -> Op[int]:
+        yield from self.lock_key(params)
+        rows: list[Row] = yield self.stmt("enqueue", params)
+        return int(rows[0]["id"])
 
-    def insert_dedupe(self, conn: Any, params: Mapping[str, Any]) -> int | None:
+    def insert_dedupe_once(self, params: Mapping[str, Any]) -> Op[int | None]:
         """Insert unless an active job holds the key; None when one does."""
-        row = self.fetch_one(conn, "enqueue_dedupe", params)
-        return None if row is None else int(row["id"])
+        rows: list[Row] = yield self.stmt("enqueue_dedupe", params)
+        return int(rows[0]["id"]) if rows else None
+
+    def insert_dedupe(self, params: Mapping[str, Any]) -> Op[int]:
+        """Insert, or return the id of the active job holding the key."""
+        yield from self.lock_key(params)
+        # The existing job may finish between our insert and our look-up: try again.
+        for _ in range(50):
+            new_id = yield from self.insert_dedupe_once(params)
+            if new_id is not None:
+                return new_id
+            row = yield from self.fetch_one_op("find_dedupe", params)
+            if row is not None:
+                return int(row["id"])
+        raise BackendError(
+            f"could not enqueue with dedupe_key {params['dedupe_key']!r}: it kept changing"
+        )
 
     def insert_many(
-        self, conn: Any, common: Mapping[str, Any], rows: Sequence[tuple[str, str]]
-    ) -> list[int]:
-        """Insert ``(payload_json, idempotency_key)`` rows; ids in the same order."""
+        self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
+    ) -> Op[list[int]]:
+        """Insert ``(payload_json, idempotency_key)`` rows; ids in the same order. *copy*:
+        the driver can run :class:`~skiplock._ops.Copy`."""
         raise NotImplementedError
 
-    def claim(self, conn: Any, queues: Sequence[str], limit: int, lease_ms: int) -> list[Row]:
+    def claim(self, queues: Sequence[str], limit: int, lease_ms: int) -> Op[list[Row]]:
         """Claim up to *limit* claimable jobs; expired jobs with spent attempts end failed."""
         raise NotImplementedError
 
-    def complete_many(self, conn: Any, items: Sequence[tuple[int, int, str | None]]) -> set[int]:
+    def fenced(self, name: str, params: Mapping[str, Any]) -> Op[None]:
+        """A write after the claim, naming ``id`` and ``attempt``: raises ``LeaseLost``
+        unless it matched the row."""
+        n: int = yield self.stmt(name, params, ROWCOUNT)
+        if n != 1:
+            raise LeaseLost(job_id=params["id"], attempt=params["attempt"])
+
+    def heartbeat(self, params: Mapping[str, Any]) -> Op[Row]:
+        """The fenced heartbeat, then the job's ``lease_until`` (the database's clock) and
+        ``cancel_requested``."""
+        yield from self.fenced("heartbeat", params)
+        row = yield from self.fetch_one_op("lease_of", params)
+        return row or {}
+
+    def cancel(self, job_id: int) -> Op[str | None]:
+        """Cancel a pending job, or ask a running one to stop; the job's status afterwards
+        (``running`` for a request recorded), or None when there is no such job."""
+        params = {"id": job_id}
+        if (yield from self.count_op("cancel_pending", params)) == 1:
+            return "cancelled"
+        if (yield from self.count_op("cancel_running", params)) == 1:
+            return "running"
+        row = yield from self.fetch_one_op("get", params)
+        return None if row is None else str(row["status"])
+
+    def enqueue_tick(
+        self, key: Mapping[str, Any], params: Mapping[str, Any], prune: Mapping[str, Any]
+    ) -> Op[int | None]:
+        """Record the periodic tick *key* in the ledger and enqueue its job (*params* as
+        for :meth:`insert`), then drop the schedule's ticks before *prune*; None, and
+        nothing written, when another scheduler recorded the tick first."""
+        if (yield from self.count_op("tick_claim", key)) != 1:
+            return None
+        job_id = yield from self.insert(params)
+        yield from self.count_op("tick_prune", prune)
+        return job_id
+
+    def statements_op(self, name: str) -> Op[None]:
+        """Run each statement of the block *name* (DDL, no parameters)."""
+        for statement in split_statements(self.sql[name]):
+            yield Statement(statement, None, NOTHING)
+
+    def complete_many(self, items: Sequence[tuple[int, int, str | None]]) -> Op[set[int]]:
         """Complete ``(id, attempt, result_json)`` items; return the ids that were still held."""
         done: set[int] = set()
         for job_id, attempt, result in items:
-            if self.run(conn, "complete", {"id": job_id, "attempt": attempt, "result": result}):
+            params = {"id": job_id, "attempt": attempt, "result": result}
+            if (yield self.stmt("complete", params, ROWCOUNT)):
                 done.add(job_id)
         return done
 

@@ -24,12 +24,15 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, ClassVar
 
+from skiplock._ops import ROWS, ErrorInfo, Op, Statement, StatementError
 from skiplock._options import INT, TEXT, Option
+from skiplock.drivers import Adapter
+from skiplock.drivers.mssql import PymssqlAdapter
 from skiplock.errors import UnsupportedServer
 
 from .base import Dialect, Row, ServerInfo
 
-__all__ = ["MSSQLDialect", "classify_error", "error_number", "parse_server_version"]
+__all__ = ["MSSQLDialect", "classify_error", "parse_server_version"]
 
 #: deadlock victim, lock request timeout, snapshot update conflict, and Azure SQL's
 #: "busy / reconfiguring, try again" errors
@@ -44,8 +47,6 @@ _DUPLICATE = {2601, 2627}
 #: while running the current engine
 _MIN_VERSION = (13,)
 _AZURE_EDITIONS = {5, 8}
-_DBLIB_NUMBER = re.compile(r"(?:DB-Lib error message|SQL Server message) (\d+)")
-_LEADING_NUMBER = re.compile(r"^\D{0,40}?\((\d+),")
 #: pymssql.connect arguments that keep every guarantee
 URL_OPTIONS: dict[str, Option] = {
     "timeout": INT,
@@ -69,37 +70,16 @@ REFUSED_OPTIONS = {
 BATCH_ROWS = 500
 
 
-def error_number(exc: BaseException) -> int | None:
-    """The server's (or FreeTDS's) error number carried by a pymssql exception.
-
-    pymssql raises ``OperationalError((number, b"message"),)`` from a statement, and
-    ``OperationalError("Cannot commit transaction: (number, b'…')")`` from ``commit``.
-    """
-    number = getattr(exc, "number", None)
-    if isinstance(number, int) and number:
-        return number
-    first = exc.args[0] if exc.args else None
-    if isinstance(first, tuple) and first and isinstance(first[0], int):
-        return first[0]
-    if isinstance(first, int):
-        return first
-    found = _LEADING_NUMBER.search(str(first or ""))
-    return int(found[1]) if found else None
-
-
-def classify_error(exc: BaseException, interface_error: type[BaseException]) -> tuple[bool, bool]:
-    """``(retryable, connection_lost)`` for a pymssql exception.
-
-    A server error is judged by its own number; the FreeTDS messages that follow it in the
-    text only count when the server sent none (the client side failed).
-    """
-    number = error_number(exc)
-    numbers = {number} if number is not None and number < 20000 else set()
-    if not numbers:
-        numbers = {int(n) for n in _DBLIB_NUMBER.findall(str(exc))}
-        if number is not None:
-            numbers.add(number)
-    lost = bool(numbers & _CONNECTION) or (isinstance(exc, interface_error) and not numbers)
+def classify_error(codes: frozenset[int | str], kind: str) -> tuple[bool, bool]:
+    """``(retryable, connection_lost)`` from the error numbers an adapter read (see
+    :func:`skiplock.drivers.mssql.pymssql_error_numbers`) and the DB-API class."""
+    numbers = {c for c in codes if isinstance(c, int)}
+    states = {c for c in codes if isinstance(c, str)}
+    lost = (
+        bool(numbers & _CONNECTION)
+        or any(s.startswith("08") for s in states)  # ODBC: communication link failure
+        or (kind == "interface" and not numbers)
+    )
     return (lost or bool(numbers & _RETRYABLE)), lost
 
 
@@ -126,6 +106,7 @@ class MSSQLDialect(Dialect):
     name: ClassVar[str] = "mssql"
     sql_file: ClassVar[str] = "mssql.sql"
     driver_module: ClassVar[str] = "pymssql"
+    adapter_class: ClassVar[type[Adapter]] = PymssqlAdapter
     extra: ClassVar[str] = "mssql"
     URL_OPTIONS: ClassVar[Mapping[str, Option]] = URL_OPTIONS
     REFUSED_OPTIONS: ClassVar[Mapping[str, str]] = REFUSED_OPTIONS
@@ -157,16 +138,16 @@ class MSSQLDialect(Dialect):
     def connect(self) -> Any:
         conn = self.driver.connect(**self.connect_kwargs())
         try:
-            with self._cursor(conn) as cur:
+            cur = conn.cursor()
+            try:
                 cur.execute(self.sql["session"])
+            finally:
+                cur.close()
             conn.commit()
         except BaseException:
             conn.close()
             raise
         return conn
-
-    def cursor(self, conn: Any) -> Any:
-        return conn.cursor(as_dict=True)
 
     def server_info(self, conn: Any) -> ServerInfo:
         row = self.fetch_one(conn, "server_version")
@@ -179,11 +160,11 @@ class MSSQLDialect(Dialect):
             str(row.get("banner") or ""),
         )
 
-    def driver_errors(self) -> tuple[type[BaseException], ...]:
-        return (self.driver.Error,)
+    def classify(self, info: ErrorInfo) -> tuple[bool, bool]:
+        return classify_error(info.codes, info.kind)
 
-    def classify(self, exc: BaseException) -> tuple[bool, bool]:
-        return classify_error(exc, self.driver.InterfaceError)
+    def begin_sql(self) -> str:
+        return "BEGIN TRANSACTION"
 
     def is_closed(self, conn: Any) -> bool:
         try:
@@ -216,39 +197,41 @@ class MSSQLDialect(Dialect):
         return self.sql[name].replace("{rows}", ",\n".join(values)), params
 
     def fetch_values(
-        self, conn: Any, name: str, rows: Sequence[Mapping[str, Any]], common: Mapping[str, Any]
-    ) -> list[Row]:
+        self, name: str, rows: Sequence[Mapping[str, Any]], common: Mapping[str, Any]
+    ) -> Op[list[Row]]:
         """Run statement *name* over *rows* in chunks of :data:`BATCH_ROWS`."""
         found: list[Row] = []
         for start in range(0, len(rows), BATCH_ROWS):
             sql, params = self.values_sql(name, rows[start : start + BATCH_ROWS])
             sql, bound = self.bind(sql, {**common, **params})
-            with self._cursor(conn) as cur:
-                cur.execute(sql, bound)
-                found.extend(dict(r) for r in cur.fetchall())
+            chunk: list[Row] = yield Statement(sql, bound, ROWS)
+            found.extend(chunk)
         return found
 
-    def insert_dedupe(self, conn: Any, params: Mapping[str, Any]) -> int | None:
+    def insert_dedupe_once(self, params: Mapping[str, Any]) -> Op[int | None]:
         try:
-            return super().insert_dedupe(conn, params)
-        except self.driver.IntegrityError as exc:
-            if error_number(exc) in _DUPLICATE:
+            return (yield from super().insert_dedupe_once(params))
+        except StatementError as exc:
+            if exc.info.kind == "integrity" and exc.info.codes & _DUPLICATE:
                 return None  # a concurrent insert took the key first: the caller looks it up
             raise
 
     def insert_many(
-        self, conn: Any, common: Mapping[str, Any], rows: Sequence[tuple[str, str]]
-    ) -> list[int]:
+        self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
+    ) -> Op[list[int]]:
+        yield from self.lock_key(common)
         items = [{"n": i, "payload": p, "idempotency_key": k} for i, (p, k) in enumerate(rows)]
-        found = self.fetch_values(conn, "enqueue_many", items, common)
+        found = yield from self.fetch_values("enqueue_many", items, common)
         by_key = {str(r["idempotency_key"]).lower(): int(r["id"]) for r in found}
         return [by_key[k.lower()] for _, k in rows]
 
-    def claim(self, conn: Any, queues: Sequence[str], limit: int, lease_ms: int) -> list[Row]:
+    def claim(self, queues: Sequence[str], limit: int, lease_ms: int) -> Op[list[Row]]:
         params = {"queues": list(queues), "limit": limit, "lease_ms": lease_ms}
-        taken = [r for r in self.fetch(conn, "claim", params) if r["status"] == "running"]
+        rows: list[Row] = yield self.stmt("claim", params)
+        taken = [r for r in rows if r["status"] == "running"]
         return sorted(taken, key=lambda r: (r["priority"], r["run_at"], r["id"]))
 
-    def complete_many(self, conn: Any, items: Sequence[tuple[int, int, str | None]]) -> set[int]:
+    def complete_many(self, items: Sequence[tuple[int, int, str | None]]) -> Op[set[int]]:
         rows = [{"id": i, "attempt": a, "result": r} for i, a, r in items]
-        return {int(r["id"]) for r in self.fetch_values(conn, "complete_many", rows, {})}
+        found = yield from self.fetch_values("complete_many", rows, {})
+        return {int(r["id"]) for r in found}

@@ -24,7 +24,20 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
+from skiplock._ops import (
+    COMMIT,
+    LASTROWID,
+    NOTHING,
+    ROWCOUNT,
+    ROWS,
+    ErrorInfo,
+    Op,
+    Statement,
+    run_sync,
+)
 from skiplock._options import BOOL, INT, TEXT, Option
+from skiplock.drivers import Adapter
+from skiplock.drivers.mysql import MySQLConnectorAdapter
 from skiplock.errors import UnsupportedServer
 
 from .base import Dialect, Row, ServerInfo
@@ -78,6 +91,7 @@ class MySQLDialect(Dialect):
     name: ClassVar[str] = "mysql"
     sql_file: ClassVar[str] = "mysql.sql"
     driver_module: ClassVar[str] = "mysql.connector"
+    adapter_class: ClassVar[type[Adapter]] = MySQLConnectorAdapter
     extra: ClassVar[str] = "mysql"
     URL_OPTIONS: ClassVar[Mapping[str, Option]] = URL_OPTIONS
     REFUSED_OPTIONS: ClassVar[Mapping[str, str]] = REFUSED_OPTIONS
@@ -117,33 +131,24 @@ class MySQLDialect(Dialect):
             cur.close()
         return conn
 
-    def cursor(self, conn: Any) -> Any:
-        return conn.cursor(dictionary=True)
-
     def server_info(self, conn: Any) -> ServerInfo:
         # mysql-connector reports MariaDB as 5.5.5; VERSION() tells the truth.
-        with self._cursor(conn) as cur:
-            cur.execute("SELECT VERSION() AS v")
-            text = str(cur.fetchone()["v"])
-        conn.commit()
-        info = parse_server_version(text)
+        [row] = run_sync(self.version_op(), self.adapter(conn))
+        info = parse_server_version(str(row["v"]))
         self.insert_returning = info.product == "MariaDB"
         return info
 
-    def driver_errors(self) -> tuple[type[BaseException], ...]:
-        return (self.driver.Error,)
-
-    def classify(self, exc: BaseException) -> tuple[bool, bool]:
-        errno = getattr(exc, "errno", None) or 0
+    def classify(self, info: ErrorInfo) -> tuple[bool, bool]:
+        errno = info.number()
         lost = errno in _CONNECTION or (
-            isinstance(exc, (self.driver.OperationalError, self.driver.InterfaceError))
+            info.kind in ("operational", "interface")
             and errno not in _RETRYABLE
             and errno < 1000  # client-side: no server error code
         )
         return (lost or errno in _RETRYABLE), lost
 
-    def migration_done(self, exc: BaseException) -> bool:
-        return getattr(exc, "errno", None) in _ALREADY
+    def migration_done(self, info: ErrorInfo) -> bool:
+        return info.number() in _ALREADY
 
     def is_closed(self, conn: Any) -> bool:
         try:
@@ -151,58 +156,72 @@ class MySQLDialect(Dialect):
         except Exception:
             return True
 
+    def count_sessions(self, conn: Any, sessions: Sequence[int]) -> int:
+        # insert_returning: MariaDB, whose information_schema view works (see mysql.sql)
+        name = "count_sessions" if self.insert_returning else "count_sessions_mysql"
+        row = self.fetch_one(conn, name, {"sessions": list(sessions)})
+        return 0 if row is None else int(row["n"])
+
+    def version_op(self) -> Op[list[Row]]:
+        rows: list[Row] = yield Statement("SELECT VERSION() AS v", None, ROWS)
+        yield COMMIT
+        return rows
+
     def fileno(self, conn: Any) -> int | None:
         # is_connected() above pings the server; a pooled connection is checked at every
         # checkout without that round trip, on the pure-Python driver's socket.
         sock = getattr(getattr(conn, "_socket", None), "sock", None)
         return -1 if sock is None else int(sock.fileno())
 
-    def insert(self, conn: Any, params: Mapping[str, Any]) -> int:
-        with self._cursor(conn) as cur:
-            self.execute(cur, "enqueue", params)
-            return int(cur.lastrowid)
+    def begin_sql(self) -> str:
+        return "START TRANSACTION"
 
-    def insert_dedupe(self, conn: Any, params: Mapping[str, Any]) -> int | None:
-        with self._cursor(conn) as cur:
-            self.execute(cur, "enqueue_dedupe", params)
-            return int(cur.lastrowid)
+    def insert(self, params: Mapping[str, Any]) -> Op[int]:
+        yield from self.lock_key(params)
+        new_id: int = yield self.stmt("enqueue", params, LASTROWID)
+        return new_id
+
+    def insert_dedupe_once(self, params: Mapping[str, Any]) -> Op[int | None]:
+        new_id: int = yield self.stmt("enqueue_dedupe", params, LASTROWID)
+        return new_id
 
     def insert_many(
-        self, conn: Any, common: Mapping[str, Any], rows: Sequence[tuple[str, str]]
-    ) -> list[int]:
+        self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
+    ) -> Op[list[int]]:
+        yield from self.lock_key(common)
         params = dict(common)
         # Payloads are JSON text already: nesting them as strings keeps them byte-exact.
         params["rows"] = json.dumps(rows, ensure_ascii=True, separators=(",", ":"))
-        with self._cursor(conn) as cur:
-            if self.insert_returning:
-                cur.execute(self.sql["enqueue_rows"] + "\nRETURNING id, idempotency_key", params)
-                found = cur.fetchall()
-            else:
-                cur.execute(self.sql["enqueue_rows"], params)
-                self.execute(cur, "ids_by_key", {"keys": [k for _, k in rows]})
-                found = cur.fetchall()
+        if self.insert_returning:
+            sql = self.sql["enqueue_rows"] + "\nRETURNING id, idempotency_key"
+            found: list[Row] = yield Statement(sql, params, ROWS)
+        else:
+            yield Statement(self.sql["enqueue_rows"], params, NOTHING)
+            found = yield self.stmt("ids_by_key", {"keys": [k for _, k in rows]})
         by_key = {str(r["idempotency_key"]): int(r["id"]) for r in found}
         return [by_key[k] for _, k in rows]
 
-    def lock_queue(self, conn: Any, queue: str) -> bool:
+    def lock_queue(self, queue: str) -> Op[bool]:
         # No transaction-owned advisory lock here (GET_LOCK belongs to the session): a row
         # of <table>_keys stands in, named so that no key can have the name (keys are
         # printable text). It is made the first time; a row that exists but did not come
         # back is held by another claim.
         name = {"lock_name": "\x1fqueue " + hashlib.sha256(queue.encode()).hexdigest()}
         for _ in range(2):
-            if self.fetch_one(conn, "queue_lock", name):
+            if (yield from self.fetch_one_op("queue_lock", name)):
                 return True
-            if self.fetch_one(conn, "queue_lock_exists", name):
+            if (yield from self.fetch_one_op("queue_lock_exists", name)):
                 return False
-            self.run(conn, "queue_lock_row", name)
+            yield from self.count_op("queue_lock_row", name)
         return False
 
-    def claim(self, conn: Any, queues: Sequence[str], limit: int, lease_ms: int) -> list[Row]:
+    def claim(self, queues: Sequence[str], limit: int, lease_ms: int) -> Op[list[Row]]:
         if len(queues) == 1:
-            picked = self.fetch(conn, "claim_pick", {"queue": queues[0], "limit": limit})
+            params = {"queue": queues[0], "limit": limit}
+            picked = yield from self.fetch_op("claim_pick", params)
         else:
-            picked = self.fetch(conn, "claim_pick_queues", {"queues": list(queues), "limit": limit})
+            params = {"queues": list(queues), "limit": limit}
+            picked = yield from self.fetch_op("claim_pick_queues", params)
         if not picked:
             return []
         spent = {
@@ -211,15 +230,15 @@ class MySQLDialect(Dialect):
             if r["status"] == "running" and r["attempt"] >= r["max_attempts"]
         }
         if spent:
-            self._run_cas(conn, "claim_expire", [r for r in picked if r["id"] in spent], {})
+            yield from self._run_cas("claim_expire", [r for r in picked if r["id"] in spent], {})
         taken = [r for r in picked if r["id"] not in spent]
         if not taken:
             return []
         db_now: datetime = picked[0]["db_now"]
         lease_until = db_now + timedelta(milliseconds=lease_ms)
-        matched = self._run_cas(conn, "claim_take", taken, {"lease_until": lease_until})
+        matched = yield from self._run_cas("claim_take", taken, {"lease_until": lease_until})
         if matched != len(taken):  # another claim read the same rows and took some first
-            taken = self._taken(conn, taken, matched, lease_until) if matched else []
+            taken = (yield from self._taken(taken, matched, lease_until)) if matched else []
         for r in taken:
             r.pop("db_now", None)
             r.update(
@@ -231,7 +250,7 @@ class MySQLDialect(Dialect):
             )
         return taken
 
-    def _run_cas(self, conn: Any, name: str, rows: Sequence[Row], params: Mapping[str, Any]) -> int:
+    def _run_cas(self, name: str, rows: Sequence[Row], params: Mapping[str, Any]) -> Op[int]:
         """Run a compare-and-set statement over *rows* (``{pairs}``: their ``(id, attempt)``
         as the pick saw them); the number of rows it matched (FOUND_ROWS)."""
         bound: dict[str, Any] = {**params, "ids": [r["id"] for r in rows]}
@@ -240,21 +259,16 @@ class MySQLDialect(Dialect):
             pairs.append(f"(%(id_{i})s, %(at_{i})s)")
             bound[f"id_{i}"], bound[f"at_{i}"] = r["id"], r["attempt"]
         sql, values = self.bind(self.sql[name].replace("{pairs}", ", ".join(pairs)), bound)
-        with self._cursor(conn) as cur:
-            cur.execute(sql, values)
-            return int(cur.rowcount)
+        matched: int = yield Statement(sql, values, ROWCOUNT)
+        return matched
 
-    def _taken(
-        self, conn: Any, picked: Sequence[Row], matched: int, lease_until: datetime
-    ) -> list[Row]:
+    def _taken(self, picked: Sequence[Row], matched: int, lease_until: datetime) -> Op[list[Row]]:
         """The picked rows this claim's take changed, when it matched fewer than it named
         (the pick's lock did not hold). Ours are at the next attempt with our lease's end.
         Should another claim have written the very same lease end, ours cannot be told
         apart: none is returned, and their lease brings them back."""
-        now = {
-            int(r["id"]): r
-            for r in self.fetch(conn, "claim_which", {"ids": [r["id"] for r in picked]})
-        }
+        which: list[Row] = yield self.stmt("claim_which", {"ids": [r["id"] for r in picked]})
+        now = {int(r["id"]): r for r in which}
         mine = [
             r
             for r in picked
@@ -264,7 +278,7 @@ class MySQLDialect(Dialect):
         ]
         return mine if len(mine) == matched else []
 
-    def complete_many(self, conn: Any, items: Sequence[tuple[int, int, str | None]]) -> set[int]:
+    def complete_many(self, items: Sequence[tuple[int, int, str | None]]) -> Op[set[int]]:
         # One fenced UPDATE for the batch (the common case: every job still held, two
         # round trips with the commit, as a bare loop would do). FOUND_ROWS makes rowcount
         # the number of rows matched.
@@ -280,20 +294,15 @@ class MySQLDialect(Dialect):
         value = "CASE id " + " ".join(cases) + " END" if cases else "NULL"
         sql = self.sql["complete_held"].replace("{result}", value)
         sql, bound = self.bind(sql.replace("{pairs}", ", ".join(pairs)), params)
-        with self._cursor(conn) as cur:
-            cur.execute(sql, bound)
-            matched = int(cur.rowcount)
+        matched: int = yield Statement(sql, bound, ROWCOUNT)
         if matched == len(wanted):
             return set(wanted)
         if matched == 0:
             return set()
         # Some were lost. Ours share the one finished_at this statement wrote, later than
         # any earlier completion of the same (id, attempt).
-        rows = [
-            r
-            for r in self.fetch(conn, "complete_which", {"ids": list(wanted)})
-            if wanted[int(r["id"])][0] == int(r["attempt"])
-        ]
+        which: list[Row] = yield self.stmt("complete_which", {"ids": list(wanted)})
+        rows = [r for r in which if wanted[int(r["id"])][0] == int(r["attempt"])]
         newest = max(r["finished_at"] for r in rows)
         return {int(r["id"]) for r in rows if r["finished_at"] == newest}
 

@@ -1,8 +1,6 @@
 -- skiplock statements for MySQL 8.0.1+ and MariaDB 10.6+ (SKIP LOCKED), InnoDB.
 -- {table} is the checked, quoted table name; {prefix} its bare name for index names.
--- Index names belong to their table, but a CHECK constraint's name is schema-wide and
--- compared without case: {tag} (a hash of the exact name) keeps `Jobs` and `jobs` apart.
--- Tables made before it keep their `<table>_status` constraint: install never recreates.
+-- The table itself comes from the numbered files in migrations/mysql/.
 -- Times are DATETIME(6) in UTC from UTC_TIMESTAMP(6), the database's clock; the session
 -- time zone never matters. UTC_TIMESTAMP() is the time the statement began (one value per
 -- statement), not the transaction: a lease set late in a caller's long transaction starts
@@ -280,6 +278,12 @@ SELECT CONNECTION_ID() AS session
 -- name: count_sessions
 -- How many of these session ids are still connected (tests and operators count a pool).
 SELECT COUNT(*) AS n FROM information_schema.processlist WHERE id IN (%(sessions)s)
+
+-- name: count_sessions_mysql
+-- MySQL: information_schema.processlist converts every session's query text to utf8mb3 and
+-- fails (3854) while any session runs a query with a 4-byte character; MariaDB has no
+-- performance_schema.processlist.
+SELECT COUNT(*) AS n FROM performance_schema.processlist WHERE id IN (%(sessions)s)
 
 -- name: kill_session
 KILL %(session)s

@@ -14,7 +14,21 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from skiplock._ops import (
+    COMMIT,
+    NOTHING,
+    ROLLBACK,
+    ROWS,
+    Copy,
+    ErrorInfo,
+    Op,
+    Statement,
+    StatementError,
+    run_sync,
+)
 from skiplock._options import INT, TEXT, Option
+from skiplock.drivers import Adapter
+from skiplock.drivers.postgres import PsycopgAdapter
 from skiplock.errors import UnsupportedServer
 
 from .base import Dialect, Row, ServerInfo
@@ -33,6 +47,8 @@ _REFUSED = re.compile(
 #: batches at least this large are written with COPY (measured: below it, the extra round
 #: trip for the ids costs more than COPY saves)
 COPY_MIN_ROWS = 200
+#: lock_timeout ran out
+_LOCK_NOT_AVAILABLE = "55P03"
 
 #: libpq connection keywords that keep every guarantee (libpq takes 0/1, not booleans)
 URL_OPTIONS: dict[str, Option] = {
@@ -74,6 +90,7 @@ class PostgreSQLDialect(Dialect):
     name: ClassVar[str] = "postgresql"
     sql_file: ClassVar[str] = "postgresql.sql"
     driver_module: ClassVar[str] = "psycopg"
+    adapter_class: ClassVar[type[Adapter]] = PsycopgAdapter
     extra: ClassVar[str] = "postgresql"
     array_params: ClassVar[bool] = True
     supports_notify: ClassVar[bool] = True
@@ -85,9 +102,13 @@ class PostgreSQLDialect(Dialect):
 
     def connect_kwargs(self) -> dict[str, Any]:
         u = self.url
-        kwargs: dict[str, Any] = {"host": u.host, "dbname": u.database}
+        kwargs: dict[str, Any] = {"dbname": u.database}
+        if u.host:  # none: libpq's default, the local socket
+            kwargs["host"] = u.host
         if u.port is not None:
             kwargs["port"] = u.port
+        elif u.ports is not None:  # one per host of a multi-host URL
+            kwargs["port"] = u.ports
         if u.user is not None:
             kwargs["user"] = u.user
         if u.password is not None:
@@ -108,16 +129,9 @@ class PostgreSQLDialect(Dialect):
         conn.adapters.register_loader("jsonb", TextLoader)
         return conn
 
-    def cursor(self, conn: Any) -> Any:
-        from psycopg.rows import dict_row
-
-        return conn.cursor(row_factory=dict_row)
-
     def server_info(self, conn: Any) -> ServerInfo:
-        with self._cursor(conn) as cur:
-            cur.execute("SELECT current_setting('server_version_num')::int AS n, version() AS v")
-            row = cur.fetchone()
-        conn.commit()
+        sql = "SELECT current_setting('server_version_num')::int AS n, version() AS v"
+        [row] = run_sync(self.version_op(sql), self.adapter(conn))
         num = int(row["n"])
         version = (num // 10000, num % 10000) if num >= 100000 else (num // 10000, num // 100 % 100)
         info = ServerInfo("PostgreSQL", version, str(row["v"]))
@@ -128,77 +142,89 @@ class PostgreSQLDialect(Dialect):
             )
         return info
 
-    def driver_errors(self) -> tuple[type[BaseException], ...]:
-        return (self.driver.Error,)
-
-    def classify(self, exc: BaseException) -> tuple[bool, bool]:
-        state = getattr(exc, "sqlstate", None) or ""
-        if not state and _REFUSED.search(str(exc)):
+    def classify(self, info: ErrorInfo) -> tuple[bool, bool]:
+        state = info.state()
+        if not state and _REFUSED.search(info.message):
             return False, False  # a missing database or role: connecting again won't help
-        lost = isinstance(exc, self.driver.OperationalError) and (
-            not state or state.startswith(_CONNECTION_CLASSES)
-        )
+        if state == "0A000" and "cached plan must not change result type" in info.message:
+            # A migration added a column under a prepared `SELECT *`: the rollback before
+            # the retry clears psycopg's prepared statements, so the retry succeeds.
+            return True, False
+        lost = info.kind == "operational" and (not state or state.startswith(_CONNECTION_CLASSES))
         return (lost or state in _RETRYABLE), lost
 
     def is_closed(self, conn: Any) -> bool:
         return bool(conn.closed) or conn.info.transaction_status == 4  # UNKNOWN: broken
 
+    def version_op(self, sql: str) -> Op[list[Row]]:
+        rows: list[Row] = yield Statement(sql, None, ROWS)
+        yield COMMIT
+        return rows
+
     def fileno(self, conn: Any) -> int | None:
         return -1 if self.is_closed(conn) else int(conn.fileno())
 
     def insert_many(
-        self, conn: Any, common: Mapping[str, Any], rows: Sequence[tuple[str, str]]
-    ) -> list[int]:
-        if len(rows) >= COPY_MIN_ROWS and common.get("order_key") is None:
-            return self._copy_many(conn, common, rows)
+        self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
+    ) -> Op[list[int]]:
+        yield from self.lock_key(common)
+        # COPY draws its ids before it writes: a keyed batch takes INSERT … unnest, after
+        # the key's lock.
+        if copy and len(rows) >= COPY_MIN_ROWS and common.get("order_key") is None:
+            return (yield from self._copy_many(common, rows))
         params = dict(common)
         params["payloads"] = [p for p, _ in rows]
         params["keys"] = [k for _, k in rows]
-        by_key = {
-            str(r["idempotency_key"]): int(r["id"])
-            for r in self.fetch(conn, "enqueue_many", params)
-        }
+        found: list[Row] = yield self.stmt("enqueue_many", params)
+        by_key = {str(r["idempotency_key"]): int(r["id"]) for r in found}
         return [by_key[k] for _, k in rows]
 
     def _copy_many(
-        self, conn: Any, common: Mapping[str, Any], rows: Sequence[tuple[str, str]]
-    ) -> list[int]:
+        self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]]
+    ) -> Op[list[int]]:
         # COPY is about twice as fast as INSERT … SELECT FROM unnest for large batches but
         # returns nothing, so the ids (and run_at, on the database's clock) come first.
-        with self._cursor(conn) as cur:
-            self.execute(cur, "enqueue_ids", {**common, "n": len(rows)})
-            plan = cur.fetchone()
-            ids: list[int] = plan["ids"]
-            fixed = (common["queue"], common["priority"], common["max_attempts"], plan["run_at"])
-            queue, priority, attempts, run_at = fixed
-            with cur.copy(self.sql["enqueue_copy"]) as copy:
-                for job_id, (payload, key) in zip(ids, rows, strict=True):
-                    copy.write_row((job_id, queue, payload, priority, attempts, run_at, key))
+        [plan] = yield self.stmt("enqueue_ids", {**common, "n": len(rows)})
+        ids: list[int] = plan["ids"]
+        queue, priority, attempts = common["queue"], common["priority"], common["max_attempts"]
+        run_at = plan["run_at"]
+        yield Copy(
+            self.sql["enqueue_copy"],
+            [
+                (job_id, queue, payload, priority, attempts, run_at, key)
+                for job_id, (payload, key) in zip(ids, rows, strict=True)
+            ],
+        )
         return ids
 
-    def claim(self, conn: Any, queues: Sequence[str], limit: int, lease_ms: int) -> list[Row]:
+    def claim(self, queues: Sequence[str], limit: int, lease_ms: int) -> Op[list[Row]]:
         if len(queues) == 1:
             params = {"queue": queues[0], "limit": limit, "lease_ms": lease_ms}
-            return self.fetch(conn, "claim", params)
+            rows: list[Row] = yield Statement(self.sql["claim"], params, ROWS)
+            return rows
         params2 = {"queues": list(queues), "limit": limit, "lease_ms": lease_ms}
-        return self.fetch(conn, "claim_queues", params2)
+        rows = yield Statement(self.sql["claim_queues"], params2, ROWS)
+        return rows
 
-    def complete_many(self, conn: Any, items: Sequence[tuple[int, int, str | None]]) -> set[int]:
+    def complete_many(self, items: Sequence[tuple[int, int, str | None]]) -> Op[set[int]]:
         params = {
             "ids": [i for i, _, _ in items],
             "attempts": [a for _, a, _ in items],
             "results": [r for _, _, r in items],
         }
-        return {int(r["id"]) for r in self.fetch(conn, "complete_many", params)}
+        rows: list[Row] = yield Statement(self.sql["complete_many"], params, ROWS)
+        return {int(r["id"]) for r in rows}
 
-    def lock_acquire(self, conn: Any, key: int, name: str, wait: float) -> bool:
+    def lock_acquire_op(self, key: int, name: str, wait: float) -> Op[bool]:
         try:
-            self.run(conn, "lock_timeout", {"wait_ms": str(max(1, round(wait * 1000)))})
-            self.run(conn, "lock_acquire", {"key": key})
-        except self.driver.errors.LockNotAvailable:
-            conn.rollback()
+            yield self.stmt("lock_timeout", {"wait_ms": str(max(1, round(wait * 1000)))}, NOTHING)
+            yield self.stmt("lock_acquire", {"key": key}, NOTHING)
+        except StatementError as exc:
+            if exc.info.state() != _LOCK_NOT_AVAILABLE:
+                raise
+            yield ROLLBACK
             return False
-        conn.commit()
+        yield COMMIT
         return True
 
     def listen(self) -> Any:

@@ -179,7 +179,7 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 -- name: cancel_pending
 -- q.cancel() of a job not yet claimed (pending or scheduled): it is never claimed.
 UPDATE {table}
-SET status = 'cancelled', cancel_requested = TRUE, lease_until = NULL, finished_at = now()
+SET status = 'cancelled', cancel_requested = TRUE, lease_until = NULL, finished_at = statement_timestamp()
 WHERE id = %(id)s AND status = 'pending'
 
 -- name: cancel_running
@@ -189,7 +189,7 @@ UPDATE {table} SET cancel_requested = TRUE WHERE id = %(id)s AND status = 'runni
 -- name: cancelled
 -- The handler stopped on a cancel request: fenced like every write after a claim.
 UPDATE {table}
-SET status = 'cancelled', lease_until = NULL, last_error = %(error)s, finished_at = now()
+SET status = 'cancelled', lease_until = NULL, last_error = %(error)s, finished_at = statement_timestamp()
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 
 -- name: get

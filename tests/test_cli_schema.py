@@ -40,6 +40,8 @@ def test_migrate_sql_and_uninstall(
     assert (code, out.strip()) == (0, f"table {q.table}: schema version 0 → 1")
     code, _, err = cli(capsys, "stats", *where)
     assert code == EXIT_CODES["config"] and "skiplock migrate" in err
+    code, _, err = cli(capsys, "worker", "json:dumps", *where)  # a worker refuses it too
+    assert code == EXIT_CODES["config"] and "skiplock migrate" in err
     code, out, _ = cli(capsys, "install", *where)
     assert code == 0 and f"schema version {latest}" in out
     code, out, _ = cli(capsys, "stats", "--json", *where)
@@ -49,10 +51,10 @@ def test_migrate_sql_and_uninstall(
     code, script, _ = cli(capsys, "sql", "--url", url, "--table", str(q.table))
     assert code == 0
     q.uninstall()
-    for part in script.split(q.dialect.script_end + "\n"):
-        statement = part.strip()
-        if statement and not all(line.startswith("--") for line in statement.splitlines()):
-            with q.transaction() as tx:
+    with q.transaction() as tx:  # one session, as a SQL client runs a script
+        for part in script.split(q.dialect.script_end + "\n"):
+            statement = part.strip()
+            if statement and not all(line.startswith("--") for line in statement.splitlines()):
                 tx.execute(statement)
     fresh = make_queue()
     assert fresh.schema_version() == latest

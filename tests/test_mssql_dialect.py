@@ -9,15 +9,23 @@ import pytest
 from skiplock.dialects import get_dialect
 from skiplock.dialects.mssql import (
     MSSQLDialect,
-    classify_error,
-    error_number,
     parse_server_version,
     sql_datetime,
 )
 
 import skiplock
+from skiplock._ops import ErrorInfo
 from skiplock._sql import TableName
 from skiplock._url import parse_url
+from skiplock.drivers.mssql import pymssql_error_number as error_number
+from skiplock.drivers.mssql import pymssql_error_numbers
+
+
+def classify_error(exc: BaseException, interface_error: type[BaseException]) -> tuple[bool, bool]:
+    """As the queue classifies a pymssql error: the adapter reads the numbers, the dialect
+    judges them."""
+    kind = "interface" if isinstance(exc, interface_error) else "operational"
+    return dialect().classify(ErrorInfo(pymssql_error_numbers(exc), kind))
 
 
 class OperationalError(Exception):

@@ -39,7 +39,10 @@ def test_password_is_decoded_but_never_shown() -> None:
         ("localhost:5432/db", "malformed"),
         ("postgresql://u:hunter2@h:notaport/db", "malformed"),
         ("postgresql://u:hunter2@h:99999/db", "malformed"),
-        ("postgresql://u:hunter2@/db", "no host"),
+        ("mysql://u:hunter2@/db", "no host"),
+        ("postgresql://u:p%zzhunter2@h/db", "libpq cannot read it"),
+        ("postgresql://u:hunter2@h1,,h2/db", "empty host"),
+        ("postgresql://u:hunter2@h1:5432,h2:0/db", "malformed"),
         ("postgresql://u:hunter2@h", "name one database"),
         ("postgresql://u:hunter2@h/a/b", "name one database"),
         ("postgresql://u:hunter2@h /db", "whitespace"),
@@ -71,6 +74,49 @@ def test_mask_password_in_free_text() -> None:
     masked = mask_password(text)
     assert "topsecret" not in masked and ":pw@" not in masked
     assert "postgresql://app:***@db:5432/x" in masked
+
+
+@pytest.mark.parametrize(
+    ("url", "host", "port", "options", "shown"),
+    [
+        ("postgresql:///app", "", None, {}, "postgresql:///app"),
+        (
+            "postgresql://app@/app?host=/var/run/postgresql",
+            "/var/run/postgresql",
+            None,
+            {},
+            "postgresql://app@/app?host=/var/run/postgresql",
+        ),
+        (
+            "postgresql://h1,h2/app?target_session_attrs=read-write",
+            "h1,h2",
+            None,
+            {"target_session_attrs": "read-write"},
+            "postgresql://h1,h2/app",
+        ),
+        (
+            "postgres://u:hunter2@h1:5432,h2:5433/app?sslmode=require",
+            "h1,h2",
+            None,
+            {"sslmode": "require"},
+            "postgres://u:***@h1,h2/app",
+        ),
+        (
+            "postgresql+psycopg://u@[::1]:5433/app",
+            "::1",
+            5433,
+            {},
+            "postgresql+psycopg://u@[::1]:5433/app",
+        ),
+    ],
+)
+def test_every_libpq_url_form_is_read_by_libpq(
+    url: str, host: str, port: int | None, options: dict[str, str], shown: str
+) -> None:
+    pytest.importorskip("psycopg")
+    u = parse_url(url)
+    assert (u.host, u.port, u.options, u.database) == (host, port, options, "app")
+    assert str(u) == shown and "hunter2" not in repr(u)
 
 
 def test_a_password_with_brackets_and_quotes_is_not_shown_in_part() -> None:

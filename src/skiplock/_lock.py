@@ -169,9 +169,7 @@ class SingleLock:
         with equal leases, no heartbeat for ``lease + margin`` seconds."""
         q, wanted = self.queue, set(ours)
         params = {"margin_s": min(_MAX_MARGIN, math.ceil(margin)), "limit": len(wanted) + 1}
-        rows = q._run(
-            lambda c: q.dialect.fetch(c, "live_leases", params), "reading the running jobs"
-        )
+        rows = q._run("reading the running jobs", None, q.dialect.fetch_op, "live_leases", params)
         # At most len(ours) + 1 rows: more than ours is enough to know another one runs.
         return any((int(r["id"]), int(r["attempt"])) not in wanted for r in rows)
 

@@ -23,6 +23,7 @@ import importlib
 import itertools
 import logging
 import threading
+import uuid
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -238,7 +239,7 @@ class Scheduler:
     def now(self) -> datetime:
         """The database's clock."""
         q = self.queue
-        row = q._run(lambda c: q.dialect.fetch_one(c, "clock"), "reading the clock")
+        row = q._run("reading the clock", None, q.dialect.fetch_one_op, "clock")
         found = utc((row or {}).get("now"))
         assert found is not None
         return found
@@ -267,7 +268,7 @@ class Scheduler:
     def last_tick(self, s: Schedule) -> datetime | None:
         """The newest tick of *s* in the ledger (None: the schedule never ran)."""
         q, params = self.queue, {"schedule": s.name}
-        row = q._run(lambda c: q.dialect.fetch_one(c, "tick_last", params), "reading ticks")
+        row = q._run("reading ticks", None, q.dialect.fetch_one_op, "tick_last", params)
         return utc((row or {}).get("tick"))
 
     def enqueue_tick(self, s: Schedule, tick: datetime) -> int | None:
@@ -275,20 +276,12 @@ class Scheduler:
         q = self.queue
         key = {"schedule": s.name, "tick": tick}
 
-        def write(c: Any) -> int | None:
-            if q.dialect.run(c, "tick_claim", key) != 1:
-                return None
-            job_id = q.enqueue(
-                s.payload(tick),
-                queue=s.queue,
-                priority=s.priority,
-                max_attempts=s.max_attempts,
-                conn=c,
-            )
-            q.dialect.run(c, "tick_prune", {"schedule": s.name, "before": tick - _HISTORY})
-            return job_id
-
-        job_id = q._run(write, f"enqueueing tick {tick.isoformat()} of {s.name!r}")
+        params = q._enqueue_params(s.queue, s.priority, None, None, s.max_attempts)
+        params["payload"] = _dumps(s.payload(tick), "payload")
+        params["idempotency_key"] = str(uuid.uuid4())
+        prune = {"schedule": s.name, "before": tick - _HISTORY}
+        doing = f"enqueueing tick {tick.isoformat()} of {s.name!r}"
+        job_id = q._run(doing, None, q.dialect.enqueue_tick, key, params, prune)
         if job_id is not None:
             self.counts["scheduled"] += 1  # only this thread writes this key
             log.info("enqueued job %d for tick %s of %r", job_id, tick.isoformat(), s.name)

@@ -17,6 +17,7 @@ from typing import Any
 
 from ._checks import seconds as _seconds
 from ._lock import lock_identity
+from ._ops import StatementError
 from .errors import ConfigurationError, SkiplockError
 from .job import STATUSES
 from .queue import Queue
@@ -96,8 +97,8 @@ class Retention:
             try:
                 if not d.lock_acquire(conn, self.key, self.name, 0.0):
                     return None
-            except d.driver_errors() as exc:
-                raise d.wrap(exc, "taking the retention lock") from exc
+            except StatementError as exc:
+                raise d.wrap(exc, "taking the retention lock") from exc.cause
             self.rounds += 1
             deleted = self._delete(stop)
             if deleted:
@@ -114,7 +115,7 @@ class Retention:
         }
         q, total = self.queue, 0
         while stop is None or not stop.is_set():
-            n = q._run(lambda c: q.dialect.run(c, "prune", params), "pruning finished jobs")
+            n = q._run("pruning finished jobs", None, q.dialect.count_op, "prune", params)
             total += n
             self.counts["pruned"] += n  # only this thread writes this key
             if n < self.batch:

@@ -22,16 +22,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
+from ._ops import NOTHING, Op, Statement, StatementError, run_sync
 from ._sql import render_statements
 from .dialects import Dialect
 from .dialects.base import split_statements
+from .drivers import Adapter
 from .errors import BackendError, ConfigurationError, LockNotAcquired
 
 __all__ = ["Migration", "Schema", "load_migrations"]
 
 log = logging.getLogger("skiplock")
+T = TypeVar("T")
 
 _FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 _COMMIT = re.compile(r"^--\s*commit\s*$", re.MULTILINE)
@@ -101,16 +104,18 @@ class Schema:
         self.migrations = load_migrations(dialect)
         self.latest = len(self.migrations)
 
-    def version(self, conn: Any) -> int:
-        """The table's version: 0 when it does not exist, 1 when it has no record."""
+    def version(self) -> Op[int]:
+        """The table's version: 0 when it does not exist, 1 when it has no record. Reads
+        the catalog and the version table only, so it is safe inside a caller's
+        transaction."""
         t = self.dialect.table
         params = {"schema": t.schema, "name": t.name, "version_name": t.version_table}
-        state = self.dialect.fetch_one(conn, "schema_state", params) or {}
+        state = (yield from self.dialect.fetch_one_op("schema_state", params)) or {}
         if not state.get("has_jobs"):
             return 0
         if not state.get("has_version"):
             return 1
-        row = self.dialect.fetch_one(conn, "schema_version") or {}
+        row = (yield from self.dialect.fetch_one_op("schema_version")) or {}
         return 1 if row.get("version") is None else int(row["version"])
 
     def check(self, version: int) -> None:
@@ -151,10 +156,11 @@ class Schema:
         conn = connect()
         key, name = _lock_name(d)
         try:
-            self._step(conn, lambda: d.run(conn, "schema_session"), "preparing to migrate")
+            own = d.adapter(conn)
+            self._step(own, lambda: d.count_op("schema_session"), "preparing to migrate")
             self._lock(conn, key, name)
             try:
-                current = self._step(conn, lambda: self.version(conn), "reading the version")
+                current = self._step(own, self.version, "reading the version")
                 if current > self.latest:
                     self.check(current)
                 if current > target:
@@ -162,10 +168,10 @@ class Schema:
                         f"the table {d.table} has schema version {current}; skiplock does not "
                         f"migrate down to {target}"
                     )
-                self._step(conn, lambda: self._record_upto(conn, current), "recording versions")
+                self._step(own, lambda: self._record_upto(current), "recording versions")
                 applied = []
                 for m in self.migrations[current:target]:
-                    self._apply(conn, m)
+                    self._apply(own, m)
                     applied.append(m.version)
                     log.info(
                         "table %s migrated to schema version %d (%s)", d.table, m.version, m.name
@@ -176,10 +182,11 @@ class Schema:
         finally:
             conn.close()
 
-    def _record_upto(self, conn: Any, version: int) -> None:
-        self.dialect.run(conn, "schema_create")
+    def _record_upto(self, version: int) -> Op[None]:
+        d = self.dialect
+        yield d.stmt("schema_create", None, NOTHING)
         for m in self.migrations[:version]:
-            self.dialect.run(conn, "schema_record", {"version": m.version, "name": m.name})
+            yield d.stmt("schema_record", {"version": m.version, "name": m.name}, NOTHING)
 
     def _lock(self, conn: Any, key: int, name: str) -> None:
         deadline = time.monotonic() + LOCK_WAIT
@@ -190,40 +197,42 @@ class Schema:
                     f"lock for {LOCK_WAIT:.0f} s; wait for it, then run migrate again"
                 )
 
-    def _step(self, conn: Any, fn: Callable[[], Any], doing: str) -> Any:
-        """Run *fn* and commit; run it again (bounded) after a lock timeout or deadlock."""
-        errors = self.dialect.driver_errors()
+    def _step(self, own: Adapter, make: Callable[[], Op[T]], doing: str) -> T:
+        """Run the operation ``make()`` on skiplock's own connection and commit; run it
+        again (bounded) after a lock timeout or deadlock."""
         for attempt in range(1, _TRIES + 1):
             try:
-                result = fn()
-                conn.commit()
+                result = run_sync(make(), own)
+                own.connection.commit()
                 return result
-            except errors as exc:
-                conn.rollback()
+            except StatementError as exc:
+                own.connection.rollback()
                 err = self.dialect.wrap(exc, f"{doing} (table {self.dialect.table})")
                 if not err.retryable or err.connection_lost or attempt == _TRIES:
-                    raise err from exc
+                    raise err from exc.cause
                 log.warning("%s; trying again", err)
                 time.sleep(min(5.0, 0.2 * attempt))
         raise BackendError("unreachable")
 
-    def _apply(self, conn: Any, m: Migration) -> None:
+    def _apply_step(self, m: Migration, step: tuple[str, ...], last: bool) -> Op[None]:
+        """One transaction of migration *m*: its statements, then (the last one) its
+        version record. A statement whose effect is already there is skipped."""
+        for statement in step:
+            try:
+                yield Statement(statement, None, NOTHING)
+            except StatementError as exc:
+                if not self.dialect.migration_done(exc.info):
+                    raise
+                log.info("skipped, already done: %s (%s)", statement[:80], exc)
+        if last:
+            params = {"version": m.version, "name": m.name}
+            yield self.dialect.stmt("schema_record", params, NOTHING)
+
+    def _apply(self, own: Adapter, m: Migration) -> None:
         for i, step in enumerate(m.steps):
             last = i == len(m.steps) - 1
-
-            def run(step: tuple[str, ...] = step, last: bool = last) -> None:
-                with self.dialect._cursor(conn) as cur:
-                    for statement in step:
-                        try:
-                            cur.execute(statement)
-                        except self.dialect.driver_errors() as exc:
-                            if not self.dialect.migration_done(exc):
-                                raise
-                            log.info("skipped, already done: %s (%s)", statement[:80], exc)
-                if last:
-                    self.dialect.run(conn, "schema_record", {"version": m.version, "name": m.name})
-
-            self._step(conn, run, f"migrating to schema version {m.version} ({m.name})")
+            doing = f"migrating to schema version {m.version} ({m.name})"
+            self._step(own, functools.partial(self._apply_step, m, step, last), doing)
 
     def script(self, from_version: int = 0) -> str:
         """The DDL that brings the table from *from_version* to the latest, as a script

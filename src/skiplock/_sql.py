@@ -5,8 +5,9 @@ text ever put into a statement is a checked identifier: ``{table}`` (quoted, may
 schema-qualified), ``{version_table}`` (the table's schema-version table, ``<table>_schema``,
 quoted the same way), ``{ticks_table}`` (the periodic ledger, ``<table>_ticks``, quoted the
 same way), ``{prefix}`` (the bare table name, for index names) and ``{tag}`` (8 hex digits
-hashed from the exact bare name, for names a database compares without case). Values are
-always bound as ``%(name)s`` parameters.
+hashed from the exact bare name, for names a database compares without case); ``{schema}``
+is the bare schema name, or empty when the name has none. Values are always bound as
+``%(name)s`` parameters.
 """
 
 from __future__ import annotations
@@ -109,5 +110,6 @@ def render_statements(
         .replace("{keys_table}", keys)
         .replace("{prefix}", table.name)
         .replace("{tag}", table.tag)
+        .replace("{schema}", table.schema or "")
         for name, sql in statements.items()
     }

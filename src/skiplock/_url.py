@@ -45,6 +45,8 @@ class DatabaseURL:
     user: str | None = None
     password: str | None = field(default=None, repr=False)
     options: dict[str, str] = field(default_factory=dict)
+    #: one port per host of a multi-host PostgreSQL URL (``h1:5432,h2:5433``), for libpq
+    ports: str | None = None
 
     @property
     def flavor(self) -> str:
@@ -56,7 +58,10 @@ class DatabaseURL:
         if self.user is not None:
             auth = self.user + (":***" if self.password else "") + "@"
         port = f":{self.port}" if self.port is not None else ""
-        host = f"[{self.host}]" if ":" in self.host else self.host
+        if not self.host or self.host.startswith("/"):  # a local socket (folder)
+            folder = f"?host={self.host}" if self.host else ""
+            return f"{self.scheme}://{auth}/{self.database}{folder}"
+        host = f"[{self.host}]" if ":" in self.host and "," not in self.host else self.host
         return f"{self.scheme}://{auth}{host}{port}/{self.database}"
 
     def __str__(self) -> str:
@@ -128,6 +133,12 @@ def parse_url(url: str | None) -> DatabaseURL:
         )
     if any(ch.isspace() or ord(ch) < 32 for ch in url):
         raise ConfigurationError(f"malformed database URL {shown!r}: it contains whitespace")
+    if SCHEMES[scheme] == "postgresql":
+        from ._pgurl import parse_libpq_url
+
+        parsed = parse_libpq_url(url, scheme, shown)
+        if parsed is not None:
+            return parsed
     try:
         parts = urlsplit(url)
         port = parts.port

@@ -35,7 +35,7 @@ def retry_failed(
         "queues": [""] if queues is None else _queues(queues),
         "attempts": None if attempts is None else _int(attempts, "attempts", 1),
     }
-    return queue._run(lambda c: queue.dialect.run(c, "retry_failed", params), "retrying jobs")
+    return queue._run("retrying jobs", None, queue.dialect.count_op, "retry_failed", params)
 
 
 def prune(
@@ -56,7 +56,7 @@ def prune(
     params = {"statuses": wanted, "older_ms": _ms(older_than, "older_than"), "limit": limit}
     total = 0
     while True:
-        n = queue._run(lambda c: queue.dialect.run(c, "prune", params), "pruning jobs")
+        n = queue._run("pruning jobs", None, queue.dialect.count_op, "prune", params)
         total += n
         if progress is not None:
             progress(total)

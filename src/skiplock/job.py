@@ -63,8 +63,8 @@ class Job:
     #: seconds of lease asked for at the claim; the default for :meth:`Queue.heartbeat`
     lease: float | None = field(default=None, compare=False)
     lost: bool = field(default=False, compare=False)
-    lock_lost: bool = field(default=False, compare=False)
     cancel_requested: bool = field(default=False, compare=False)
+    lock_lost: bool = field(default=False, compare=False)
     #: the ``key`` it was enqueued with: jobs of one key run one at a time, in id order
     key: str | None = None
 
@@ -98,8 +98,8 @@ class Job:
             utc(get("finished_at")),
             None,  # lease
             False,  # lost
-            False,  # lock_lost
             bool(get("cancel_requested")),
+            False,  # lock_lost
             get("order_key"),
         )
 

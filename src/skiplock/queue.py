@@ -26,13 +26,15 @@ from ._checks import queue_names as _queues
 from ._checks import run_at_or_delay as _run_at
 from ._checks import seconds as _seconds
 from ._checks import text as _text
+from ._ops import ROWCOUNT, Op, StatementError, run_sync, run_theirs
 from ._pool import Pool
 from ._schema import Schema
 from ._sql import TableName
+from ._transaction import Transaction
 from ._url import DatabaseURL, parse_url
 from .dialects import Dialect, ServerInfo, get_dialect
-from .dialects.base import split_statements
-from .errors import BackendError, ConfigurationError, LeaseLost, PayloadError
+from .drivers import Adapter, adapt
+from .errors import BackendError, ConfigurationError, PayloadError
 from .job import STATUSES, Job, Stats, utc
 
 __all__ = ["Queue", "Transaction", "backoff", "connect"]
@@ -174,6 +176,9 @@ class Queue:
         if self.server is None:
             try:
                 self.server = self.dialect.server_info(conn)
+            except StatementError as exc:
+                self._close_quietly(conn)
+                raise self.dialect.wrap(exc, "connecting") from exc.cause
             except BaseException:
                 self._close_quietly(conn)
                 raise
@@ -183,6 +188,9 @@ class Queue:
         """A new driver connection configured like the queue's own (autocommit off, READ
         COMMITTED), outside the pool and its bound. The caller owns and closes it."""
         return self._new_connection()
+
+    def _checkout(self) -> Adapter:
+        return self.dialect.adapter(self._pool.get())
 
     def _close_quietly(self, conn: Any) -> None:
         with suppress(Exception):
@@ -199,40 +207,45 @@ class Queue:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- running one transaction ----------------------------------------------------------
+    # -- running one operation ------------------------------------------------------------
 
-    def _run(self, fn: Callable[[Any], T], doing: str, conn: Any = None, check: bool = True) -> T:
-        """Run *fn* in a transaction of its own, or in the caller's when *conn* is given.
+    def adapt(self, conn: Any) -> Adapter:
+        """The driver adapter for a caller's *conn* (see :mod:`skiplock.drivers`).
 
-        The first call that *check*s reads the table's schema version (once per queue, in a
-        transaction of its own) and raises ``ConfigurationError`` unless it is current.
+        Raises :class:`~skiplock.ConfigurationError`, before anything is sent, for an
+        object skiplock cannot use or a connection to another kind of database.
+        """
+        return adapt(conn, self.dialect.name, self.url.flavor)
+
+    def _run(
+        self, doing: str, conn: Any, make: Callable[..., Op[T]], *args: Any, check: bool = True
+    ) -> T:
+        """Run the operation ``make(*args)`` in a transaction of its own, or in the
+        caller's when *conn* is given.
+
+        The first call that *check*s reads the table's schema version (see
+        :meth:`_check_schema`) and raises ``ConfigurationError`` unless it is current.
         A failure before COMMIT rolls back; if it was a deadlock, a lock timeout or a lost
         connection the whole transaction runs again (bounded, with jitter). A connection
         lost during COMMIT leaves the outcome unknown: that is raised, never retried.
         """
+        theirs = None if conn is None else self.adapt(conn)
         if check and not self._schema_ok:
-            self.schema.check(
-                self._run(self.schema.version, "reading the schema version", None, False)
-            )
-            self._schema_ok = True
-        errors = self.dialect.driver_errors()
-        if conn is not None:
-            try:
-                return fn(conn)
-            except errors as exc:
-                raise self.dialect.wrap(exc, doing) from exc
+            self._check_schema(theirs)
+        if theirs is not None:
+            return self._run_theirs(doing, theirs, make(*args))
         for attempt in range(1, _RETRIES + 1):
-            own = self._pool.get()
+            own = self._checkout()
             try:
-                result = fn(own)
-            except errors as exc:
+                result = run_sync(make(*args), own)
+            except StatementError as exc:
                 err = self.dialect.wrap(exc, doing)
                 self._rollback_or_drop(own, lost=err.connection_lost)
                 if err.retryable and attempt < _RETRIES:
                     log.debug("retrying %s after %s", doing, err)
                     time.sleep(random.uniform(0.005, 0.02 * 2**attempt))
                     continue
-                raise err from exc
+                raise err from exc.cause
             except BaseException:
                 self._rollback_or_drop(own)
                 raise
@@ -240,31 +253,52 @@ class Queue:
             return result
         raise AssertionError("unreachable")
 
-    def _commit(self, own: Any, doing: str) -> None:
+    def _check_schema(self, theirs: Adapter | None) -> None:
+        """Read the table's schema version, once per queue until it is found current;
+        raise ``ConfigurationError`` unless it is. On the caller's connection when the
+        operation runs there (a read of the catalog and the version table inside their
+        transaction, which it leaves as it was, and no second connection taken from the
+        pool while theirs is busy); otherwise in a transaction of its own."""
+        doing = "reading the schema version"
+        if theirs is None:
+            version = self._run(doing, None, self.schema.version, check=False)
+        else:
+            version = self._run_theirs(doing, theirs, self.schema.version())
+        self.schema.check(version)
+        self._schema_ok = True
+
+    def _run_theirs(self, doing: str, theirs: Adapter, op: Op[T]) -> T:
+        """Run *op* on the caller's connection (see :func:`~skiplock._ops.run_theirs`)."""
+        try:
+            return run_theirs(op, theirs, self.dialect.begin_sql())
+        except StatementError as exc:
+            raise self.dialect.wrap(exc, doing) from exc.cause
+
+    def _commit(self, own: Adapter, doing: str) -> None:
         """COMMIT a pooled connection and return it to the pool. A connection lost during
         COMMIT leaves the outcome unknown: the error says so and nothing is retried."""
         try:
-            own.commit()
-        except self.dialect.driver_errors() as exc:
-            err = self.dialect.wrap(exc, doing)
+            own.connection.commit()
+        except own.errors as exc:
+            err = self.dialect.wrap(exc, doing, own.error_info(exc))
             self._rollback_or_drop(own, lost=err.connection_lost)
             if err.connection_lost:
                 err.args = (str(err) + "; whether it committed is unknown",)
             raise err from exc
-        self._pool.put(own)
+        self._pool.put(own.connection)
 
-    def _rollback_or_drop(self, conn: Any, *, lost: bool = False) -> None:
-        """Return *conn* to the pool rolled back; drop it if its last use lost the
+    def _rollback_or_drop(self, own: Adapter, *, lost: bool = False) -> None:
+        """Return the connection to the pool rolled back; drop it if its last use lost the
         connection or the rollback fails."""
         if not lost:
             try:
-                conn.rollback()
+                own.connection.rollback()
             except Exception:
                 lost = True
-        self._pool.put(conn, broken=lost)
+        self._pool.put(own.connection, broken=lost)
 
     @contextmanager
-    def transaction(self) -> Iterator[Transaction]:
+    def transaction(self, *, conn: Any = None) -> Iterator[Transaction]:
         """One transaction for your own writes and skiplock's, committed together.
 
         ::
@@ -273,9 +307,15 @@ class Queue:
                 tx.execute("INSERT INTO receipts (job_id) VALUES (%(id)s)", {"id": job.id})
                 tx.complete(job)     # LeaseLost here rolls back the INSERT too
 
-        Commits when the block ends, rolls back when it raises (and re-raises).
+        Commits when the block ends, rolls back when it raises (and re-raises). With
+        ``conn=`` (any connection :meth:`adapt` accepts), the block works in the caller's
+        own transaction on that connection and neither commits nor rolls back: the
+        caller does.
         """
-        own = self._pool.get()
+        if conn is not None:
+            yield Transaction(self, self.adapt(conn))
+            return
+        own = self._checkout()
         tx = Transaction(self, own)
         try:
             yield tx
@@ -287,7 +327,7 @@ class Queue:
     def ping(self) -> ServerInfo:
         """Reach the server; return what it is. Raises ``UnsupportedServer`` if it is too old
         for skiplock, ``BackendError`` if it does not answer."""
-        self._run(lambda c: None, "connecting", check=False)
+        self._run("connecting", None, _nothing, check=False)
         assert self.server is not None
         return self.server
 
@@ -310,18 +350,14 @@ class Queue:
 
     def schema_version(self) -> int:
         """The table's schema version: 0 if the table does not exist."""
-        return self._run(self.schema.version, "reading the schema version", check=False)
+        return self._run("reading the schema version", None, self.schema.version, check=False)
 
     def uninstall(self) -> None:
         """Drop the jobs table, its version table and what belongs to them (PostgreSQL: the
         trigger and its function). Every job is lost. Idempotent."""
 
-        def drop(c: Any) -> None:
-            with self.dialect._cursor(c) as cur:
-                for statement in split_statements(self.dialect.sql["uninstall"]):
-                    cur.execute(statement)
-
-        self._run(drop, f"dropping table {self.table}", check=False)
+        doing = f"dropping table {self.table}"
+        self._run(doing, None, self.dialect.statements_op, "uninstall", check=False)
         self._schema_ok = False
 
     # -- enqueue --------------------------------------------------------------------------
@@ -373,29 +409,9 @@ class Queue:
         params["payload"] = _dumps(payload, "payload")
         params["idempotency_key"] = str(uuid.uuid4())
         if dedupe_key is None:
-
-            def insert(c: Any) -> int:
-                self.dialect.lock_key(c, params)
-                return self.dialect.insert(c, params)
-
-            return self._run(insert, "enqueueing", conn)
+            return self._run("enqueueing", conn, self.dialect.insert, params)
         params["dedupe_key"] = _text(dedupe_key, "dedupe_key")
-
-        def insert_or_find(c: Any) -> int:
-            self.dialect.lock_key(c, params)
-            # The existing job may finish between our insert and our look-up: try again.
-            for _ in range(50):
-                new_id = self.dialect.insert_dedupe(c, params)
-                if new_id is not None:
-                    return new_id
-                row = self.dialect.fetch_one(c, "find_dedupe", params)
-                if row is not None:
-                    return int(row["id"])
-            raise BackendError(
-                f"could not enqueue with dedupe_key {dedupe_key!r}: it kept changing"
-            )
-
-        return self._run(insert_or_find, "enqueueing", conn)
+        return self._run("enqueueing", conn, self.dialect.insert_dedupe, params)
 
     def enqueue_many(
         self,
@@ -416,12 +432,11 @@ class Queue:
         if not texts:
             return []
         rows = list(zip(texts, _uuid4_batch(len(texts)), strict=True))
-
-        def insert(c: Any) -> list[int]:
-            self.dialect.lock_key(c, common)
-            return self.dialect.insert_many(c, common, rows)
-
-        return self._run(insert, "enqueueing", conn)
+        if conn is None:
+            return self._run("enqueueing", None, self.dialect.insert_many, common, rows, True)
+        theirs = self.adapt(conn)
+        op = self.dialect.insert_many(common, rows, theirs.can_copy)
+        return self._run_theirs("enqueueing", theirs, op)
 
     # -- claim and the fenced writes ------------------------------------------------------
 
@@ -446,49 +461,39 @@ class Queue:
         names = _queues(queues)
         n = _int(limit, "limit", 1, 10_000)
         lease_ms = _ms(lease, "lease", low=0.001)
+        return self._run("claiming", conn, self._claim, names, n, lease_ms)
 
-        capped = [name for name in names if name in self.queue_limits]
-        free = [name for name in names if name not in self.queue_limits]
-
-        def take(c: Any) -> list[Job]:
-            # A limited queue is claimed on its own, under its lock (see claim_capped); the
-            # others together, in one statement, as ever.
-            rows: list[dict[str, Any]] = []
-            for name in capped:
-                cap = self.queue_limits[name]
-                rows += self.dialect.claim_capped(c, name, n - len(rows), lease_ms, cap)
-            if free and len(rows) < n:
-                rows += self.dialect.claim(c, free, n - len(rows), lease_ms)
-            jobs = []
-            for row in rows:
-                try:
-                    job = Job.from_row(row)
-                except PayloadError as exc:
-                    # A row written behind our back that no worker could ever decode: it
-                    # fails alone (fenced, in this transaction) and the batch goes on.
-                    self._unreadable(c, row, exc)
-                    continue
-                job.lease = lease_ms / 1000
-                jobs.append(job)
-            return jobs
-
-        return self._run(take, "claiming", conn)
-
-    def _unreadable(self, conn: Any, row: dict[str, Any], exc: PayloadError) -> None:
-        log.error("job %s: %s; it ends failed", row["id"], exc)
-        params = {"id": row["id"], "attempt": row["attempt"], "error": _error_text(exc)}
-        self.dialect.run(conn, "fail", params)
+    def _claim(self, names: list[str], n: int, lease_ms: int) -> Op[list[Job]]:
+        """The dialect's claim, then the jobs built from its rows (an operation)."""
+        # A limited queue is claimed on its own, under its lock (see claim_capped); the
+        # others together, in one statement, as ever.
+        rows: list[dict[str, Any]] = []
+        for name in (m for m in names if m in self.queue_limits):
+            cap = self.queue_limits[name]
+            rows += yield from self.dialect.claim_capped(name, n - len(rows), lease_ms, cap)
+        free = [m for m in names if m not in self.queue_limits]
+        if free and len(rows) < n:
+            rows += yield from self.dialect.claim(free, n - len(rows), lease_ms)
+        jobs = []
+        for row in rows:
+            try:
+                job = Job.from_row(row)
+            except PayloadError as exc:
+                # A row written behind our back that no worker could ever decode: it
+                # fails alone (fenced, in this transaction) and the batch goes on.
+                log.error("job %s: %s; it ends failed", row["id"], exc)
+                params = {"id": row["id"], "attempt": row["attempt"], "error": _error_text(exc)}
+                yield self.dialect.stmt("fail", params, ROWCOUNT)
+                continue
+            job.lease = lease_ms / 1000
+            jobs.append(job)
+        return jobs
 
     def _fenced(self, job: Job, name: str, params: dict[str, Any], doing: str, conn: Any) -> None:
         if not isinstance(job, Job):
             raise ConfigurationError(f"expected a skiplock.Job, not {type(job).__name__}")
         params = {"id": job.id, "attempt": job.attempt, **params}
-
-        def write(c: Any) -> None:
-            if self.dialect.run(c, name, params) != 1:
-                raise LeaseLost(job_id=job.id, attempt=job.attempt)
-
-        self._run(write, f"{doing} job {job.id}", conn)
+        self._run(f"{doing} job {job.id}", conn, self.dialect.fenced, name, params)
 
     def heartbeat(self, job: Job, *, lease: float | None = None, conn: Any = None) -> None:
         """Move the lease's end to now + *lease* seconds (default: 30 s or the claim's).
@@ -500,13 +505,7 @@ class Queue:
             lease = job.lease if job.lease is not None else 30.0
         lease_ms = _ms(lease, "lease", low=0.001)
         params = {"id": job.id, "attempt": job.attempt, "lease_ms": lease_ms}
-
-        def beat(c: Any) -> dict[str, Any]:
-            if self.dialect.run(c, "heartbeat", params) != 1:
-                raise LeaseLost(job_id=job.id, attempt=job.attempt)
-            return self.dialect.fetch_one(c, "lease_of", params) or {}
-
-        row = self._run(beat, f"heartbeat of job {job.id}", conn)
+        row = self._run(f"heartbeat of job {job.id}", conn, self.dialect.heartbeat, params)
         job.lease_until = utc(row.get("lease_until"))
         job.cancel_requested = job.cancel_requested or bool(row.get("cancel_requested"))
 
@@ -529,7 +528,7 @@ class Queue:
         if not jobs:
             return []
         batch = [(j.id, j.attempt, None if r is None else _dumps(r, "result")) for j, r in jobs]
-        held = self._run(lambda c: self.dialect.complete_many(c, batch), "completing jobs", conn)
+        held = self._run("completing jobs", conn, self.dialect.complete_many, batch)
         lost = []
         for job, result in jobs:
             if job.id in held:
@@ -580,17 +579,7 @@ class Queue:
         a handler that returns anyway completes it. Finished: nothing changes, and its
         status (``done``, ``failed``, ``cancelled``) is returned. One transaction."""
         _int(job_id, "job_id", 1, 2**63 - 1)
-        params = {"id": job_id}
-
-        def cancel(c: Any) -> str | None:
-            if self.dialect.run(c, "cancel_pending", params) == 1:
-                return "cancelled"
-            if self.dialect.run(c, "cancel_running", params) == 1:
-                return "running"
-            row = self.dialect.fetch_one(c, "get", params)
-            return None if row is None else str(row["status"])
-
-        return self._run(cancel, f"cancelling job {job_id}", conn)
+        return self._run(f"cancelling job {job_id}", conn, self.dialect.cancel, job_id)
 
     def mark_cancelled(self, job: Job, *, reason: object = "cancelled", conn: Any = None) -> None:
         """End a claimed job ``cancelled`` (its handler stopped on a cancel request),
@@ -604,9 +593,7 @@ class Queue:
     def get(self, job_id: int, *, conn: Any = None) -> Job | None:
         """The job's record, or None if there is no such job."""
         _int(job_id, "job_id", 1, 2**63 - 1)
-        row = self._run(
-            lambda c: self.dialect.fetch_one(c, "get", {"id": job_id}), "reading a job", conn
-        )
+        row = self._run("reading a job", conn, self.dialect.fetch_one_op, "get", {"id": job_id})
         return None if row is None else Job.from_row(row)
 
     def list_jobs(
@@ -643,65 +630,18 @@ class Queue:
             if before_id is None
             else _int(before_id, "before_id", 1, 2**63 - 1),
         }
-        rows = self._run(lambda c: self.dialect.fetch(c, "list_jobs", params), "listing jobs", conn)
+        rows = self._run("listing jobs", conn, self.dialect.fetch_op, "list_jobs", params)
         return [Job.from_row(r) for r in rows]
 
     def stats(self, queues: Sequence[str] | str | None = None, *, conn: Any = None) -> Stats:
         """Counts by state for *queues* (default: all queues)."""
         names = [""] if queues is None else _queues(queues)
         params = {"all_queues": queues is None, "queues": names}
-        row = self._run(lambda c: self.dialect.fetch_one(c, "stats", params), "reading stats", conn)
+        row = self._run("reading stats", conn, self.dialect.fetch_one_op, "stats", params)
         return Stats.from_row(row or {})
 
 
-class Transaction:
-    """A transaction opened by :meth:`Queue.transaction`: skiplock's writes and yours,
-    committed together. ``connection`` is the driver connection for your own SQL."""
-
-    def __init__(self, queue: Queue, connection: Any) -> None:
-        self.queue = queue
-        self.connection = connection
-
-    def execute(self, sql: str, params: Any = None) -> int:
-        """Run your own statement (driver parameter style); return its row count."""
-        errors = self.queue.dialect.driver_errors()
-        cur = self.connection.cursor()
-        try:
-            cur.execute(sql, params)
-            return int(cur.rowcount)
-        except errors as exc:
-            raise self.queue.dialect.wrap(exc, "running your statement") from exc
-        finally:
-            cur.close()
-
-    def enqueue(self, payload: Any, **options: Any) -> int:
-        return self.queue.enqueue(payload, conn=self.connection, **options)
-
-    def enqueue_many(self, payloads: Iterable[Any], **options: Any) -> list[int]:
-        return self.queue.enqueue_many(payloads, conn=self.connection, **options)
-
-    def claim(self, **options: Any) -> list[Job]:
-        return self.queue.claim(conn=self.connection, **options)
-
-    def heartbeat(self, job: Job, *, lease: float | None = None) -> None:
-        self.queue.heartbeat(job, lease=lease, conn=self.connection)
-
-    def complete(self, job: Job, *, result: Any = None) -> None:
-        self.queue.complete(job, result=result, conn=self.connection)
-
-    def complete_many(self, items: Iterable[Job | tuple[Job, Any]]) -> list[Job]:
-        return self.queue.complete_many(items, conn=self.connection)
-
-    def fail(
-        self, job: Job, error: object, *, retry_in: float | None = None, final: bool = False
-    ) -> str:
-        return self.queue.fail(job, error, retry_in=retry_in, final=final, conn=self.connection)
-
-    def cancel(self, job_id: int) -> str | None:
-        return self.queue.cancel(job_id, conn=self.connection)
-
-    def mark_cancelled(self, job: Job, *, reason: object = "cancelled") -> None:
-        self.queue.mark_cancelled(job, reason=reason, conn=self.connection)
-
-    def release(self, job: Job) -> None:
-        self.queue.release(job, conn=self.connection)
+def _nothing() -> Op[None]:
+    """An operation of no statement (reaching the server is the point)."""
+    return
+    yield

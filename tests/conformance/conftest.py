@@ -10,6 +10,8 @@ import pytest
 import skiplock
 from skiplock import Worker
 
+from .clients import Client, open_client
+
 
 def wait_until(probe: Callable[[], object], timeout: float = 10.0, what: str = "") -> None:
     end = time.monotonic() + timeout
@@ -34,3 +36,34 @@ def workers() -> Iterator[list[Worker]]:
         w.stop(wait=False)
     for w in started:
         w.stop(timeout=15)
+
+
+@pytest.fixture
+def client(backend: str, client_name: str, url: str) -> Iterator[Client]:
+    """The application's own connection through one accepted driver (see clients.py);
+    a test module parametrises ``backend`` and ``client_name`` with :func:`by_client`."""
+    c = open_client(backend, client_name, url)
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+@pytest.fixture
+def side_table(queue: skiplock.Queue) -> Iterator[str]:
+    """A table of the application's own next to the queue's: ``(job_id, note)``."""
+    name = queue.dialect.quote(f"{queue.table.name}_side")
+    with queue.transaction() as tx:
+        tx.execute(f"DROP TABLE IF EXISTS {name}")
+        tx.execute(f"CREATE TABLE {name} (job_id BIGINT NOT NULL, note VARCHAR(50))")
+    yield name
+    with queue.transaction() as tx:
+        tx.execute(f"DROP TABLE IF EXISTS {name}")
+
+
+def rows_in(queue: skiplock.Queue, table: str) -> int:
+    """Committed rows of *table*, read on a connection of the queue's own."""
+    with queue.transaction() as tx:
+        row = tx.fetchone(f"SELECT COUNT(*) FROM {table}")
+    assert row is not None
+    return int(row[0])

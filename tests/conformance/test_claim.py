@@ -130,8 +130,8 @@ def unlocked(q: skiplock.Queue, after_pick: Callable[[], None]) -> skiplock.Queu
     base = type(q.dialect)
 
     class Unlocked(base):  # type: ignore[valid-type,misc]
-        def fetch(self, conn: Any, name: str, params: Any = None) -> list[dict[str, Any]]:
-            rows: list[dict[str, Any]] = super().fetch(conn, name, params)
+        def fetch_op(self, name: str, params: Any = None) -> Any:
+            rows = yield from super().fetch_op(name, params)
             if name.startswith("claim_pick"):
                 after_pick()
             return rows

@@ -181,3 +181,29 @@ def test_upgrade_while_a_worker_drains_every_state(
     assert (s.pending, s.scheduled, s.running, s.expired, s.failed) == (0, 1, 0, 0, 1)
     assert s.done == len(pending) + 3
     assert new.claim() == []  # the scheduled job stays scheduled
+    assert new.cancel(scheduled_id) == "cancelled"  # version 2's status is allowed now
+
+
+def test_conn_checks_the_version_on_the_callers_connection(
+    make_queue: Callable[..., skiplock.Queue],
+) -> None:
+    """With ``conn=`` the version is read on the caller's connection: an old table is
+    refused there with nothing written and their transaction still usable, and a queue
+    whose one pooled connection is busy in a transaction still passes its check."""
+    q = make_queue()
+    make_v1_table(q)
+    theirs = q.connection()
+    try:
+        fresh = make_queue(max_size=1, pool_timeout=2.0)
+        with pytest.raises(skiplock.ConfigurationError, match="skiplock migrate"):
+            fresh.enqueue({"n": 1}, conn=theirs)
+        with fresh.transaction(conn=theirs) as tx:
+            assert tx.fetchone(f"SELECT COUNT(*) FROM {q.dialect.quote(q.table.name)}")[0] == 0
+        theirs.commit()
+    finally:
+        theirs.close()
+    q.migrate()
+    single = make_queue(max_size=1, pool_timeout=2.0)
+    with single.transaction() as tx:  # holds the pool's only connection
+        job_id = tx.enqueue({"n": 2})
+    assert single.get(job_id) is not None

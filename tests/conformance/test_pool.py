@@ -1,6 +1,6 @@
 """The queue's connection pool, on every backend: the bound, the wait, recycling.
 
-Connections are counted on the server (``count_sessions`` over the session ids the test
+Connections are counted on the server (``Dialect.count_sessions`` over the session ids the test
 saw), not by asking the pool.
 """
 
@@ -36,10 +36,9 @@ def observer(q: skiplock.Queue) -> Iterator[Callable[[list[int]], int]]:
 
     def alive(sessions: list[int]) -> int:
         with lock:
-            row = q.dialect.fetch_one(conn, "count_sessions", {"sessions": sessions})
+            n = q.dialect.count_sessions(conn, sessions)
             conn.commit()
-        assert row is not None
-        return int(row["n"])
+        return n
 
     try:
         yield alive

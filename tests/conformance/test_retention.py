@@ -72,10 +72,10 @@ def test_one_worker_prunes_at_a_time(queue: skiplock.Queue) -> None:
     seen: list[int | None] = []
     run = first.queue._run
 
-    def slow_run(fn, doing, conn=None):  # type: ignore[no-untyped-def]
+    def slow_run(*args, **kwargs):  # type: ignore[no-untyped-def]
         entered.set()  # the first round holds the lock while its batch waits here
         go_on.wait(30)
-        return run(fn, doing, conn)
+        return run(*args, **kwargs)
 
     first.queue._run = slow_run  # type: ignore[method-assign]
     t = threading.Thread(target=lambda: seen.append(first.run_once()))

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 import skiplock
+from skiplock._ops import run_sync
 from skiplock._schema import load_migrations
 
 
@@ -61,10 +62,10 @@ def test_install_is_idempotent_on_a_table_made_by_the_old_ddl(url: str) -> None:
         # a job written by the old release (the queue itself refuses a version-1 table)
         conn = q.connection()
         try:
-            job_id = q.dialect.insert(conn, {
+            job_id = run_sync(q.dialect.insert({
                 "queue": "default", "payload": '"kept"', "priority": 0, "max_attempts": 5,
                 "run_at": None, "delay_ms": 0, "idempotency_key": str(uuid.uuid4()),
-            })  # fmt: skip
+            }), q.dialect.adapter(conn))  # fmt: skip
             conn.commit()
         finally:
             conn.close()

@@ -3,31 +3,12 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import pytest
 
 import skiplock
 
-
-@pytest.fixture
-def side_table(queue: skiplock.Queue) -> Iterator[str]:
-    name = queue.dialect.quote(f"{queue.table.name}_side")
-    with queue.transaction() as tx:
-        tx.execute(f"DROP TABLE IF EXISTS {name}")
-        tx.execute(f"CREATE TABLE {name} (job_id BIGINT NOT NULL, note VARCHAR(50))")
-    yield name
-    with queue.transaction() as tx:
-        tx.execute(f"DROP TABLE IF EXISTS {name}")
-
-
-def _count(queue: skiplock.Queue, table: str) -> int:
-    with queue.transaction() as tx:
-        cur = tx.connection.cursor()
-        cur.execute(f"SELECT COUNT(*) FROM {table}")
-        (n,) = cur.fetchone()
-        cur.close()
-    return int(n)
+from .conftest import rows_in as _count
 
 
 def test_complete_and_user_write_commit_together(queue: skiplock.Queue, side_table: str) -> None:

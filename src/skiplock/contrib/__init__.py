@@ -1,0 +1,1 @@
+"""Integrations with frameworks: each subpackage needs its framework's extra."""

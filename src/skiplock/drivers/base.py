@@ -1,0 +1,156 @@
+"""What every driver adapter provides: running one request on one DB-API connection.
+
+An adapter knows one driver, not one database (that is the dialect's job): its parameter
+style, the shape of its rows, its exception classes and where they keep the SQLSTATE or
+error number, its ``rowcount``, and how to tell whether the connection is in autocommit
+mode. Rows always come back as ``list[dict]`` (column name → value) with JSON columns as
+text, the way :meth:`skiplock.Job.from_row` reads them; datetimes may be naive (UTC) or
+aware, and numbers may be ``Decimal``: the readers above accept both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import ModuleType
+from typing import Any, ClassVar
+
+from skiplock._ops import (
+    LASTROWID,
+    NOTHING,
+    ROWCOUNT,
+    ROWS,
+    Control,
+    Copy,
+    ErrorInfo,
+    Request,
+    Statement,
+)
+
+__all__ = ["Adapter", "dict_rows"]
+
+
+def dict_rows(cur: Any) -> list[dict[str, Any]]:
+    """The cursor's remaining rows as dicts keyed by the column names."""
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+class Adapter:
+    """One user's or skiplock's connection of one driver.
+
+    ``database`` is the dialect name this driver talks to (``postgresql``, ``mysql``,
+    ``mssql``); ``driver`` is the name shown in messages and used by ``SKIPLOCK_REQUIRE``.
+    Subclasses set ``module`` (the driver's DB-API module) before use.
+    """
+
+    database: ClassVar[str]
+    driver: ClassVar[str]
+    #: the adapter can run :class:`~skiplock._ops.Copy` requests
+    can_copy: ClassVar[bool] = False
+
+    def __init__(self, connection: Any, module: ModuleType, *, owned: bool = False) -> None:
+        self.connection = connection
+        self.module = module
+        #: skiplock made this connection (configured as the dialect wants) and ends its
+        #: transactions; a user's connection is never committed here
+        self.owned = owned
+        self.errors: tuple[type[BaseException], ...] = (module.Error,)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.driver}{' (own)' if self.owned else ''}>"
+
+    # -- running requests -----------------------------------------------------------------
+
+    def cursor(self) -> Any:
+        return self.connection.cursor()
+
+    def execute(self, request: Request) -> Any:
+        """Run *request*; answer as :mod:`skiplock._ops` says."""
+        if type(request) is Statement:
+            return self.statement(request.sql, request.params, request.want)
+        if isinstance(request, Copy):
+            return self.copy(request.sql, request.rows)
+        assert isinstance(request, Control)
+        if request.action == "commit":
+            self.connection.commit()
+        else:
+            self.connection.rollback()
+        return None
+
+    def statement(self, sql: str, params: Mapping[str, Any] | None, want: int) -> Any:
+        cur = self.cursor()
+        try:
+            self.run_cursor(cur, sql, params)
+            if want == ROWS:
+                return self.rows(cur)
+            if cur.description is not None:
+                cur.fetchall()  # unread rows would break the connection's next statement
+            if want == ROWCOUNT:
+                return int(cur.rowcount)
+            if want == LASTROWID:
+                return int(cur.lastrowid)
+            assert want == NOTHING
+            return None
+        finally:
+            cur.close()
+
+    def run_cursor(self, cur: Any, sql: str, params: Mapping[str, Any] | None) -> None:
+        """``cur.execute`` in the driver's parameter style (ours is ``%(name)s``)."""
+        if params is None:
+            cur.execute(sql)
+        else:
+            cur.execute(sql, params)
+
+    def rows(self, cur: Any) -> list[dict[str, Any]]:
+        if cur.description is None:
+            return []
+        return dict_rows(cur)
+
+    def copy(self, sql: str, rows: Iterable[tuple[Any, ...]]) -> None:
+        raise NotImplementedError(f"{self.driver} cannot COPY")
+
+    # -- errors ---------------------------------------------------------------------------
+
+    def error_kind(self, exc: BaseException) -> str:
+        m = self.module
+        for kind, cls in (
+            ("integrity", "IntegrityError"),
+            ("operational", "OperationalError"),
+            ("interface", "InterfaceError"),
+            ("programming", "ProgrammingError"),
+        ):
+            if isinstance(exc, getattr(m, cls, ())):
+                return kind
+        return "other"
+
+    def error_codes(self, exc: BaseException) -> frozenset[int | str]:
+        """The SQLSTATE and error numbers in *exc* (DB-API drivers for MySQL put the
+        number first in ``args``)."""
+        first = exc.args[0] if exc.args else None
+        return frozenset({first}) if isinstance(first, int) else frozenset()
+
+    def error_info(self, exc: BaseException) -> ErrorInfo:
+        return ErrorInfo(self.error_codes(exc), self.error_kind(exc), str(exc))
+
+    # -- transactions ---------------------------------------------------------------------
+
+    def autocommit(self) -> bool:
+        """True when every statement on the connection commits by itself (so an operation
+        of several statements needs a transaction of its own to be atomic)."""
+        return bool(getattr(self.connection, "autocommit", False))
+
+    # -- user statements (Transaction.execute) --------------------------------------------
+
+    def user_execute(self, sql: str, params: Any) -> tuple[int, list[tuple[Any, ...]]]:
+        """Run the caller's statement in the driver's own parameter style; return its row
+        count and whatever rows it produced (always read, so none is left unread)."""
+        cur = self.connection.cursor()
+        try:
+            if params is None:
+                cur.execute(sql)
+            else:
+                cur.execute(sql, params)
+            rows = [tuple(r) for r in cur.fetchall()] if cur.description is not None else []
+            return int(cur.rowcount), rows
+        finally:
+            cur.close()

@@ -1,0 +1,90 @@
+"""PostgreSQL drivers: psycopg 3 and psycopg 2.
+
+Both bind lists as arrays. Each cursor reads ``json``/``jsonb`` as text (a user's
+connection would hand back decoded values, and a JSON string would then be decoded
+twice); the user's connection-level row factory or cursor class is never used: rows are
+read through a cursor of our own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+from .base import Adapter
+
+__all__ = ["Psycopg2Adapter", "PsycopgAdapter"]
+
+#: SQLSTATE: the server's own error code
+_JSON_OIDS = {"json": 114, "jsonb": 3802}
+
+
+class PsycopgAdapter(Adapter):
+    """psycopg 3 (``psycopg.Connection``, from ``psycopg_pool`` too), in any configuration:
+    any row factory, any cursor factory, autocommit on or off."""
+
+    database: ClassVar[str] = "postgresql"
+    driver: ClassVar[str] = "psycopg"
+    can_copy: ClassVar[bool] = True
+
+    def cursor(self) -> Any:
+        from psycopg.rows import dict_row
+
+        cur = self.connection.cursor(row_factory=dict_row)
+        if not self.owned:  # our own connections read json as text already
+            from psycopg.types.string import TextLoader
+
+            cur.adapters.register_loader("json", TextLoader)
+            cur.adapters.register_loader("jsonb", TextLoader)
+        return cur
+
+    def rows(self, cur: Any) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = cur.fetchall() if cur.description is not None else []
+        return rows
+
+    def copy(self, sql: str, rows: Iterable[tuple[Any, ...]]) -> None:
+        cur = self.connection.cursor()
+        try:
+            with cur.copy(sql) as copy:
+                write = copy.write_row
+                for row in rows:
+                    write(row)
+        finally:
+            cur.close()
+
+    def error_codes(self, exc: BaseException) -> frozenset[int | str]:
+        state = getattr(exc, "sqlstate", None)
+        return frozenset({state}) if state else frozenset()
+
+    def autocommit(self) -> bool:
+        return bool(self.connection.autocommit)
+
+
+class Psycopg2Adapter(Adapter):
+    """psycopg 2 (``psycopg2.extensions.connection``, any ``cursor_factory``)."""
+
+    database: ClassVar[str] = "postgresql"
+    driver: ClassVar[str] = "psycopg2"
+
+    _casters: ClassVar[list[Any]] = []
+
+    def __init__(self, connection: Any, module: Any, *, owned: bool = False) -> None:
+        super().__init__(connection, module, owned=owned)
+        ext = self._ext = module.extensions
+        if not Psycopg2Adapter._casters:
+            Psycopg2Adapter._casters = [
+                ext.new_type((oid,), f"SKIPLOCK_{name.upper()}_TEXT", lambda v, cur: v)
+                for name, oid in _JSON_OIDS.items()
+            ]
+
+    def cursor(self) -> Any:
+        # A plain cursor whatever the connection's cursor_factory (RealDictCursor rows
+        # would iterate over their keys).
+        cur = self.connection.cursor(cursor_factory=self._ext.cursor)
+        for caster in self._casters:
+            self._ext.register_type(caster, cur)
+        return cur
+
+    def error_codes(self, exc: BaseException) -> frozenset[int | str]:
+        state = getattr(exc, "pgcode", None)
+        return frozenset({state}) if state else frozenset()
