@@ -115,8 +115,19 @@ def _sqlalchemy_url(u: DatabaseURL, driver: str) -> str:
     return f"{driver}://{auth}{u.host}{port}/{u.database}"
 
 
+#: SQLAlchemy driver name → the DB-API driver it loads (skipped like that driver's own client)
+_SA_DBAPI = {
+    "postgresql+psycopg": "psycopg",
+    "postgresql+psycopg2": "psycopg2",
+    "mysql+pymysql": "pymysql",
+    "mysql+mysqldb": "mysqlclient",
+    "mysql+mysqlconnector": "mysql-connector",
+}
+
+
 def _sqlalchemy(name: str, u: DatabaseURL, sa_driver: str, kind: str) -> Client:
     sa = need("sqlalchemy")
+    need(_SA_DBAPI[sa_driver])
     from sqlalchemy.orm import Session
 
     engine = sa.create_engine(_sqlalchemy_url(u, sa_driver), poolclass=sa.pool.NullPool)
