@@ -194,8 +194,19 @@ class Peer:
         return rate(n, asyncio.run(self._fns["enqueue"](self.dsn, n, batch)))
 
     def drain(self, n: int, batch: int) -> float:
+        self.reset()
+        self.fill(n, batch)
+        return self.run_drain(n)
+
+    def reset(self) -> None:
         asyncio.run(self._fns["reset"](self.dsn))
+
+    def fill(self, n: int, batch: int) -> None:
+        """Enqueue *n* jobs (every connection closed afterwards)."""
         asyncio.run(self._fns["enqueue"](self.dsn, n, batch))
+
+    def run_drain(self, n: int) -> float:
+        """The peer's worker drains the *n* jobs already waiting; jobs/s."""
         return rate(n, asyncio.run(self._fns["drain"](self.dsn, n)))
 
     def latency(self, count: int, gap: float) -> tuple[float, float]:

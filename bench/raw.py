@@ -2,10 +2,11 @@
 
 PostgreSQL (psycopg 3): claim 100 with one ``UPDATE … FROM (SELECT … FOR UPDATE SKIP
 LOCKED)`` statement, then one fenced batched completion (``unnest`` of ids and attempts).
-MySQL / MariaDB (mysql-connector, pure Python, as skiplock uses it): ``SELECT … FOR UPDATE
-SKIP LOCKED`` + ``UPDATE … WHERE id IN``, then one fenced ``UPDATE … WHERE (id, attempt)
-IN (…)``. Each step is its own transaction, as in skiplock. The table is a minimal job
-table with the same claim order (priority, run_at, id) and a claim index.
+MySQL / MariaDB (mysql-connector, its C extension where it loads, as skiplock uses it):
+``SELECT … FOR UPDATE SKIP LOCKED`` + ``UPDATE … WHERE id IN``, then one fenced
+``UPDATE … WHERE (id, attempt) IN (…)``. Each step is its own transaction, as in
+skiplock. The table is a minimal job table with the same claim order (priority, run_at,
+id) and a claim index.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ class RawPostgres:
             cur.execute(PG_INSTALL)
         self.conn.commit()
 
-    def _insert(self, n: int, batch: int) -> None:
+    def fill(self, n: int, batch: int) -> None:
         body = json.dumps(PAYLOAD)
         with self.conn.cursor() as cur:
             for i in range(0, n, batch):
@@ -81,7 +82,7 @@ class RawPostgres:
     def enqueue(self, n: int, batch: int) -> float:
         self.reset()
         start = time.perf_counter()
-        self._insert(n, batch)
+        self.fill(n, batch)
         return rate(n, time.perf_counter() - start)
 
     def enqueue_copy(self, n: int) -> float:
@@ -96,7 +97,11 @@ class RawPostgres:
 
     def drain(self, n: int, batch: int) -> float:
         self.reset()
-        self._insert(n, batch)
+        self.fill(n, batch)
+        return self.run_drain(n)
+
+    def run_drain(self, n: int) -> float:
+        """The loop's drain of the *n* jobs already waiting; jobs/s."""
         done = 0
         start = time.perf_counter()
         with self.conn.cursor() as cur:
@@ -123,9 +128,11 @@ class RawMySQL:
 
     def __init__(self, url: str) -> None:
         import mysql.connector
+        from skiplock.dialects._mysql_driver import use_pure
 
+        pure = use_pure(mysql.connector)
         self.conn: Any = mysql.connector.connect(
-            **mysql_kwargs(url), use_pure=True, autocommit=False, charset="utf8mb4"
+            **mysql_kwargs(url), use_pure=pure, autocommit=False, charset="utf8mb4"
         )
         cur = self.conn.cursor()
         cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
@@ -138,7 +145,7 @@ class RawMySQL:
         cur.close()
         self.conn.commit()
 
-    def _insert(self, n: int, batch: int) -> None:
+    def fill(self, n: int, batch: int) -> None:
         body = json.dumps(PAYLOAD)
         cur = self.conn.cursor()
         for i in range(0, n, batch):
@@ -151,12 +158,16 @@ class RawMySQL:
     def enqueue(self, n: int, batch: int) -> float:
         self.reset()
         start = time.perf_counter()
-        self._insert(n, batch)
+        self.fill(n, batch)
         return rate(n, time.perf_counter() - start)
 
     def drain(self, n: int, batch: int) -> float:
         self.reset()
-        self._insert(n, batch)
+        self.fill(n, batch)
+        return self.run_drain(n)
+
+    def run_drain(self, n: int) -> float:
+        """The loop's drain of the *n* jobs already waiting; jobs/s."""
         done = 0
         cur = self.conn.cursor()
         start = time.perf_counter()

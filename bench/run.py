@@ -203,7 +203,8 @@ def bench_backend(backend: str, url: str, args: argparse.Namespace) -> dict[str,
         )
 
     version = ".".join(map(str, server.version))
-    print(f"\n== {backend}: {server.product} {version}; {n:,} jobs, medians of {args.runs} ==")
+    via = f" via {server.driver}" if server.driver else ""
+    print(f"\n== {backend}: {server.product} {version}{via}; {n:,} jobs, medians of {args.runs} ==")
     table.print()
     if growth.rows:
         print(f"-- growth: skiplock with {args.growth_rows:,} finished jobs in the table --")
@@ -213,6 +214,7 @@ def bench_backend(backend: str, url: str, args: argparse.Namespace) -> dict[str,
     return {
         "backend": backend,
         "server": server.version_string,
+        "driver": server.driver,
         "jobs": n,
         "runs": args.runs,
         "main": table.as_json(),

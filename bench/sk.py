@@ -34,14 +34,14 @@ class Skiplock:
             tx.execute(f"DROP TABLE IF EXISTS {name}")
         self.q.install()
 
-    def _fill(self, n: int, batch: int) -> None:
+    def fill(self, n: int, batch: int) -> None:
         for i in range(0, n, batch):
             self.q.enqueue_many([PAYLOAD] * min(batch, n - i))
 
     def enqueue(self, n: int, batch: int) -> float:
         self.reset()
         start = time.perf_counter()
-        self._fill(n, batch)
+        self.fill(n, batch)
         return rate(n, time.perf_counter() - start)
 
     def drain(self, n: int, batch: int, *, fresh: bool = True) -> tuple[float, float]:
@@ -49,7 +49,7 @@ class Skiplock:
         (jobs/s, seconds spent in claim per 100 jobs) for *n* jobs."""
         if fresh:
             self.reset()
-        self._fill(n, batch)
+        self.fill(n, batch)
         claim_s = 0.0
         done = 0
         start = time.perf_counter()
@@ -71,7 +71,11 @@ class Skiplock:
         process: jobs/s from ``start()`` until the worker has committed the last of *n*
         completions (its ``counts["done"]`` grows only after the COMMIT returned)."""
         self.reset()
-        self._fill(n, batch)
+        self.fill(n, batch)
+        return self.run_worker(n, **options)
+
+    def run_worker(self, n: int, **options: Any) -> float:
+        """The Worker's drain of the *n* jobs already waiting (see :meth:`drain_worker`)."""
         worker = skiplock.Worker(self.q, _noop, **options)
         start = time.perf_counter()
         worker.start()

@@ -43,6 +43,9 @@ class ServerInfo:
     product: str  #: "PostgreSQL", "MySQL", "MariaDB", "SQL Server"
     version: tuple[int, ...]
     version_string: str
+    #: the driver our own connections use, where it matters (``mysql-connector-python
+    #: 9.7.0, C extension``); empty where there is only one way
+    driver: str = ""
 
 
 class Dialect:

@@ -1,4 +1,5 @@
-"""MySQL 8.0.1+ and MariaDB 10.6+ through mysql-connector-python (pure Python).
+"""MySQL 8.0.1+ and MariaDB 10.6+ through mysql-connector-python (its C extension where
+it loads: see ``_mysql_driver``).
 
 What differs from the common path, and why:
 
@@ -12,7 +13,8 @@ What differs from the common path, and why:
 - No partial indexes: stored generated columns stand in (see ``mysql.sql``).
 - ``FOUND_ROWS``: a fenced UPDATE that matches a row counts it even if no value changed,
   so a match is never mistaken for a lost lease.
-- The C extension fails to load on some systems (OpenSSL), so ``use_pure=True``.
+- ``use_pure`` is decided by ``_mysql_driver``: the C extension where it loads, pure Python
+  where it does not (it needs an OpenSSL the system may lack); never chosen by the URL.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import weakref
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
@@ -40,6 +44,7 @@ from skiplock.drivers import Adapter
 from skiplock.drivers.mysql import MySQLConnectorAdapter
 from skiplock.errors import UnsupportedServer
 
+from . import _mysql_driver
 from .base import Dialect, Row, ServerInfo
 
 __all__ = ["MySQLDialect", "parse_server_version"]
@@ -74,7 +79,7 @@ REFUSED_OPTIONS = {
     "time_zone": _SESSION + "times are UTC",
     "charset": _SESSION + "utf8mb4",
     "collation": _SESSION + "utf8mb4_bin, so names differing in case stay apart",
-    "use_pure": _SESSION + "the C extension fails to load on some systems",
+    "use_pure": _SESSION + "the C extension wherever it loads",
     "client_flags": _SESSION + "FOUND_ROWS makes a fenced write count the row it matched",
     "init_command": "it can change the isolation level or session settings the claim needs",
     "allow_local_infile": "it lets the server read this machine's files",
@@ -99,6 +104,11 @@ class MySQLDialect(Dialect):
     #: set by :meth:`server_info`: MariaDB has INSERT … RETURNING, MySQL has not
     insert_returning = False
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: C-extension connections' sockets (None: not found), kept while they live
+        self._sockets: weakref.WeakKeyDictionary[Any, int | None] = weakref.WeakKeyDictionary()
+
     def quote(self, ident: str) -> str:
         return "`" + ident.replace("`", "``") + "`"
 
@@ -113,7 +123,7 @@ class MySQLDialect(Dialect):
             "database": u.database,
             "user": u.user or "root",
             "password": u.password or "",
-            "use_pure": True,
+            "use_pure": _mysql_driver.use_pure(connector),
             "autocommit": False,
             "client_flags": [ClientFlag.FOUND_ROWS],
             "connection_timeout": 10,
@@ -129,6 +139,8 @@ class MySQLDialect(Dialect):
             cur.execute("SET SESSION time_zone = '+00:00'")
         finally:
             cur.close()
+        if not hasattr(conn, "_socket"):  # the C extension hides its socket
+            self._sockets[conn] = _mysql_driver.socket_of(conn)
         return conn
 
     def server_info(self, conn: Any) -> ServerInfo:
@@ -136,7 +148,7 @@ class MySQLDialect(Dialect):
         [row] = run_sync(self.version_op(), self.adapter(conn))
         info = parse_server_version(str(row["v"]))
         self.insert_returning = info.product == "MariaDB"
-        return info
+        return replace(info, driver=_mysql_driver.driver_name(self.driver))
 
     def classify(self, info: ErrorInfo) -> tuple[bool, bool]:
         errno = info.number()
@@ -169,7 +181,10 @@ class MySQLDialect(Dialect):
 
     def fileno(self, conn: Any) -> int | None:
         # is_connected() above pings the server; a pooled connection is checked at every
-        # checkout without that round trip, on the pure-Python driver's socket.
+        # checkout without that round trip, on the driver's socket.
+        if conn in self._sockets:  # C extension: the socket found at connect time
+            fd = self._sockets[conn]
+            return fd if fd is None or conn._cmysql.connected() else -1
         sock = getattr(getattr(conn, "_socket", None), "sock", None)
         return -1 if sock is None else int(sock.fileno())
 

@@ -49,6 +49,7 @@ def test_install_enqueue_stats_retry_prune(
     where = ["--url", url, "--table", str(q.table)]
     code, out, _ = cli(capsys, "install", *where)
     assert code == 0 and str(q.table) in out and q.url.masked() in out
+    assert q.ping().driver in out  # which driver mode ran, where there is a choice
 
     code, out, _ = cli(
         capsys, "enqueue", "send", "1", "x", "--kwargs", '{"a": [1]}', "--max-attempts", "1",

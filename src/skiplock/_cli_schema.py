@@ -41,7 +41,8 @@ def cmd_install(args: argparse.Namespace) -> int:
     done = f"schema version {q.schema.latest}"
     if applied:
         done += f" (applied {', '.join(map(str, applied))})"
-    print(f"installed table {q.table} on {info.product} {version} at {q.url}: {done}")
+    via = f" ({info.driver})" if info.driver else ""
+    print(f"installed table {q.table} on {info.product} {version} at {q.url}{via}: {done}")
     return 0
 
 

@@ -51,9 +51,7 @@ def _drop(url: str) -> None:
     try:
         with q.transaction() as tx:
             tx.execute("DROP TABLE IF EXISTS app_orders")
-            tx.execute("DROP TABLE IF EXISTS app_jobs")
-            if q.dialect.supports_notify:
-                tx.execute("DROP FUNCTION IF EXISTS app_jobs_notify()")
+        q.uninstall()  # the jobs table and all that belongs to it, its version table too
     finally:
         q.close()
 

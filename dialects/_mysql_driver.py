@@ -1,0 +1,108 @@
+"""How skiplock's own connections use mysql-connector-python: its C extension where it
+loads, pure Python where it does not.
+
+The C extension decodes rows in C; the pure-Python driver decodes every row in Python under
+the GIL (most of a drain's time on MySQL). ``mysql.connector.connect(use_pure=False)`` falls
+back to pure Python silently when the extension cannot load (26.x's needs OpenSSL 3.2, which
+Debian 12 lacks), so the choice is made here, once, and said: :func:`driver_name` is what
+``skiplock install`` and ``Queue.ping().driver`` report.
+
+The C extension hides its socket, which the pool needs to see a connection the server has
+closed without a round trip; :func:`socket_of` finds it by the client port the server sees.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from types import ModuleType
+from typing import Any
+
+__all__ = ["c_extension_error", "driver_name", "socket_of", "use_pure"]
+
+#: MySQL's performance_schema view first: its information_schema one fails (3854) while any
+#: session runs a query with a 4-byte character; MariaDB has only the information_schema one
+_PROCESSLISTS = ("performance_schema.processlist", "information_schema.PROCESSLIST")
+
+
+def c_extension_error(connector: ModuleType) -> str | None:
+    """None if mysql-connector's C extension loads, else why it does not."""
+    if getattr(connector, "HAVE_CEXT", False):
+        return None
+    try:
+        import _mysql_connector  # type: ignore[import-not-found]  # noqa: F401
+    except ImportError as exc:
+        return str(exc) or type(exc).__name__
+    return "mysql.connector.HAVE_CEXT is false"
+
+
+def use_pure(connector: ModuleType) -> bool:
+    """True only where the C extension cannot load."""
+    return c_extension_error(connector) is not None
+
+
+def driver_name(connector: ModuleType) -> str:
+    """``mysql-connector-python 9.7.0, C extension`` (or ``pure Python``)."""
+    version = getattr(connector, "__version__", "?")
+    kind = "pure Python" if use_pure(connector) else "C extension"
+    return f"mysql-connector-python {version}, {kind}"
+
+
+def socket_of(conn: Any) -> int | None:
+    """The file descriptor of a C-extension connection's TCP socket, found by the client
+    port the server reports for this session; None where it cannot be told (a Unix
+    socket, a proxy in between, no ``/proc``). One or two round trips, at connect time only."""
+    from mysql.connector import Error
+
+    host = ""
+    for view in _PROCESSLISTS:
+        cur = conn.cursor()
+        try:
+            # The session's own row: visible without the PROCESS privilege.
+            cur.execute(f"SELECT HOST FROM {view} WHERE ID = CONNECTION_ID()")
+            row = cur.fetchone()
+        except Error:  # not there (MariaDB), or 3854
+            row = None
+        finally:
+            cur.close()
+        conn.rollback()
+        if row:
+            host = str(row[0])
+            break
+    _, _, port = host.rpartition(":")
+    if not port.isdigit() or not os.path.isdir("/proc/self/fd"):
+        return None
+    found = [fd for fd in _socket_fds() if _local_port(fd) == int(port)]
+    return found[0] if len(found) == 1 else None
+
+
+def _socket_fds() -> list[int]:
+    fds = []
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{name}").startswith("socket:"):
+                fds.append(int(name))
+        except OSError:  # closed meanwhile
+            continue
+    return fds
+
+
+def _local_port(fd: int) -> int | None:
+    try:
+        copy = os.dup(fd)
+    except OSError:
+        return None
+    try:
+        # A duplicate (family detected from it): closing it leaves the driver's alone.
+        s = socket.socket(fileno=copy)
+    except OSError:
+        os.close(copy)
+        return None
+    try:
+        with s:
+            if s.family not in (socket.AF_INET, socket.AF_INET6):
+                return None
+            name = s.getsockname()
+    except OSError:
+        return None
+    return int(name[1]) if isinstance(name, tuple) and len(name) >= 2 else None
