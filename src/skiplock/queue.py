@@ -12,7 +12,7 @@ import os
 import random
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from typing import Any, TypeVar
@@ -21,6 +21,7 @@ from ._checks import dumps as _dumps
 from ._checks import error_text as _error_text
 from ._checks import integer as _int
 from ._checks import milliseconds as _ms
+from ._checks import queue_limits as _queue_limits
 from ._checks import queue_names as _queues
 from ._checks import run_at_or_delay as _run_at
 from ._checks import seconds as _seconds
@@ -54,6 +55,7 @@ def connect(
     pool_timeout: float = 30.0,
     max_lifetime: float = 3600.0,
     max_idle_time: float = 600.0,
+    queue_limits: Mapping[str, int] | None = None,
 ) -> Queue:
     """A :class:`Queue` on *url* (default ``$SKIPLOCK_URL``) and *table*.
 
@@ -61,9 +63,11 @@ def connect(
     is larger), keeps up to ``max_idle`` of them idle (default: all), makes a caller wait
     up to ``pool_timeout`` seconds for a free one (then :class:`~skiplock.PoolTimeout`),
     and closes a connection older than ``max_lifetime`` or unused for ``max_idle_time``
-    seconds. No connection is opened yet; a bad URL, unknown scheme, unsafe table name or
-    pool setting raises :class:`~skiplock.ConfigurationError` here, a missing driver at
-    the first use.
+    seconds. ``queue_limits`` (queue name → N) caps how many jobs of that queue hold a
+    live lease at once, across every worker that claims through a queue object given the
+    same limits. No connection is opened yet; a bad URL, unknown scheme, unsafe table
+    name, pool setting or limit raises :class:`~skiplock.ConfigurationError` here, a
+    missing driver at the first use.
     """
     return Queue(
         url,
@@ -73,6 +77,7 @@ def connect(
         pool_timeout=pool_timeout,
         max_lifetime=max_lifetime,
         max_idle_time=max_idle_time,
+        queue_limits=queue_limits,
     )
 
 
@@ -114,8 +119,11 @@ class Queue:
         pool_timeout: float = 30.0,
         max_lifetime: float = 3600.0,
         max_idle_time: float = 600.0,
+        queue_limits: Mapping[str, int] | None = None,
     ):
         self.url: DatabaseURL = parse_url(url)
+        #: queue name → the most of its jobs that may hold a live lease at once
+        self.queue_limits: dict[str, int] = _queue_limits(queue_limits)
         self.table: TableName = TableName.parse(table)
         self.dialect: Dialect = get_dialect(self.url, self.table)
         self.server: ServerInfo | None = None
@@ -355,7 +363,13 @@ class Queue:
     # -- enqueue --------------------------------------------------------------------------
 
     def _enqueue_params(
-        self, queue: str, priority: int, run_at: object, delay: object, max_attempts: int
+        self,
+        queue: str,
+        priority: int,
+        run_at: object,
+        delay: object,
+        max_attempts: int,
+        key: object = None,
     ) -> dict[str, Any]:
         when, delay_ms = _run_at(run_at, delay)
         return {
@@ -364,6 +378,7 @@ class Queue:
             "max_attempts": _int(max_attempts, "max_attempts", 1),
             "run_at": when,
             "delay_ms": delay_ms,
+            "order_key": None if key is None else _text(key, "key"),
         }
 
     def enqueue(
@@ -376,6 +391,7 @@ class Queue:
         delay: float | None = None,
         max_attempts: int = 5,
         dedupe_key: str | None = None,
+        key: str | None = None,
         conn: Any = None,
     ) -> int:
         """Add one job; return its id.
@@ -384,8 +400,12 @@ class Queue:
         the database's clock) defer it. With ``dedupe_key``, while a job with that key is
         pending or running its id is returned and nothing is added. With ``conn``, the job
         is written in the caller's open transaction and exists only if that commits.
+
+        With ``key``, jobs of that key run one at a time in the order they were enqueued
+        (docs/worker.md, "Per-key order"): the next is claimable only once the previous is
+        done, failed or cancelled. Enqueues of one key wait for each other's transactions.
         """
-        params = self._enqueue_params(queue, priority, run_at, delay, max_attempts)
+        params = self._enqueue_params(queue, priority, run_at, delay, max_attempts, key)
         params["payload"] = _dumps(payload, "payload")
         params["idempotency_key"] = str(uuid.uuid4())
         if dedupe_key is None:
@@ -402,10 +422,12 @@ class Queue:
         run_at: datetime | None = None,
         delay: float | None = None,
         max_attempts: int = 5,
+        key: str | None = None,
         conn: Any = None,
     ) -> list[int]:
-        """Add many jobs with the same options in one statement; return their ids in order."""
-        common = self._enqueue_params(queue, priority, run_at, delay, max_attempts)
+        """Add many jobs with the same options in one statement; return their ids in order.
+        With ``key``, all of them share it and run one at a time in the order given."""
+        common = self._enqueue_params(queue, priority, run_at, delay, max_attempts, key)
         texts = [_dumps(p, "payload") for p in payloads]
         if not texts:
             return []
@@ -433,7 +455,8 @@ class Queue:
         claims are skipped, never waited for. A job with an expired lease and no attempts
         left ends ``failed`` instead of being returned, and so does a job whose stored
         payload cannot be decoded (``last_error`` says why; the batch's other jobs are
-        returned).
+        returned). A queue of ``queue_limits`` gives at most its limit less its jobs holding
+        a live lease, and nothing while another claim of it is under way (never waited for).
         """
         names = _queues(queues)
         n = _int(limit, "limit", 1, 10_000)
@@ -442,7 +465,15 @@ class Queue:
 
     def _claim(self, names: list[str], n: int, lease_ms: int) -> Op[list[Job]]:
         """The dialect's claim, then the jobs built from its rows (an operation)."""
-        rows = yield from self.dialect.claim(names, n, lease_ms)
+        # A limited queue is claimed on its own, under its lock (see claim_capped); the
+        # others together, in one statement, as ever.
+        rows: list[dict[str, Any]] = []
+        for name in (m for m in names if m in self.queue_limits):
+            cap = self.queue_limits[name]
+            rows += yield from self.dialect.claim_capped(name, n - len(rows), lease_ms, cap)
+        free = [m for m in names if m not in self.queue_limits]
+        if free and len(rows) < n:
+            rows += yield from self.dialect.claim(free, n - len(rows), lease_ms)
         jobs = []
         for row in rows:
             try:
