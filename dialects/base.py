@@ -86,6 +86,9 @@ class Dialect:
             "uninstall",
             "enqueue",
             "enqueue_dedupe",
+            "key_lock",
+            "queue_lock",
+            "queue_running",
             "find_dedupe",
             "heartbeat",
             "lease_of",
@@ -341,7 +344,34 @@ class Dialect:
         stopped half-way, on a database whose DDL cannot say IF [NOT] EXISTS."""
         return False
 
+    def lock_key(self, params: Mapping[str, Any]) -> Op[None]:
+        """Before an enqueue with ``order_key``: wait for other transactions enqueuing the
+        same key to end, and hold that until this transaction ends (``key_lock``), so one
+        key's ids grow in commit order. Nothing happens for a job without a key."""
+        if params.get("order_key") is not None:
+            yield self.stmt("key_lock", params, ROWCOUNT)
+
+    def lock_queue(self, queue: str) -> Op[bool]:
+        """Try, without waiting, to take *queue*'s claim lock for this transaction; False
+        while another transaction holds it."""
+        row = yield from self.fetch_one_op("queue_lock", {"queue": queue})
+        return bool(row and row["held"])
+
+    def claim_capped(self, queue: str, limit: int, lease_ms: int, cap: int) -> Op[list[Row]]:
+        """Claim from *queue* so that at most *cap* of its jobs hold a live lease: under the
+        queue's lock (held until this transaction ends; none taken if another claim holds
+        it), count them in a statement of its own, then claim at most the room left. Every
+        claim of the queue does the same, so the count cannot be stale."""
+        if not (yield from self.lock_queue(queue)):
+            return []
+        row = yield from self.fetch_one_op("queue_running", {"queue": queue})
+        room = cap - int(row["n"] if row else 0)
+        if room <= 0:
+            return []
+        return (yield from self.claim([queue], min(limit, room), lease_ms))
+
     def insert(self, params: Mapping[str, Any]) -> Op[int]:
+        yield from self.lock_key(params)
         rows: list[Row] = yield self.stmt("enqueue", params)
         return int(rows[0]["id"])
 
@@ -352,6 +382,7 @@ class Dialect:
 
     def insert_dedupe(self, params: Mapping[str, Any]) -> Op[int]:
         """Insert, or return the id of the active job holding the key."""
+        yield from self.lock_key(params)
         # The existing job may finish between our insert and our look-up: try again.
         for _ in range(50):
             new_id = yield from self.insert_dedupe_once(params)

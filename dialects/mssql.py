@@ -219,6 +219,7 @@ class MSSQLDialect(Dialect):
     def insert_many(
         self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
     ) -> Op[list[int]]:
+        yield from self.lock_key(common)
         items = [{"n": i, "payload": p, "idempotency_key": k} for i, (p, k) in enumerate(rows)]
         found = yield from self.fetch_values("enqueue_many", items, common)
         by_key = {str(r["idempotency_key"]).lower(): int(r["id"]) for r in found}

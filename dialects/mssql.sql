@@ -35,13 +35,40 @@ SELECT CAST(SERVERPROPERTY('ProductVersion') AS NVARCHAR(128)) AS version,
 
 -- name: enqueue
 -- OUTPUT without INTO is refused on a table with triggers; skiplock's table has none.
-INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key)
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, order_key)
 OUTPUT inserted.id
 VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
         COALESCE(CAST(%(run_at)s AS DATETIME2(6)),
                  DATEADD(MILLISECOND, %(delay_rem_ms)s,
                          DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME()))),
-        %(idempotency_key)s)
+        %(idempotency_key)s, %(order_key)s)
+
+-- name: key_lock
+-- Before an enqueue with a key: an application lock owned by the enqueuing transaction,
+-- so enqueues of one key run one at a time and its ids grow in commit order: a claim that
+-- sees a keyed job sees every earlier job of its key. Claims never take this lock.
+DECLARE @key_lock int, @key_resource NVARCHAR(255) = CONCAT(N'skiplock key {prefix} ',
+    CONVERT(NVARCHAR(64), HASHBYTES('SHA2_256', CAST(%(order_key)s AS NVARCHAR(255))), 2));
+EXEC @key_lock = sp_getapplock
+    @Resource = @key_resource, @LockMode = 'Exclusive', @LockOwner = 'Transaction',
+    @LockTimeout = -1, @DbPrincipal = 'public'
+
+-- name: queue_lock
+-- A claim of a queue with a limit (queue_limits): the queue's application lock, owned by
+-- the claiming transaction, taken without waiting (@LockTimeout = 0): while another claim
+-- of that queue holds it, this claim takes nothing from the queue.
+DECLARE @queue_lock int, @queue_resource NVARCHAR(255) = CONCAT(N'skiplock queue {prefix} ',
+    CONVERT(NVARCHAR(64), HASHBYTES('SHA2_256', CAST(%(queue)s AS NVARCHAR(255))), 2));
+EXEC @queue_lock = sp_getapplock
+    @Resource = @queue_resource, @LockMode = 'Exclusive', @LockOwner = 'Transaction',
+    @LockTimeout = 0, @DbPrincipal = 'public';
+SELECT CASE WHEN @queue_lock >= 0 THEN 1 ELSE 0 END AS held
+
+-- name: queue_running
+-- Under the queue's lock, in a statement of its own (so it reads every claim committed
+-- before the lock was granted): the queue's jobs that hold a live lease.
+SELECT count(*) AS n FROM {table}
+WHERE queue = %(queue)s AND status = 'running' AND lease_until > SYSUTCDATETIME()
 
 -- name: enqueue_dedupe
 -- SQL Server has no ON CONFLICT DO NOTHING. NOT EXISTS finds a committed active job
@@ -50,13 +77,13 @@ VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
 -- unique index and raises 2601/2627, which the dialect turns into the same "look it up".
 -- With XACT_ABORT OFF (see session) that error ends the statement, not the transaction.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key,
-                     dedupe_key)
+                     dedupe_key, order_key)
 OUTPUT inserted.id
 SELECT %(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
        COALESCE(CAST(%(run_at)s AS DATETIME2(6)),
                 DATEADD(MILLISECOND, %(delay_rem_ms)s,
                         DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME()))),
-       %(idempotency_key)s, %(dedupe_key)s
+       %(idempotency_key)s, %(dedupe_key)s, %(order_key)s
 WHERE NOT EXISTS (SELECT 1 FROM {table}
                   WHERE dedupe_key = %(dedupe_key)s AND status IN ('pending', 'running'))
 
@@ -68,13 +95,13 @@ WHERE dedupe_key = %(dedupe_key)s AND status IN ('pending', 'running')
 -- The dialect repeats enqueue_many_row once per job (placeholders only, never values), at
 -- most 500 rows a statement. INSERT ... SELECT ... ORDER BY assigns the identity values in
 -- that order, so a batch is claimed in the order it was given.
-INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key)
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, order_key)
 OUTPUT inserted.id, inserted.idempotency_key
 SELECT %(queue)s, v.payload, %(priority)s, %(max_attempts)s,
        COALESCE(CAST(%(run_at)s AS DATETIME2(6)),
                 DATEADD(MILLISECOND, %(delay_rem_ms)s,
                         DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME()))),
-       v.ikey
+       v.ikey, %(order_key)s
 FROM (VALUES {rows}) AS v (n, payload, ikey)
 ORDER BY v.n
 
@@ -88,7 +115,11 @@ ORDER BY v.n
 -- makes the read a locking read even under READ_COMMITTED_SNAPSHOT; ROWLOCK keeps the
 -- locks on rows so READPAST skips rows, not pages. A picked row that is 'running' has an
 -- expired lease: it is claimed again as attempt + 1, or, when its attempts are spent,
--- ends 'failed'. OUTPUT returns both kinds; the dialect keeps the 'running' ones (OUTPUT
+-- ends 'failed'. A keyed job is claimable only while no earlier job of its key is pending
+-- or running and no other job of its key runs (docs/sql.md); the subquery reads without
+-- READPAST, so under locking READ COMMITTED it may wait for a transaction writing a job
+-- of the same key (READ_COMMITTED_SNAPSHOT reads the last committed row instead).
+-- OUTPUT returns both kinds; the dialect keeps the 'running' ones (OUTPUT
 -- cannot be filtered without INTO a table variable that repeats every column).
 -- Every right-hand side of SET reads the row as it was before this UPDATE. One statement
 -- serves one queue or several: queues expand to IN (N'a', ...), and IN with one value is
@@ -96,9 +127,13 @@ ORDER BY v.n
 SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
 WITH picked AS (
     SELECT TOP (%(limit)s) *
-    FROM {table} WITH (ROWLOCK, READPAST, UPDLOCK)
+    FROM {table} AS c WITH (ROWLOCK, READPAST, UPDLOCK)
     WHERE queue IN (%(queues)s) AND status IN ('pending', 'running')
       AND run_at <= SYSUTCDATETIME()
+      AND (c.order_key IS NULL OR NOT EXISTS (
+            SELECT 1 FROM {table} AS e
+            WHERE e.order_key = c.order_key AND e.status IN ('pending', 'running')
+              AND e.id <> c.id AND (e.id < c.id OR e.status = 'running')))
     ORDER BY priority, run_at, id
 )
 UPDATE picked SET

@@ -19,6 +19,7 @@ What differs from the common path, and why:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import weakref
@@ -232,6 +233,7 @@ class MySQLDialect(Dialect):
         return "START TRANSACTION"
 
     def insert(self, params: Mapping[str, Any]) -> Op[int]:
+        yield from self.lock_key(params)
         new_id: int = yield self.stmt("enqueue", params, LASTROWID)
         return new_id
 
@@ -242,6 +244,7 @@ class MySQLDialect(Dialect):
     def insert_many(
         self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
     ) -> Op[list[int]]:
+        yield from self.lock_key(common)
         params = dict(common)
         # Payloads are JSON text already: nesting them as strings keeps them byte-exact.
         params["rows"] = json.dumps(rows, ensure_ascii=True, separators=(",", ":"))
@@ -253,6 +256,20 @@ class MySQLDialect(Dialect):
             found = yield self.stmt("ids_by_key", {"keys": [k for _, k in rows]})
         by_key = {str(r["idempotency_key"]): int(r["id"]) for r in found}
         return [by_key[k] for _, k in rows]
+
+    def lock_queue(self, queue: str) -> Op[bool]:
+        # No transaction-owned advisory lock here (GET_LOCK belongs to the session): a row
+        # of <table>_keys stands in, named so that no key can have the name (keys are
+        # printable text). It is made the first time; a row that exists but did not come
+        # back is held by another claim.
+        name = {"lock_name": "\x1fqueue " + hashlib.sha256(queue.encode()).hexdigest()}
+        for _ in range(2):
+            if (yield from self.fetch_one_op("queue_lock", name)):
+                return True
+            if (yield from self.fetch_one_op("queue_lock_exists", name)):
+                return False
+            yield from self.count_op("queue_lock_row", name)
+        return False
 
     def claim(self, queues: Sequence[str], limit: int, lease_ms: int) -> Op[list[Row]]:
         if len(queues) == 1:

@@ -10,19 +10,49 @@
 -- pending or running, else NULL) leads the claim index and keeps finished rows out of it.
 
 -- name: enqueue
-INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, created_at)
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, created_at,
+                     order_key)
 VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
         COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
-        %(idempotency_key)s, UTC_TIMESTAMP(6))
+        %(idempotency_key)s, UTC_TIMESTAMP(6), %(order_key)s)
+
+-- name: key_lock
+-- Before an enqueue with a key: the key's row in <table>_keys, locked (ON DUPLICATE KEY
+-- UPDATE takes an exclusive lock) until the enqueuing transaction ends, so enqueues of
+-- one key run one at a time and its ids grow in commit order: a claim that sees a keyed
+-- job sees every earlier job of its key. Claims never read this table.
+INSERT INTO {keys_table} (order_key) VALUES (%(order_key)s)
+ON DUPLICATE KEY UPDATE order_key = order_key
+
+-- name: queue_lock
+-- A claim of a queue with a limit (queue_limits): the queue's row in <table>_keys
+-- (%(lock_name)s, a name no key can have), locked by the claiming transaction with SKIP
+-- LOCKED: while another claim of that queue holds it, no row comes back and this claim
+-- takes nothing from the queue. The row is made once by queue_lock_row.
+SELECT 1 AS held FROM {keys_table} WHERE order_key = %(lock_name)s FOR UPDATE SKIP LOCKED
+
+-- name: queue_lock_exists
+-- A plain (consistent, non-locking) read: does the queue's lock row exist at all?
+SELECT 1 AS found FROM {keys_table} WHERE order_key = %(lock_name)s
+
+-- name: queue_lock_row
+INSERT IGNORE INTO {keys_table} (order_key) VALUES (%(lock_name)s)
+
+-- name: queue_running
+-- Under the queue's lock, in a statement of its own (READ COMMITTED: a fresh read view, so
+-- it sees every claim committed before the lock was granted): jobs holding a live lease.
+SELECT count(*) AS n FROM {table}
+WHERE claimable = 1 AND queue = %(queue)s AND status = 'running'
+  AND lease_until > UTC_TIMESTAMP(6)
 
 -- name: enqueue_dedupe
 -- On a duplicate active key, LAST_INSERT_ID(id) hands back the existing job's id; a
 -- duplicate-key error would be a statement error, this is none.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key,
-                     dedupe_key, created_at)
+                     dedupe_key, created_at, order_key)
 VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
         COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
-        %(idempotency_key)s, %(dedupe_key)s, UTC_TIMESTAMP(6))
+        %(idempotency_key)s, %(dedupe_key)s, UTC_TIMESTAMP(6), %(order_key)s)
 ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)
 
 -- name: find_dedupe
@@ -33,22 +63,35 @@ SELECT id, idempotency_key FROM {table} WHERE idempotency_key IN (%(keys)s)
 
 -- name: claim_pick
 -- MySQL has no UPDATE … RETURNING: select the rows, then update them, in one short
--- transaction at READ COMMITTED. db_now is the database clock the new lease starts from.
+-- transaction at READ COMMITTED. A keyed job is claimable only while no earlier job of
+-- its key is pending or running and no other job of its key runs; the subquery is a
+-- consistent (non-locking) read, so it never waits for another claim (docs/sql.md).
+-- db_now is the database clock the new lease starts from.
 -- run_at, lease_until and finished_at are left out: the claim sets them (fewer DATETIME
 -- values for the pure-Python driver to decode).
 SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
-       dedupe_key, last_error, result, created_at, cancel_requested, UTC_TIMESTAMP(6) AS db_now
-FROM {table}
+       dedupe_key, last_error, result, created_at, cancel_requested, order_key,
+       UTC_TIMESTAMP(6) AS db_now
+FROM {table} AS c
 WHERE claimable = 1 AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
+  AND (c.order_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM {table} AS e
+        WHERE e.order_key = c.order_key AND e.claimable = 1 AND e.id <> c.id
+          AND (e.id < c.id OR e.status = 'running')))
 ORDER BY priority, run_at, id
 LIMIT %(limit)s
 FOR UPDATE SKIP LOCKED
 
 -- name: claim_pick_queues
 SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
-       dedupe_key, last_error, result, created_at, cancel_requested, UTC_TIMESTAMP(6) AS db_now
-FROM {table}
+       dedupe_key, last_error, result, created_at, cancel_requested, order_key,
+       UTC_TIMESTAMP(6) AS db_now
+FROM {table} AS c
 WHERE claimable = 1 AND queue IN (%(queues)s) AND run_at <= UTC_TIMESTAMP(6)
+  AND (c.order_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM {table} AS e
+        WHERE e.order_key = c.order_key AND e.claimable = 1 AND e.id <> c.id
+          AND (e.id < c.id OR e.status = 'running')))
 ORDER BY priority, run_at, id
 LIMIT %(limit)s
 FOR UPDATE SKIP LOCKED
@@ -177,10 +220,11 @@ WHERE id IN (%(ids)s) AND status = 'done'
 -- The whole batch as one bound JSON array of [payload_text, idempotency_key] pairs:
 -- one placeholder instead of seven per row (the pure-Python driver binds each one in
 -- Python). JSON_TABLE exists in MySQL 8.0.4+ and MariaDB 10.6+; rows go in array order.
-INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, created_at)
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, created_at,
+                     order_key)
 SELECT %(queue)s, v.payload, %(priority)s, %(max_attempts)s,
        COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
-       v.ikey, UTC_TIMESTAMP(6)
+       v.ikey, UTC_TIMESTAMP(6), %(order_key)s
 FROM JSON_TABLE(%(rows)s, '$[*]' COLUMNS (
     n FOR ORDINALITY,
     payload LONGTEXT CHARACTER SET utf8mb4 PATH '$[0]',
@@ -291,4 +335,5 @@ ON DUPLICATE KEY UPDATE version = version
 -- name: uninstall
 DROP TABLE IF EXISTS {table};
 DROP TABLE IF EXISTS {ticks_table};
+DROP TABLE IF EXISTS {keys_table};
 DROP TABLE IF EXISTS {version_table}

@@ -188,7 +188,10 @@ class PostgreSQLDialect(Dialect):
     def insert_many(
         self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
     ) -> Op[list[int]]:
-        if copy and len(rows) >= COPY_MIN_ROWS:
+        yield from self.lock_key(common)
+        # COPY draws its ids before it writes: a keyed batch takes INSERT … unnest, after
+        # the key's lock.
+        if copy and len(rows) >= COPY_MIN_ROWS and common.get("order_key") is None:
             return (yield from self._copy_many(common, rows))
         params = dict(common)
         params["payloads"] = [p for p, _ in rows]

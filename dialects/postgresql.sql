@@ -9,19 +9,38 @@
 -- its lease, so one partial index serves both new jobs and jobs whose lease expired.
 
 -- name: enqueue
-INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key)
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, order_key)
 VALUES (%(queue)s, %(payload)s::json, %(priority)s, %(max_attempts)s,
         COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond'),
-        %(idempotency_key)s::uuid)
+        %(idempotency_key)s::uuid, %(order_key)s)
 RETURNING id
+
+-- name: key_lock
+-- Before an enqueue with a key: enqueues of one key run one at a time (until the enqueuing
+-- transaction ends), so a key's ids grow in commit order and a claim that sees a keyed job
+-- sees every earlier job of its key. Claims never take this lock.
+SELECT pg_advisory_xact_lock(hashtext('skiplock key {prefix}'), hashtext(%(order_key)s))
+
+-- name: queue_lock
+-- A claim of a queue with a limit (queue_limits): the queue's advisory lock, held by the
+-- claiming transaction, tried without waiting: while another claim of that queue holds
+-- it, this claim takes nothing from the queue.
+SELECT pg_try_advisory_xact_lock(hashtext('skiplock queue {prefix}'), hashtext(%(queue)s)) AS held
+
+-- name: queue_running
+-- Under the queue's lock, in a statement of its own (READ COMMITTED: a new snapshot, so it
+-- sees every claim committed before the lock was granted): jobs holding a live lease.
+SELECT count(*) AS n FROM {table}
+WHERE queue = %(queue)s AND status = 'running' AND lease_until > statement_timestamp()
 
 -- name: enqueue_dedupe
 -- ON CONFLICT waits for a concurrent insert of the same key to commit or roll back, and
 -- never raises, so it is safe inside the caller's own transaction.
-INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, dedupe_key)
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, dedupe_key,
+                     order_key)
 VALUES (%(queue)s, %(payload)s::json, %(priority)s, %(max_attempts)s,
         COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond'),
-        %(idempotency_key)s::uuid, %(dedupe_key)s)
+        %(idempotency_key)s::uuid, %(dedupe_key)s, %(order_key)s)
 ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL AND status IN ('pending', 'running')
 DO NOTHING
 RETURNING id
@@ -31,21 +50,27 @@ SELECT id FROM {table}
 WHERE dedupe_key = %(dedupe_key)s AND status IN ('pending', 'running')
 
 -- name: enqueue_many
-INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key)
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, order_key)
 SELECT %(queue)s, v.payload::json, %(priority)s, %(max_attempts)s,
        COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond'),
-       v.ikey::uuid
+       v.ikey::uuid, %(order_key)s
 FROM unnest(%(payloads)s::text[], %(keys)s::text[]) WITH ORDINALITY AS v(payload, ikey, n)
 ORDER BY v.n
 RETURNING id, idempotency_key
 
 -- name: claim
--- One statement: pick with SKIP LOCKED, then take the picked rows. A picked row that is
+-- One statement: pick with SKIP LOCKED, then take the picked rows. A keyed job is
+-- claimable only while no earlier job of its key is pending or running and no other job
+-- of its key runs (docs/sql.md: why two claims cannot take two jobs of one key). A picked row that is
 -- 'running' has an expired lease: it is claimed again as attempt + 1, or, when its
 -- attempts are spent, ends 'failed' and is not returned.
 WITH picked AS (
-    SELECT id FROM {table}
+    SELECT id FROM {table} AS c
     WHERE queue = %(queue)s AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
+    AND (c.order_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM {table} AS e
+        WHERE e.order_key = c.order_key AND e.status IN ('pending', 'running') AND e.id <> c.id
+          AND (e.id < c.id OR e.status = 'running')))
     ORDER BY priority, run_at, id
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
@@ -78,8 +103,12 @@ SELECT * FROM taken WHERE status = 'running' ORDER BY priority, run_at, id
 -- scan that stops after LIMIT rows with `queue = <value>`). No placeholder may appear in
 -- a comment: the driver would ask for its value.
 WITH picked AS (
-    SELECT id FROM {table}
+    SELECT id FROM {table} AS c
     WHERE queue = ANY(%(queues)s::text[]) AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
+    AND (c.order_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM {table} AS e
+        WHERE e.order_key = c.order_key AND e.status IN ('pending', 'running') AND e.id <> c.id
+          AND (e.id < c.id OR e.status = 'running')))
     ORDER BY priority, run_at, id
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED

@@ -80,7 +80,12 @@ def nothing() -> Op[None]:
 
 
 def enqueue_params(
-    queue: str, priority: int, run_at: object, delay: object, max_attempts: int
+    queue: str,
+    priority: int,
+    run_at: object,
+    delay: object,
+    max_attempts: int,
+    key: object = None,
 ) -> dict[str, Any]:
     when, delay_ms = run_at_or_delay(run_at, delay)
     return {
@@ -89,6 +94,7 @@ def enqueue_params(
         "max_attempts": integer(max_attempts, "max_attempts", 1),
         "run_at": when,
         "delay_ms": delay_ms,
+        "order_key": None if key is None else text(key, "key"),
     }
 
 
@@ -117,9 +123,10 @@ def enqueue(
     delay: Any,
     max_attempts: int,
     dedupe_key: str | None,
+    key: str | None,
     conn: Any,
 ) -> Call[int, int]:
-    params = enqueue_params(queue, priority, run_at, delay, max_attempts)
+    params = enqueue_params(queue, priority, run_at, delay, max_attempts, key)
     params["payload"] = dumps(payload, "payload")
     params["idempotency_key"] = str(uuid.uuid4())
     if dedupe_key is None:
@@ -136,9 +143,10 @@ def enqueue_many(
     run_at: Any,
     delay: Any,
     max_attempts: int,
+    key: str | None,
     conn: Any,
 ) -> Call[list[int], list[int]]:
-    common = enqueue_params(queue, priority, run_at, delay, max_attempts)
+    common = enqueue_params(queue, priority, run_at, delay, max_attempts, key)
     texts = [dumps(p, "payload") for p in payloads]
     if not texts:
         return Call("enqueueing", None, None, lambda _: [])
@@ -146,16 +154,27 @@ def enqueue_many(
     return Call("enqueueing", conn, lambda copy: d.insert_many(common, rows, copy), _same)
 
 
-def claim(d: Dialect, queues: Any, limit: int, lease: float, conn: Any) -> Call[Any, list[Job]]:
+def claim(
+    d: Dialect, queues: Any, limit: int, lease: float, limits: dict[str, int], conn: Any
+) -> Call[Any, list[Job]]:
     names = queue_names(queues)
     n = integer(limit, "limit", 1, 10_000)
     lease_ms = milliseconds(lease, "lease", low=0.001)
-    return Call("claiming", conn, lambda _: _claim(d, names, n, lease_ms), _same)
+    return Call("claiming", conn, lambda _: _claim(d, names, n, lease_ms, limits), _same)
 
 
-def _claim(d: Dialect, names: list[str], n: int, lease_ms: int) -> Op[list[Job]]:
+def _claim(
+    d: Dialect, names: list[str], n: int, lease_ms: int, limits: dict[str, int]
+) -> Op[list[Job]]:
     """The dialect's claim, then the jobs built from its rows (an operation)."""
-    rows = yield from d.claim(names, n, lease_ms)
+    # A limited queue is claimed on its own, under its lock (see claim_capped); the
+    # others together, in one statement, as ever.
+    rows: list[dict[str, Any]] = []
+    for name in (m for m in names if m in limits):
+        rows += yield from d.claim_capped(name, n - len(rows), lease_ms, limits[name])
+    free = [m for m in names if m not in limits]
+    if free and len(rows) < n:
+        rows += yield from d.claim(free, n - len(rows), lease_ms)
     jobs = []
     for row in rows:
         try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
@@ -200,3 +200,16 @@ def queue_names(queues: object) -> list[str]:
     if not names:
         raise ConfigurationError("queues must name at least one queue")
     return list(dict.fromkeys(names))
+
+
+def queue_limits(limits: object) -> dict[str, int]:
+    """``queue_limits``: a mapping of queue name to a limit of at least 1 (None: none)."""
+    if limits is None:
+        return {}
+    if not isinstance(limits, Mapping):
+        raise ConfigurationError(
+            f"queue_limits must be a dict of queue name to a number, not {limits!r:.80}"
+        )
+    return {
+        text(k, "queue name"): integer(v, f"queue_limits[{k!r:.80}]", 1) for k, v in limits.items()
+    }

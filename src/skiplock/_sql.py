@@ -60,6 +60,11 @@ class TableName:
         """The bare name of the periodic ledger: one row per tick enqueued."""
         return self.name + "_ticks"
 
+    @property
+    def keys_table(self) -> str:
+        """The bare name of the per-key lock rows (MySQL/MariaDB): one row per key used."""
+        return self.name + "_keys"
+
     def __str__(self) -> str:
         return f"{self.schema}.{self.name}" if self.schema else self.name
 
@@ -97,11 +102,12 @@ def render_statements(
         return quote(name) if table.schema is None else f"{quote(table.schema)}.{quote(name)}"
 
     jobs, versions = qualified(table.name), qualified(table.version_table)
-    ticks = qualified(table.ticks_table)
+    ticks, keys = qualified(table.ticks_table), qualified(table.keys_table)
     return {
         name: sql.replace("{table}", jobs)
         .replace("{version_table}", versions)
         .replace("{ticks_table}", ticks)
+        .replace("{keys_table}", keys)
         .replace("{prefix}", table.name)
         .replace("{tag}", table.tag)
         .replace("{schema}", table.schema or "")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from datetime import datetime
 from typing import Any, TypeVar
@@ -22,6 +22,7 @@ from . import _calls as calls
 from ._aio_ops import run_async, run_theirs_async
 from ._aio_pool import AsyncPool
 from ._aio_transaction import AsyncTransaction
+from ._checks import queue_limits as queue_limits_checked
 from ._ops import StatementError
 from ._pool import PoolSettings
 from ._schema import Schema
@@ -51,6 +52,7 @@ def connect_async(
     pool_timeout: float = 30.0,
     max_lifetime: float = 3600.0,
     max_idle_time: float = 600.0,
+    queue_limits: Mapping[str, int] | None = None,
 ) -> AsyncQueue:
     """An :class:`AsyncQueue` on *url* (default ``$SKIPLOCK_URL``) and *table*, with the
     pool settings of :func:`skiplock.connect` (the same bound, wait, recycling and errors);
@@ -64,6 +66,7 @@ def connect_async(
         pool_timeout=pool_timeout,
         max_lifetime=max_lifetime,
         max_idle_time=max_idle_time,
+        queue_limits=queue_limits,
     )
 
 
@@ -81,8 +84,11 @@ class AsyncQueue:
         pool_timeout: float = 30.0,
         max_lifetime: float = 3600.0,
         max_idle_time: float = 600.0,
+        queue_limits: Mapping[str, int] | None = None,
     ):
         self.url: DatabaseURL = parse_url(url)
+        #: queue name → the most of its jobs that may hold a live lease at once
+        self.queue_limits: dict[str, int] = queue_limits_checked(queue_limits)
         self._url_text = url
         self.table: TableName = TableName.parse(table)
         self.dialect: Dialect = get_dialect(self.url, self.table)
@@ -115,6 +121,7 @@ class AsyncQueue:
             pool_timeout=s.timeout,
             max_lifetime=s.max_lifetime,
             max_idle_time=s.max_idle_time,
+            queue_limits=self.queue_limits,
         )
 
     # -- connections (the I/O shell: the same steps as Queue's, awaited) ------------------
@@ -270,6 +277,7 @@ class AsyncQueue:
         delay: float | None = None,
         max_attempts: int = 5,
         dedupe_key: str | None = None,
+        key: str | None = None,
         conn: Any = None,
     ) -> int:
         return await self._call(
@@ -282,6 +290,7 @@ class AsyncQueue:
                 delay,
                 max_attempts,
                 dedupe_key,
+                key,
                 conn,
             )
         )
@@ -295,11 +304,12 @@ class AsyncQueue:
         run_at: datetime | None = None,
         delay: float | None = None,
         max_attempts: int = 5,
+        key: str | None = None,
         conn: Any = None,
     ) -> list[int]:
         return await self._call(
             calls.enqueue_many(
-                self.dialect, payloads, queue, priority, run_at, delay, max_attempts, conn
+                self.dialect, payloads, queue, priority, run_at, delay, max_attempts, key, conn
             )
         )
 
@@ -311,7 +321,9 @@ class AsyncQueue:
         lease: float = 30.0,
         conn: Any = None,
     ) -> list[Job]:
-        return await self._call(calls.claim(self.dialect, queues, limit, lease, conn))
+        return await self._call(
+            calls.claim(self.dialect, queues, limit, lease, self.queue_limits, conn)
+        )
 
     async def heartbeat(self, job: Job, *, lease: float | None = None, conn: Any = None) -> None:
         return await self._call(calls.heartbeat(self.dialect, job, lease, conn))

@@ -18,10 +18,11 @@ knows the name can enqueue it (``skiplock enqueue send_welcome ada@example.com``
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
+from ._checks import queue_limits as queue_limits_checked
 from ._checks import seconds
 from ._periodic import Schedule, tick_kwargs
 from ._worker.aio import is_async_handler
@@ -64,7 +65,9 @@ class Task:
         **options: Any,
     ) -> int:
         """Enqueue with :meth:`Queue.enqueue` options (``delay``, ``run_at``, ``priority``,
-        ``dedupe_key``, ``conn`` …) overriding the task's own."""
+        ``dedupe_key``, ``key``, ``conn`` …) overriding the task's own. :meth:`defer` passes
+        its keywords to the function, so a per-key call is
+        ``task.enqueue(args, kwargs, key="customer-42")``."""
         return self.app.enqueue(self.name, args, kwargs, **options)
 
     async def defer_async(self, *args: Any, **kwargs: Any) -> int:
@@ -87,11 +90,24 @@ class App:
     """A registry of tasks on one queue table. The URL is ``$SKIPLOCK_URL`` unless given;
     nothing connects until the first enqueue or worker."""
 
-    def __init__(self, url: str | Queue | None = None, *, table: str = DEFAULT_TABLE) -> None:
+    def __init__(
+        self,
+        url: str | Queue | None = None,
+        *,
+        table: str = DEFAULT_TABLE,
+        queue_limits: Mapping[str, int] | None = None,
+    ) -> None:
         self._queue: Queue | None = url if isinstance(url, Queue) else None
         self._async_queue: AsyncQueue | None = None
         self._url = None if isinstance(url, Queue) else url
         self._table = table
+        #: queue name → most jobs running at once (see :func:`skiplock.connect`); given
+        #: with a Queue, that Queue's own limits apply
+        self._queue_limits = queue_limits_checked(queue_limits)
+        if self._queue is not None and self._queue_limits:
+            raise ConfigurationError(
+                "pass queue_limits to skiplock.connect() for a Queue given to App"
+            )
         self.tasks: dict[str, Task] = {}
         #: periodic schedules by name; every worker of this app enqueues their ticks
         self.schedules: dict[str, Schedule] = {}
@@ -99,7 +115,7 @@ class App:
     @property
     def queue(self) -> Queue:
         if self._queue is None:
-            self._queue = Queue(self._url, table=self._table)
+            self._queue = Queue(self._url, table=self._table, queue_limits=self._queue_limits)
         return self._queue
 
     @property
@@ -107,7 +123,9 @@ class App:
         """The app's :class:`~skiplock.AsyncQueue` on the same URL and table, made at first
         use. Its connections belong to the event loop that first used it."""
         if self._async_queue is None:
-            self._async_queue = AsyncQueue(self._url, table=self._table)
+            self._async_queue = AsyncQueue(
+                self._url, table=self._table, queue_limits=self._queue_limits
+            )
         return self._async_queue
 
     @property

@@ -160,7 +160,9 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
         }
     defaults = {"queue": "default", "priority": 0, "max_attempts": 5}
     options = {k: defaults[k] if v is None else v for k, v in options.items()}
-    job_id = _queue(args).enqueue(payload, delay=args.delay, dedupe_key=args.dedupe_key, **options)
+    job_id = _queue(args).enqueue(
+        payload, delay=args.delay, dedupe_key=args.dedupe_key, key=args.key, **options
+    )
     print(job_id)
     return 0
 
@@ -317,6 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--delay", type=duration, help="run after this long (e.g. 30s, 5m)")
     p.add_argument("--max-attempts", type=int, help="default: the task's, else 5")
     p.add_argument("--dedupe-key", help="enqueue nothing while a job with this key is active")
+    p.add_argument("--key", help="jobs of one key run one at a time, in enqueue order")
     p.set_defaults(fn=cmd_enqueue)
 
     p = add("worker", "run a worker for module:app (an App, or a function taking a Job)")

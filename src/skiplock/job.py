@@ -65,6 +65,8 @@ class Job:
     lost: bool = field(default=False, compare=False)
     cancel_requested: bool = field(default=False, compare=False)
     lock_lost: bool = field(default=False, compare=False)
+    #: the ``key`` it was enqueued with: jobs of one key run one at a time, in id order
+    key: str | None = None
 
     def raise_if_cancelled(self) -> None:
         """Raise :class:`~skiplock.Cancelled` if a cancel of this job was requested: a
@@ -98,6 +100,7 @@ class Job:
             False,  # lost
             bool(get("cancel_requested")),
             False,  # lock_lost
+            get("order_key"),
         )
 
 

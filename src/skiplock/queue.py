@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from typing import Any, TypeVar
@@ -23,6 +23,7 @@ from ._checks import dumps as _dumps
 from ._checks import error_text as _error_text
 from ._checks import integer as _int
 from ._checks import milliseconds as _ms
+from ._checks import queue_limits as _queue_limits
 from ._checks import queue_names as _queues
 from ._checks import seconds as _seconds
 from ._checks import text as _text
@@ -58,6 +59,7 @@ def connect(
     pool_timeout: float = 30.0,
     max_lifetime: float = 3600.0,
     max_idle_time: float = 600.0,
+    queue_limits: Mapping[str, int] | None = None,
 ) -> Queue:
     """A :class:`Queue` on *url* (default ``$SKIPLOCK_URL``) and *table*.
 
@@ -65,9 +67,11 @@ def connect(
     is larger), keeps up to ``max_idle`` of them idle (default: all), makes a caller wait
     up to ``pool_timeout`` seconds for a free one (then :class:`~skiplock.PoolTimeout`),
     and closes a connection older than ``max_lifetime`` or unused for ``max_idle_time``
-    seconds. No connection is opened yet; a bad URL, unknown scheme, unsafe table name or
-    pool setting raises :class:`~skiplock.ConfigurationError` here, a missing driver at
-    the first use.
+    seconds. ``queue_limits`` (queue name → N) caps how many jobs of that queue hold a
+    live lease at once, across every worker that claims through a queue object given the
+    same limits. No connection is opened yet; a bad URL, unknown scheme, unsafe table
+    name, pool setting or limit raises :class:`~skiplock.ConfigurationError` here, a
+    missing driver at the first use.
     """
     return Queue(
         url,
@@ -77,6 +81,7 @@ def connect(
         pool_timeout=pool_timeout,
         max_lifetime=max_lifetime,
         max_idle_time=max_idle_time,
+        queue_limits=queue_limits,
     )
 
 
@@ -93,8 +98,11 @@ class Queue:
         pool_timeout: float = 30.0,
         max_lifetime: float = 3600.0,
         max_idle_time: float = 600.0,
+        queue_limits: Mapping[str, int] | None = None,
     ):
         self.url: DatabaseURL = parse_url(url)
+        #: queue name → the most of its jobs that may hold a live lease at once
+        self.queue_limits: dict[str, int] = _queue_limits(queue_limits)
         self.table: TableName = TableName.parse(table)
         self.dialect: Dialect = get_dialect(self.url, self.table)
         self.server: ServerInfo | None = None
@@ -340,6 +348,7 @@ class Queue:
         delay: float | None = None,
         max_attempts: int = 5,
         dedupe_key: str | None = None,
+        key: str | None = None,
         conn: Any = None,
     ) -> int:
         """Add one job; return its id.
@@ -348,6 +357,10 @@ class Queue:
         the database's clock) defer it. With ``dedupe_key``, while a job with that key is
         pending or running its id is returned and nothing is added. With ``conn``, the job
         is written in the caller's open transaction and exists only if that commits.
+
+        With ``key``, jobs of that key run one at a time in the order they were enqueued
+        (docs/worker.md, "Per-key order"): the next is claimable only once the previous is
+        done, failed or cancelled. Enqueues of one key wait for each other's transactions.
         """
         return self._call(
             calls.enqueue(
@@ -359,6 +372,7 @@ class Queue:
                 delay,
                 max_attempts,
                 dedupe_key,
+                key,
                 conn,
             )
         )
@@ -372,12 +386,14 @@ class Queue:
         run_at: datetime | None = None,
         delay: float | None = None,
         max_attempts: int = 5,
+        key: str | None = None,
         conn: Any = None,
     ) -> list[int]:
-        """Add many jobs with the same options in one statement; return their ids in order."""
+        """Add many jobs with the same options in one statement; return their ids in order.
+        With ``key``, all of them share it and run one at a time in the order given."""
         return self._call(
             calls.enqueue_many(
-                self.dialect, payloads, queue, priority, run_at, delay, max_attempts, conn
+                self.dialect, payloads, queue, priority, run_at, delay, max_attempts, key, conn
             )
         )
 
@@ -398,9 +414,10 @@ class Queue:
         claims are skipped, never waited for. A job with an expired lease and no attempts
         left ends ``failed`` instead of being returned, and so does a job whose stored
         payload cannot be decoded (``last_error`` says why; the batch's other jobs are
-        returned).
+        returned). A queue of ``queue_limits`` gives at most its limit less its jobs holding
+        a live lease, and nothing while another claim of it is under way (never waited for).
         """
-        return self._call(calls.claim(self.dialect, queues, limit, lease, conn))
+        return self._call(calls.claim(self.dialect, queues, limit, lease, self.queue_limits, conn))
 
     def heartbeat(self, job: Job, *, lease: float | None = None, conn: Any = None) -> None:
         """Move the lease's end to now + *lease* seconds (default: 30 s or the claim's).

@@ -13,6 +13,8 @@ import skiplock
 from skiplock._ops import run_sync
 from skiplock._schema import load_migrations
 
+from .test_migrations import v1_statements
+
 
 def drop(q: skiplock.Queue) -> None:
     q.uninstall()  # the table, its version table and its trigger
@@ -61,6 +63,8 @@ def test_install_is_idempotent_on_a_table_made_by_the_old_ddl(url: str) -> None:
                 tx.execute(statement.replace(f"{table}_status_{tag}", f"{table}_status"))
         # a job written by the old release (the queue itself refuses a version-1 table)
         conn = q.connection()
+        new_enqueue = q.dialect.sql["enqueue"]
+        q.dialect.sql["enqueue"] = v1_statements(q)["enqueue"]  # the old release's statement
         try:
             job_id = run_sync(q.dialect.insert({
                 "queue": "default", "payload": '"kept"', "priority": 0, "max_attempts": 5,
@@ -68,6 +72,7 @@ def test_install_is_idempotent_on_a_table_made_by_the_old_ddl(url: str) -> None:
             }), q.dialect.adapter(conn))  # fmt: skip
             conn.commit()
         finally:
+            q.dialect.sql["enqueue"] = new_enqueue
             conn.close()
         q.install()
         q.install()

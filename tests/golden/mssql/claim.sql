@@ -4,7 +4,11 @@
 -- makes the read a locking read even under READ_COMMITTED_SNAPSHOT; ROWLOCK keeps the
 -- locks on rows so READPAST skips rows, not pages. A picked row that is 'running' has an
 -- expired lease: it is claimed again as attempt + 1, or, when its attempts are spent,
--- ends 'failed'. OUTPUT returns both kinds; the dialect keeps the 'running' ones (OUTPUT
+-- ends 'failed'. A keyed job is claimable only while no earlier job of its key is pending
+-- or running and no other job of its key runs (docs/sql.md); the subquery reads without
+-- READPAST, so under locking READ COMMITTED it may wait for a transaction writing a job
+-- of the same key (READ_COMMITTED_SNAPSHOT reads the last committed row instead).
+-- OUTPUT returns both kinds; the dialect keeps the 'running' ones (OUTPUT
 -- cannot be filtered without INTO a table variable that repeats every column).
 -- Every right-hand side of SET reads the row as it was before this UPDATE. One statement
 -- serves one queue or several: queues expand to IN (N'a', ...), and IN with one value is
@@ -12,9 +16,13 @@
 SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
 WITH picked AS (
     SELECT TOP (%(limit)s) *
-    FROM [skiplock_jobs] WITH (ROWLOCK, READPAST, UPDLOCK)
+    FROM [skiplock_jobs] AS c WITH (ROWLOCK, READPAST, UPDLOCK)
     WHERE queue IN (%(queues)s) AND status IN ('pending', 'running')
       AND run_at <= SYSUTCDATETIME()
+      AND (c.order_key IS NULL OR NOT EXISTS (
+            SELECT 1 FROM [skiplock_jobs] AS e
+            WHERE e.order_key = c.order_key AND e.status IN ('pending', 'running')
+              AND e.id <> c.id AND (e.id < c.id OR e.status = 'running')))
     ORDER BY priority, run_at, id
 )
 UPDATE picked SET

@@ -1,11 +1,19 @@
 -- MySQL has no UPDATE … RETURNING: select the rows, then update them, in one short
--- transaction at READ COMMITTED. db_now is the database clock the new lease starts from.
+-- transaction at READ COMMITTED. A keyed job is claimable only while no earlier job of
+-- its key is pending or running and no other job of its key runs; the subquery is a
+-- consistent (non-locking) read, so it never waits for another claim (docs/sql.md).
+-- db_now is the database clock the new lease starts from.
 -- run_at, lease_until and finished_at are left out: the claim sets them (fewer DATETIME
 -- values for the pure-Python driver to decode).
 SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
-       dedupe_key, last_error, result, created_at, cancel_requested, UTC_TIMESTAMP(6) AS db_now
-FROM `skiplock_jobs`
+       dedupe_key, last_error, result, created_at, cancel_requested, order_key,
+       UTC_TIMESTAMP(6) AS db_now
+FROM `skiplock_jobs` AS c
 WHERE claimable = 1 AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
+  AND (c.order_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM `skiplock_jobs` AS e
+        WHERE e.order_key = c.order_key AND e.claimable = 1 AND e.id <> c.id
+          AND (e.id < c.id OR e.status = 'running')))
 ORDER BY priority, run_at, id
 LIMIT %(limit)s
 FOR UPDATE SKIP LOCKED

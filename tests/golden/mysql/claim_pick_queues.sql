@@ -1,7 +1,12 @@
 SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
-       dedupe_key, last_error, result, created_at, cancel_requested, UTC_TIMESTAMP(6) AS db_now
-FROM `skiplock_jobs`
+       dedupe_key, last_error, result, created_at, cancel_requested, order_key,
+       UTC_TIMESTAMP(6) AS db_now
+FROM `skiplock_jobs` AS c
 WHERE claimable = 1 AND queue IN (%(queues)s) AND run_at <= UTC_TIMESTAMP(6)
+  AND (c.order_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM `skiplock_jobs` AS e
+        WHERE e.order_key = c.order_key AND e.claimable = 1 AND e.id <> c.id
+          AND (e.id < c.id OR e.status = 'running')))
 ORDER BY priority, run_at, id
 LIMIT %(limit)s
 FOR UPDATE SKIP LOCKED
