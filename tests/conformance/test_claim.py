@@ -145,8 +145,12 @@ def unlocked(q: skiplock.Queue, after_pick: Callable[[], None]) -> skiplock.Queu
 
 @pytest.mark.parametrize("order", ["small first", "large first", "together"])
 def test_claims_that_read_the_same_rows_without_locks_never_share_a_job(
-    make_queue: Callable[..., skiplock.Queue], order: str
+    make_queue: Callable[..., skiplock.Queue], order: str, api: str
 ) -> None:
+    if api == "async":
+        # The hook holds each claim between its pick and its take on a barrier: on one
+        # event loop that blocks both. The statements are the same dialect operations.
+        pytest.skip("the pick/take hook blocks a thread; both async claims share one loop")
     if "claim_pick" not in make_queue().dialect.sql:
         pytest.skip("this dialect picks and takes in one statement")
     ids = make_queue().enqueue_many(range(6))
