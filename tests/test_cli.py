@@ -136,13 +136,16 @@ def test_worker_single_no_wait_exits_5_while_another_holds_the_lock(
     assert "waiting" not in run.stderr  # it did not wait: it said so once, then exited
 
 
-def test_worker_runs_an_app_by_module_name(make_queue: MakeQueue, url: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["def", "async def"])  # async: runs on the AsyncWorker
+def test_worker_runs_an_app_by_module_name(
+    make_queue: MakeQueue, url: str, tmp_path: Path, kind: str
+) -> None:
     q = make_queue()
     (tmp_path / "myapp.py").write_text(
         "import skiplock\n"
         "app = skiplock.App()\n"
         "@app.task(queue='email')\n"
-        "def greet(name, punctuation='!'):\n"
+        f"{kind} greet(name, punctuation='!'):\n"
         "    return 'hello ' + name + punctuation\n"
     )
     env = {**os.environ, "SKIPLOCK_URL": url}
@@ -168,6 +171,7 @@ def test_worker_runs_an_app_by_module_name(make_queue: MakeQueue, url: str, tmp_
     assert "worker started: queues email" in err
     assert f"job {job_id} done: myapp.greet, queue email, attempt 1/5" in err  # one line
     assert "mysql.connector" not in err  # the driver's chatter is silenced
+    assert ("handlers on the event loop" in err) == (kind == "async def")
 
 
 # -- the demo ------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from ._periodic import Schedule
 from ._url import mask_password
 from .admin import prune, retry_failed
 from .app import App, Task
+from .async_worker import AsyncWorker
 from .errors import (
     BackendError,
     Cancelled,
@@ -37,6 +38,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "App",
+    "AsyncWorker",
     "BackendError",
     "Cancelled",
     "ConfigurationError",

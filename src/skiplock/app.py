@@ -17,6 +17,7 @@ knows the name can enqueue it (``skiplock enqueue send_welcome ada@example.com``
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
@@ -24,6 +25,8 @@ from typing import Any, overload
 from ._checks import queue_limits as queue_limits_checked
 from ._checks import seconds
 from ._periodic import Schedule, tick_kwargs
+from ._worker.aio import is_async_handler
+from .async_worker import AsyncWorker
 from .errors import ConfigurationError, Discard
 from .job import Job
 from .queue import DEFAULT_TABLE, Queue
@@ -228,8 +231,29 @@ class App:
         return self.queue.enqueue(payload, **options)
 
     def handle(self, job: Job) -> Any:
-        """The worker's handler: call the job's task with its arguments."""
-        # A job that can never run here fails at once (Discard), with no retries.
+        """The worker's handler: call the job's task with its arguments. An ``async def``
+        task is run to its end on an event loop of its own (this thread's)."""
+        fn, args, kwargs = self._call_of(job)
+        if is_async_handler(fn):
+            return asyncio.run(fn(*args, **kwargs))
+        return fn(*args, **kwargs)
+
+    async def handle_async(self, job: Job) -> Any:
+        """The asyncio worker's handler: ``await`` an ``async def`` task on the running
+        loop; a sync task runs in a thread (``asyncio.to_thread``)."""
+        fn, args, kwargs = self._call_of(job)
+        if is_async_handler(fn):
+            return await fn(*args, **kwargs)
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    @property
+    def has_async_tasks(self) -> bool:
+        return any(is_async_handler(t.fn) for t in self.tasks.values())
+
+    def _call_of(self, job: Job) -> tuple[Callable[..., Any], list[Any], dict[str, Any]]:
+        """The task function of *job* and its arguments (the job first with pass_job).
+        Raises Discard (not a task call, an unknown task, bad arguments): such a job can
+        never run here, and fails at once with no retries."""
         payload = job.payload
         if not isinstance(payload, dict) or not isinstance(payload.get("task"), str):
             raise Discard(f"job {job.id} is not a task call: no 'task' name in its payload")
@@ -240,10 +264,8 @@ class App:
         args, kwargs = payload.get("args", []), payload.get("kwargs", {})
         if not isinstance(args, list) or not isinstance(kwargs, dict):
             raise Discard(f"job {job.id}: 'args' must be a list and 'kwargs' an object")
-        kwargs = {**kwargs, **tick_kwargs(payload)}
-        if task.pass_job:
-            return task.fn(job, *args, **kwargs)
-        return task.fn(*args, **kwargs)
+        kwargs = {**kwargs, **tick_kwargs(payload)}  # a periodic job's tick, when asked for
+        return task.fn, ([job, *args] if task.pass_job else list(args)), kwargs
 
     def timeout_of(self, job: Job) -> float | None:
         """The timeout of the job's task (None: no timeout, or not a task this app knows)."""
@@ -254,8 +276,18 @@ class App:
     def worker(self, *, queues: Sequence[str] | None = None, **options: Any) -> Worker:
         """A :class:`~skiplock.Worker` for this app's tasks; *queues* defaults to every
         queue a task names. Other options go to the Worker."""
+        return Worker(self.queue, self.handle, **self._worker_options(queues, options))
+
+    def async_worker(self, *, queues: Sequence[str] | None = None, **options: Any) -> AsyncWorker:
+        """An :class:`~skiplock.AsyncWorker` for this app's tasks (``async def`` tasks on
+        the loop, sync ones in threads); options as :meth:`worker`."""
+        return AsyncWorker(self.queue, self.handle_async, **self._worker_options(queues, options))
+
+    def _worker_options(
+        self, queues: Sequence[str] | None, options: dict[str, Any]
+    ) -> dict[str, Any]:
         if queues is None:
             queues = sorted({t.queue for t in self.tasks.values()}) or ["default"]
         options.setdefault("timeout", self.timeout_of)
         options.setdefault("periodic", list(self.schedules.values()))
-        return Worker(self.queue, self.handle, queues=list(queues), **options)
+        return {"queues": list(queues), **options}

@@ -18,6 +18,7 @@ A worker's second SIGTERM / SIGINT exits at once with 128 + the signal number.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import importlib
 import json
 import logging
@@ -32,8 +33,10 @@ from ._cli_jobs import add_commands as add_job_commands
 from ._cli_schema import add_schema_commands, cli_queue, require_url
 from ._retention import DEFAULT_RETENTION
 from ._url import mask_password
+from ._worker.aio import is_async_handler
 from .admin import prune, retry_failed
 from .app import App, Task
+from .async_worker import AsyncWorker
 from .errors import (
     BackendError,
     ConfigurationError,
@@ -176,17 +179,24 @@ def cmd_worker(args: argparse.Namespace) -> int:
         "retention": args.retention,
     }
     queues = args.queues.split(",") if args.queues else None
+    worker: Worker | AsyncWorker
     if isinstance(target, App):
         if not target.has_url:
             require_url(args)
         if args.url is not None or args.table != DEFAULT_TABLE:
             target.use(args.url, table=args.table)
-        worker = target.worker(queues=queues, **options)
+        # an app with async def tasks runs on the asyncio worker, without being asked
+        make = target.async_worker if target.has_async_tasks else target.worker
+        worker = make(queues=queues, **options)
     elif callable(target):
-        worker = Worker(_queue(args), target, queues=queues or ["default"], **options)
+        kind = AsyncWorker if is_async_handler(target) else Worker
+        worker = kind(_queue(args), target, queues=queues or ["default"], **options)
     else:
         raise ConfigurationError(f"{args.target} is neither a skiplock.App nor a function")
-    worker.run()
+    if isinstance(worker, AsyncWorker):
+        asyncio.run(worker.run())
+    else:
+        worker.run()
     return 0
 
 

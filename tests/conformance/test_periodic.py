@@ -3,6 +3,7 @@ for it; after downtime only the newest missed tick runs unless ``catch_up``."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from datetime import datetime, timedelta, timezone
@@ -93,6 +94,33 @@ def test_four_workers_over_several_ticks_make_one_job_per_tick(
         assert record is not None
         assert tick == datetime.fromisoformat(record.payload["periodic"]["tick"])
         assert tick.tzinfo == ZoneInfo("Europe/Paris")
+
+
+def test_an_apps_periodic_async_task_runs_on_the_asyncio_worker(queue: skiplock.Queue) -> None:
+    # App.async_worker passes the app's schedules too: the scheduler's thread runs beside
+    # the asyncio worker's parts, and the tick reaches an async def task on the loop.
+    app = skiplock.App(queue)
+    ran: list[datetime] = []
+
+    @app.periodic(cron="* * * * * *", catch_up=True)
+    @app.task(name="async_tick")
+    async def async_tick(tick: datetime) -> None:
+        await asyncio.sleep(0)
+        ran.append(tick)
+
+    worker = app.async_worker(concurrency=2, retention=None)
+
+    async def serve() -> None:
+        async with worker:
+            deadline = time.monotonic() + 60
+            while len(ran) < 2:
+                assert time.monotonic() < deadline, "no periodic job ran"
+                await asyncio.sleep(0.1)
+
+    asyncio.run(serve())
+    assert worker.counts["scheduled"] >= 2 and worker.counts["done"] >= 2
+    ticks = ticks_of(queue, "async_tick")
+    assert len(ticks) == len(set(ticks)) and set(ran) <= set(ticks)
 
 
 def _run_until_scheduled(scheduler: Scheduler, n: int) -> None:

@@ -17,7 +17,7 @@ from .test_migrations import v1_statements
 
 
 def drop(q: skiplock.Queue) -> None:
-    q.uninstall()
+    q.uninstall()  # the table, its version table and its trigger
 
 
 @pytest.fixture
@@ -76,6 +76,7 @@ def test_install_is_idempotent_on_a_table_made_by_the_old_ddl(url: str) -> None:
             conn.close()
         q.install()
         q.install()
+        assert q.schema_version() == q.schema.latest
         [job] = q.claim()
         assert (job.id, job.payload) == (job_id, "kept")
         q.complete(job)

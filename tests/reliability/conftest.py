@@ -15,7 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conformance.conftest import workers  # noqa: F401  (the fixture, shared)
+from conformance.conftest import (  # noqa: F401  (shared: the fixtures, the parametrising)
+    pytest_generate_tests,
+    worker_kind,
+    workers,
+)
 
 import skiplock
 
@@ -75,10 +79,13 @@ class Fleet:
         self.procs: list[subprocess.Popen[bytes]] = []
         self.frozen: dict[int, tuple[subprocess.Popen[bytes], float]] = {}  # pid: proc, since
         self.kills = self.freezes = 0
+        #: which worker the processes run: ``thread`` (Worker) or ``asyncio`` (AsyncWorker)
+        self.kind = "thread"
 
     def start(self, concurrency: int = 2) -> None:
         t = self.tables
         args = [str(self.q.table), t.results, t.rejected, str(self.lease), str(concurrency)]
+        args.append(self.kind)
         log = (self.logs / f"worker-{len(self.procs)}.log").open("wb")
         env = {**os.environ, "SKIPLOCK_URL": self.url}
         proc = subprocess.Popen(

@@ -14,9 +14,23 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from .._ops import ErrorInfo
 from .base import Adapter
 
 __all__ = ["MySQLConnectorAdapter", "MySQLdbAdapter", "PyMySQLAdapter"]
+
+#: mysql-connector's text for a connection that is gone, whatever class carries it
+_NOT_AVAILABLE = "MySQL Connection not available"
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """The errors *exc* was raised from or during, nearest first (a bounded walk)."""
+    out: list[BaseException] = []
+    cur = exc.__cause__ or exc.__context__
+    while cur is not None and len(out) < 8 and cur not in out:
+        out.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    return out
 
 
 class MySQLConnectorAdapter(Adapter):
@@ -31,6 +45,24 @@ class MySQLConnectorAdapter(Adapter):
     def error_codes(self, exc: BaseException) -> frozenset[int | str]:
         errno = getattr(exc, "errno", None)
         return frozenset({errno}) if isinstance(errno, int) and errno > 0 else frozenset()
+
+    def error_info(self, exc: BaseException) -> ErrorInfo:
+        """As any adapter's, except for a lost connection reported as another class:
+        mysql-connector wraps one met while it prepares a statement (reading @@sql_mode to
+        escape parameters) in ``ProgrammingError("Failed processing pyformat-parameters;
+        MySQL Connection not available")``. The cause chain, or the message when the cause
+        was dropped, says what happened; a server error (number 1000 and up) is its own."""
+        info = super().error_info(exc)
+        if info.kind in ("operational", "interface") or info.number() >= 1000:
+            return info
+        for cause in _causes(exc):
+            if isinstance(cause, self.errors):
+                inner = super().error_info(cause)
+                if inner.kind in ("operational", "interface"):
+                    return ErrorInfo(inner.codes, inner.kind, info.message)
+        if _NOT_AVAILABLE in info.message:
+            return ErrorInfo(info.codes, "interface", info.message)
+        return info
 
     def autocommit(self) -> bool:
         # in_transaction is read from the server's status flags; the autocommit property

@@ -1,0 +1,114 @@
+"""The asyncio runner: handlers as tasks on one event loop, cancellable.
+
+:class:`AsyncioRunner` is the :class:`~.runners.Runner` of :class:`skiplock.AsyncWorker`.
+The producer (a thread) hands it a job with :meth:`submit`, which schedules a task on the
+loop with ``call_soon_threadsafe``; an ``async def`` handler runs on the loop itself, a
+sync one on a thread of the runner's own pool (at most ``concurrency``, so a blocking
+handler never starves the loop's default executor). A job given up (its timeout, or
+still running after the grace) has its task cancelled: an ``async def`` handler sees
+``CancelledError`` at its next ``await`` and its slot is free when it has unwound; a sync
+handler's thread cannot be stopped and keeps its slot until it returns, as in
+:class:`skiplock.Worker`.
+
+The handler's end is reported (:meth:`~.outcome.Outcomes.handler_ended`) on a pool
+thread, since a failed attempt is written there with the sync Queue: at most
+``concurrency`` threads in all. The task table is
+touched on the loop only, so it has no lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from ..job import Job
+from .ledger import Ledger
+from .outcome import Outcomes
+from .runners import Handler, run_sync
+
+__all__ = ["AsyncioRunner", "is_async_handler"]
+
+
+def is_async_handler(handler: Handler) -> bool:
+    """True for an ``async def`` function (or a partial of one, or an object whose
+    ``__call__`` is one)."""
+    while isinstance(handler, functools.partial):
+        handler = handler.func
+    return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
+        getattr(handler, "__call__", None)  # noqa: B004 - the method, not callable()
+    )
+
+
+class AsyncioRunner:
+    """Runs each job's handler as a task on the loop given to :meth:`bind`."""
+
+    def __init__(
+        self, handler: Handler, outcomes: Outcomes, ledger: Ledger, concurrency: int
+    ) -> None:
+        self.handler = handler
+        self.outcomes = outcomes
+        self.ledger = ledger
+        self.is_async = is_async_handler(handler)
+        self.loop: asyncio.AbstractEventLoop | None = None
+        # one thread per slot: a sync handler and its report run on one; an async
+        # handler's report (a failed attempt is written there) on any
+        self.threads = ThreadPoolExecutor(concurrency, thread_name_prefix="skiplock-runner")
+        self._tasks: dict[int, asyncio.Task[None]] = {}
+
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+
+    def submit(self, job: Job) -> None:
+        assert self.loop is not None, "bind() the loop before the producer starts"
+        self.loop.call_soon_threadsafe(self._spawn, job)
+
+    def abandon(self, job: Job) -> None:
+        if self.is_async and self.loop is not None and not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(self._cancel, job.id)
+
+    def close(self) -> None:
+        pass  # the pool ends with AsyncWorker.run (see shutdown_threads)
+
+    def shutdown_threads(self) -> None:
+        self.threads.shutdown(wait=False, cancel_futures=True)
+
+    # -- on the loop ----------------------------------------------------------------------
+
+    def _spawn(self, job: Job) -> None:
+        assert self.loop is not None
+        task = self.loop.create_task(self._run(job), name=f"skiplock-job-{job.id}")
+        self._tasks[job.id] = task
+
+    def _cancel(self, job_id: int) -> None:
+        task = self._tasks.get(job_id)
+        if task is not None:
+            task.cancel()
+
+    async def _run(self, job: Job) -> None:
+        assert self.loop is not None
+        try:
+            if not self.is_async:  # the handler and its report, on one pool thread
+                await self.loop.run_in_executor(
+                    self.threads, run_sync, self.handler, self.outcomes, job
+                )
+                return
+            result: Any = None
+            error: BaseException | None = None
+            try:
+                result = await self.handler(job)
+            except asyncio.CancelledError as exc:
+                error = exc  # given up: nothing is written for it (see the module docstring)
+            except BaseException as exc:
+                error = exc
+        finally:
+            self._tasks.pop(job.id, None)
+        report = functools.partial(self.outcomes.handler_ended, job, result, error)
+        try:
+            await self.loop.run_in_executor(self.threads, report)
+        except RuntimeError:  # the pool has shut down: the worker is gone, the job lost
+            report()
+        if error is not None and not isinstance(error, (Exception, asyncio.CancelledError)):
+            raise error

@@ -1,0 +1,74 @@
+"""Batched completions: the jobs whose handlers returned, completed in one fenced statement.
+
+Runners put a finished job in the ledger (:meth:`~.ledger.Ledger.ended`); the producer
+decides when a batch is worth its round trip and calls :meth:`Completer.begin` just
+before it claims, so that the completion and the claim run at the same time on two
+connections (:meth:`Completer.flush` runs on the completer's own thread meanwhile). The
+shutdown calls :meth:`flush` directly.
+"""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from ..errors import BackendError
+from ..job import Job
+from ..queue import Queue
+from .ledger import Ledger
+from .outcome import Outcomes
+
+__all__ = ["Completer"]
+
+log = logging.getLogger("skiplock.worker")
+
+
+class Completer:
+    """Writes the completions waiting in the ledger, fenced, under ``outcomes.writes``."""
+
+    def __init__(self, queue: Queue, ledger: Ledger, outcomes: Outcomes) -> None:
+        self.queue = queue
+        self.ledger = ledger
+        self.outcomes = outcomes
+        self._thread: ThreadPoolExecutor | None = None
+
+    def open(self) -> None:
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="skiplock-flush")
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._thread.shutdown()
+
+    def begin(self) -> Future[None] | None:
+        """Start a flush on the completer's thread if completions wait; None if not."""
+        if self._thread is None or not self.ledger.has_completions():
+            return None
+        return self._thread.submit(self.flush)
+
+    def flush(self) -> None:
+        """Complete the jobs whose handlers returned, in one fenced statement.
+
+        Raises BackendError (batch kept, each job read back before its next try) when the
+        database is away."""
+        batch, unsure = self.ledger.take_completions()
+        if not batch:
+            return
+        with self.outcomes.writes:
+            try:
+                for job in unsure:  # a COMMIT whose outcome was unknown: read what happened
+                    self.outcomes.read_back(job, ("done",), "a completion")
+                batch = self.ledger.still_ours(batch)
+                lost = self.queue.complete_many(batch) if batch else []
+            except BackendError:
+                self.ledger.put_back(batch)
+                raise
+            self._settle(batch, lost)
+
+    def _settle(self, batch: list[tuple[Job, Any]], lost: list[Job]) -> None:
+        lost_ids = {j.id for j in lost}
+        for job, _ in batch:
+            if job.id in lost_ids:
+                self.outcomes.lost(job, "its completion")
+            else:
+                self.outcomes.settled(job, "done")

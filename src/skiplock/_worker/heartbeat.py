@@ -1,0 +1,78 @@
+"""The heartbeat: extends held jobs' leases, abandons jobs past their timeout, and checks
+the single-worker lock, every ``heartbeat`` seconds until the worker has finished.
+
+Each beat of a job runs under ``outcomes.writes`` and re-checks the ledger there: a job
+whose outcome is being written (or was just written) is not beaten, since its beat would
+find it gone and call it lost.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from ..errors import LeaseLost, SkiplockError
+from ..job import Job
+from .ledger import Held, Ledger
+from .outcome import Outcomes
+from .settings import Flags, Settings
+
+__all__ = ["Heartbeat"]
+
+log = logging.getLogger("skiplock.worker")
+
+
+class Heartbeat:
+    """The heartbeat thread's body (:meth:`run`); *on_lock_lost* is the producer's,
+    *on_abandon* the runner's."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        ledger: Ledger,
+        outcomes: Outcomes,
+        flags: Flags,
+        on_lock_lost: Callable[[], None],
+        on_abandon: Callable[[Job], None],
+    ) -> None:
+        self.settings = settings
+        self.ledger = ledger
+        self.outcomes = outcomes
+        self.flags = flags
+        self.on_lock_lost = on_lock_lost
+        self.on_abandon = on_abandon
+        self._failing = False
+
+    def run(self) -> None:
+        while not self.flags.finished.wait(self.settings.heartbeat):
+            self.beat()
+
+    def beat(self) -> None:
+        lock = self.settings.lock
+        if lock is not None and lock.held and not lock.check():
+            self.on_lock_lost()
+        now = time.monotonic()
+        for h in self.ledger.beatable():
+            if h.deadline is not None and now >= h.deadline and not h.finished:
+                self.outcomes.timed_out(h)
+                self.on_abandon(h.job)
+                continue
+            self._extend(h)
+
+    def _extend(self, h: Held) -> None:
+        with self.outcomes.writes:  # not while its outcome is being written
+            if not self.ledger.still_beatable(h):  # settled meanwhile, or by its handler
+                return
+            try:
+                self.settings.queue.heartbeat(h.job, lease=self.settings.lease)
+                self._failing = False
+            except LeaseLost:
+                # Its handler's own completion may have committed just now: it sets the
+                # status before its COMMIT, so a job still "running" here is lost.
+                if h.job.status == "running":
+                    self.outcomes.lost(h.job, "heartbeat")
+            except SkiplockError as exc:
+                if not self._failing:  # once per outage; the next beat tries again
+                    log.warning("heartbeat failed (%s); retrying", exc)
+                self._failing = True

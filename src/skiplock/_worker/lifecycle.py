@@ -1,0 +1,127 @@
+"""A worker's life: build the parts, take the single-worker lock, start the helper
+threads, run the producer, then shut down (grace, release, stop the runners).
+
+:class:`Crew` wires the parts around one ledger; the runner is given as a factory, so the
+sync worker and the asyncio worker share everything here and differ only in it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from contextlib import suppress
+from typing import Protocol
+
+from ..errors import BackendError
+from .completer import Completer
+from .heartbeat import Heartbeat
+from .ledger import Ledger
+from .outcome import Outcomes
+from .producer import Producer
+from .runners import Runner
+from .settings import Flags, Settings
+from .wakeup import Listener
+
+__all__ = ["Crew", "RunnerFactory", "Service"]
+
+log = logging.getLogger("skiplock.worker")
+
+RunnerFactory = Callable[[Outcomes, Ledger], Runner]
+
+
+class Service(Protocol):
+    """A background part with a thread of its own (retention, the periodic scheduler),
+    started once the lock is held and ended by the worker's ``finished`` flag."""
+
+    def start(self, stop: threading.Event) -> object: ...
+
+
+class Crew:
+    """The parts of one worker. :meth:`serve` runs once, on the calling thread."""
+
+    def __init__(self, settings: Settings, make_runner: RunnerFactory) -> None:
+        self.settings = settings
+        self.flags = Flags()
+        self.ledger = Ledger(settings.concurrency)
+        self.outcomes = Outcomes(settings.queue, self.ledger, self.flags)
+        self.completer = Completer(settings.queue, self.ledger, self.outcomes)
+        self.runner = make_runner(self.outcomes, self.ledger)
+        self.producer = Producer(settings, self.ledger, self.completer, self.runner, self.flags)
+        #: retention and the periodic scheduler, when the worker has them
+        self.services: list[Service] = []
+        self.heartbeat = Heartbeat(
+            settings,
+            self.ledger,
+            self.outcomes,
+            self.flags,
+            self.producer.lock_lost,
+            self.runner.abandon,
+        )
+
+    def stop(self) -> None:
+        """Ask for a stop from any thread (or a signal handler): no more claims."""
+        self.flags.stopping.set()
+        self.flags.wake.set()
+
+    def serve(self) -> None:
+        s, flags = self.settings, self.flags
+        lock = s.lock
+        if lock is not None:
+            if s.wait_for_lock:  # with no wait, a held lock is reported once, as an error
+                log.info("waiting for the single-worker lock %r", lock.name)
+            if not lock.acquire(wait=s.wait_for_lock, stop=flags.stopping):
+                return
+            log.info("holding the single-worker lock %r", lock.name)
+            self.producer.handover = True
+        helpers = [
+            threading.Thread(target=self.heartbeat.run, name="skiplock-heartbeat", daemon=True)
+        ]
+        if s.queue.dialect.supports_notify:
+            listen = Listener(s.queue, flags).run
+            helpers.append(threading.Thread(target=listen, name="skiplock-listen", daemon=True))
+        for t in helpers:
+            t.start()
+        for service in self.services:
+            service.start(flags.finished)
+        log.info(
+            "worker started: queues %s, concurrency %d, lease %.1fs, %s",
+            ",".join(s.queues),
+            s.concurrency,
+            s.lease,
+            s.queue.url.masked(),
+        )
+        self.completer.open()
+        try:
+            self.producer.loop()
+            self.shutdown()
+        finally:
+            self.completer.close()
+            flags.finished.set()
+            if lock is not None:
+                lock.release()
+
+    def shutdown(self) -> None:
+        """Wait up to ``grace`` for running handlers (writing their completions as they
+        come), release the jobs still unfinished (fenced), and end the runners."""
+        ledger = self.ledger
+        deadline = time.monotonic() + self.settings.grace
+        if ledger.active:
+            log.info(
+                "stopping: waiting up to %.0fs for %d running jobs",
+                self.settings.grace,
+                ledger.active,
+            )
+        while True:
+            with suppress(BackendError):
+                self.completer.flush()
+            if not ledger.busy() or time.monotonic() >= deadline:
+                break
+            self.flags.wake.wait(0.1)
+            self.flags.wake.clear()
+        for job in ledger.unfinished():
+            self.outcomes.release(job)
+            self.runner.abandon(job)
+        self.runner.close()
+        log.info("worker stopped: %s", ", ".join(f"{k} {v}" for k, v in ledger.counts.items()))

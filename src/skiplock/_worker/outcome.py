@@ -1,0 +1,182 @@
+"""A job's outcome: what its handler's end means, and the fenced write that records it.
+
+What is fenced: every write after a claim (heartbeat, complete, fail, release) names the
+job's ``attempt``; a write that finds the job taken away marks it lost (``job.lost``), is
+logged once at WARNING and changes nothing. A write whose COMMIT lost its connection has
+an unknown outcome: the job's record is read back before anything is written again, so a
+job is never completed twice and never dropped.
+
+:attr:`Outcomes.writes` is held across each fenced write (this module's, the completer's,
+the heartbeat's, the shutdown's release): one at a time, so that no heartbeat of a job
+runs while its outcome is being written (the heartbeat would find it gone and call it
+lost). It is the outer lock of the worker; the ledger's lock may be taken inside it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .._checks import dumps as _dumps
+from .._outcome import last_line, log_outcome
+from ..errors import BackendError, Cancelled, Discard, LeaseLost, SkiplockError
+from ..job import Job
+from ..queue import Queue
+from .ledger import NO_COMPLETION, Held, Ledger
+from .settings import Flags
+
+__all__ = ["Outcomes", "last_line"]
+
+log = logging.getLogger("skiplock.worker")
+
+
+class Outcomes:
+    """Turns a handler's end into the job's outcome, written fenced and counted once."""
+
+    def __init__(self, queue: Queue, ledger: Ledger, flags: Flags) -> None:
+        self.queue = queue
+        self.ledger = ledger
+        self.flags = flags
+        self.writes = threading.Lock()
+
+    def handler_ended(
+        self, job: Job, result: Any = None, error: BaseException | None = None
+    ) -> None:
+        """Called once per job by a runner, on a thread that may block (a failed attempt is
+        written here, before the job's slot is free): the handler returned *result* or
+        raised *error*. A returned job still running is queued for the completer; a job
+        the handler completed or failed itself is settled with nothing more written. A
+        BaseException that is not an Exception (a task's CancelledError, SystemExit)
+        writes nothing and stops the job's heartbeat: its lease brings it back."""
+        completion = NO_COMPLETION
+        try:
+            if error is None and job.status == "running":
+                try:
+                    _dumps(result, "result of the handler")
+                except Exception as exc:
+                    error = exc
+            if isinstance(error, LeaseLost):  # the handler's own fenced write found it gone
+                self.lost(job, "the handler's own write")
+            elif isinstance(error, (Cancelled, Discard)):
+                self.stopped(job, error)
+            elif isinstance(error, Exception):
+                self.failed(job, error)
+            elif error is not None:
+                self.settled(job, None)
+            elif job.status != "running":  # the handler completed (or failed) it itself
+                self.settled(job, job.status)
+            elif job.lost:
+                self.settled(job, None)
+            else:
+                completion = result
+        finally:
+            if self.ledger.ended(job, completion):
+                self.flags.wake.set()
+
+    def failed(self, job: Job, exc: Exception) -> None:
+        if job.lost:
+            self.settled(job, None)
+            return
+        self.ledger.note_error(job, exc)
+        self.write(job, lambda: self.queue.fail(job, last_line(exc)), applied=("pending", "failed"))
+
+    def stopped(self, job: Job, exc: Cancelled | Discard) -> None:
+        """The handler raised Cancelled (end the job ``cancelled``) or Discard (``failed``
+        now, no retries): one fenced write, like any other outcome."""
+        if job.lost:
+            self.settled(job, None)
+            return
+        why = last_line(exc)
+        self.ledger.note_error(job, exc)
+        if isinstance(exc, Cancelled):
+            self.write(
+                job, lambda: self.queue.mark_cancelled(job, reason=why), applied=("cancelled",)
+            )
+        else:
+            self.write(job, lambda: self.queue.fail(job, why, final=True), applied=("failed",))
+
+    def timed_out(self, h: Held) -> None:
+        job = h.job
+        job.lost = True  # the handler may look; its result will not be written
+        log.warning("job %d attempt %d exceeded its timeout; abandoning it", job.id, job.attempt)
+        error = TimeoutError(f"job {job.id} attempt {job.attempt} exceeded its timeout")
+        self.ledger.note_error(job, error)
+        self.write(
+            job, lambda: self.queue.fail(job, last_line(error)), applied=("pending", "failed")
+        )
+
+    def write(self, job: Job, write: Callable[[], object], *, applied: tuple[str, ...]) -> None:
+        """Run a fenced write for *job*, retrying through outages. After a failure that may
+        have committed, the job's record decides (see :meth:`read_back`)."""
+        pause, unsure = 0.2, False
+        while True:
+            with self.writes:
+                try:
+                    if unsure and self.read_back(job, applied, "a write"):
+                        return
+                    write()
+                except LeaseLost:
+                    self.lost(job, "its fenced write")
+                    return
+                except BackendError as exc:
+                    if not (exc.retryable or exc.connection_lost):
+                        log.error("job %d: %s", job.id, exc)
+                        self.settled(job, None)  # its lease brings it back
+                        return
+                    unsure = True
+                    log.warning("job %d: %s; retrying in %.1fs", job.id, exc, pause)
+                else:
+                    self.settled(job, job.status)
+                    return
+            time.sleep(pause)
+            pause = min(pause * 2, 10.0)
+
+    def read_back(self, job: Job, applied: tuple[str, ...], what: str) -> bool:
+        """After a write whose COMMIT outcome is unknown: True (and the job settled) if the
+        record shows it committed (same attempt, status in *applied*) or shows the job
+        taken away (another attempt); False if it is still ours to write again. Call with
+        :attr:`writes` held."""
+        record = self.queue.get(job.id)
+        if record is not None and record.attempt == job.attempt:
+            if record.status in applied:
+                self.settled(job, record.status)
+                return True
+            if record.status == "running":
+                return False
+        self.lost(job, f"{what} whose outcome was unknown")
+        return True
+
+    def release(self, job: Job) -> None:
+        """Shutdown: give back a job whose handler did not finish in time (fenced)."""
+        job.lost = True  # whatever its handler does now is not written
+        try:
+            with self.writes:
+                self.queue.release(job)
+            self.ledger.count("released")
+            log.info("released job %d attempt %d (it did not finish in time)", job.id, job.attempt)
+        except SkiplockError as exc:
+            log.warning("could not release job %d (%s); its lease brings it back", job.id, exc)
+        self.settled(job, None)
+
+    def lost(self, job: Job, where: str) -> None:
+        """The job is no longer ours: say so once, write nothing more for it."""
+        already, job.lost = job.lost, True
+        if not already:
+            log.warning(
+                "job %d attempt %d lost its lease (%s): another worker may run it; "
+                "its result is not written",
+                job.id,
+                job.attempt,
+                where,
+            )
+        self.settled(job, "lost")
+
+    def settled(self, job: Job, outcome: str | None) -> None:
+        """The job's outcome is written (or no longer ours to write): stop holding it and
+        count the outcome, once; log it (a loss was logged by :meth:`lost`)."""
+        held, key = self.ledger.settle(job, outcome)
+        if held is not None and key is not None and key != "lost":
+            log_outcome(job, key, time.monotonic() - held.started, held.error)

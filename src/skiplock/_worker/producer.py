@@ -1,0 +1,159 @@
+"""The producer: the worker's main loop. It claims jobs for the free slots (in batches),
+hands them to the runner, starts each batch of completions alongside its claim, and backs
+off through outages and idleness. In single mode it claims on the lock's connection and
+waits, after taking the lock, until the previous holder's jobs are over (the hand-over).
+
+Runs on one thread (the one that called :meth:`skiplock.Worker.run`); it is the only
+caller of the runner's ``submit`` and of :meth:`~.ledger.Ledger.hold`.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from typing import Any
+
+from ..errors import BackendError
+from ..job import Job
+from .completer import Completer
+from .ledger import Ledger
+from .runners import Runner
+from .settings import Flags, Settings
+
+__all__ = ["GATHER", "MIN_POLL", "Producer"]
+
+log = logging.getLogger("skiplock.worker")
+
+MIN_POLL = 0.05
+#: how long a finished job's completion may wait for others to share its statement (a real
+#: job hardly notices 5 ms; measured with the runner pool: a no-op drain at concurrency
+#: 100 went from 3,000 to 19,000 jobs/s once claims and completions were gathered)
+GATHER = 0.005
+
+
+class Producer:
+    """Claims and hands over jobs until ``flags.stopping`` is set (see :meth:`loop`)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        ledger: Ledger,
+        completer: Completer,
+        runner: Runner,
+        flags: Flags,
+    ) -> None:
+        self.settings = settings
+        self.ledger = ledger
+        self.completer = completer
+        self.runner = runner
+        self.flags = flags
+        #: single mode: the lock was just taken, the last holder's jobs may still run
+        self.handover = False
+
+    def loop(self) -> None:
+        """Claim until stopped. A BackendError that is neither retryable nor a lost
+        connection is raised; the others are retried with a growing, jittered pause."""
+        idle, outage = MIN_POLL, 0
+        wake, stopping = self.flags.wake, self.flags.stopping
+        while not stopping.is_set():
+            wake.clear()  # a wake-up after this line ends the wait below at once
+            gather = self.ledger.gather(self.settings.poll_interval, GATHER)
+            if gather > 0:
+                wake.wait(gather)
+                continue
+            try:
+                claimed = self.flush_and_claim()
+            except BackendError as exc:
+                if not (exc.retryable or exc.connection_lost):
+                    raise
+                outage += 1
+                pause = min(30.0, 0.5 * 2 ** min(outage, 6)) * random.uniform(0.75, 1.25)
+                log.warning("database unavailable (%s); retrying in %.1fs", exc, pause)
+                stopping.wait(pause)
+                continue
+            if outage:
+                log.info("database reachable again")
+                outage = 0
+            if claimed:
+                idle = MIN_POLL
+                continue
+            if not wake.wait(idle):  # a wake-up (a job finished) is not idleness
+                idle = min(idle * 2, self.settings.poll_interval)
+
+    def flush_and_claim(self) -> int:
+        """Write the finished jobs' completions and claim more, at the same time on two
+        connections: the statements touch different rows, and the database works on both
+        while this process waits (measured: no-op drains ~1.15x faster than one after the
+        other, on PostgreSQL and on MySQL). A BackendError of either is raised (the
+        flush's when both fail)."""
+        done = self.completer.begin()
+        if done is None:
+            return self.claim()
+        try:
+            return self.claim()
+        finally:
+            done.result()
+
+    def claim(self) -> int:
+        """Claim up to the free slots and start the jobs; the number started."""
+        s = self.settings
+        lock = s.lock
+        if lock is not None and not lock.held:
+            # Running jobs go on under fencing; no new claim until the lock is ours again.
+            if not lock.retake():
+                return 0
+            log.warning("holding the single-worker lock %r again", lock.name)
+            self.handover = True
+        if self.handover:
+            if not self.previous_holder_done():
+                return 0
+            self.handover = False
+            log.info("no other worker's job is running: claiming")
+        free = self.ledger.free()
+        if free <= 0:
+            return 0
+
+        def claim(conn: Any = None) -> list[Job]:
+            return s.queue.claim(queues=s.queues, limit=free, lease=s.lease, conn=conn)
+
+        if lock is None:
+            jobs = claim()
+        else:
+            # On the lock's own connection: the claim commits only while the lock is held,
+            # so a worker whose lock connection was just cut cannot claim next to the new
+            # holder, even before its heartbeat notices.
+            found = lock.run(claim, "claiming")
+            if found is None:
+                self.lock_lost()
+                return 0
+            jobs = found
+        for job in jobs:
+            self.ledger.hold(job, _deadline(s.deadline_in(job)))
+            self.runner.submit(job)
+        return len(jobs)
+
+    def previous_holder_done(self) -> bool:
+        """Single mode, after taking the lock: True once no other job of the table runs,
+        and none has gone without a heartbeat for less than a lease past its lease's end
+        (see :meth:`SingleLock.others_running`), so jobs never run in two workers at once
+        even when the previous holder was cut off from the database for a while."""
+        assert self.settings.lock is not None
+        ours = self.ledger.held_attempts()
+        return not self.settings.lock.others_running(ours, margin=self.settings.lease)
+
+    def lock_lost(self) -> None:
+        """Called by the producer or the heartbeat when the lock's connection is gone."""
+        assert self.settings.lock is not None
+        self.ledger.mark_lock_lost()  # the handlers may look, and stop early
+        log.warning(
+            "lost the single-worker lock %r (its connection ended): claiming stops until it "
+            "is held again and the new holder's jobs are finished; running jobs go on under "
+            "fencing (job.lock_lost is set)",
+            self.settings.lock.name,
+        )
+        self.flags.wake.set()
+
+
+def _deadline(limit: float | None) -> float | None:
+    return None if limit is None else time.monotonic() + limit

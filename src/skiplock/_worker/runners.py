@@ -1,0 +1,91 @@
+"""Runners: the seam where a job's handler runs. One interface, two implementations.
+
+A :class:`Runner` is given each claimed job by the producer (:meth:`Runner.submit`, which
+must not block), runs the handler somewhere, and reports its end exactly once with
+:meth:`~.outcome.Outcomes.handler_ended` on a thread that may block (a failed attempt is
+written there). Everything else (claiming, batching, heartbeats, completions, shutdown)
+does not know where handlers run, so the asyncio worker plugs in an event-loop runner
+and reuses every other part unchanged.
+
+:class:`ThreadRunner`, the sync worker's: a pool of threads, at most ``concurrency``,
+started only while jobs outnumber them (a thread per job cost more than a no-op job
+itself) and reused from job to job. Its counters are touched by the producer's thread
+only, so it has no lock.
+"""
+
+from __future__ import annotations
+
+import queue as queue_module
+import threading
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from ..job import Job
+from .ledger import Ledger
+from .outcome import Outcomes
+
+__all__ = ["Handler", "Runner", "ThreadRunner", "run_sync"]
+
+Handler = Callable[[Job], Any]
+
+
+class Runner(Protocol):
+    """Where handlers run. Called from the producer's thread only."""
+
+    def submit(self, job: Job) -> None:
+        """Run *job*'s handler (held in the ledger already); return at once."""
+
+    def abandon(self, job: Job) -> None:
+        """*job* was given up (timeout, or still running after the grace): stop its handler
+        if this runner can (a task can be cancelled; a thread cannot)."""
+
+    def close(self) -> None:
+        """No more jobs: idle runners end now, busy ones after their job."""
+
+
+class ThreadRunner:
+    """Runs handlers on a pool of reused threads (see the module's docstring)."""
+
+    def __init__(self, handler: Handler, outcomes: Outcomes, ledger: Ledger) -> None:
+        self.handler = handler
+        self.outcomes = outcomes
+        self.ledger = ledger
+        self._jobs: queue_module.SimpleQueue[Job | None] = queue_module.SimpleQueue()
+        self._threads = 0
+
+    def submit(self, job: Job) -> None:
+        # Only the producer adds to ``active`` and only it calls this: a runner that ends
+        # a job meanwhile is idle and takes the next one, so this count is enough.
+        spawn = self._threads < min(self.ledger.active, self.ledger.concurrency)
+        if spawn:
+            self._threads += 1
+        self._jobs.put(job)
+        if spawn:
+            threading.Thread(target=self._serve, name="skiplock-runner", daemon=True).start()
+
+    def abandon(self, job: Job) -> None:
+        pass  # a thread cannot be stopped: it keeps its slot until the handler returns
+
+    def close(self) -> None:
+        for _ in range(self._threads):
+            self._jobs.put(None)
+
+    def _serve(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            self.run_one(job)
+
+    def run_one(self, job: Job) -> None:
+        run_sync(self.handler, self.outcomes, job)
+
+
+def run_sync(handler: Handler, outcomes: Outcomes, job: Job) -> None:
+    """Run a sync handler on this thread and report its end (a BaseException that is not
+    an Exception is reported, then raised again)."""
+    try:
+        result = handler(job)
+    except BaseException as exc:
+        outcomes.handler_ended(job, error=exc)
+        if not isinstance(exc, Exception):
+            raise
+    else:
+        outcomes.handler_ended(job, result)

@@ -1,0 +1,48 @@
+"""Wake-ups: on databases with LISTEN/NOTIFY, a listener that wakes the producer as soon
+as a job is enqueued. Elsewhere (and while the listener's connection is down) the
+producer polls, backing off to ``poll_interval`` while idle (see :mod:`.producer`).
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import suppress
+from typing import Any
+
+from ..queue import Queue
+from .settings import Flags
+
+__all__ = ["Listener"]
+
+log = logging.getLogger("skiplock.worker")
+
+
+class Listener:
+    """The listener thread's body (:meth:`run`): holds one LISTEN connection of its own,
+    reopened with a backoff after a failure, until the worker has finished."""
+
+    def __init__(self, queue: Queue, flags: Flags) -> None:
+        self.queue = queue
+        self.flags = flags
+
+    def run(self) -> None:
+        d, pause = self.queue.dialect, 0.5
+        conn: Any = None
+        while not self.flags.finished.is_set():
+            try:
+                if conn is None:
+                    conn = d.listen()
+                    pause = 0.5
+                if d.wait_notify(conn, 1.0):
+                    self.flags.wake.set()
+            except Exception as exc:  # polling goes on meanwhile; try again later
+                log.debug("LISTEN connection failed (%s); polling only for now", exc)
+                if conn is not None:
+                    with suppress(Exception):
+                        conn.close()
+                conn = None
+                self.flags.finished.wait(pause)
+                pause = min(pause * 2, 30.0)
+        if conn is not None:
+            with suppress(Exception):
+                conn.close()

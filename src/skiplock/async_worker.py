@@ -1,0 +1,133 @@
+"""The asyncio worker: ``async def`` handlers as tasks on one event loop.
+
+It is :class:`~skiplock.Worker` with one part swapped: the runner
+(:class:`~skiplock._worker.aio.AsyncioRunner`). The producer, the completer, the heartbeat,
+the listener and the shutdown are the sync worker's own code, and their database I/O
+still runs on the sync :class:`~skiplock.Queue` in threads (the producer's thread is
+started by :meth:`AsyncWorker.run`); only the handlers run on the loop. A sync handler
+given to it runs on a thread of its own pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import threading
+
+from ._worker.aio import AsyncioRunner
+from ._worker.ledger import Ledger
+from ._worker.outcome import Outcomes
+from ._worker.runners import Runner
+from .worker import WorkerOptions
+
+__all__ = ["AsyncWorker"]
+
+log = logging.getLogger("skiplock.worker")
+
+
+class AsyncWorker(WorkerOptions):
+    """Run ``await handler(job)`` for jobs claimed from *queues*, on the running loop.
+
+    Same options, outcomes and guarantees as :class:`~skiplock.Worker`. Differences: a job
+    past its ``timeout`` (or still running after the ``grace``) has its task cancelled, so
+    an ``async def`` handler frees its slot at its next ``await``; a sync handler runs in a
+    thread and keeps its slot until it returns, as in the Worker.
+
+    ``await worker.run()``; or ``async with worker:`` (:meth:`start` on entry,
+    :meth:`stop` on exit); or :meth:`start` / ``await`` :meth:`stop`.
+    """
+
+    _runner: AsyncioRunner
+    _task: asyncio.Task[None] | None = None
+    _signals = 0
+
+    def _make_runner(self, outcomes: Outcomes, ledger: Ledger) -> Runner:
+        self._runner = AsyncioRunner(self.handler, outcomes, ledger, self.concurrency)
+        return self._runner
+
+    async def run(self, *, install_signals: bool = True) -> None:
+        """Work until :meth:`stop` / :meth:`request_stop` (or SIGTERM / SIGINT when the loop
+        runs on the main thread), as :meth:`skiplock.Worker.run` does. Cancelling this
+        coroutine stops the worker the same way (grace, then release) before it ends.
+        Raises what the Worker raises (e.g. :class:`~skiplock.LockNotAcquired`)."""
+        loop = asyncio.get_running_loop()
+        self._runner.bind(loop)
+        done: asyncio.Future[None] = loop.create_future()
+
+        def serve() -> None:
+            error: BaseException | None = None
+            try:
+                self._crew.serve()
+            except BaseException as exc:
+                error = exc
+            finally:
+                self._crew.flags.finished.set()
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(_settle, done, error)
+
+        installed: list[signal.Signals] = []
+        if install_signals and threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(signum, self._on_signal, signum)
+                installed.append(signum)
+        log.info("asyncio worker: handlers on the event loop, %d at most", self.concurrency)
+        thread = threading.Thread(target=serve, name="skiplock-worker", daemon=True)
+        thread.start()
+        try:
+            try:
+                await asyncio.shield(done)
+            except asyncio.CancelledError:
+                self.request_stop()
+                await done
+                raise
+        finally:
+            for signum in installed:
+                loop.remove_signal_handler(signum)
+            self._runner.shutdown_threads()
+
+    def start(self) -> AsyncWorker:
+        """Run as a task of the running loop (no signal handlers); see :meth:`stop`."""
+        self._task = asyncio.get_running_loop().create_task(
+            self.run(install_signals=False), name="skiplock-worker"
+        )
+        return self
+
+    def request_stop(self) -> None:
+        """Ask the worker to stop; returns at once. Safe from any thread."""
+        self._crew.stop()
+
+    async def stop(self, *, wait: bool = True, timeout: float | None = None) -> None:
+        """Ask the worker to stop; with *wait*, until it has (at most *timeout* seconds).
+        Raises the error the worker's :meth:`run` ended with, if any."""
+        self.request_stop()
+        task = self._task
+        if not wait or task is None:
+            return
+        await asyncio.wait({task}, timeout=timeout)
+        if task.done() and not task.cancelled() and task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]
+
+    async def __aenter__(self) -> AsyncWorker:
+        return self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    def _on_signal(self, signum: int) -> None:
+        self._signals += 1
+        if self._signals > 1:
+            log.warning("second signal %d: exiting now; leases will bring jobs back", signum)
+            os._exit(128 + signum)
+        log.info("signal %d: stopping (grace %.0fs; send it again to exit now)", signum, self.grace)
+        self.request_stop()
+
+
+def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
+    if done.done():
+        return
+    if error is None:
+        done.set_result(None)
+    else:
+        done.set_exception(error)

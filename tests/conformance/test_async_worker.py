@@ -1,0 +1,185 @@
+"""What only the asyncio worker does, on every backend: ``async def`` handlers on one event
+loop, cancelled when given up, and ``async def`` App tasks. (Everything the two workers
+share runs from the same test bodies for both: see ``conftest.py``.)"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+import skiplock
+from skiplock import AsyncWorker, Job
+
+from .conftest import drained
+
+
+async def until(probe: Callable[[], object], timeout: float = 15.0, what: str = "") -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if probe():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what or probe}")
+
+
+def run(main: Callable[[], Awaitable[None]]) -> None:
+    asyncio.run(asyncio.wait_for(main(), 60))
+
+
+def test_async_handlers_run_concurrently_on_one_loop(queue: skiplock.Queue) -> None:
+    ids = queue.enqueue_many([{"n": i} for i in range(5)])
+    threads: set[int] = set()
+
+    async def main() -> None:
+        all_in = asyncio.Event()
+        inside = 0
+
+        async def handler(job: Job) -> Any:
+            nonlocal inside
+            threads.add(threading.get_ident())
+            inside += 1
+            if inside == 5:
+                all_in.set()
+            await asyncio.wait_for(all_in.wait(), 20)  # only if all five run at once
+            return {"double": job.payload["n"] * 2}
+
+        async with AsyncWorker(queue, handler, concurrency=5, lease=10) as w:
+            await until(lambda: w.counts["done"] == 5, what="five completions")
+        assert threads == {threading.get_ident()}  # the test's own loop ran every handler
+
+    run(main)
+    for i, job_id in enumerate(ids):
+        record = queue.get(job_id)
+        assert record is not None and record.status == "done"
+        assert record.result == {"double": i * 2}
+
+
+def test_an_async_handlers_exception_retries_then_fails(queue: skiplock.Queue) -> None:
+    job_id = queue.enqueue("x", max_attempts=2)
+
+    async def handler(job: Job) -> None:
+        await asyncio.sleep(0)
+        raise ValueError(f"bad input {job.attempt}")
+
+    async def main() -> None:
+        w = AsyncWorker(queue, handler, lease=5).start()
+        await until(lambda: w.counts["failed"] == 1, timeout=30, what="the job to fail")
+        await w.stop()
+        assert w.counts["retried"] == 1
+
+    run(main)
+    record = queue.get(job_id)
+    assert record is not None and record.status == "failed"
+    assert record.last_error == "ValueError: bad input 2"
+
+
+def test_a_timeout_cancels_the_handlers_task_and_frees_its_slot(queue: skiplock.Queue) -> None:
+    slow = queue.enqueue("slow", max_attempts=1, priority=0)
+    quick = queue.enqueue("quick", priority=1)
+    cancelled: list[int] = []
+
+    async def handler(job: Job) -> str:
+        if job.payload == "quick":
+            return "quick"
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.append(job.id)
+            raise
+        return "too late"
+
+    async def main() -> None:
+        # one slot: the quick job can only run once the slow one's task is cancelled
+        async with AsyncWorker(
+            queue, handler, concurrency=1, lease=5, heartbeat=0.1, timeout=0.5
+        ) as w:
+            await until(lambda: w.counts["done"] == 1, timeout=30, what="the quick job")
+
+    run(main)
+    assert cancelled == [slow]
+    slow_record, quick_record = queue.get(slow), queue.get(quick)
+    assert slow_record is not None and slow_record.status == "failed"
+    assert (slow_record.last_error or "").startswith("TimeoutError")
+    assert quick_record is not None and quick_record.result == "quick"
+
+
+def test_cancelling_run_stops_after_the_grace_and_releases(queue: skiplock.Queue) -> None:
+    job_id = queue.enqueue("stuck")
+    started = asyncio.Event()
+
+    async def handler(job: Job) -> None:
+        started.set()
+        await asyncio.sleep(60)
+
+    async def main() -> None:
+        w = AsyncWorker(queue, handler, lease=10, grace=0.5)
+        task = asyncio.create_task(w.run(install_signals=False))
+        await asyncio.wait_for(started.wait(), 20)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert w.counts["released"] == 1
+
+    run(main)
+    record = queue.get(job_id)
+    assert record is not None and record.status == "pending"
+
+
+def test_async_app_tasks_run_on_both_workers(
+    make_queue: Callable[..., skiplock.Queue],
+) -> None:
+    q = make_queue()
+    app = skiplock.App(q)
+
+    @app.task(queue="q")
+    async def greet(name: str) -> str:
+        await asyncio.sleep(0)
+        return f"hello {name}"
+
+    @app.task(queue="q")
+    def shout(name: str) -> str:
+        return name.upper()
+
+    assert app.has_async_tasks
+    first = [greet.defer("ada"), shout.defer("bob")]
+
+    async def main() -> None:
+        async with app.async_worker(lease=5) as w:
+            await until(lambda: w.counts["done"] == 2, what="two completions")
+
+    run(main)
+    second = greet.defer("cy")  # the sync Worker runs an async task on a loop of its own
+    w = app.worker(lease=5).start()
+    try:
+        deadline = time.monotonic() + 20
+        while not drained(q) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        w.stop(timeout=15)
+    results = [r.result for r in (q.get(i) for i in [*first, second]) if r is not None]
+    assert results == ["hello ada", "BOB", "hello cy"]
+
+
+def test_a_handler_cancelled_from_inside_gives_its_job_back_to_the_lease(
+    queue: skiplock.Queue,
+) -> None:
+    job_id = queue.enqueue("x")
+
+    async def handler(job: Job) -> str:
+        if job.attempt == 1:
+            raise asyncio.CancelledError  # not the worker's doing: no outcome is written
+        return "second"
+
+    async def main() -> None:
+        # the heartbeat must stop extending the first attempt, or it never comes back
+        async with AsyncWorker(queue, handler, lease=1.0, heartbeat=0.2) as w:
+            await until(lambda: w.counts["done"] == 1, timeout=30, what="the second attempt")
+
+    run(main)
+    record = queue.get(job_id)
+    assert record is not None and (record.status, record.attempt) == ("done", 2)
