@@ -180,3 +180,26 @@ def test_a_pyodbc_duplicate_key_is_read_as_an_active_key() -> None:
 def test_placeholders_are_only_named_ones() -> None:
     for sql in mssql().sql.values():
         assert not re.search(r"%(?!\(\w+\)s)", sql)
+
+
+def test_mysql_connector_reports_a_lost_connection_under_another_class_as_lost() -> None:
+    # mysql-connector raises ProgrammingError("Failed processing pyformat-parameters; MySQL
+    # Connection not available") from the OperationalError of a connection gone while it
+    # prepared a statement: lost (retryable), by the cause chain or by the message alone.
+    errors = pytest.importorskip("mysql.connector.errors")
+    from skiplock.drivers.mysql import MySQLConnectorAdapter
+
+    dialect = get_dialect(parse_url("mysql://root@localhost/test"), TableName.parse("jobs"))
+    adapter = MySQLConnectorAdapter(None, pytest.importorskip("mysql.connector"))
+    text = "Failed processing pyformat-parameters; MySQL Connection not available"
+    try:
+        try:
+            raise errors.OperationalError("Lost connection to MySQL server", errno=2013)
+        except errors.OperationalError as cause:
+            raise errors.ProgrammingError(text) from cause
+    except errors.ProgrammingError as exc:
+        chained: BaseException = exc
+    assert dialect.classify(adapter.error_info(chained)) == (True, True)
+    assert dialect.classify(adapter.error_info(errors.ProgrammingError(text))) == (True, True)
+    plain = errors.ProgrammingError("You have an error in your SQL syntax", errno=1064)
+    assert dialect.classify(adapter.error_info(plain)) == (False, False)
