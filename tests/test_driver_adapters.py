@@ -203,3 +203,16 @@ def test_mysql_connector_reports_a_lost_connection_under_another_class_as_lost()
     assert dialect.classify(adapter.error_info(errors.ProgrammingError(text))) == (True, True)
     plain = errors.ProgrammingError("You have an error in your SQL syntax", errno=1064)
     assert dialect.classify(adapter.error_info(plain)) == (False, False)
+
+
+def test_the_c_extensions_own_lost_connection_error_is_caught_and_lost() -> None:
+    # CMySQLConnection.commit() lets _mysql_connector.MySQLInterfaceError escape unwrapped
+    # when the server went away (a worker thread died of it in the full suite on MySQL).
+    cext = pytest.importorskip("_mysql_connector")
+    from skiplock.drivers.mysql import MySQLConnectorAdapter
+
+    dialect = get_dialect(parse_url("mysql://root@localhost/test"), TableName.parse("jobs"))
+    adapter = MySQLConnectorAdapter(None, pytest.importorskip("mysql.connector"))
+    exc = cext.MySQLInterfaceError("Lost connection to MySQL server during query")
+    assert isinstance(exc, adapter.errors)
+    assert dialect.classify(adapter.error_info(exc)) == (True, True)

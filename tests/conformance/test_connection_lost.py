@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import skiplock
 
-from .test_pool import session_of
 from .test_single import kill_session
 
 
@@ -18,9 +17,10 @@ def test_a_connection_killed_before_a_statement_with_parameters_is_lost(
     # its cause. Classified as a plain error, it ended the worker's thread.
     conn = queue.connection()
     try:
-        session = session_of(queue, conn)  # a statement without parameters
-        conn.commit()
         cur = conn.cursor()
+        cur.execute(queue.dialect.sql["session_id"])  # a statement without parameters
+        session = int(cur.fetchall()[0][0])
+        conn.commit()
         kill_session(queue, session)
         try:
             cur.execute("SELECT %(a)s AS a", {"a": 1})

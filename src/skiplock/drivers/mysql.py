@@ -33,14 +33,38 @@ def _causes(exc: BaseException) -> list[BaseException]:
     return out
 
 
+def _cext_error() -> type[BaseException] | None:
+    """``_mysql_connector.MySQLError`` where the C extension is installed, else None."""
+    try:
+        from _mysql_connector import MySQLError  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return MySQLError  # type: ignore[no-any-return]
+
+
 class MySQLConnectorAdapter(Adapter):
     """mysql-connector-python: ``MySQLConnection`` (pure) and ``CMySQLConnection``."""
 
     database: ClassVar[str] = "mysql"
     driver: ClassVar[str] = "mysql-connector"
 
+    def __init__(self, connection: Any, module: Any, *, owned: bool = False) -> None:
+        super().__init__(connection, module, owned=owned)
+        # The C extension's connection lets its own errors escape unwrapped in places
+        # (``commit()`` after the server went away raises ``_mysql_connector.
+        # MySQLInterfaceError``, which is no ``mysql.connector.Error``): catch them too.
+        cext = _cext_error()
+        if cext is not None:
+            self.errors = (*self.errors, cext)
+
     def cursor(self) -> Any:
         return self.connection.cursor(buffered=False, raw=False, dictionary=False)
+
+    def error_kind(self, exc: BaseException) -> str:
+        cext = _cext_error()
+        if cext is not None and isinstance(exc, cext):
+            return "interface" if type(exc).__name__ == "MySQLInterfaceError" else "other"
+        return super().error_kind(exc)
 
     def error_codes(self, exc: BaseException) -> frozenset[int | str]:
         errno = getattr(exc, "errno", None)
