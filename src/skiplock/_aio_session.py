@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -22,11 +22,13 @@ from ._acompat import asleep
 from ._aio_ops import run_async, run_theirs_async
 from ._aio_pool import AsyncPool
 from ._aio_transaction import AsyncTransaction
+from ._checks import queue_limits as checked_queue_limits
 from ._ops import Op, StatementError
 from ._pool_state import PoolSettings
 from ._schema import Schema
-from ._url import DatabaseURL
-from .dialects import Dialect, ServerInfo
+from ._sql import TableName
+from ._url import DatabaseURL, parse_url
+from .dialects import Dialect, ServerInfo, get_dialect
 from .drivers.aio import AsyncAdapter
 from .errors import BackendError
 
@@ -45,34 +47,36 @@ _RETRIES = 5
 class AsyncSession:
     """The connections of one queue and the transactions run on them (see the module)."""
 
-    url: DatabaseURL
-    dialect: Dialect
-    schema: Schema
-    #: the server's product and version, read on the first connection
-    server: ServerInfo | None
-    pool_settings: PoolSettings
-    _pool: AsyncPool
-    #: set once the table's schema version was found to be the one this code knows
-    _schema_ok: bool
+    def _setup(
+        self,
+        url: str | None,
+        table: str,
+        queue_limits: Mapping[str, int] | None,
+        *pool: object,
+    ) -> None:
+        """The queue's settings, checked (``ConfigurationError``), and its pool; no
+        connection is opened. *pool*: ``max_size, max_idle, pool_timeout, max_lifetime,
+        max_idle_time`` as the queue's constructor takes them."""
+        self.url: DatabaseURL = parse_url(url)
+        #: queue name → the most of its jobs that may hold a live lease at once
+        self.queue_limits: dict[str, int] = checked_queue_limits(queue_limits)
+        self.table: TableName = TableName.parse(table)
+        self.dialect: Dialect = get_dialect(self.url, self.table)
+        #: the server's product and version, read on the first connection
+        self.server: ServerInfo | None = None
+        self.schema = Schema(self.dialect)
+        #: set once the table's schema version was found to be the one this code knows
+        self._schema_ok = False
+        self.pool_settings = PoolSettings.check(*pool)
+        self._pool = self._make_pool()
 
     async def adapt(self, conn: Any) -> AsyncAdapter:
         raise NotImplementedError  # the queue's
 
     # -- connections ----------------------------------------------------------------------
 
-    def _make_pool(
-        self,
-        max_size: object,
-        max_idle: object,
-        timeout: object,
-        max_lifetime: object,
-        max_idle_time: object,
-    ) -> AsyncPool:
-        """The queue's pool of adapters (see :class:`~skiplock._aio_pool.AsyncPool`), its
-        settings checked."""
-        self.pool_settings = PoolSettings.check(
-            max_size, max_idle, timeout, max_lifetime, max_idle_time
-        )
+    def _make_pool(self) -> AsyncPool:
+        """The queue's pool of adapters (see :class:`~skiplock._aio_pool.AsyncPool`)."""
         return AsyncPool(
             self._open,
             usable=self._usable,

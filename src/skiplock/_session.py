@@ -15,19 +15,21 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import _calls as calls
 from ._acompat import sleep
+from ._checks import queue_limits as checked_queue_limits
 from ._ops import Op, StatementError, run_sync, run_theirs
 from ._pool import Pool
 from ._pool_state import PoolSettings
 from ._schema import Schema
+from ._sql import TableName
 from ._transaction import Transaction
-from ._url import DatabaseURL
-from .dialects import Dialect, ServerInfo
+from ._url import DatabaseURL, parse_url
+from .dialects import Dialect, ServerInfo, get_dialect
 from .drivers import Adapter
 from .errors import BackendError
 
@@ -46,34 +48,36 @@ _RETRIES = 5
 class Session:
     """The connections of one queue and the transactions run on them (see the module)."""
 
-    url: DatabaseURL
-    dialect: Dialect
-    schema: Schema
-    #: the server's product and version, read on the first connection
-    server: ServerInfo | None
-    pool_settings: PoolSettings
-    _pool: Pool
-    #: set once the table's schema version was found to be the one this code knows
-    _schema_ok: bool
+    def _setup(
+        self,
+        url: str | None,
+        table: str,
+        queue_limits: Mapping[str, int] | None,
+        *pool: object,
+    ) -> None:
+        """The queue's settings, checked (``ConfigurationError``), and its pool; no
+        connection is opened. *pool*: ``max_size, max_idle, pool_timeout, max_lifetime,
+        max_idle_time`` as the queue's constructor takes them."""
+        self.url: DatabaseURL = parse_url(url)
+        #: queue name → the most of its jobs that may hold a live lease at once
+        self.queue_limits: dict[str, int] = checked_queue_limits(queue_limits)
+        self.table: TableName = TableName.parse(table)
+        self.dialect: Dialect = get_dialect(self.url, self.table)
+        #: the server's product and version, read on the first connection
+        self.server: ServerInfo | None = None
+        self.schema = Schema(self.dialect)
+        #: set once the table's schema version was found to be the one this code knows
+        self._schema_ok = False
+        self.pool_settings = PoolSettings.check(*pool)
+        self._pool = self._make_pool()
 
     def adapt(self, conn: Any) -> Adapter:
         raise NotImplementedError  # the queue's
 
     # -- connections ----------------------------------------------------------------------
 
-    def _make_pool(
-        self,
-        max_size: object,
-        max_idle: object,
-        timeout: object,
-        max_lifetime: object,
-        max_idle_time: object,
-    ) -> Pool:
-        """The queue's pool of adapters (see :class:`~skiplock._aio_pool.AsyncPool`), its
-        settings checked."""
-        self.pool_settings = PoolSettings.check(
-            max_size, max_idle, timeout, max_lifetime, max_idle_time
-        )
+    def _make_pool(self) -> Pool:
+        """The queue's pool of adapters (see :class:`~skiplock._aio_pool.AsyncPool`)."""
         return Pool(
             self._open,
             usable=self._usable,

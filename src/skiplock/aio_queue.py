@@ -18,11 +18,7 @@ from typing import Any
 from . import _calls as calls
 from ._aio_session import AsyncSession
 from ._aio_transaction import AsyncTransaction
-from ._checks import queue_limits as queue_limits_checked
-from ._schema import Schema
-from ._sql import TableName
-from ._url import DatabaseURL, parse_url
-from .dialects import Dialect, ServerInfo, get_dialect
+from .dialects import ServerInfo
 from .drivers.aio import AsyncAdapter
 from .drivers.aio_adapt import adapt_async
 from .job import Job, Stats
@@ -74,17 +70,10 @@ class AsyncQueue(AsyncSession):
         max_idle_time: float = 600.0,
         queue_limits: Mapping[str, int] | None = None,
     ):
-        self.url: DatabaseURL = parse_url(url)
-        #: queue name → the most of its jobs that may hold a live lease at once
-        self.queue_limits: dict[str, int] = queue_limits_checked(queue_limits)
         self._url_text = url
-        self.table: TableName = TableName.parse(table)
-        self.dialect: Dialect = get_dialect(self.url, self.table)
-        self.server: ServerInfo | None = None
-        self.schema = Schema(self.dialect)
-        #: set once the table's schema version was found to be the one this code knows
-        self._schema_ok = False
-        self._pool = self._make_pool(max_size, max_idle, pool_timeout, max_lifetime, max_idle_time)
+        self._setup(
+            url, table, queue_limits, max_size, max_idle, pool_timeout, max_lifetime, max_idle_time
+        )
 
     def __repr__(self) -> str:
         return f"<skiplock.AsyncQueue {self.url.masked()} table={self.table}>"

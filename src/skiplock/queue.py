@@ -19,16 +19,12 @@ from ._checks import dumps as _dumps
 from ._checks import error_text as _error_text
 from ._checks import integer as _int
 from ._checks import milliseconds as _ms
-from ._checks import queue_limits as _queue_limits
 from ._checks import queue_names as _queues
 from ._checks import seconds as _seconds
 from ._checks import text as _text
-from ._schema import Schema
 from ._session import Session
-from ._sql import TableName
 from ._transaction import Transaction
-from ._url import DatabaseURL, parse_url
-from .dialects import Dialect, ServerInfo, get_dialect
+from .dialects import ServerInfo
 from .drivers import Adapter, adapt
 from .job import Job, Stats
 
@@ -89,16 +85,9 @@ class Queue(Session):
         max_idle_time: float = 600.0,
         queue_limits: Mapping[str, int] | None = None,
     ):
-        self.url: DatabaseURL = parse_url(url)
-        #: queue name → the most of its jobs that may hold a live lease at once
-        self.queue_limits: dict[str, int] = _queue_limits(queue_limits)
-        self.table: TableName = TableName.parse(table)
-        self.dialect: Dialect = get_dialect(self.url, self.table)
-        self.server: ServerInfo | None = None
-        self.schema = Schema(self.dialect)
-        #: set once the table's schema version was found to be the one this code knows
-        self._schema_ok = False
-        self._pool = self._make_pool(max_size, max_idle, pool_timeout, max_lifetime, max_idle_time)
+        self._setup(
+            url, table, queue_limits, max_size, max_idle, pool_timeout, max_lifetime, max_idle_time
+        )
 
     def __repr__(self) -> str:
         return f"<skiplock.Queue {self.url.masked()} table={self.table}>"
