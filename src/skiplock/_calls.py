@@ -110,9 +110,7 @@ def key_limit(key: object, key_concurrency: object) -> int | None:
         return None
     n = integer(key_concurrency, "key_concurrency", 1, MAX_KEY_CONCURRENCY)
     if key is None:
-        raise ConfigurationError(
-            "key_concurrency limits the jobs of one key: pass key=... with it"
-        )
+        raise ConfigurationError("key_concurrency limits the jobs of one key: pass key=... with it")
     return None if n == 1 else n
 
 

@@ -22,9 +22,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
-from ._checks import queue_limits as queue_limits_checked
 from ._calls import MAX_KEY_CONCURRENCY
 from ._checks import integer, seconds
+from ._checks import queue_limits as queue_limits_checked
 from ._periodic import Schedule, tick_kwargs
 from ._worker.aio import is_async_handler
 from .aio_queue import AsyncQueue
@@ -188,7 +188,15 @@ class App:
             if task_name in self.tasks:
                 raise ConfigurationError(f"a task named {task_name!r} is already registered")
             t = Task(
-                self, f, task_name, queue, max_attempts, priority, timeout, pass_job, key_concurrency
+                self,
+                f,
+                task_name,
+                queue,
+                max_attempts,
+                priority,
+                timeout,
+                pass_job,
+                key_concurrency,
             )
             self.tasks[task_name] = t
             return t

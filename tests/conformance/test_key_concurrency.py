@@ -112,7 +112,9 @@ def test_the_nth_job_waits_for_a_running_one_to_end(queue: skiplock.Queue) -> No
 
 
 def test_a_retried_job_keeps_its_place_under_n(queue: skiplock.Queue) -> None:
-    a, b, c = (queue.enqueue({"n": i}, key="k", key_concurrency=2, max_attempts=3) for i in range(3))
+    a, b, c = (
+        queue.enqueue({"n": i}, key="k", key_concurrency=2, max_attempts=3) for i in range(3)
+    )
     ja, jb = held_jobs(queue)
     assert (ja.id, jb.id) == (a, b)
     assert queue.fail(ja, "again", retry_in=0.3) == "pending"
@@ -234,6 +236,7 @@ def test_migration_5_on_a_version_4_table_holding_jobs_in_every_state(
     with pytest.raises(skiplock.LeaseLost):
         old.complete(stale)  # fencing intact across the upgrade
     old.complete(live)  # the old release's fenced write on the migrated table
+    assert new.get(live_id).status == "done"  # type: ignore[union-attr]
     assert startable(new, queues="held") == [behind]
     # the old release keeps claiming and enqueuing on the new table
     late = old.enqueue({"s": "old enqueue"}, key="z")
