@@ -10,9 +10,11 @@ WITH picked AS (
     AND (c.order_key IS NULL OR (
         NOT EXISTS (
             SELECT 1 FROM "skiplock_jobs" AS e
-            WHERE e.order_key = c.order_key AND e.status = 'pending' AND e.id < c.id)
+            WHERE e.order_key = c.order_key AND e.id < c.id
+              AND (CASE e.status WHEN 'pending' THEN 0 WHEN 'running' THEN 1 END) = 0)
         AND (SELECT count(*) FROM "skiplock_jobs" AS e
-             WHERE e.order_key = c.order_key AND e.status = 'running' AND e.id <> c.id)
+             WHERE e.order_key = c.order_key AND e.id <> c.id
+               AND (CASE e.status WHEN 'pending' THEN 0 WHEN 'running' THEN 1 END) = 1)
             < COALESCE(c.key_limit, 1)))
     ORDER BY priority, run_at, id
     LIMIT %(limit)s
