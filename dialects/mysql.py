@@ -111,6 +111,15 @@ class MySQLDialect(Dialect):
         super().__init__(*args, **kwargs)
         #: C-extension connections' sockets (None: not found), kept while they live
         self._sockets: weakref.WeakKeyDictionary[Any, int | None] = weakref.WeakKeyDictionary()
+        self._claims = {n: self.sql[n] for n in ("claim_pick", "claim_pick_queues")}
+        self._key_test("no_earlier_pending")
+
+    def _key_test(self, name: str) -> None:
+        # Both servers read the claim's test (a) best in a different form (mysql.sql).
+        lines = self.sql[name].splitlines()
+        test = "\n".join(line for line in lines if not line.startswith("--"))
+        for n, sql in self._claims.items():
+            self.sql[n] = sql.replace("{no_earlier_pending}", test)
 
     def quote(self, ident: str) -> str:
         return "`" + ident.replace("`", "``") + "`"
@@ -189,6 +198,8 @@ class MySQLDialect(Dialect):
         [row] = rows
         info = parse_server_version(str(row["v"]))
         self.insert_returning = info.product == "MariaDB"
+        if self.insert_returning:
+            self._key_test("no_earlier_pending_mariadb")
         return replace(info, driver=_mysql_driver.driver_name(self.driver))
 
     def classify(self, info: ErrorInfo) -> tuple[bool, bool]:

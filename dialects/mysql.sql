@@ -78,9 +78,7 @@ SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_
 FROM {table} AS c
 WHERE claimable = 1 AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
   AND (c.order_key IS NULL OR (
-        NOT EXISTS (
-            SELECT 1 FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
-            WHERE e.order_key = c.order_key AND e.status = 'pending' AND e.id < c.id)
+        {no_earlier_pending}
         AND (SELECT COUNT(*) FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
              WHERE e.order_key = c.order_key AND e.status = 'running' AND e.id <> c.id)
             < COALESCE(c.key_limit, 1)))
@@ -95,15 +93,32 @@ SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_
 FROM {table} AS c
 WHERE claimable = 1 AND queue IN (%(queues)s) AND run_at <= UTC_TIMESTAMP(6)
   AND (c.order_key IS NULL OR (
-        NOT EXISTS (
-            SELECT 1 FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
-            WHERE e.order_key = c.order_key AND e.status = 'pending' AND e.id < c.id)
+        {no_earlier_pending}
         AND (SELECT COUNT(*) FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
              WHERE e.order_key = c.order_key AND e.status = 'running' AND e.id <> c.id)
             < COALESCE(c.key_limit, 1)))
 ORDER BY priority, run_at, id
 LIMIT %(limit)s
 FOR UPDATE SKIP LOCKED
+
+-- name: no_earlier_pending
+-- The claims' test (a) "no earlier job of the key is pending", put in place of
+-- {no_earlier_pending} above (MySQL; MariaDB's form below). Neither server can bound the
+-- look-up by e.id < c.id (an outer reference): they read the key's pending entries in id
+-- order and check each.
+NOT EXISTS (
+            SELECT 1 FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
+            WHERE e.order_key = c.order_key AND e.status = 'pending' AND e.id < c.id)
+
+-- name: no_earlier_pending_mariadb
+-- MariaDB: the first pending entry only (LIMIT 1); NOT EXISTS read every pending entry of
+-- the key for a key's first job (pick 2.1-3.1 ms against 3.5-5.3 ms on 10,000 grouped keyed
+-- jobs; on MySQL 9.7 this form was slower, 5.7-6.0 against 4.7-5.2 ms). A job that is
+-- running (an ended lease) passes when the key's first pending job is later.
+COALESCE((
+            SELECT e.id FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
+            WHERE e.order_key = c.order_key AND e.status = 'pending'
+            ORDER BY e.id LIMIT 1), c.id) >= c.id
 
 -- name: claim_take
 -- Compare-and-set, so the claim is safe even where the pick's lock did not hold (a server
