@@ -95,6 +95,13 @@ REFUSED_OPTIONS = {
 }
 
 
+_CLAIMS = ("claim_pick", "claim_pick_queues")
+
+
+def _code(sql: str) -> str:  # a statement without its comment lines
+    return "\n".join(line for line in sql.splitlines() if not line.startswith("--"))
+
+
 class MySQLDialect(Dialect):
     name: ClassVar[str] = "mysql"
     sql_file: ClassVar[str] = "mysql.sql"
@@ -111,19 +118,14 @@ class MySQLDialect(Dialect):
         super().__init__(*args, **kwargs)
         #: C-extension connections' sockets (None: not found), kept while they live
         self._sockets: weakref.WeakKeyDictionary[Any, int | None] = weakref.WeakKeyDictionary()
-        self._own = self.sql
-        self._claims = {n: self.sql[n] for n in ("claim_pick", "claim_pick_queues")}
-        self._key_test("no_earlier_pending")
-
-    def _key_test(self, name: str) -> None:
-        # Both servers read the claim's test (a) best in a different form (mysql.sql).
-        # Statements swapped for another release's (tests do) are left as they are.
-        if self.sql is not self._own:
-            return
-        lines = self.sql[name].splitlines()
-        test = "\n".join(line for line in lines if not line.startswith("--"))
-        for n, sql in self._claims.items():
-            self.sql[n] = sql.replace("{no_earlier_pending}", test)
+        # The claims' key test (a) in MySQL's form until server_info says MariaDB (mysql.sql);
+        # swapped by text, so statements a test changed keep their changes.
+        mysql, maria = (
+            _code(self.sql[n]) for n in ("no_earlier_pending", "no_earlier_pending_mariadb")
+        )
+        self._key_tests = (mysql, maria)
+        for name in _CLAIMS:
+            self.sql[name] = self.sql[name].replace("{no_earlier_pending}", mysql)
 
     def quote(self, ident: str) -> str:
         return "`" + ident.replace("`", "``") + "`"
@@ -203,7 +205,8 @@ class MySQLDialect(Dialect):
         info = parse_server_version(str(row["v"]))
         self.insert_returning = info.product == "MariaDB"
         if self.insert_returning:
-            self._key_test("no_earlier_pending_mariadb")
+            for name in _CLAIMS:
+                self.sql[name] = self.sql[name].replace(*self._key_tests)
         return replace(info, driver=_mysql_driver.driver_name(self.driver))
 
     def classify(self, info: ErrorInfo) -> tuple[bool, bool]:
