@@ -114,44 +114,53 @@ class Skiplock:
         return percentile(ms, 50), percentile(ms, 99), how
 
     def add_finished(self, rows: int) -> float:
-        """Insert *rows* finished jobs straight into the table (bench-only SQL), then let
-        the database gather statistics, as autovacuum / InnoDB would; seconds taken."""
-        conn = self.q.connection()
-        cur = conn.cursor()
-        start = time.perf_counter()
-        if self.q.dialect.name == "postgresql":
-            cur.execute(
-                f'INSERT INTO "{TABLE}" (queue, payload, status, attempt, run_at, '
-                "idempotency_key, finished_at) SELECT 'default', '{\"n\":1}', 'done', 1, "
-                "now(), md5(g::text || random()::text)::uuid, now() "
-                "FROM generate_series(1, %(n)s) g",
-                {"n": rows},
-            )
-            conn.commit()
-            conn.autocommit = True
-            cur.execute(f'VACUUM ANALYZE "{TABLE}"')
-        else:
-            # a plain table: MySQL cannot open one temporary table twice in a query
-            cur.execute("DROP TABLE IF EXISTS bench_digits")
-            cur.execute("CREATE TABLE bench_digits (d INT)")
-            cur.execute("INSERT INTO bench_digits VALUES (0),(1),(2),(3),(4),(5),(6),(7),(8),(9)")
-            for _ in range(rows // 100_000):
-                # five copies of the ten digits: 100,000 rows per transaction
-                cur.execute(
-                    f"INSERT INTO `{TABLE}` (queue, payload, status, attempt, run_at, "
-                    "idempotency_key, created_at, finished_at) "
-                    "SELECT 'default', '{\"n\":1}', 'done', 1, UTC_TIMESTAMP(6), UUID(), "
-                    "UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) FROM bench_digits a, bench_digits b, "
-                    "bench_digits c, bench_digits d, bench_digits e"
-                )
-                conn.commit()
-            cur.execute(f"ANALYZE TABLE `{TABLE}`")
-            cur.fetchall()
-            conn.commit()
-        took = time.perf_counter() - start
-        cur.close()
-        conn.close()
-        return took
+        """Insert *rows* finished jobs straight into the table; seconds taken."""
+        return add_finished(self.q, rows)
 
     def close(self) -> None:
         self.q.close()
+
+
+def add_finished(q: skiplock.Queue, rows: int, keys: int = 0) -> float:
+    """Insert *rows* finished (``done``) jobs straight into *q*'s table (bench-only SQL),
+    spread over the keys ``k0`` .. ``k<keys-1>`` when *keys* is given, then let the
+    database gather statistics, as autovacuum / InnoDB would; seconds taken."""
+    table = q.dialect.quote(q.table.name)
+    conn = q.connection()
+    cur = conn.cursor()
+    start = time.perf_counter()
+    if q.dialect.name == "postgresql":
+        key = "'k' || (g %% %(keys)s)" if keys else "NULL"
+        cur.execute(
+            f"INSERT INTO {table} (queue, payload, status, attempt, run_at, "
+            "idempotency_key, finished_at, order_key) SELECT 'default', '{\"n\":1}', 'done', "
+            f"1, now(), md5(g::text || random()::text)::uuid, now(), {key} "
+            "FROM generate_series(1, %(n)s) g",
+            {"n": rows, "keys": keys},
+        )
+        conn.commit()
+        conn.autocommit = True
+        cur.execute(f"VACUUM ANALYZE {table}")
+    else:
+        key = f"CONCAT('k', FLOOR(RAND() * {int(keys)}))" if keys else "NULL"
+        # a plain table: MySQL cannot open one temporary table twice in a query
+        cur.execute("DROP TABLE IF EXISTS bench_digits")
+        cur.execute("CREATE TABLE bench_digits (d INT)")
+        cur.execute("INSERT INTO bench_digits VALUES (0),(1),(2),(3),(4),(5),(6),(7),(8),(9)")
+        for _ in range(rows // 100_000):
+            # five copies of the ten digits: 100,000 rows per transaction
+            cur.execute(
+                f"INSERT INTO {table} (queue, payload, status, attempt, run_at, "
+                "idempotency_key, created_at, finished_at, order_key) "
+                "SELECT 'default', '{\"n\":1}', 'done', 1, UTC_TIMESTAMP(6), UUID(), "
+                f"UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), {key} FROM bench_digits a, "
+                "bench_digits b, bench_digits c, bench_digits d, bench_digits e"
+            )
+            conn.commit()
+        cur.execute(f"ANALYZE TABLE {table}")
+        cur.fetchall()
+        conn.commit()
+    took = time.perf_counter() - start
+    cur.close()
+    conn.close()
+    return took

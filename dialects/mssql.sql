@@ -35,13 +35,14 @@ SELECT CAST(SERVERPROPERTY('ProductVersion') AS NVARCHAR(128)) AS version,
 
 -- name: enqueue
 -- OUTPUT without INTO is refused on a table with triggers; skiplock's table has none.
-INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, order_key)
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, order_key,
+                     key_limit)
 OUTPUT inserted.id
 VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
         COALESCE(CAST(%(run_at)s AS DATETIME2(6)),
                  DATEADD(MILLISECOND, %(delay_rem_ms)s,
                          DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME()))),
-        %(idempotency_key)s, %(order_key)s)
+        %(idempotency_key)s, %(order_key)s, %(key_limit)s)
 
 -- name: key_lock
 -- Before an enqueue with a key: an application lock owned by the enqueuing transaction,
@@ -77,13 +78,13 @@ WHERE queue = %(queue)s AND status = 'running' AND lease_until > SYSUTCDATETIME(
 -- unique index and raises 2601/2627, which the dialect turns into the same "look it up".
 -- With XACT_ABORT OFF (see session) that error ends the statement, not the transaction.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key,
-                     dedupe_key, order_key)
+                     dedupe_key, order_key, key_limit)
 OUTPUT inserted.id
 SELECT %(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
        COALESCE(CAST(%(run_at)s AS DATETIME2(6)),
                 DATEADD(MILLISECOND, %(delay_rem_ms)s,
                         DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME()))),
-       %(idempotency_key)s, %(dedupe_key)s, %(order_key)s
+       %(idempotency_key)s, %(dedupe_key)s, %(order_key)s, %(key_limit)s
 WHERE NOT EXISTS (SELECT 1 FROM {table}
                   WHERE dedupe_key = %(dedupe_key)s AND status IN ('pending', 'running'))
 
@@ -95,13 +96,14 @@ WHERE dedupe_key = %(dedupe_key)s AND status IN ('pending', 'running')
 -- The dialect repeats enqueue_many_row once per job (placeholders only, never values), at
 -- most 500 rows a statement. INSERT ... SELECT ... ORDER BY assigns the identity values in
 -- that order, so a batch is claimed in the order it was given.
-INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, order_key)
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, order_key,
+                     key_limit)
 OUTPUT inserted.id, inserted.idempotency_key
 SELECT %(queue)s, v.payload, %(priority)s, %(max_attempts)s,
        COALESCE(CAST(%(run_at)s AS DATETIME2(6)),
                 DATEADD(MILLISECOND, %(delay_rem_ms)s,
                         DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME()))),
-       v.ikey, %(order_key)s
+       v.ikey, %(order_key)s, %(key_limit)s
 FROM (VALUES {rows}) AS v (n, payload, ikey)
 ORDER BY v.n
 
@@ -116,7 +118,8 @@ ORDER BY v.n
 -- locks on rows so READPAST skips rows, not pages. A picked row that is 'running' has an
 -- expired lease: it is claimed again as attempt + 1, or, when its attempts are spent,
 -- ends 'failed'. A keyed job is claimable only while no earlier job of its key is pending
--- or running and no other job of its key runs (docs/sql.md); the subquery reads without
+-- and fewer than its key_limit (NULL: 1) other jobs of its key run (docs/sql.md); the
+-- subqueries read without
 -- READPAST, so under locking READ COMMITTED it may wait for a transaction writing a job
 -- of the same key (READ_COMMITTED_SNAPSHOT reads the last committed row instead).
 -- OUTPUT returns both kinds; the dialect keeps the 'running' ones (OUTPUT
@@ -130,10 +133,13 @@ WITH picked AS (
     FROM {table} AS c WITH (ROWLOCK, READPAST, UPDLOCK)
     WHERE queue IN (%(queues)s) AND status IN ('pending', 'running')
       AND run_at <= SYSUTCDATETIME()
-      AND (c.order_key IS NULL OR NOT EXISTS (
-            SELECT 1 FROM {table} AS e
-            WHERE e.order_key = c.order_key AND e.status IN ('pending', 'running')
-              AND e.id <> c.id AND (e.id < c.id OR e.status = 'running')))
+      AND (c.order_key IS NULL OR (
+            NOT EXISTS (
+                SELECT 1 FROM {table} AS e
+                WHERE e.order_key = c.order_key AND e.status = 'pending' AND e.id < c.id)
+            AND (SELECT count(*) FROM {table} AS e
+                 WHERE e.order_key = c.order_key AND e.status = 'running' AND e.id <> c.id)
+                < COALESCE(c.key_limit, 1)))
     ORDER BY priority, run_at, id
 )
 UPDATE picked SET

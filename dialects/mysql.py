@@ -95,6 +95,13 @@ REFUSED_OPTIONS = {
 }
 
 
+_CLAIMS = ("claim_pick", "claim_pick_queues")
+
+
+def _code(sql: str) -> str:  # a statement without its comment lines
+    return "\n".join(line for line in sql.splitlines() if not line.startswith("--"))
+
+
 class MySQLDialect(Dialect):
     name: ClassVar[str] = "mysql"
     sql_file: ClassVar[str] = "mysql.sql"
@@ -111,6 +118,14 @@ class MySQLDialect(Dialect):
         super().__init__(*args, **kwargs)
         #: C-extension connections' sockets (None: not found), kept while they live
         self._sockets: weakref.WeakKeyDictionary[Any, int | None] = weakref.WeakKeyDictionary()
+        # The claims' key test (a) in MySQL's form until server_info says MariaDB (mysql.sql);
+        # swapped by text, so statements a test changed keep their changes.
+        mysql, maria = (
+            _code(self.sql[n]) for n in ("no_earlier_pending", "no_earlier_pending_mariadb")
+        )
+        self._key_tests = (mysql, maria)
+        for name in _CLAIMS:
+            self.sql[name] = self.sql[name].replace("{no_earlier_pending}", mysql)
 
     def quote(self, ident: str) -> str:
         return "`" + ident.replace("`", "``") + "`"
@@ -189,6 +204,9 @@ class MySQLDialect(Dialect):
         [row] = rows
         info = parse_server_version(str(row["v"]))
         self.insert_returning = info.product == "MariaDB"
+        if self.insert_returning:
+            for name in _CLAIMS:
+                self.sql[name] = self.sql[name].replace(*self._key_tests)
         return replace(info, driver=_mysql_driver.driver_name(self.driver))
 
     def classify(self, info: ErrorInfo) -> tuple[bool, bool]:

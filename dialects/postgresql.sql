@@ -9,10 +9,11 @@
 -- its lease, so one partial index serves both new jobs and jobs whose lease expired.
 
 -- name: enqueue
-INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, order_key)
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, order_key,
+                     key_limit)
 VALUES (%(queue)s, %(payload)s::json, %(priority)s, %(max_attempts)s,
         COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond'),
-        %(idempotency_key)s::uuid, %(order_key)s)
+        %(idempotency_key)s::uuid, %(order_key)s, %(key_limit)s)
 RETURNING id
 
 -- name: key_lock
@@ -37,10 +38,10 @@ WHERE queue = %(queue)s AND status = 'running' AND lease_until > statement_times
 -- ON CONFLICT waits for a concurrent insert of the same key to commit or roll back, and
 -- never raises, so it is safe inside the caller's own transaction.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, dedupe_key,
-                     order_key)
+                     order_key, key_limit)
 VALUES (%(queue)s, %(payload)s::json, %(priority)s, %(max_attempts)s,
         COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond'),
-        %(idempotency_key)s::uuid, %(dedupe_key)s, %(order_key)s)
+        %(idempotency_key)s::uuid, %(dedupe_key)s, %(order_key)s, %(key_limit)s)
 ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL AND status IN ('pending', 'running')
 DO NOTHING
 RETURNING id
@@ -50,27 +51,37 @@ SELECT id FROM {table}
 WHERE dedupe_key = %(dedupe_key)s AND status IN ('pending', 'running')
 
 -- name: enqueue_many
-INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, order_key)
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, order_key,
+                     key_limit)
 SELECT %(queue)s, v.payload::json, %(priority)s, %(max_attempts)s,
        COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond'),
-       v.ikey::uuid, %(order_key)s
+       v.ikey::uuid, %(order_key)s, %(key_limit)s
 FROM unnest(%(payloads)s::text[], %(keys)s::text[]) WITH ORDINALITY AS v(payload, ikey, n)
 ORDER BY v.n
 RETURNING id, idempotency_key
 
 -- name: claim
 -- One statement: pick with SKIP LOCKED, then take the picked rows. A keyed job is
--- claimable only while no earlier job of its key is pending or running and no other job
--- of its key runs (docs/sql.md: why two claims cannot take two jobs of one key). A picked row that is
+-- claimable only while no earlier job of its key is pending and fewer than its key_limit
+-- (NULL: 1) other jobs of its key run (docs/sql.md: why two claims cannot hand out more
+-- than that). The look-ups name the job's state as the key index does (0 pending, 1
+-- running): written `e.status = 'pending'` they would also fit the claim index, and the
+-- planner took that one (a scan of every active row per look-up, 138 ms a claim) when its
+-- statistics were gathered while the table held finished jobs only. A picked row that is
 -- 'running' has an expired lease: it is claimed again as attempt + 1, or, when its
 -- attempts are spent, ends 'failed' and is not returned.
 WITH picked AS (
     SELECT id FROM {table} AS c
     WHERE queue = %(queue)s AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
-    AND (c.order_key IS NULL OR NOT EXISTS (
-        SELECT 1 FROM {table} AS e
-        WHERE e.order_key = c.order_key AND e.status IN ('pending', 'running') AND e.id <> c.id
-          AND (e.id < c.id OR e.status = 'running')))
+    AND (c.order_key IS NULL OR (
+        NOT EXISTS (
+            SELECT 1 FROM {table} AS e
+            WHERE e.order_key = c.order_key AND e.id < c.id
+              AND (CASE e.status WHEN 'pending' THEN 0 WHEN 'running' THEN 1 END) = 0)
+        AND (SELECT count(*) FROM {table} AS e
+             WHERE e.order_key = c.order_key AND e.id <> c.id
+               AND (CASE e.status WHEN 'pending' THEN 0 WHEN 'running' THEN 1 END) = 1)
+            < COALESCE(c.key_limit, 1)))
     ORDER BY priority, run_at, id
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
@@ -105,10 +116,15 @@ SELECT * FROM taken WHERE status = 'running' ORDER BY priority, run_at, id
 WITH picked AS (
     SELECT id FROM {table} AS c
     WHERE queue = ANY(%(queues)s::text[]) AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
-    AND (c.order_key IS NULL OR NOT EXISTS (
-        SELECT 1 FROM {table} AS e
-        WHERE e.order_key = c.order_key AND e.status IN ('pending', 'running') AND e.id <> c.id
-          AND (e.id < c.id OR e.status = 'running')))
+    AND (c.order_key IS NULL OR (
+        NOT EXISTS (
+            SELECT 1 FROM {table} AS e
+            WHERE e.order_key = c.order_key AND e.id < c.id
+              AND (CASE e.status WHEN 'pending' THEN 0 WHEN 'running' THEN 1 END) = 0)
+        AND (SELECT count(*) FROM {table} AS e
+             WHERE e.order_key = c.order_key AND e.id <> c.id
+               AND (CASE e.status WHEN 'pending' THEN 0 WHEN 'running' THEN 1 END) = 1)
+            < COALESCE(c.key_limit, 1)))
     ORDER BY priority, run_at, id
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED

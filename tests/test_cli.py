@@ -83,6 +83,31 @@ def test_install_enqueue_stats_retry_prune(
     assert q.get(job_id) is None
 
 
+def test_enqueue_with_a_key_and_its_concurrency(
+    make_queue: MakeQueue, url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    q = make_queue()
+    q.install()
+    where = ["--url", url, "--table", str(q.table), "--queue", "q"]
+    ids = []
+    for n in range(3):
+        code, out, _ = cli(
+            capsys, "enqueue", "t", str(n), "--key", "k", "--key-concurrency", "2", *where
+        )
+        assert code == 0
+        ids.append(int(out))
+    solo = [int(cli(capsys, "enqueue", "t", "--key", "s", *where)[1]) for _ in range(2)]
+    started = []
+    while got := q.claim(queues="q", limit=10):
+        started += [j.id for j in got]
+    assert sorted(started) == sorted([*ids[:2], solo[0]])  # two of k, one of s
+    code, _, err = cli(capsys, "enqueue", "t", "--key", "k", "--key-concurrency", "0", *where)
+    assert code == EXIT_CODES["config"] and "key_concurrency" in err
+    code, _, err = cli(capsys, "enqueue", "t", "--key-concurrency", "2", *where)
+    assert code == EXIT_CODES["config"] and "key=" in err
+    assert q.stats(queues="q").pending == 2  # nothing written by the refused ones
+
+
 def test_errors_have_exit_codes_and_never_show_the_password(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

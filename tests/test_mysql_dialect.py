@@ -41,3 +41,19 @@ def test_tidb_is_refused_because_its_skip_locked_does_not_lock(text: str) -> Non
 def test_servers_without_skip_locked_are_refused(text: str, needed: str) -> None:
     with pytest.raises(skiplock.UnsupportedServer, match=needed):
         parse_server_version(text)
+
+
+def test_each_server_gets_its_form_of_the_claims_key_test() -> None:
+    from skiplock.dialects import get_dialect
+
+    from skiplock._sql import TableName
+    from skiplock._url import parse_url
+
+    d = get_dialect(parse_url("mysql://u@h/db"), TableName.parse("jobs"))
+    mysql_form = "AND e.status = 'pending' AND e.id < c.id)"
+    for name in ("claim_pick", "claim_pick_queues"):
+        assert mysql_form in d.sql[name] and "{no_earlier_pending}" not in d.sql[name]
+    d._server([{"v": "10.11.6-MariaDB-0+deb12u1"}])
+    for name in ("claim_pick", "claim_pick_queues"):
+        assert "ORDER BY e.id LIMIT 1), c.id) >= c.id" in d.sql[name]
+        assert mysql_form not in d.sql[name] and "--" not in d.sql[name].split("WHERE")[-1]

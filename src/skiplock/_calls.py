@@ -31,6 +31,8 @@ __all__ = ["Call", "backoff"]
 log = logging.getLogger("skiplock")
 T = TypeVar("T")
 R = TypeVar("R")
+#: the largest ``key_concurrency`` (a claim counts a key's running jobs for each of its rows)
+MAX_KEY_CONCURRENCY = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +88,7 @@ def enqueue_params(
     delay: object,
     max_attempts: int,
     key: object = None,
+    key_concurrency: object = None,
 ) -> dict[str, Any]:
     when, delay_ms = run_at_or_delay(run_at, delay)
     return {
@@ -95,7 +98,20 @@ def enqueue_params(
         "run_at": when,
         "delay_ms": delay_ms,
         "order_key": None if key is None else text(key, "key"),
+        "key_limit": key_limit(key, key_concurrency),
     }
+
+
+def key_limit(key: object, key_concurrency: object) -> int | None:
+    """The stored N of ``key_concurrency`` (None: 1, strict order, as older releases wrote
+    it); :class:`ConfigurationError` for an N that is not 1 to 10,000, or one without a
+    key (it would limit nothing)."""
+    if key_concurrency is None:
+        return None
+    n = integer(key_concurrency, "key_concurrency", 1, MAX_KEY_CONCURRENCY)
+    if key is None:
+        raise ConfigurationError("key_concurrency limits the jobs of one key: pass key=... with it")
+    return None if n == 1 else n
 
 
 def schema_version(q: Any, conn: Any = None) -> Call[int, int]:
@@ -124,9 +140,10 @@ def enqueue(
     max_attempts: int,
     dedupe_key: str | None,
     key: str | None,
+    key_concurrency: int | None,
     conn: Any,
 ) -> Call[int, int]:
-    params = enqueue_params(queue, priority, run_at, delay, max_attempts, key)
+    params = enqueue_params(queue, priority, run_at, delay, max_attempts, key, key_concurrency)
     params["payload"] = dumps(payload, "payload")
     params["idempotency_key"] = str(uuid.uuid4())
     if dedupe_key is None:
@@ -144,9 +161,10 @@ def enqueue_many(
     delay: Any,
     max_attempts: int,
     key: str | None,
+    key_concurrency: int | None,
     conn: Any,
 ) -> Call[list[int], list[int]]:
-    common = enqueue_params(queue, priority, run_at, delay, max_attempts, key)
+    common = enqueue_params(queue, priority, run_at, delay, max_attempts, key, key_concurrency)
     texts = [dumps(p, "payload") for p in payloads]
     if not texts:
         return Call("enqueueing", None, None, lambda _: [])

@@ -146,6 +146,7 @@ class AsyncQueue(AsyncSession):
         max_attempts: int = 5,
         dedupe_key: str | None = None,
         key: str | None = None,
+        key_concurrency: int | None = None,
         conn: Any = None,
     ) -> int:
         return await self._call(
@@ -159,6 +160,7 @@ class AsyncQueue(AsyncSession):
                 max_attempts,
                 dedupe_key,
                 key,
+                key_concurrency,
                 conn,
             )
         )
@@ -173,11 +175,21 @@ class AsyncQueue(AsyncSession):
         delay: float | None = None,
         max_attempts: int = 5,
         key: str | None = None,
+        key_concurrency: int | None = None,
         conn: Any = None,
     ) -> list[int]:
         return await self._call(
             calls.enqueue_many(
-                self.dialect, payloads, queue, priority, run_at, delay, max_attempts, key, conn
+                self.dialect,
+                payloads,
+                queue,
+                priority,
+                run_at,
+                delay,
+                max_attempts,
+                key,
+                key_concurrency,
+                conn,
             )
         )
 

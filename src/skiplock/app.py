@@ -22,8 +22,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
+from ._calls import MAX_KEY_CONCURRENCY
+from ._checks import integer, seconds
 from ._checks import queue_limits as queue_limits_checked
-from ._checks import seconds
 from ._periodic import Schedule, tick_kwargs
 from ._worker.aio import is_async_handler
 from .aio_queue import AsyncQueue
@@ -49,6 +50,8 @@ class Task:
     timeout: float | None = None
     #: pass the :class:`~skiplock.Job` as the first argument (for ``job.idempotency_key``)
     pass_job: bool = False
+    #: the ``key_concurrency`` of its jobs enqueued with a ``key`` (None: 1, strict order)
+    key_concurrency: int | None = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run the function here and now (no queue)."""
@@ -65,8 +68,8 @@ class Task:
         **options: Any,
     ) -> int:
         """Enqueue with :meth:`Queue.enqueue` options (``delay``, ``run_at``, ``priority``,
-        ``dedupe_key``, ``key``, ``conn`` …) overriding the task's own. :meth:`defer` passes
-        its keywords to the function, so a per-key call is
+        ``dedupe_key``, ``key``, ``key_concurrency``, ``conn`` …) overriding the task's own.
+        :meth:`defer` passes its keywords to the function, so a per-key call is
         ``task.enqueue(args, kwargs, key="customer-42")``."""
         return self.app.enqueue(self.name, args, kwargs, **options)
 
@@ -155,6 +158,7 @@ class App:
         priority: int = 0,
         timeout: float | None = None,
         pass_job: bool = False,
+        key_concurrency: int | None = None,
     ) -> Callable[[Callable[..., Any]], Task]: ...
 
     def task(
@@ -167,18 +171,33 @@ class App:
         priority: int = 0,
         timeout: float | None = None,
         pass_job: bool = False,
+        key_concurrency: int | None = None,
     ) -> Task | Callable[[Callable[..., Any]], Task]:
         """Register *fn* as a task (``@app.task`` or ``@app.task(queue=...)``). The name is
         ``module.function`` unless given. A *timeout* that is not a number of seconds
-        above 0 and at most ten years raises :class:`ConfigurationError` here."""
+        above 0 and at most ten years raises :class:`ConfigurationError` here, as does a
+        *key_concurrency* (the N of the task's calls enqueued with a ``key``) that is not
+        1 to 10,000."""
         if timeout is not None:
             timeout = seconds(timeout, "timeout", strict=True)
+        if key_concurrency is not None:
+            integer(key_concurrency, "key_concurrency", 1, MAX_KEY_CONCURRENCY)
 
         def register(f: Callable[..., Any]) -> Task:
             task_name = name or f"{f.__module__}.{f.__qualname__}"
             if task_name in self.tasks:
                 raise ConfigurationError(f"a task named {task_name!r} is already registered")
-            t = Task(self, f, task_name, queue, max_attempts, priority, timeout, pass_job)
+            t = Task(
+                self,
+                f,
+                task_name,
+                queue,
+                max_attempts,
+                priority,
+                timeout,
+                pass_job,
+                key_concurrency,
+            )
             self.tasks[task_name] = t
             return t
 
@@ -267,6 +286,8 @@ class App:
             options.setdefault("queue", task.queue)
             options.setdefault("max_attempts", task.max_attempts)
             options.setdefault("priority", task.priority)
+            if options.get("key") is not None and task.key_concurrency is not None:
+                options.setdefault("key_concurrency", task.key_concurrency)
         payload = {"task": name, "args": list(args), "kwargs": dict(kwargs or {})}
         return payload, options
 

@@ -107,6 +107,8 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
             defaults = {"queue": task.queue, "priority": task.priority}
             defaults["max_attempts"] = task.max_attempts
             options = {k: defaults[k] if v is None else v for k, v in options.items()}
+            if args.key is not None and args.key_concurrency is None:
+                args.key_concurrency = task.key_concurrency
         kwargs = _json_or_text(args.kwargs) if args.kwargs else {}
         if not isinstance(kwargs, dict):
             raise ConfigurationError('--kwargs must be a JSON object, e.g. \'{"to": "ada"}\'')
@@ -117,6 +119,7 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
         }
     defaults = {"queue": "default", "priority": 0, "max_attempts": 5}
     options = {k: defaults[k] if v is None else v for k, v in options.items()}
+    options["key_concurrency"] = args.key_concurrency
     job_id = _queue(args).enqueue(
         payload, delay=args.delay, dedupe_key=args.dedupe_key, key=args.key, **options
     )
@@ -277,6 +280,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-attempts", type=int, help="default: the task's, else 5")
     p.add_argument("--dedupe-key", help="enqueue nothing while a job with this key is active")
     p.add_argument("--key", help="jobs of one key run one at a time, in enqueue order")
+    p.add_argument(
+        "--key-concurrency",
+        type=int,
+        help="with --key: up to N jobs of the key at once (default: the task's, else 1)",
+    )
     p.set_defaults(fn=cmd_enqueue)
 
     p = add("worker", "run a worker for module:app (an App, or a function taking a Job)")

@@ -162,6 +162,7 @@ class Queue(Session):
         max_attempts: int = 5,
         dedupe_key: str | None = None,
         key: str | None = None,
+        key_concurrency: int | None = None,
         conn: Any = None,
     ) -> int:
         """Add one job; return its id.
@@ -171,9 +172,11 @@ class Queue(Session):
         pending or running its id is returned and nothing is added. With ``conn``, the job
         is written in the caller's open transaction and exists only if that commits.
 
-        With ``key``, jobs of that key run one at a time in the order they were enqueued
-        (docs/worker.md, "Per-key order"): the next is claimable only once the previous is
-        done, failed or cancelled. Enqueues of one key wait for each other's transactions.
+        With ``key``, jobs of that key start in the order they were enqueued, one at a
+        time (docs/worker.md, "Per-key order"): the next is claimable only once the
+        previous is done, failed or cancelled. With ``key_concurrency=N`` as well, this job
+        starts once every earlier job of its key has started and fewer than N jobs of its
+        key run. Enqueues of one key wait for each other's transactions.
         """
         return self._call(
             calls.enqueue(
@@ -186,6 +189,7 @@ class Queue(Session):
                 max_attempts,
                 dedupe_key,
                 key,
+                key_concurrency,
                 conn,
             )
         )
@@ -200,13 +204,24 @@ class Queue(Session):
         delay: float | None = None,
         max_attempts: int = 5,
         key: str | None = None,
+        key_concurrency: int | None = None,
         conn: Any = None,
     ) -> list[int]:
         """Add many jobs with the same options in one statement; return their ids in order.
-        With ``key``, all of them share it and run one at a time in the order given."""
+        With ``key``, all of them share it and start in the order given, one at a time
+        (or up to ``key_concurrency`` at once)."""
         return self._call(
             calls.enqueue_many(
-                self.dialect, payloads, queue, priority, run_at, delay, max_attempts, key, conn
+                self.dialect,
+                payloads,
+                queue,
+                priority,
+                run_at,
+                delay,
+                max_attempts,
+                key,
+                key_concurrency,
+                conn,
             )
         )
 

@@ -24,10 +24,11 @@ from .conftest import wait_until
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "schema_v1"
 
 
-def v1_statements(q: skiplock.Queue) -> dict[str, str]:
-    """The statements of the release before versions, rendered for *q*'s table."""
+def v1_statements(q: skiplock.Queue, folder: Path = FIXTURES) -> dict[str, str]:
+    """The statements of the release before versions (or of the release in *folder*),
+    rendered for *q*'s table."""
     name = f"{q.dialect.name}.sql"
-    raw = parse_statements((FIXTURES / name).read_text(encoding="utf-8"), name)
+    raw = parse_statements((folder / name).read_text(encoding="utf-8"), name)
     return render_statements(raw, q.table, q.dialect.quote)
 
 

@@ -97,3 +97,24 @@ def test_a_second_signal_exits_at_once(queue: skiplock.Queue, start_worker: obje
     assert time.monotonic() - started < 3
     record = queue.get(job_id)
     assert record is not None and record.status == "running"  # its lease brings it back
+
+
+def test_a_killed_worker_frees_its_key_when_its_lease_ends(
+    queue: skiplock.Queue, start_worker: object
+) -> None:
+    a = queue.enqueue(60, key="k", max_attempts=1)
+    b = queue.enqueue(0.05, key="k")
+    proc = start_worker("--lease", "3")  # type: ignore[operator]
+    wait_until(lambda: running(queue, 1), timeout=15)
+    proc.kill()  # SIGKILL mid-job: no release, no fenced write
+    proc.communicate(timeout=15)
+    assert queue.get(b).status == "pending"  # type: ignore[union-attr]
+    start_worker("--lease", "3")  # type: ignore[operator]
+    wait_until(lambda: queue.get(b).status == "done", timeout=30)  # type: ignore[union-attr]
+    first, second = queue.get(a), queue.get(b)
+    assert first is not None and second is not None
+    assert first.status == "failed" and "lease expired" in (first.last_error or "")
+    assert second.attempt == 1
+    # the claim that ended a's lease freed the key; b was claimed after that
+    assert first.finished_at is not None and second.finished_at is not None
+    assert first.finished_at < second.finished_at

@@ -5,7 +5,8 @@
 -- locks on rows so READPAST skips rows, not pages. A picked row that is 'running' has an
 -- expired lease: it is claimed again as attempt + 1, or, when its attempts are spent,
 -- ends 'failed'. A keyed job is claimable only while no earlier job of its key is pending
--- or running and no other job of its key runs (docs/sql.md); the subquery reads without
+-- and fewer than its key_limit (NULL: 1) other jobs of its key run (docs/sql.md); the
+-- subqueries read without
 -- READPAST, so under locking READ COMMITTED it may wait for a transaction writing a job
 -- of the same key (READ_COMMITTED_SNAPSHOT reads the last committed row instead).
 -- OUTPUT returns both kinds; the dialect keeps the 'running' ones (OUTPUT
@@ -19,10 +20,13 @@ WITH picked AS (
     FROM [skiplock_jobs] AS c WITH (ROWLOCK, READPAST, UPDLOCK)
     WHERE queue IN (%(queues)s) AND status IN ('pending', 'running')
       AND run_at <= SYSUTCDATETIME()
-      AND (c.order_key IS NULL OR NOT EXISTS (
-            SELECT 1 FROM [skiplock_jobs] AS e
-            WHERE e.order_key = c.order_key AND e.status IN ('pending', 'running')
-              AND e.id <> c.id AND (e.id < c.id OR e.status = 'running')))
+      AND (c.order_key IS NULL OR (
+            NOT EXISTS (
+                SELECT 1 FROM [skiplock_jobs] AS e
+                WHERE e.order_key = c.order_key AND e.status = 'pending' AND e.id < c.id)
+            AND (SELECT count(*) FROM [skiplock_jobs] AS e
+                 WHERE e.order_key = c.order_key AND e.status = 'running' AND e.id <> c.id)
+                < COALESCE(c.key_limit, 1)))
     ORDER BY priority, run_at, id
 )
 UPDATE picked SET

@@ -1,6 +1,9 @@
 -- MySQL has no UPDATE … RETURNING: select the rows, then update them, in one short
 -- transaction at READ COMMITTED. A keyed job is claimable only while no earlier job of
--- its key is pending or running and no other job of its key runs; the subquery is a
+-- its key is pending and fewer than its key_limit (NULL: 1) other jobs of its key run;
+-- FORCE INDEX: with statistics taken on an emptier table MySQL 9 read these look-ups
+-- through the claim index, every active row of the queue for each row the pick reads
+-- (1.3 s for a pick on 10,000 grouped keyed jobs against 6 ms). The subqueries are a
 -- consistent (non-locking) read, so it never waits for another claim (docs/sql.md).
 -- db_now is the database clock the new lease starts from.
 -- run_at, lease_until and finished_at are left out: the claim sets them (fewer DATETIME
@@ -10,10 +13,13 @@ SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_
        UTC_TIMESTAMP(6) AS db_now
 FROM `skiplock_jobs` AS c
 WHERE claimable = 1 AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
-  AND (c.order_key IS NULL OR NOT EXISTS (
-        SELECT 1 FROM `skiplock_jobs` AS e
-        WHERE e.order_key = c.order_key AND e.claimable = 1 AND e.id <> c.id
-          AND (e.id < c.id OR e.status = 'running')))
+  AND (c.order_key IS NULL OR (
+        NOT EXISTS (
+            SELECT 1 FROM `skiplock_jobs` AS e FORCE INDEX (`skiplock_jobs_key_state`)
+            WHERE e.order_key = c.order_key AND e.status = 'pending' AND e.id < c.id)
+        AND (SELECT COUNT(*) FROM `skiplock_jobs` AS e FORCE INDEX (`skiplock_jobs_key_state`)
+             WHERE e.order_key = c.order_key AND e.status = 'running' AND e.id <> c.id)
+            < COALESCE(c.key_limit, 1)))
 ORDER BY priority, run_at, id
 LIMIT %(limit)s
 FOR UPDATE SKIP LOCKED

@@ -3,10 +3,13 @@ SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_
        UTC_TIMESTAMP(6) AS db_now
 FROM `skiplock_jobs` AS c
 WHERE claimable = 1 AND queue IN (%(queues)s) AND run_at <= UTC_TIMESTAMP(6)
-  AND (c.order_key IS NULL OR NOT EXISTS (
-        SELECT 1 FROM `skiplock_jobs` AS e
-        WHERE e.order_key = c.order_key AND e.claimable = 1 AND e.id <> c.id
-          AND (e.id < c.id OR e.status = 'running')))
+  AND (c.order_key IS NULL OR (
+        NOT EXISTS (
+            SELECT 1 FROM `skiplock_jobs` AS e FORCE INDEX (`skiplock_jobs_key_state`)
+            WHERE e.order_key = c.order_key AND e.status = 'pending' AND e.id < c.id)
+        AND (SELECT COUNT(*) FROM `skiplock_jobs` AS e FORCE INDEX (`skiplock_jobs_key_state`)
+             WHERE e.order_key = c.order_key AND e.status = 'running' AND e.id <> c.id)
+            < COALESCE(c.key_limit, 1)))
 ORDER BY priority, run_at, id
 LIMIT %(limit)s
 FOR UPDATE SKIP LOCKED

@@ -7,10 +7,15 @@
 WITH picked AS (
     SELECT id FROM "skiplock_jobs" AS c
     WHERE queue = ANY(%(queues)s::text[]) AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
-    AND (c.order_key IS NULL OR NOT EXISTS (
-        SELECT 1 FROM "skiplock_jobs" AS e
-        WHERE e.order_key = c.order_key AND e.status IN ('pending', 'running') AND e.id <> c.id
-          AND (e.id < c.id OR e.status = 'running')))
+    AND (c.order_key IS NULL OR (
+        NOT EXISTS (
+            SELECT 1 FROM "skiplock_jobs" AS e
+            WHERE e.order_key = c.order_key AND e.id < c.id
+              AND (CASE e.status WHEN 'pending' THEN 0 WHEN 'running' THEN 1 END) = 0)
+        AND (SELECT count(*) FROM "skiplock_jobs" AS e
+             WHERE e.order_key = c.order_key AND e.id <> c.id
+               AND (CASE e.status WHEN 'pending' THEN 0 WHEN 'running' THEN 1 END) = 1)
+            < COALESCE(c.key_limit, 1)))
     ORDER BY priority, run_at, id
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
