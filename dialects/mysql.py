@@ -157,6 +157,11 @@ class MySQLDialect(Dialect):
             self._sockets[conn] = _mysql_driver.socket_of(conn)
         return conn
 
+    def probe_connect(self) -> Any:
+        conn = self.connect()
+        conn.autocommit = True  # one round trip per probe, no COMMIT
+        return conn
+
     async def connect_async(self) -> AsyncAdapter:
         from mysql.connector import aio
         from mysql.connector.constants import ClientFlag
