@@ -347,16 +347,18 @@ class Dialect:
     def wake_unmark_op(self, pid: int) -> Op[None]:
         raise NotImplementedError
 
+    #: :meth:`probe_connect`'s connections are in autocommit mode (no COMMIT per probe)
+    probe_autocommit: ClassVar[bool] = False
+
     def probe_connect(self) -> Any:
-        """The connection :meth:`wake_probe` reads on (each read then commits)."""
+        """The connection :meth:`wake_probe` reads on."""
         return self.connect()
 
     def wake_probe(self, conn: Any) -> object:
         """Without LISTEN/NOTIFY: the value (statement ``wake_probe``) whose change tells an
-        idle worker that jobs were enqueued, read on a connection of :meth:`connect`."""
-        adapter = self.adapter(conn)
-        row = run_sync(self.fetch_one_op("wake_probe"), adapter)
-        if not adapter.autocommit():
+        idle worker that jobs were enqueued, read on a connection of :meth:`probe_connect`."""
+        row = self.fetch_one(conn, "wake_probe")
+        if not self.probe_autocommit:
             conn.commit()
         return None if row is None else row["top"]
 

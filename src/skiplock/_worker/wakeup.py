@@ -10,8 +10,9 @@ leases, and covers a wake-up path that is down.
   notifies only while a worker has marked itself waiting (migration 0006), because a
   NOTIFY makes concurrent enqueuers commit one at a time.
 - Elsewhere (:class:`Prober`): while the producer waits, a thread reads the table's
-  highest id every :data:`PROBE_INTERVAL` on a connection of its own and wakes the
-  producer when it changes.
+  highest id every :data:`PROBE_INTERVAL` (every :data:`PROBE_SLOW` once idle for
+  :data:`PROBE_FAST_FOR`) on a connection of its own and wakes the producer when it
+  changes.
 """
 
 from __future__ import annotations
@@ -30,9 +31,13 @@ __all__ = ["PROBE_INTERVAL", "Listener", "Marks", "Prober", "Wakeup", "make_wake
 
 log = logging.getLogger("skiplock.worker")
 
-#: seconds between two probes of an idle worker without LISTEN/NOTIFY: 40 one-row reads a
-#: second, a wake-up within ~25 ms (docs/performance.md has what it costs the server)
+#: seconds between two probes of an idle worker without LISTEN/NOTIFY (40 one-row reads a
+#: second: a wake-up within ~25 ms) for PROBE_FAST_FOR seconds after it last claimed a job
+#: or saw the table change; then PROBE_SLOW (10 a second). docs/performance.md has what they
+#: cost the server.
 PROBE_INTERVAL = 0.025
+PROBE_FAST_FOR = 10.0
+PROBE_SLOW = 0.1
 #: how many times, 2 ms apart, a worker tries to see the enqueuers settled after marking
 _SETTLE_TRIES = 3
 
@@ -164,7 +169,8 @@ class Marks(Wakeup):
 
 class Prober(Wakeup):
     """Without LISTEN/NOTIFY: while the producer waits, the probe thread reads the table's
-    highest committed id (``wake_probe``) every :data:`PROBE_INTERVAL` and sets
+    highest committed id (``wake_probe``) every :data:`PROBE_INTERVAL` (:data:`PROBE_SLOW`
+    after :data:`PROBE_FAST_FOR` seconds without a claimed job or a change) and sets
     ``flags.wake`` when it differs from the last read. It sleeps while the producer is
     busy, and polling goes on while its connection is down.
 
@@ -177,7 +183,9 @@ class Prober(Wakeup):
         self.queue = queue
         self.flags = flags
         self.waiting = threading.Event()
-        #: probes run (read by tests and the bench)
+        #: when the producer last claimed jobs or a probe saw a change (monotonic)
+        self.recent = time.monotonic()
+        #: probes run (read by the bench)
         self.probes = 0
 
     def threads(self) -> list[threading.Thread]:
@@ -189,6 +197,7 @@ class Prober(Wakeup):
 
     def busy(self) -> None:
         self.waiting.clear()
+        self.recent = time.monotonic()
 
     def close(self) -> None:
         self.waiting.clear()
@@ -207,7 +216,7 @@ class Prober(Wakeup):
                 top = d.wake_probe(conn)
                 self.probes += 1
                 if top != last:
-                    last = top
+                    last, self.recent = top, time.monotonic()
                     self.flags.wake.set()
             except Exception as exc:  # polling goes on meanwhile; try again later
                 log.debug("wake-up probe failed (%s); polling only for now", exc)
@@ -218,7 +227,8 @@ class Prober(Wakeup):
                 finished.wait(pause)
                 pause = min(pause * 2, 30.0)
                 continue
-            finished.wait(PROBE_INTERVAL)
+            fast = time.monotonic() - self.recent < PROBE_FAST_FOR
+            finished.wait(PROBE_INTERVAL if fast else PROBE_SLOW)
         if conn is not None:
             with suppress(Exception):
                 conn.close()
