@@ -149,3 +149,91 @@ def test_an_enqueue_outside_read_committed_always_notifies(
         tx.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         tx.enqueue({"n": 1})
     assert queue.dialect.wait_notify(listener, 5.0)
+
+
+def test_upgrade_from_version_5_keeps_every_job_and_wakes_idle_workers(
+    make_queue: Callable[..., skiplock.Queue], workers: list[Worker]
+) -> None:
+    """Schema version 6 (PostgreSQL: the conditional NOTIFY and ``<table>_idle``; a no-op
+    elsewhere) on a table of version 5 holding jobs in every state, while enqueues go on:
+    nothing lost or changed, fencing intact, and idle workers are woken afterwards."""
+    setup = make_queue()
+    setup.uninstall()
+    assert setup.migrate(to=5) == [1, 2, 3, 4, 5]
+    old = make_queue()  # version 5's statements are this release's, bar the wake-up ones
+    old._schema_ok = True
+    done_id = old.enqueue({"state": "done"})
+    old.complete(old.claim()[0])
+    failed_id = old.enqueue({"state": "failed"}, max_attempts=1)
+    old.fail(old.claim()[0], "boom")
+    cancelled_id = old.enqueue({"state": "cancelled"}, queue="other")
+    assert old.cancel(cancelled_id) == "cancelled"
+    live_id = old.enqueue({"state": "live"}, queue="held")
+    (live,) = old.claim(queues="held", lease=300)
+    stale_id = old.enqueue({"state": "expired"}, priority=-1)
+    (stale,) = old.claim(lease=0.5)
+    scheduled_id = old.enqueue({"state": "scheduled"}, delay=3600)
+    pending = old.enqueue_many([{"n": i} for i in range(20)])
+    wait_until(lambda: old.stats().expired == 1, 30, "the short lease to expire")
+    listen = old.dialect.listen() if old.dialect.supports_notify else None
+    try:
+        if listen is not None:  # version 5 notifies at every enqueue
+            old.enqueue({"state": "pending"}, queue="other")
+            assert old.dialect.wait_notify(listen, 5.0)
+        before = old.stats()
+        during: list[int] = []
+        stop = threading.Event()
+
+        def enqueue_meanwhile() -> None:
+            while not stop.is_set():
+                during.append(old.enqueue({"during": True}, queue="other"))
+
+        t = threading.Thread(target=enqueue_meanwhile)
+        t.start()
+        try:
+            time.sleep(0.1)
+            assert make_queue().migrate() == [6]
+            time.sleep(0.1)
+        finally:
+            stop.set()
+            t.join(30)
+        new = make_queue()
+        assert new.schema_version() == 6
+        after = new.stats()
+        assert (after.done, after.failed, after.running, after.expired, after.scheduled) == (
+            before.done,
+            before.failed,
+            before.running,
+            before.expired,
+            before.scheduled,
+        )
+        assert after.pending == before.pending + len(during)
+        assert all(new.get(i) is not None for i in during)
+        for job_id, status in [
+            (done_id, "done"),
+            (failed_id, "failed"),
+            (cancelled_id, "cancelled"),
+            (scheduled_id, "pending"),
+        ]:
+            assert new.get(job_id).status == status  # type: ignore[union-attr]
+        if listen is not None:
+            while old.dialect.wait_notify(listen, 0.1):
+                pass
+            new.enqueue({"state": "pending"}, queue="other")  # nobody waits: no NOTIFY
+            assert not old.dialect.wait_notify(listen, 0.5)
+    finally:
+        if listen is not None:
+            listen.close()
+    starts = Starts()
+    workers.append(Worker(new, starts, concurrency=4, lease=30, poll_interval=POLL).start())
+    wait_until(lambda: all(i in starts.at for i in [*pending, stale_id]), 60, "the drain")
+    with pytest.raises(skiplock.LeaseLost):  # fencing: the expired attempt is rejected
+        old.complete(stale)
+    assert new.get(stale_id).attempt == 2  # type: ignore[union-attr]
+    new.complete(live, result="kept")  # the live lease held through the upgrade
+    assert new.get(live_id).status == "done"  # type: ignore[union-attr]
+    time.sleep(1.0)  # idle again
+    began = time.monotonic()
+    job_id = new.enqueue({"after": "upgrade"})
+    at = starts.wait(job_id, POLL * 3)
+    assert at is not None and at - began < BOUND
