@@ -93,11 +93,12 @@ def test_a_burst_into_idle_workers_starts_within_the_bound(
     time.sleep(1.0)
     for _ in range(5):
         ids: list[int] = []
+
+        def enqueue(into: list[int] = ids) -> None:
+            into.append(enqueuer.enqueue({"n": 1}))
+
         began = time.monotonic()
-        threads = [
-            threading.Thread(target=lambda: ids.append(enqueuer.enqueue({"n": 1})))
-            for _ in range(8)
-        ]
+        threads = [threading.Thread(target=enqueue) for _ in range(8)]
         for t in threads:
             t.start()
         for t in threads:
