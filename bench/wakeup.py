@@ -2,6 +2,7 @@
 costs the server (MySQL / MariaDB).
 
     cd bench && python wakeup.py --backend mariadb --backend mysql --runs 3
+    python wakeup.py --statement-cost      # server CPU per statement, spaced or not
 
 Two settings, rounds interleaved: ``probe`` (what the Worker does: while idle, one
 ``SELECT MAX(id)`` every 25 ms on a connection of its own, every 100 ms after 10 s without
@@ -159,6 +160,31 @@ def cost(sk: Skiplock, url: str, seconds: float) -> dict[str, float]:
     return out
 
 
+def statement_cost(url: str, n: int = 200) -> dict[str, float]:
+    """Server CPU µs per statement on one autocommit session: ``SELECT 1`` and the probe,
+    back to back and one every 25 ms (what an idle probe's spacing costs)."""
+    q = skiplock.connect(url, table="bench_skiplock")
+    q.install()
+    conn = q.dialect.probe_connect()
+    cur = conn.cursor()
+    cur.execute("SELECT CONNECTION_ID()")
+    session = int(cur.fetchall()[0][0])
+    tid, pid = _sessions(q)[session], _server_pid(url)
+    out = {}
+    for gap in (0.0, 0.025):
+        for label, sql in (("SELECT 1", "SELECT 1"), ("probe", q.dialect.sql["wake_probe"])):
+            before = _cpu_ns(pid, [tid])
+            for _ in range(n):
+                cur.execute(sql)
+                cur.fetchall()
+                time.sleep(gap)
+            spacing = "back to back" if gap == 0 else "every 25 ms"
+            out[f"{label}, {spacing}"] = (_cpu_ns(pid, [tid]) - before) / n / 1000
+    conn.close()
+    q.close()
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backend", action="append", choices=["mariadb", "mysql"])
@@ -167,9 +193,16 @@ def main() -> None:
     ap.add_argument("--idle-jobs", type=int, default=10)
     ap.add_argument("--idle-gap", type=float, default=1.5)
     ap.add_argument("--idle-seconds", type=float, default=20.0)
+    ap.add_argument(
+        "--statement-cost", action="store_true", help="only the server CPU per statement"
+    )
     args = ap.parse_args()
     for backend in args.backend or ["mariadb", "mysql"]:
         url = URLS[backend]
+        if args.statement_cost:
+            for k, v in statement_cost(url).items():
+                print(f"{backend}: {k}: {v:.0f} µs of server CPU per statement")
+            continue
         sk = Skiplock(url)
         sk.q.install()
         got: dict[str, dict[str, list[float]]] = {s: {} for s in SETTINGS}
