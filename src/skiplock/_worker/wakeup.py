@@ -126,13 +126,15 @@ class Marks(Wakeup):
         self.marked: int | None = None  # the pid our mark holds
         self.armed = False
         self.swept: int | None = None  # the pid whose first mark swept stale ones
+        #: False with statements older than schema version 6 (whose trigger always notifies)
+        self.marking = "wake_mark" in queue.dialect.sql
 
     def threads(self) -> list[threading.Thread]:
         return [threading.Thread(target=self.listener.run, name="skiplock-listen", daemon=True)]
 
     def idle(self) -> bool:
         pid = self.listener.pid
-        if pid is None:  # no LISTEN session: only polling can find new jobs
+        if pid is None or not self.marking:  # no LISTEN session / nothing to mark
             self.armed = False
             return False
         if self.armed and self.marked == pid:
