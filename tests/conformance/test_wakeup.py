@@ -193,13 +193,14 @@ def test_upgrade_from_version_5_keeps_every_job_and_wakes_idle_workers(
         t.start()
         try:
             time.sleep(0.1)
-            assert make_queue().migrate() == [6]
+            assert make_queue().migrate(to=6) == [6]
+            make_queue().migrate()  # any later version
             time.sleep(0.1)
         finally:
             stop.set()
             t.join(30)
         new = make_queue()
-        assert new.schema_version() == 6
+        assert new.schema_version() == new.schema.latest
         after = new.stats()
         assert (after.done, after.failed, after.running, after.expired, after.scheduled) == (
             before.done,
