@@ -85,17 +85,21 @@ def one_round(
         watch.commit()
         peak = max(peak, n)
 
-    real_open = q._new_connection
+    # the pool took the bound method when it was made; today's pool holds adapters
+    # (Queue._open), the old code's raw connections (Queue._new_connection)
+    adapters = hasattr(q, "_open")
+    real_open = q._open if adapters else q._new_connection
 
     def recording_open() -> Any:  # note each connection's session id as it is opened
-        conn = real_open()
+        opened = real_open()
+        conn = opened.connection if adapters else opened
         row = q.dialect.fetch_one(conn, "session_id")
         conn.commit()
         with lock:
             sessions.add(int(row["session"]) if row else 0)
-        return conn
+        return opened
 
-    if hasattr(q, "_pool"):  # the pool took the bound method when it was made
+    if hasattr(q, "_pool"):
         q._pool._opener = recording_open
     else:
         q._new_connection = recording_open

@@ -43,7 +43,12 @@ ONE_LINE = {
 
 
 def public(cls: type) -> dict[str, Any]:
-    return {n: f for n, f in vars(cls).items() if callable(f) and not n.startswith("_")}
+    """The public methods of *cls*, its bases' included (``transaction`` is the session's,
+    generated: skiplock._aio_session → skiplock._session)."""
+    found: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__[:-1]):
+        found.update((n, f) for n, f in vars(klass).items() if not n.startswith("_"))
+    return {n: f for n, f in found.items() if callable(f)}
 
 
 @pytest.mark.parametrize(("sync", "aio"), PAIRS, ids=["Queue", "Transaction"])

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from skiplock import _embedded
+from skiplock import _embedded, _embedded_install
 from skiplock._embedded import EmbeddedPostgres, available
 
 needs_server = pytest.mark.skipif(
@@ -23,7 +23,7 @@ needs_server = pytest.mark.skipif(
 @pytest.fixture
 def private_tempdir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Make the server's temporary folder land in a fresh, world-traversable folder."""
-    monkeypatch.setenv("SKIPLOCK_CACHE", str(_embedded._cache_root()))
+    monkeypatch.setenv("SKIPLOCK_CACHE", str(_embedded_install._cache_root()))
     folder = Path(tempfile.mkdtemp(prefix="skiplock-test-"))
     folder.chmod(0o755)  # when root, the server's unprivileged account must enter it
     monkeypatch.setattr(tempfile, "tempdir", str(folder))

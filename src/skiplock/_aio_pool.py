@@ -1,38 +1,48 @@
-"""The asyncio side of :mod:`skiplock._pool`: the same :class:`~skiplock._pool.PoolState`
-(bound, wait order, recycling, broken connections dropped), its I/O awaited."""
+"""The pools' I/O: open, check, close and wait as :class:`~skiplock._pool_state.PoolState`
+(the bound, wait order, recycling, broken connections dropped) says.
+
+``skiplock._aio_pool`` is the source (``AsyncPool``, for the tasks of one event loop);
+``skiplock._pool`` (``Pool``, for threads) is generated from it by
+``scripts/async_to_sync``.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from typing import Any
 
-from ._pool import PoolSettings, PoolState, Waiter
+from ._acompat import AEvent, wait_event_async
+from ._pool_state import PoolSettings, PoolState, Waiter
 from .errors import ConfigurationError
 
 __all__ = ["AsyncPool"]
 
 
 class _LoopWaiter(Waiter):
-    """Woken by whoever returns a connection on the same event loop."""
+    """Woken (its event set) by whoever hands it a connection or a slot."""
 
     __slots__ = ("done",)
 
     def __init__(self) -> None:
         super().__init__()
-        self.done = asyncio.Event()
+        self.done = AEvent()
 
     def wake(self) -> None:
         self.done.set()
 
 
 class AsyncPool:
-    """:class:`~skiplock._pool.Pool`'s contract for the tasks of one event loop: at most
-    ``max_size`` connections, a wait of up to ``timeout`` seconds in arrival order (then
-    :class:`~skiplock.PoolTimeout`), old, idle-too-long and broken connections closed.
-    Connections are async adapters; *usable* checks one without a round trip."""
+    """At most ``max_size`` connections open at once, each lent to one caller at a time.
+
+    :meth:`get` lends an idle connection, or opens one, or waits up to ``timeout`` seconds
+    for one, then raises :class:`~skiplock.PoolTimeout` (retryable); :meth:`put` takes it
+    back (see :class:`~skiplock._pool_state.PoolState` for what is kept and what closed).
+    An idle connection found unusable by *usable* (a check without a round trip) when lent
+    is closed and replaced. There is no background task: idle connections are recycled
+    when the pool is next used. The connections are skiplock's adapters.
+    """
 
     def __init__(
         self,
@@ -50,33 +60,36 @@ class AsyncPool:
         self.timeout = settings.timeout
 
     async def get(self) -> Any:
-        """A connection for the caller alone until :meth:`put`; raises as ``Pool.get``."""
+        """A connection for the caller alone until :meth:`put`. Raises ``PoolTimeout``
+        after ``timeout`` seconds without one, ``ConfigurationError`` once closed, and
+        whatever opening a connection raises."""
         deadline = time.monotonic() + self.timeout
         conn, waiter, stale = self.state.lend(_LoopWaiter)
         await _close_all(stale)
         if isinstance(waiter, _LoopWaiter):
             conn = await self._wait(waiter, deadline)
         if conn is not None and not self._usable(conn):
-            self.state.forget(conn)  # broken while idle: its slot is ours
+            self.state.forget(conn)  # broken while idle (killed, timed out): its slot is ours
             await _close_all([conn])
             conn = None
         return conn if conn is not None else await self._open_one()
 
     async def _wait(self, waiter: _LoopWaiter, deadline: float) -> Any:
         try:
-            await asyncio.wait_for(waiter.done.wait(), max(0.0, deadline - time.monotonic()))
-        except asyncio.TimeoutError:
-            err = self.state.timed_out(waiter)
-            if err is not None:
-                raise err from None
-        except BaseException:  # cancelled: pass on what we may have been given
+            handed = await wait_event_async(waiter.done, max(0.0, deadline - time.monotonic()))
+        except BaseException:  # KeyboardInterrupt, a cancelled task: pass on what we got
             back = self.state.abandon(waiter)
             if back is not None:
                 await self.put(back)
             raise
+        if not handed:
+            err = self.state.timed_out(waiter)
+            if err is not None:
+                raise err
         return self.state.handed(waiter)
 
     async def _open_one(self) -> Any:
+        """Open a connection in a slot already taken."""
         try:
             conn = await self._opener()
         except BaseException:
@@ -88,12 +101,13 @@ class AsyncPool:
         return conn
 
     async def put(self, conn: Any, *, broken: bool = False) -> None:
-        """Take back a connection lent by :meth:`get`; closed if *broken*, too old or over
-        ``max_idle``."""
+        """Take back a connection lent by :meth:`get`, rolled back or committed. With
+        *broken* (its last use lost the connection) it is closed, never lent again."""
         await _close_all(self.state.take_back(conn, broken))
 
     async def close(self) -> None:
-        """Close the idle connections now, lent ones when they come back."""
+        """Close the idle connections now, lent ones when they come back; waiting and
+        later :meth:`get` calls raise ``ConfigurationError``."""
         await _close_all(self.state.close())
 
 

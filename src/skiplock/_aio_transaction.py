@@ -1,13 +1,16 @@
-"""The transaction of :meth:`AsyncQueue.transaction`: :class:`~skiplock.Transaction`'s
-methods as coroutines, each one line over the queue's (checked for parity with the sync
-class by tests/test_async_parity.py; the docstrings are the sync class's)."""
+"""The transaction of a queue's ``transaction()``: skiplock's writes and the caller's own
+SQL on one connection, committed together (by the queue for its own connection, by the
+caller for theirs). Each method is one line over the queue's.
+
+``skiplock._aio_transaction`` (asyncio) is the source; ``skiplock._transaction`` is
+generated from it by ``scripts/async_to_sync``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._transaction import Transaction
 from .drivers.aio import AsyncAdapter
 from .job import Job, Stats
 
@@ -18,9 +21,9 @@ __all__ = ["AsyncTransaction"]
 
 
 class AsyncTransaction:
-    """A transaction opened by :meth:`AsyncQueue.transaction`: skiplock's writes and
-    yours, committed together. ``connection`` is the driver connection for your own SQL
-    (asyncpg's takes ``$1`` placeholders and a sequence of values)."""
+    """A transaction opened by :meth:`Queue.transaction`: skiplock's writes and yours,
+    committed together. ``connection`` is the driver connection for your own SQL (in the
+    driver's parameter style: asyncpg's takes ``$1`` placeholders and a sequence)."""
 
     def __init__(self, queue: AsyncQueue, adapter: AsyncAdapter) -> None:
         self.queue = queue
@@ -35,13 +38,20 @@ class AsyncTransaction:
             raise self.queue.dialect.wrap(exc, "running your statement", info) from exc
 
     async def execute(self, sql: str, params: Any = None) -> int:
-        return (await self._user(sql, params))[0]
+        """Run your own statement (the driver's parameter style); return its row count.
+        Rows it returns are read and dropped (see :meth:`fetchall`)."""
+        count, _ = await self._user(sql, params)
+        return count
 
     async def fetchall(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
-        return (await self._user(sql, params))[1]
+        """Run your own query (the driver's parameter style); return its rows as tuples."""
+        _, rows = await self._user(sql, params)
+        return rows
 
     async def fetchone(self, sql: str, params: Any = None) -> tuple[Any, ...] | None:
-        return next(iter((await self._user(sql, params))[1]), None)
+        """The first row of your own query, or None."""
+        _, rows = await self._user(sql, params)
+        return rows[0] if rows else None
 
     async def enqueue(self, payload: Any, **options: Any) -> int:
         return await self.queue.enqueue(payload, conn=self.adapter, **options)
@@ -53,10 +63,10 @@ class AsyncTransaction:
         return await self.queue.claim(conn=self.adapter, **options)
 
     async def heartbeat(self, job: Job, *, lease: float | None = None) -> None:
-        return await self.queue.heartbeat(job, lease=lease, conn=self.adapter)
+        await self.queue.heartbeat(job, lease=lease, conn=self.adapter)
 
     async def complete(self, job: Job, *, result: Any = None) -> None:
-        return await self.queue.complete(job, result=result, conn=self.adapter)
+        await self.queue.complete(job, result=result, conn=self.adapter)
 
     async def complete_many(self, items: Iterable[Job | tuple[Job, Any]]) -> list[Job]:
         return await self.queue.complete_many(items, conn=self.adapter)
@@ -70,19 +80,13 @@ class AsyncTransaction:
         return await self.queue.cancel(job_id, conn=self.adapter)
 
     async def mark_cancelled(self, job: Job, *, reason: object = "cancelled") -> None:
-        return await self.queue.mark_cancelled(job, reason=reason, conn=self.adapter)
+        await self.queue.mark_cancelled(job, reason=reason, conn=self.adapter)
 
     async def release(self, job: Job) -> None:
-        return await self.queue.release(job, conn=self.adapter)
+        await self.queue.release(job, conn=self.adapter)
 
     async def get(self, job_id: int) -> Job | None:
         return await self.queue.get(job_id, conn=self.adapter)
 
     async def stats(self, queues: Sequence[str] | str | None = None) -> Stats:
         return await self.queue.stats(queues, conn=self.adapter)
-
-
-for _name, _method in list(vars(AsyncTransaction).items()):
-    _sync = getattr(Transaction, _name, None)
-    if callable(_method) and _sync is not None and _sync.__doc__ and not _method.__doc__:
-        _method.__doc__ = _sync.__doc__

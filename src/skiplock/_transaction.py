@@ -1,6 +1,12 @@
-"""The transaction of :meth:`Queue.transaction`: skiplock's writes and the caller's own
+# Generated from src/skiplock/_aio_transaction.py by scripts/async_to_sync; do not edit.
+# Edit the source and run scripts/async_to_sync (tests/test_generated.py checks).
+"""The transaction of a queue's ``transaction()``: skiplock's writes and the caller's own
 SQL on one connection, committed together (by the queue for its own connection, by the
-caller for theirs)."""
+caller for theirs). Each method is one line over the queue's.
+
+``skiplock._aio_transaction`` (asyncio) is the source; ``skiplock._transaction`` is
+generated from it by ``scripts/async_to_sync``.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +24,8 @@ __all__ = ["Transaction"]
 
 class Transaction:
     """A transaction opened by :meth:`Queue.transaction`: skiplock's writes and yours,
-    committed together. ``connection`` is the driver connection for your own SQL."""
+    committed together. ``connection`` is the driver connection for your own SQL (in the
+    driver's parameter style: asyncpg's takes ``$1`` placeholders and a sequence)."""
 
     def __init__(self, queue: Queue, adapter: Adapter) -> None:
         self.queue = queue
@@ -35,15 +42,17 @@ class Transaction:
     def execute(self, sql: str, params: Any = None) -> int:
         """Run your own statement (the driver's parameter style); return its row count.
         Rows it returns are read and dropped (see :meth:`fetchall`)."""
-        return self._user(sql, params)[0]
+        count, _ = self._user(sql, params)
+        return count
 
     def fetchall(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
         """Run your own query (the driver's parameter style); return its rows as tuples."""
-        return self._user(sql, params)[1]
+        _, rows = self._user(sql, params)
+        return rows
 
     def fetchone(self, sql: str, params: Any = None) -> tuple[Any, ...] | None:
         """The first row of your own query, or None."""
-        rows = self._user(sql, params)[1]
+        _, rows = self._user(sql, params)
         return rows[0] if rows else None
 
     def enqueue(self, payload: Any, **options: Any) -> int:

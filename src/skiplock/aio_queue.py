@@ -11,36 +11,20 @@ behind the same interface. The docstrings are the sync methods' (copied at impor
 from __future__ import annotations
 
 import asyncio
-import logging
-import random
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from contextlib import asynccontextmanager, suppress
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
 from . import _calls as calls
-from ._aio_ops import run_async, run_theirs_async
-from ._aio_pool import AsyncPool
+from ._aio_session import AsyncSession
 from ._aio_transaction import AsyncTransaction
-from ._checks import queue_limits as queue_limits_checked
-from ._ops import StatementError
-from ._pool import PoolSettings
-from ._schema import Schema
-from ._sql import TableName
-from ._url import DatabaseURL, parse_url
-from .dialects import Dialect, ServerInfo, get_dialect
+from .dialects import ServerInfo
 from .drivers.aio import AsyncAdapter
 from .drivers.aio_adapt import adapt_async
-from .errors import BackendError
 from .job import Job, Stats
 from .queue import DEFAULT_TABLE, Queue
 
 __all__ = ["AsyncQueue", "AsyncTransaction", "connect_async"]
-
-log = logging.getLogger("skiplock")
-T = TypeVar("T")
-R = TypeVar("R")
-_RETRIES = 5
 
 
 def connect_async(
@@ -70,7 +54,7 @@ def connect_async(
     )
 
 
-class AsyncQueue:
+class AsyncQueue(AsyncSession):
     """A job queue in one table of one database, for asyncio code. Safe to share between
     the tasks of one event loop (not between loops: its connections belong to one)."""
 
@@ -86,24 +70,9 @@ class AsyncQueue:
         max_idle_time: float = 600.0,
         queue_limits: Mapping[str, int] | None = None,
     ):
-        self.url: DatabaseURL = parse_url(url)
-        #: queue name → the most of its jobs that may hold a live lease at once
-        self.queue_limits: dict[str, int] = queue_limits_checked(queue_limits)
         self._url_text = url
-        self.table: TableName = TableName.parse(table)
-        self.dialect: Dialect = get_dialect(self.url, self.table)
-        self.server: ServerInfo | None = None
-        self.schema = Schema(self.dialect)
-        #: set once the table's schema version was found to be the one this code knows
-        self._schema_ok = False
-        self.pool_settings = PoolSettings.check(
-            max_size, max_idle, pool_timeout, max_lifetime, max_idle_time
-        )
-        self._pool = AsyncPool(
-            self._new,
-            usable=self.dialect.is_usable_async,
-            settings=self.pool_settings,
-            name=f"{self.url.flavor} at {self.url.masked()}",
+        self._setup(
+            url, table, queue_limits, max_size, max_idle, pool_timeout, max_lifetime, max_idle_time
         )
 
     def __repr__(self) -> str:
@@ -124,31 +93,7 @@ class AsyncQueue:
             queue_limits=self.queue_limits,
         )
 
-    # -- connections (the I/O shell: the same steps as Queue's, awaited) ------------------
-
-    async def _new(self) -> AsyncAdapter:
-        try:
-            own = await self.dialect.connect_async()
-        except self.dialect.driver_errors() as exc:
-            raise self.dialect.wrap(exc, "connecting") from exc
-        if self.server is None:
-            try:
-                self.server = await self.dialect.server_info_async(own)
-            except StatementError as exc:
-                await self._close_quietly(own)
-                raise self.dialect.wrap(exc, "connecting") from exc.cause
-            except BaseException:
-                await self._close_quietly(own)
-                raise
-        return own
-
-    async def _checkout(self) -> AsyncAdapter:
-        own: AsyncAdapter = await self._pool.get()
-        return own
-
-    async def _close_quietly(self, own: AsyncAdapter) -> None:
-        with suppress(Exception):
-            await own.close()
+    # -- connections (the machinery: skiplock._aio_session) -------------------------------
 
     async def close(self) -> None:
         """Close the pooled connections (those in use as they come back). The queue cannot
@@ -167,83 +112,6 @@ class AsyncQueue:
         for an object skiplock cannot use here or a connection to another database."""
         d = self.dialect
         return await adapt_async(conn, d.name, self.url.flavor, d.async_in_thread)
-
-    async def _call(self, call: calls.Call[T, R]) -> R:
-        if call.make is None:
-            return call.finish(None)  # type: ignore[arg-type]
-        return call.finish(await self._run(call))
-
-    async def _run(self, call: calls.Call[T, Any]) -> T:
-        """As :meth:`Queue._run_op`: the schema version checked first (once), then on the
-        caller's connection (never committed), or in a transaction of its own, retried on
-        deadlocks and lost connections."""
-        make, doing = call.make, call.doing
-        assert make is not None
-        theirs = None if call.conn is None else await self.adapt(call.conn)
-        if call.check and not self._schema_ok:
-            version = await self._run(calls.schema_version(self, theirs))
-            self.schema.check(version)
-            self._schema_ok = True
-        if theirs is not None:
-            try:
-                return await run_theirs_async(
-                    make(theirs.can_copy), theirs, self.dialect.begin_sql()
-                )
-            except StatementError as exc:
-                raise self.dialect.wrap(exc, doing) from exc.cause
-        for attempt in range(1, _RETRIES + 1):
-            own = await self._checkout()
-            try:
-                result = await run_async(make(own.can_copy), own)
-            except StatementError as exc:
-                err = self.dialect.wrap(exc, doing)
-                await self._rollback_or_drop(own, lost=err.connection_lost)
-                if err.retryable and attempt < _RETRIES:
-                    log.debug("retrying %s after %s", doing, err)
-                    await asyncio.sleep(random.uniform(0.005, 0.02 * 2**attempt))
-                    continue
-                raise err from exc.cause
-            except BaseException:
-                await self._rollback_or_drop(own)
-                raise
-            await self._commit(own, f"committing ({doing})")
-            return result
-        raise AssertionError("unreachable")
-
-    async def _commit(self, own: AsyncAdapter, doing: str) -> None:
-        try:
-            await own.commit()
-        except own.errors as exc:
-            err = self.dialect.wrap(exc, doing, own.error_info(exc))
-            await self._rollback_or_drop(own, lost=err.connection_lost)
-            if err.connection_lost:
-                err.args = (str(err) + "; whether it committed is unknown",)
-            raise err from exc
-        await self._pool.put(own)
-
-    async def _rollback_or_drop(self, own: AsyncAdapter, *, lost: bool = False) -> None:
-        """As :meth:`Queue._rollback_or_drop`: back to the pool rolled back, or dropped."""
-        if not lost:
-            try:
-                await own.rollback()
-            except Exception:
-                lost = True
-        await self._pool.put(own, broken=lost)
-
-    @asynccontextmanager
-    async def transaction(self, *, conn: Any = None) -> AsyncIterator[AsyncTransaction]:
-        if conn is not None:
-            yield AsyncTransaction(self, await self.adapt(conn))
-            return
-        own = await self._checkout()
-        tx = AsyncTransaction(self, own)
-        try:
-            yield tx
-        except BaseException as exc:
-            lost = isinstance(exc, BackendError) and exc.connection_lost
-            await self._rollback_or_drop(own, lost=lost)
-            raise
-        await self._commit(own, "committing your transaction")
 
     async def ping(self) -> ServerInfo:
         return await self._call(calls.ping(self))

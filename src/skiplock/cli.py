@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import json
 import logging
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -31,11 +29,12 @@ from typing import Any
 from . import __version__
 from ._cli_jobs import add_commands as add_job_commands
 from ._cli_schema import add_schema_commands, cli_queue, require_url
+from ._cli_targets import _find_task, _load_target
 from ._retention import DEFAULT_RETENTION
 from ._url import mask_password
 from ._worker.aio import is_async_handler
 from .admin import prune, retry_failed
-from .app import App, Task
+from .app import App
 from .async_worker import AsyncWorker
 from .errors import (
     BackendError,
@@ -86,49 +85,7 @@ def _queue(args: argparse.Namespace) -> Queue:
     return cli_queue(args)
 
 
-def _load_target(target: str) -> Any:
-    module_name, _, attr = target.partition(":")
-    if not module_name or not attr:
-        raise ConfigurationError(f"expected module:app (e.g. myproject.tasks:app), not {target!r}")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())  # like `python -m`, find the user's own modules
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigurationError(f"cannot import {module_name!r}: {exc}") from exc
-    found = module
-    for part in attr.split("."):
-        if not hasattr(found, part):
-            raise ConfigurationError(f"module {module_name!r} has no attribute {attr!r}")
-        found = getattr(found, part)
-    return found
-
-
 # -- commands -------------------------------------------------------------------------------
-
-
-def _find_task(name: str, app_target: str | None) -> Task | None:
-    """The task *name*: from ``--app module:app`` (which must know it), else found by its
-    name (``mail.send`` → ``send`` in module ``mail``, how ``@app.task`` names tasks)."""
-    if app_target is not None:
-        app = _load_target(app_target)
-        if not isinstance(app, App):
-            raise ConfigurationError(f"--app {app_target} is not a skiplock.App")
-        if name not in app.tasks:
-            raise ConfigurationError(
-                f"unknown task {name!r}: {app_target} registers "
-                f"{', '.join(sorted(app.tasks)) or 'no tasks'}"
-            )
-        return app.tasks[name]
-    parts = name.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
-        try:
-            found: Any = _load_target(".".join(parts[:cut]) + ":" + ".".join(parts[cut:]))
-        except ConfigurationError:
-            continue
-        if isinstance(found, Task) and found.name == name:
-            return found
-    return None
 
 
 def cmd_enqueue(args: argparse.Namespace) -> int:

@@ -9,13 +9,9 @@ Each method is one line over :mod:`skiplock._calls`, the core that
 
 from __future__ import annotations
 
-import logging
-import random
-import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
 from . import _calls as calls
 from ._calls import backoff
@@ -23,31 +19,20 @@ from ._checks import dumps as _dumps
 from ._checks import error_text as _error_text
 from ._checks import integer as _int
 from ._checks import milliseconds as _ms
-from ._checks import queue_limits as _queue_limits
 from ._checks import queue_names as _queues
 from ._checks import seconds as _seconds
 from ._checks import text as _text
-from ._ops import Op, StatementError, run_sync, run_theirs
-from ._pool import Pool, PoolSettings
-from ._schema import Schema
-from ._sql import TableName
+from ._session import Session
 from ._transaction import Transaction
-from ._url import DatabaseURL, parse_url
-from .dialects import Dialect, ServerInfo, get_dialect
+from .dialects import ServerInfo
 from .drivers import Adapter, adapt
-from .errors import BackendError
 from .job import Job, Stats
 
 __all__ = ["Queue", "Transaction", "backoff", "connect"]
 # the checks other modules (worker, admin) import from here
 _CHECKS = (_dumps, _error_text, _int, _ms, _queues, _seconds, _text)
 
-log = logging.getLogger("skiplock")
-T = TypeVar("T")
-R = TypeVar("R")
-
 DEFAULT_TABLE = "skiplock_jobs"
-_RETRIES = 5
 
 
 def connect(
@@ -85,7 +70,7 @@ def connect(
     )
 
 
-class Queue:
+class Queue(Session):
     """A job queue in one table of one database. Thread-safe; see :func:`connect`."""
 
     def __init__(
@@ -100,69 +85,19 @@ class Queue:
         max_idle_time: float = 600.0,
         queue_limits: Mapping[str, int] | None = None,
     ):
-        self.url: DatabaseURL = parse_url(url)
-        #: queue name → the most of its jobs that may hold a live lease at once
-        self.queue_limits: dict[str, int] = _queue_limits(queue_limits)
-        self.table: TableName = TableName.parse(table)
-        self.dialect: Dialect = get_dialect(self.url, self.table)
-        self.server: ServerInfo | None = None
-        self.schema = Schema(self.dialect)
-        #: set once the table's schema version was found to be the one this code knows
-        self._schema_ok = False
-        self._pool = self._make_pool(max_size, max_idle, pool_timeout, max_lifetime, max_idle_time)
+        self._setup(
+            url, table, queue_limits, max_size, max_idle, pool_timeout, max_lifetime, max_idle_time
+        )
 
     def __repr__(self) -> str:
         return f"<skiplock.Queue {self.url.masked()} table={self.table}>"
 
-    # -- connections ----------------------------------------------------------------------
-
-    def _make_pool(
-        self,
-        max_size: object,
-        max_idle: object,
-        timeout: object,
-        max_lifetime: object,
-        max_idle_time: object,
-    ) -> Pool:
-        """The queue's pool (see :class:`~skiplock._pool.Pool`), its settings checked."""
-        self.pool_settings = PoolSettings.check(
-            max_size, max_idle, timeout, max_lifetime, max_idle_time
-        )
-        return Pool(
-            self._new_connection,
-            usable=self.dialect.is_usable,
-            settings=self.pool_settings,
-            name=f"{self.url.flavor} at {self.url.masked()}",
-        )
-
-    def _new_connection(self) -> Any:
-        errors = self.dialect.driver_errors()
-        try:
-            conn = self.dialect.connect()
-        except errors as exc:
-            raise self.dialect.wrap(exc, "connecting") from exc
-        if self.server is None:
-            try:
-                self.server = self.dialect.server_info(conn)
-            except StatementError as exc:
-                self._close_quietly(conn)
-                raise self.dialect.wrap(exc, "connecting") from exc.cause
-            except BaseException:
-                self._close_quietly(conn)
-                raise
-        return conn
+    # -- connections (the machinery: skiplock._session, generated) ------------------------
 
     def connection(self) -> Any:
         """A new driver connection configured like the queue's own (autocommit off, READ
         COMMITTED), outside the pool and its bound. The caller owns and closes it."""
-        return self._new_connection()
-
-    def _checkout(self) -> Adapter:
-        return self.dialect.adapter(self._pool.get())
-
-    def _close_quietly(self, conn: Any) -> None:
-        with suppress(Exception):
-            conn.close()
+        return self._open().connection
 
     def close(self) -> None:
         """Close the pooled connections (those in use as they come back). The queue cannot
@@ -175,8 +110,6 @@ class Queue:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- running one operation ------------------------------------------------------------
-
     def adapt(self, conn: Any) -> Adapter:
         """The driver adapter for a caller's *conn* (see :mod:`skiplock.drivers`).
 
@@ -184,126 +117,6 @@ class Queue:
         object skiplock cannot use or a connection to another kind of database.
         """
         return adapt(conn, self.dialect.name, self.url.flavor)
-
-    def _call(self, call: calls.Call[T, R]) -> R:
-        """Run a :class:`~skiplock._calls.Call` (see :mod:`skiplock._calls`)."""
-        if call.make is None:
-            return call.finish(None)  # type: ignore[arg-type]
-        return call.finish(self._run_op(call.doing, call.conn, call.make, call.check))
-
-    def _run(
-        self, doing: str, conn: Any, make: Callable[..., Op[T]], *args: Any, check: bool = True
-    ) -> T:
-        """Run the operation ``make(*args)`` (see :meth:`_run_op`)."""
-        return self._run_op(doing, conn, lambda _: make(*args), check)
-
-    def _run_op(
-        self, doing: str, conn: Any, make: Callable[[bool], Op[T]], check: bool = True
-    ) -> T:
-        """Run the operation ``make(can_copy)`` in a transaction of its own, or in the
-        caller's when *conn* is given.
-
-        The first call that *check*s reads the table's schema version (see
-        :meth:`_check_schema`) and raises ``ConfigurationError`` unless it is current.
-        A failure before COMMIT rolls back; if it was a deadlock, a lock timeout or a lost
-        connection the whole transaction runs again (bounded, with jitter), with a new
-        operation. A connection lost during COMMIT leaves the outcome unknown: that is
-        raised, never retried.
-        """
-        theirs = None if conn is None else self.adapt(conn)
-        if check and not self._schema_ok:
-            self._check_schema(theirs)
-        if theirs is not None:
-            return self._run_theirs(doing, theirs, make(theirs.can_copy))
-        for attempt in range(1, _RETRIES + 1):
-            own = self._checkout()
-            try:
-                result = run_sync(make(own.can_copy), own)
-            except StatementError as exc:
-                err = self.dialect.wrap(exc, doing)
-                self._rollback_or_drop(own, lost=err.connection_lost)
-                if err.retryable and attempt < _RETRIES:
-                    log.debug("retrying %s after %s", doing, err)
-                    time.sleep(random.uniform(0.005, 0.02 * 2**attempt))
-                    continue
-                raise err from exc.cause
-            except BaseException:
-                self._rollback_or_drop(own)
-                raise
-            self._commit(own, f"committing ({doing})")
-            return result
-        raise AssertionError("unreachable")
-
-    def _check_schema(self, theirs: Adapter | None) -> None:
-        """Read the table's schema version, once per queue until it is found current;
-        raise ``ConfigurationError`` unless it is. On the caller's connection when the
-        operation runs there (a read of the catalog and the version table inside their
-        transaction, which it leaves as it was, and no second connection taken from the
-        pool while theirs is busy); otherwise in a transaction of its own."""
-        doing = "reading the schema version"
-        if theirs is None:
-            version = self._run(doing, None, self.schema.version, check=False)
-        else:
-            version = self._run_theirs(doing, theirs, self.schema.version())
-        self.schema.check(version)
-        self._schema_ok = True
-
-    def _run_theirs(self, doing: str, theirs: Adapter, op: Op[T]) -> T:
-        """Run *op* on the caller's connection (see :func:`~skiplock._ops.run_theirs`)."""
-        try:
-            return run_theirs(op, theirs, self.dialect.begin_sql())
-        except StatementError as exc:
-            raise self.dialect.wrap(exc, doing) from exc.cause
-
-    def _commit(self, own: Adapter, doing: str) -> None:
-        """COMMIT a pooled connection and return it to the pool. A connection lost during
-        COMMIT leaves the outcome unknown: the error says so and nothing is retried."""
-        try:
-            own.connection.commit()
-        except own.errors as exc:
-            err = self.dialect.wrap(exc, doing, own.error_info(exc))
-            self._rollback_or_drop(own, lost=err.connection_lost)
-            if err.connection_lost:
-                err.args = (str(err) + "; whether it committed is unknown",)
-            raise err from exc
-        self._pool.put(own.connection)
-
-    def _rollback_or_drop(self, own: Adapter, *, lost: bool = False) -> None:
-        """Return the connection to the pool rolled back; drop it if its last use lost the
-        connection or the rollback fails."""
-        if not lost:
-            try:
-                own.connection.rollback()
-            except Exception:
-                lost = True
-        self._pool.put(own.connection, broken=lost)
-
-    @contextmanager
-    def transaction(self, *, conn: Any = None) -> Iterator[Transaction]:
-        """One transaction for your own writes and skiplock's, committed together.
-
-        ::
-
-            with q.transaction() as tx:
-                tx.execute("INSERT INTO receipts (job_id) VALUES (%(id)s)", {"id": job.id})
-                tx.complete(job)     # LeaseLost here rolls back the INSERT too
-
-        Commits when the block ends, rolls back when it raises (and re-raises). With
-        ``conn=`` (any connection :meth:`adapt` accepts), the block works in the caller's
-        own transaction on that connection and neither commits nor rolls back: the
-        caller does.
-        """
-        if conn is not None:
-            yield Transaction(self, self.adapt(conn))
-            return
-        own = self._checkout()
-        tx = Transaction(self, own)
-        try:
-            yield tx
-        except BaseException as exc:
-            self._rollback_or_drop(own, lost=isinstance(exc, BackendError) and exc.connection_lost)
-            raise
-        self._commit(own, "committing your transaction")
 
     def ping(self) -> ServerInfo:
         """Reach the server; return what it is. Raises ``UnsupportedServer`` if it is too old
@@ -323,7 +136,7 @@ class Queue:
         docs/migrations.md for what each step locks. Concurrent calls are serialised by an
         advisory lock; workers may keep running. Raises ``ConfigurationError`` for a
         schema newer than this skiplock knows."""
-        applied = self.schema.migrate(self._new_connection, to)
+        applied = self.schema.migrate(self.connection, to)
         self._schema_ok = False  # checked again at the next use
         return applied
 

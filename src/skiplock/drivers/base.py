@@ -77,6 +77,15 @@ class Adapter:
             self.connection.rollback()
         return None
 
+    def commit(self) -> None:
+        self.connection.commit()
+
+    def rollback(self) -> None:
+        self.connection.rollback()
+
+    def close(self) -> None:
+        self.connection.close()
+
     def statement(self, sql: str, params: Mapping[str, Any] | None, want: int) -> Any:
         cur = self.cursor()
         try:

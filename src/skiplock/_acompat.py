@@ -1,0 +1,36 @@
+"""The primitives that differ between the asyncio source modules and the sync modules
+generated from them (``scripts/async_to_sync``; psycopg's ``_acompat.py`` is the model).
+
+The source names the asyncio one (``AEvent``, ``asleep``, ``wait_event_async``); the
+generator renames it to its sync twin here (``Event``, ``sleep``, ``wait_event``). Each
+pair does the same thing, one for the tasks of one event loop, one for threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+__all__ = ["AEvent", "Event", "asleep", "sleep", "wait_event", "wait_event_async"]
+
+Event = threading.Event
+AEvent = asyncio.Event
+
+sleep = time.sleep
+asleep = asyncio.sleep
+
+
+def wait_event(event: threading.Event, timeout: float) -> bool:
+    """Wait up to *timeout* seconds for *event*; True if it was set."""
+    return event.wait(timeout)
+
+
+async def wait_event_async(event: asyncio.Event, timeout: float) -> bool:
+    """Wait up to *timeout* seconds for *event*; True if it was set. A cancellation of
+    the waiting task is raised as it comes."""
+    try:
+        await asyncio.wait_for(event.wait(), timeout)
+    except asyncio.TimeoutError:
+        return False
+    return True

@@ -1,0 +1,242 @@
+# Generated from src/skiplock/_aio_session.py by scripts/async_to_sync; do not edit.
+# Edit the source and run scripts/async_to_sync (tests/test_generated.py checks).
+"""The I/O shell under a queue: its pool, checkout, the retry loop, COMMIT, rollback or
+drop, and :meth:`transaction`.
+
+``skiplock._aio_session`` is the source (``AsyncSession``, the base of
+:class:`~skiplock.AsyncQueue`); ``skiplock._session`` (``Session``, the base of
+:class:`~skiplock.Queue`) is generated from it by ``scripts/async_to_sync``. The queue
+sets the attributes declared here and defines ``adapt``; every public queue method is one
+line over :mod:`skiplock._calls` that runs its :class:`~skiplock._calls.Call` with
+:meth:`_call`.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, suppress
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from . import _calls as calls
+from ._acompat import sleep
+from ._checks import queue_limits as checked_queue_limits
+from ._ops import Op, StatementError, run_sync, run_theirs
+from ._pool import Pool
+from ._pool_state import PoolSettings
+from ._schema import Schema
+from ._sql import TableName
+from ._transaction import Transaction
+from ._url import DatabaseURL, parse_url
+from .dialects import Dialect, ServerInfo, get_dialect
+from .drivers import Adapter
+from .errors import BackendError
+
+if TYPE_CHECKING:
+    from .queue import Queue
+
+__all__ = ["Session"]
+
+log = logging.getLogger("skiplock")
+T = TypeVar("T")
+R = TypeVar("R")
+
+_RETRIES = 5
+
+
+class Session:
+    """The connections of one queue and the transactions run on them (see the module)."""
+
+    def _setup(
+        self,
+        url: str | None,
+        table: str,
+        queue_limits: Mapping[str, int] | None,
+        *pool: object,
+    ) -> None:
+        """The queue's settings, checked (``ConfigurationError``), and its pool; no
+        connection is opened. *pool*: ``max_size, max_idle, pool_timeout, max_lifetime,
+        max_idle_time`` as the queue's constructor takes them."""
+        self.url: DatabaseURL = parse_url(url)
+        #: queue name → the most of its jobs that may hold a live lease at once
+        self.queue_limits: dict[str, int] = checked_queue_limits(queue_limits)
+        self.table: TableName = TableName.parse(table)
+        self.dialect: Dialect = get_dialect(self.url, self.table)
+        #: the server's product and version, read on the first connection
+        self.server: ServerInfo | None = None
+        self.schema = Schema(self.dialect)
+        #: set once the table's schema version was found to be the one this code knows
+        self._schema_ok = False
+        self.pool_settings = PoolSettings.check(*pool)
+        self._pool = self._make_pool()
+
+    def adapt(self, conn: Any) -> Adapter:
+        raise NotImplementedError  # the queue's
+
+    # -- connections ----------------------------------------------------------------------
+
+    def _make_pool(self) -> Pool:
+        """The queue's pool of adapters (see :class:`~skiplock._aio_pool.AsyncPool`)."""
+        return Pool(
+            self._open,
+            usable=self._usable,
+            settings=self.pool_settings,
+            name=f"{self.url.flavor} at {self.url.masked()}",
+        )
+
+    def _open(self) -> Adapter:
+        """A new connection of skiplock's own, in its adapter; the first one opened reads
+        the server's version (``UnsupportedServer`` if it is too old)."""
+        errors = self.dialect.driver_errors()
+        try:
+            own = self.dialect.adapter(self.dialect.connect())
+        except errors as exc:
+            raise self.dialect.wrap(exc, "connecting") from exc
+        if self.server is None:
+            try:
+                self.server = self.dialect.server_info(own.connection)
+            except StatementError as exc:
+                _close_quietly(own)
+                raise self.dialect.wrap(exc, "connecting") from exc.cause
+            except BaseException:
+                _close_quietly(own)
+                raise
+        return own
+
+    def _usable(self, own: Adapter) -> bool:
+        """An idle pooled connection is not known to be broken (no round trip)."""
+        return self.dialect.is_usable(own.connection)
+
+    def _checkout(self) -> Adapter:
+        own: Adapter = self._pool.get()
+        return own
+
+    # -- running one operation ------------------------------------------------------------
+
+    def _call(self, call: calls.Call[T, R]) -> R:
+        """Run a :class:`~skiplock._calls.Call` (see :mod:`skiplock._calls`)."""
+        if call.make is None:
+            return call.finish(None)  # type: ignore[arg-type]
+        return call.finish(self._run_op(call.doing, call.conn, call.make, call.check))
+
+    def _run(
+        self, doing: str, conn: Any, make: Callable[..., Op[T]], *args: Any, check: bool = True
+    ) -> T:
+        """Run the operation ``make(*args)`` (see :meth:`_run_op`)."""
+        return self._run_op(doing, conn, lambda _: make(*args), check)
+
+    def _run_op(
+        self, doing: str, conn: Any, make: Callable[[bool], Op[T]], check: bool = True
+    ) -> T:
+        """Run the operation ``make(can_copy)`` in a transaction of its own, or in the
+        caller's when *conn* is given.
+
+        The first call that *check*s reads the table's schema version (see
+        :meth:`_check_schema`) and raises ``ConfigurationError`` unless it is current.
+        A failure before COMMIT rolls back; if it was a deadlock, a lock timeout or a lost
+        connection the whole transaction runs again (bounded, with jitter), with a new
+        operation. A connection lost during COMMIT leaves the outcome unknown: that is
+        raised, never retried.
+        """
+        theirs = None if conn is None else self.adapt(conn)
+        if check and not self._schema_ok:
+            self._check_schema(theirs)
+        if theirs is not None:
+            return self._run_theirs(doing, theirs, make(theirs.can_copy))
+        for attempt in range(1, _RETRIES + 1):
+            own = self._checkout()
+            try:
+                result = run_sync(make(own.can_copy), own)
+            except StatementError as exc:
+                err = self.dialect.wrap(exc, doing)
+                self._rollback_or_drop(own, lost=err.connection_lost)
+                if err.retryable and attempt < _RETRIES:
+                    log.debug("retrying %s after %s", doing, err)
+                    sleep(random.uniform(0.005, 0.02 * 2**attempt))
+                    continue
+                raise err from exc.cause
+            except BaseException:
+                self._rollback_or_drop(own)
+                raise
+            self._commit(own, f"committing ({doing})")
+            return result
+        raise AssertionError("unreachable")
+
+    def _check_schema(self, theirs: Adapter | None) -> None:
+        """Read the table's schema version, once per queue until it is found current;
+        raise ``ConfigurationError`` unless it is. On the caller's connection when the
+        operation runs there (a read of the catalog and the version table inside their
+        transaction, which it leaves as it was, and no second connection taken from the
+        pool while theirs is busy); otherwise in a transaction of its own."""
+        doing = "reading the schema version"
+        if theirs is None:
+            version = self._run(doing, None, self.schema.version, check=False)
+        else:
+            version = self._run_theirs(doing, theirs, self.schema.version())
+        self.schema.check(version)
+        self._schema_ok = True
+
+    def _run_theirs(self, doing: str, theirs: Adapter, op: Op[T]) -> T:
+        """Run *op* on the caller's connection (see :func:`~skiplock._ops.run_theirs`)."""
+        try:
+            return run_theirs(op, theirs, self.dialect.begin_sql())
+        except StatementError as exc:
+            raise self.dialect.wrap(exc, doing) from exc.cause
+
+    def _commit(self, own: Adapter, doing: str) -> None:
+        """COMMIT a pooled connection and return it to the pool. A connection lost during
+        COMMIT leaves the outcome unknown: the error says so and nothing is retried."""
+        try:
+            own.commit()
+        except own.errors as exc:
+            err = self.dialect.wrap(exc, doing, own.error_info(exc))
+            self._rollback_or_drop(own, lost=err.connection_lost)
+            if err.connection_lost:
+                err.args = (str(err) + "; whether it committed is unknown",)
+            raise err from exc
+        self._pool.put(own)
+
+    def _rollback_or_drop(self, own: Adapter, *, lost: bool = False) -> None:
+        """Return the connection to the pool rolled back; drop it if its last use lost the
+        connection or the rollback fails."""
+        if not lost:
+            try:
+                own.rollback()
+            except Exception:
+                lost = True
+        self._pool.put(own, broken=lost)
+
+    @contextmanager
+    def transaction(self, *, conn: Any = None) -> Iterator[Transaction]:
+        """One transaction for your own writes and skiplock's, committed together.
+
+        ::
+
+            with q.transaction() as tx:
+                tx.execute("INSERT INTO receipts (job_id) VALUES (%(id)s)", {"id": job.id})
+                tx.complete(job)     # LeaseLost here rolls back the INSERT too
+
+        Commits when the block ends, rolls back when it raises (and re-raises). With
+        ``conn=`` (any connection :meth:`adapt` accepts), the block works in the caller's
+        own transaction on that connection and neither commits nor rolls back: the
+        caller does.
+        """
+        queue: Queue = self  # type: ignore[assignment]
+        if conn is not None:
+            yield Transaction(queue, self.adapt(conn))
+            return
+        own = self._checkout()
+        tx = Transaction(queue, own)
+        try:
+            yield tx
+        except BaseException as exc:
+            lost = isinstance(exc, BackendError) and exc.connection_lost
+            self._rollback_or_drop(own, lost=lost)
+            raise
+        self._commit(own, "committing your transaction")
+
+
+def _close_quietly(own: Adapter) -> None:
+    with suppress(Exception):
+        own.close()

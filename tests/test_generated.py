@@ -1,0 +1,137 @@
+"""The sync modules made from their asyncio source by scripts/async_to_sync are current,
+and they are what skiplock imports (docs/architecture.md, "One source for sync and
+async")."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.machinery
+import importlib.util
+import shutil
+import textwrap
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import skiplock
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _generator() -> ModuleType:
+    path = ROOT / "scripts" / "async_to_sync"
+    loader = importlib.machinery.SourceFileLoader("async_to_sync", str(path))
+    spec = importlib.util.spec_from_loader("async_to_sync", loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+GEN = _generator()
+PAIRS = sorted(GEN.GENERATED.items())
+
+
+@pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is not installed ([test] extra)")
+@pytest.mark.parametrize(("source", "target"), PAIRS, ids=[t.name for _, t in PAIRS])
+def test_each_generated_module_is_current(source: Path, target: Path) -> None:
+    expected = GEN.generate(source, target)
+    committed = (ROOT / target).read_text()
+    assert committed == expected, (
+        f"{target} is not what {source} generates: run scripts/async_to_sync (never edit "
+        "the generated file)"
+    )
+
+
+def _module_name(target: Path) -> str:
+    return "skiplock." + target.stem
+
+
+@pytest.mark.parametrize(("source", "target"), PAIRS, ids=[t.name for _, t in PAIRS])
+def test_the_generated_module_is_the_one_imported(source: Path, target: Path) -> None:
+    sync = importlib.import_module(_module_name(target))
+    assert sync.__file__ is not None
+    assert Path(sync.__file__).resolve() == (ROOT / target).resolve()
+    assert (ROOT / target).read_text().startswith(GEN.header(source))
+    # what the sync module defines is exactly its source's, renamed
+    aio = importlib.import_module(_module_name(source))
+    renamed = {GEN.NAMES.get(n, n) for n in aio.__all__}
+    assert set(sync.__all__) == renamed
+    for name in sync.__all__:
+        assert getattr(sync, name).__module__ == sync.__name__, name
+
+
+def test_the_queues_run_on_the_generated_machinery() -> None:
+    from skiplock import _aio_pool, _aio_session, _pool, _session
+
+    assert skiplock.Queue.__mro__[1] is _session.Session
+    assert skiplock.AsyncQueue.__mro__[1] is _aio_session.AsyncSession
+    assert skiplock.Transaction.__module__ == "skiplock._transaction"
+    q = skiplock.connect("postgresql://u@127.0.0.1:1/db")
+    aq = skiplock.connect_async("postgresql://u@127.0.0.1:1/db")
+    assert type(q._pool) is _pool.Pool and type(aq._pool) is _aio_pool.AsyncPool
+    for target in GEN.GENERATED.values():  # no asyncio left in a sync module
+        tree = ast.parse((ROOT / target).read_text())
+        kinds = (ast.AsyncFunctionDef, ast.Await, ast.AsyncWith, ast.AsyncFor)
+        assert not [n for n in ast.walk(tree) if isinstance(n, kinds)], target
+        assert "asyncio" not in {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
+def test_the_transformer_rules() -> None:
+    source = textwrap.dedent(
+        '''\
+        """Doc: AsyncPool stays as written in text."""
+        from collections.abc import AsyncIterator, Awaitable, Callable
+        from ._aio_pool import AsyncPool
+        from ._acompat import asleep
+
+        __all__ = ["AsyncThing"]
+
+
+        class AsyncThing(AsyncPool):
+            opener: Callable[[], Awaitable[int]]
+
+            async def __aenter__(self) -> AsyncThing:  # a comment is kept
+                await asleep(0)
+                async with self.lock:
+                    n = await self.opener()
+                if True:  # ASYNC
+                    n += await self.more()
+                else:
+                    n += self.more_sync()
+                    n += 1
+                if True:  # ASYNC
+                    print("async only")
+                return (n, await self.x)[0]
+        '''
+    )
+    names = {**GEN.NAMES, "AsyncThing": "Thing"}
+    saved, GEN.NAMES = GEN.NAMES, names
+    try:
+        out = GEN.transform(source)
+    finally:
+        GEN.NAMES = saved
+    assert out == textwrap.dedent(
+        '''\
+        """Doc: AsyncPool stays as written in text."""
+        from collections.abc import Iterator, Callable
+        from ._pool import Pool
+        from ._acompat import sleep
+
+        __all__ = ["Thing"]
+
+
+        class Thing(Pool):
+            opener: Callable[[], int]
+
+            def __enter__(self) -> Thing:  # a comment is kept
+                sleep(0)
+                with self.lock:
+                    n = self.opener()
+                n += self.more_sync()
+                n += 1
+                return (n, self.x)[0]
+        '''
+    )
