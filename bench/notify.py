@@ -5,18 +5,24 @@
 
 16 threads (``--threads``) each call ``Queue.enqueue`` ``--jobs`` times (one job, one
 transaction per call) through one Queue with ``max_size`` = threads pooled connections.
-Three tables in one database, rounds interleaved so the machine's noise hits them alike:
+One fresh table per trigger setting, in one database, rounds interleaved so the machine's
+noise hits them alike:
 
-- ``trigger``: as ``install()`` makes it (``AFTER INSERT … FOR EACH STATEMENT`` →
-  ``pg_notify``);
-- ``trigger + listener``: the same, with one idle session LISTENing on its channel, as an
-  idle Worker would be;
-- ``no trigger``: the trigger dropped (bench-only DDL on a bench table).
+- ``always`` (schema version 5's trigger: ``pg_notify`` after every INSERT statement);
+  bench-only DDL puts that function body back on a bench table;
+- ``when waited for`` (version 6, what ``install()`` makes: ``pg_notify`` only while a
+  worker has marked itself waiting in ``<table>_idle``);
+- ``none`` (the trigger dropped).
+
+Each setting runs with no consumer, and again with a ``skiplock.Worker``
+(``--worker-concurrency``, a no-op handler) draining the table while the threads enqueue:
+that worker goes idle whenever it catches up, and marks itself waiting.
 
 A NOTIFY makes its transaction take the notification queue's lock at commit and hold it
 until the commit record is flushed, so committing enqueuers queue behind one another. Prints
-enqueues/s per variant (median of ``--runs``, with the samples) and the ratio to ``no
-trigger``. A clock measurement: on a shared machine, trust the same-run ratio only.
+enqueues/s per variant (median of ``--runs``, with the samples) and the ratio to the same
+consumer's ``none``. A clock measurement: on a shared machine, trust the same-run ratio
+only.
 """
 
 from __future__ import annotations
@@ -33,49 +39,50 @@ from run import URLS
 
 import skiplock
 
-VARIANTS = ("trigger", "trigger + listener", "no trigger")
+TRIGGERS = ("always", "when waited for", "none")
+CONSUMERS = ("no consumer", "a Worker")
+VARIANTS = [(t, c) for c in CONSUMERS for t in TRIGGERS]
+#: schema version 5's trigger function body (dialects/migrations/postgresql/0001_initial.sql)
+ALWAYS = "BEGIN PERFORM pg_notify('{channel}', ''); RETURN NULL; END"
 
 
-def _table(variant: str) -> str:
-    return (
-        "bench_notify_"
-        + {"trigger": "on", "trigger + listener": "listen", "no trigger": "off"}[variant]
-    )
+def _table(trigger: str) -> str:
+    return "bench_notify_" + {"always": "always", "when waited for": "idle", "none": "off"}[trigger]
 
 
-def prepare(url: str) -> dict[str, str]:
-    """Fresh tables; the channel each one's trigger notifies (empty: no trigger)."""
+def prepare(url: str) -> None:
+    """Fresh tables, one per trigger setting."""
     import psycopg
 
-    channels = {}
-    for variant in VARIANTS:
-        q = skiplock.connect(url, table=_table(variant))
-        with q.transaction() as tx:
-            tx.execute(f"DROP TABLE IF EXISTS {q.dialect.quote(_table(variant))}")
+    for trigger in TRIGGERS:
+        table = _table(trigger)
+        q = skiplock.connect(url, table=table)
+        q.uninstall()
         q.install()
         q.close()
         with psycopg.connect(pg_dsn(url), autocommit=True) as conn:
-            name = conn.execute(
-                "SELECT tgname FROM pg_trigger WHERE tgrelid = %s::regclass AND NOT tgisinternal",
-                (_table(variant),),
-            ).fetchone()[0]
-            if variant == "no trigger":
-                conn.execute(f'DROP TRIGGER "{name}" ON "{_table(variant)}"')
-                channels[variant] = ""
-            else:
-                # the trigger's function is "<channel>_notify"
-                channels[variant] = name.removesuffix("_notify")
-    return channels
+            if trigger == "none":
+                conn.execute(f'DROP TRIGGER "{table}_notify" ON "{table}"')
+            elif trigger == "always":
+                body = ALWAYS.format(channel=table)
+                conn.execute(
+                    f'CREATE OR REPLACE FUNCTION "{table}_notify"() RETURNS trigger '
+                    f"LANGUAGE plpgsql AS $$ {body} $$"
+                )
 
 
-def one_round(url: str, variant: str, channel: str, threads: int, jobs: int) -> float:
-    import psycopg
-
-    listener: Any = None
-    if variant == "trigger + listener":
-        listener = psycopg.connect(pg_dsn(url), autocommit=True)
-        listener.execute(f'LISTEN "{channel}"')
-    q = skiplock.connect(url, table=_table(variant), max_size=threads)
+def one_round(url: str, trigger: str, consumer: str, args: argparse.Namespace) -> float:
+    table, threads, jobs = _table(trigger), args.threads, args.jobs
+    worker: Any = None
+    if consumer == "a Worker":
+        worker = skiplock.Worker(
+            skiplock.connect(url, table=table),
+            lambda job: None,
+            concurrency=args.worker_concurrency,
+        )
+        worker.start()
+        time.sleep(1.0)  # it has found the table empty and marked itself waiting
+    q = skiplock.connect(url, table=table, max_size=threads)
     start = threading.Barrier(threads + 1)
 
     def work() -> None:
@@ -93,8 +100,9 @@ def one_round(url: str, variant: str, channel: str, threads: int, jobs: int) -> 
         t.join()
     took = time.perf_counter() - began
     q.close()
-    if listener is not None:
-        listener.close()
+    if worker is not None:
+        worker.stop()
+        worker.queue.close()
     return threads * jobs / took
 
 
@@ -105,6 +113,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=16)
     ap.add_argument("--jobs", type=int, default=200, help="enqueue() calls per thread")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--worker-concurrency", type=int, default=4)
     args = ap.parse_args()
     server = None
     url = args.url
@@ -121,25 +130,25 @@ def main() -> None:
                 "SELECT string_agg(name || '=' || setting, ', ' ORDER BY name) FROM pg_settings "
                 "WHERE name IN ('fsync', 'synchronous_commit', 'full_page_writes')"
             ).fetchone()[0]
-        channels = prepare(url)
-        rates: dict[str, list[float]] = {v: [] for v in VARIANTS}
+        prepare(url)
+        rates: dict[tuple[str, str], list[float]] = {v: [] for v in VARIANTS}
         for r in range(args.runs):
-            for variant in VARIANTS:
-                got = one_round(url, variant, channels[variant], args.threads, args.jobs)
-                rates[variant].append(got)
-                print(f"round {r + 1} {variant}: {got:,.0f}/s", file=sys.stderr)
+            for trigger, consumer in VARIANTS:
+                got = one_round(url, trigger, consumer, args)
+                rates[trigger, consumer].append(got)
+                print(f"round {r + 1} {trigger}, {consumer}: {got:,.0f}/s", file=sys.stderr)
     finally:
         if server is not None:
             server.stop()
-    base = statistics.median(rates["no trigger"])
     print(f"PostgreSQL {version} ({settings}); {args.threads} threads x {args.jobs} enqueue()")
     print(f"calls each, a pooled connection per thread; medians of {args.runs}, rounds interleaved")
-    print("| variant | enqueues/s | samples | ÷ no trigger |")
-    print("|---|---:|---|---:|")
-    for variant in VARIANTS:
-        med = statistics.median(rates[variant])
-        samples = ", ".join(f"{s:,.0f}" for s in rates[variant])
-        print(f"| {variant} | {med:,.0f} | {samples} | {med / base:.2f} |")
+    print("| trigger | consumer | enqueues/s | samples | ÷ none, same consumer |")
+    print("|---|---|---:|---|---:|")
+    for trigger, consumer in VARIANTS:
+        med = statistics.median(rates[trigger, consumer])
+        base = statistics.median(rates["none", consumer])
+        samples = ", ".join(f"{s:,.0f}" for s in rates[trigger, consumer])
+        print(f"| {trigger} | {consumer} | {med:,.0f} | {samples} | {med / base:.2f} |")
 
 
 if __name__ == "__main__":

@@ -332,6 +332,36 @@ class Dialect:
         """Wait up to *timeout* seconds on a :meth:`listen` connection; True if woken."""
         raise NotImplementedError
 
+    def listen_pid(self, conn: Any) -> int:
+        """The server session of a :meth:`listen` connection (supports_notify)."""
+        raise NotImplementedError
+
+    def wake_mark_op(self, pid: int, sweep: bool) -> Op[None]:
+        """Mark the worker listening on session *pid* as waiting (supports_notify)."""
+        raise NotImplementedError
+
+    def wake_settled_op(self) -> Op[bool]:
+        """True once no enqueuer that may have missed a new mark is still running."""
+        raise NotImplementedError
+
+    def wake_unmark_op(self, pid: int) -> Op[None]:
+        raise NotImplementedError
+
+    #: :meth:`probe_connect`'s connections are in autocommit mode (no COMMIT per probe)
+    probe_autocommit: ClassVar[bool] = False
+
+    def probe_connect(self) -> Any:
+        """The connection :meth:`wake_probe` reads on."""
+        return self.connect()
+
+    def wake_probe(self, conn: Any) -> object:
+        """Without LISTEN/NOTIFY: the value (statement ``wake_probe``) whose change tells an
+        idle worker that jobs were enqueued, read on a connection of :meth:`probe_connect`."""
+        row = self.fetch_one(conn, "wake_probe")
+        if not self.probe_autocommit:
+            conn.commit()
+        return None if row is None else row["top"]
+
     # -- operations: the common path (generators: see skiplock._ops) ----------------------
 
     def begin_sql(self) -> str:

@@ -359,6 +359,12 @@ CREATE TABLE {version_table} (
 IF NOT EXISTS (SELECT 1 FROM {version_table} WHERE version = %(version)s)
 INSERT INTO {version_table} (version, name) VALUES (%(version)s, %(name)s)
 
+-- name: wake_probe
+-- An idle worker's look for new jobs (docs/worker.md): the highest id committed, read from
+-- the end of the primary key without reading rows; a change means an enqueue (or a prune).
+-- READPAST: an uncommitted insert's locked row is stepped over, not waited for.
+SELECT MAX(id) AS top FROM {table} WITH (READPAST)
+
 -- name: uninstall
 DROP TABLE IF EXISTS {table};
 DROP TABLE IF EXISTS {ticks_table};

@@ -172,6 +172,13 @@ class MySQLDialect(Dialect):
             self._sockets[conn] = _mysql_driver.socket_of(conn)
         return conn
 
+    probe_autocommit: ClassVar[bool] = True  # one round trip per probe, no COMMIT
+
+    def probe_connect(self) -> Any:
+        conn = self.connect()
+        conn.autocommit = True
+        return conn
+
     async def connect_async(self) -> AsyncAdapter:
         from mysql.connector import aio
         from mysql.connector.constants import ClientFlag

@@ -356,6 +356,11 @@ CREATE TABLE IF NOT EXISTS {version_table} (
 INSERT INTO {version_table} (version, name) VALUES (%(version)s, %(name)s)
 ON DUPLICATE KEY UPDATE version = version
 
+-- name: wake_probe
+-- An idle worker's look for new jobs (docs/worker.md): the highest id committed, read from
+-- the end of the primary key without reading rows; a change means an enqueue (or a prune).
+SELECT MAX(id) AS top FROM {table}
+
 -- name: uninstall
 DROP TABLE IF EXISTS {table};
 DROP TABLE IF EXISTS {ticks_table};

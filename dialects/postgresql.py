@@ -256,3 +256,19 @@ class PostgreSQLDialect(Dialect):
 
     def wait_notify(self, conn: Any, timeout: float) -> bool:
         return any(True for _ in conn.notifies(timeout=timeout, stop_after=1))
+
+    def listen_pid(self, conn: Any) -> int:
+        """The backend pid of a :meth:`listen` connection: a waiting worker's mark."""
+        return int(conn.info.backend_pid)
+
+    def wake_mark_op(self, pid: int, sweep: bool) -> Op[None]:
+        """Mark the worker LISTENing on backend *pid* as waiting (see migration 0006)."""
+        yield self.stmt("wake_mark", {"pid": pid, "sweep": sweep}, NOTHING)
+
+    def wake_settled_op(self) -> Op[bool]:
+        """After the mark committed: True once every enqueuer that may have missed it ended."""
+        row = yield from self.fetch_one_op("wake_settled")
+        return bool(row and row["settled"])
+
+    def wake_unmark_op(self, pid: int) -> Op[None]:
+        yield self.stmt("wake_unmark", {"pid": pid}, NOTHING)

@@ -251,6 +251,25 @@ COPY {table} (id, queue, payload, priority, max_attempts, run_at, idempotency_ke
 -- name: listen
 LISTEN "{prefix}"
 
+-- name: wake_mark
+-- A worker about to wait (see migration 0006): its LISTEN session's pid, so the enqueue
+-- trigger notifies. With sweep, the marks of sessions that have ended go too (a worker
+-- killed while waiting left one; it only caused needless NOTIFYs).
+WITH gone AS (
+    DELETE FROM {idle_table}
+    WHERE %(sweep)s AND pid <> %(pid)s AND pid NOT IN (SELECT pid FROM pg_stat_activity)
+)
+INSERT INTO {idle_table} (pid) VALUES (%(pid)s) ON CONFLICT (pid) DO NOTHING
+
+-- name: wake_settled
+-- After the mark committed: true once no enqueuing transaction holds the trigger's shared
+-- lock, i.e. every enqueuer that looked for marks before this one was visible has ended.
+-- A try: an exclusive request that waited would hold up every later enqueuer.
+SELECT pg_try_advisory_xact_lock(hashtext('skiplock wake {prefix}')) AS settled
+
+-- name: wake_unmark
+DELETE FROM {idle_table} WHERE pid = %(pid)s
+
 -- name: retry_failed
 -- failed → pending, now, with max_attempts more attempts than it has used (the fencing
 -- token never goes back). A job whose dedupe_key is held by an active job stays failed.
@@ -355,5 +374,6 @@ ON CONFLICT (version) DO NOTHING
 -- DROP TABLE takes the trigger with it; the trigger function is dropped on its own.
 DROP TABLE IF EXISTS {table};
 DROP TABLE IF EXISTS {ticks_table};
+DROP TABLE IF EXISTS {idle_table};
 DROP TABLE IF EXISTS {version_table};
 DROP FUNCTION IF EXISTS "{prefix}_notify"()

@@ -8,8 +8,9 @@ the lock order.
 Threads: the loop (claims, shutdown), a flusher that writes batched completions while the
 loop claims, a pool of runner threads (at most ``concurrency``, started as needed, reused
 from job to job), a heartbeat thread (extends leases, enforces timeouts, checks the
-single-worker lock), and on databases with LISTEN/NOTIFY a listener that wakes the loop
-when a job is enqueued.
+single-worker lock), and a thread that wakes the loop when a job is enqueued: a LISTEN
+connection where the database has LISTEN/NOTIFY, elsewhere a probe of the table's highest
+id while the loop waits (see :mod:`skiplock._worker.wakeup`).
 
 What is fenced: every write after a claim (heartbeat, complete, fail, release) names the
 job's ``attempt``; a write that finds the job taken away marks it lost (``job.lost``),

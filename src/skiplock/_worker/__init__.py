@@ -9,7 +9,7 @@ runners        where handlers run: :class:`~.runners.Runner` (the seam)     runn
 outcome        a handler's end -> fenced write, retry, read-back            runners
 completer      batched completions, during the next claim                   flush
 heartbeat      leases, timeouts, single-lock checks                         heartbeat
-wakeup         LISTEN/NOTIFY listener (polling is the producer's)           listen
+wakeup         LISTEN/NOTIFY + waiting marks, or the idle probe             its own
 lifecycle      wiring (:class:`~.lifecycle.Crew`), lock, helpers, shutdown  the loop
 =============  ===========================================================  ==========
 

@@ -22,7 +22,7 @@ from .outcome import Outcomes
 from .producer import Producer
 from .runners import Runner
 from .settings import Flags, Settings
-from .wakeup import Listener
+from .wakeup import make_wakeup
 
 __all__ = ["Crew", "RunnerFactory", "Service"]
 
@@ -48,7 +48,10 @@ class Crew:
         self.outcomes = Outcomes(settings.queue, self.ledger, self.flags)
         self.completer = Completer(settings.queue, self.ledger, self.outcomes)
         self.runner = make_runner(self.outcomes, self.ledger)
-        self.producer = Producer(settings, self.ledger, self.completer, self.runner, self.flags)
+        self.wakeup = make_wakeup(settings.queue, self.flags)
+        self.producer = Producer(
+            settings, self.ledger, self.completer, self.runner, self.flags, self.wakeup
+        )
         #: retention and the periodic scheduler, when the worker has them
         self.services: list[Service] = []
         self.heartbeat = Heartbeat(
@@ -78,9 +81,7 @@ class Crew:
         helpers = [
             threading.Thread(target=self.heartbeat.run, name="skiplock-heartbeat", daemon=True)
         ]
-        if s.queue.dialect.supports_notify:
-            listen = Listener(s.queue, flags).run
-            helpers.append(threading.Thread(target=listen, name="skiplock-listen", daemon=True))
+        helpers.extend(self.wakeup.threads())
         for t in helpers:
             t.start()
         for service in self.services:
@@ -95,6 +96,7 @@ class Crew:
         self.completer.open()
         try:
             self.producer.loop()
+            self.wakeup.close()
             self.shutdown()
         finally:
             self.completer.close()

@@ -20,6 +20,7 @@ from .completer import Completer
 from .ledger import Ledger
 from .runners import Runner
 from .settings import Flags, Settings
+from .wakeup import Wakeup
 
 __all__ = ["GATHER", "MIN_POLL", "Producer"]
 
@@ -42,12 +43,14 @@ class Producer:
         completer: Completer,
         runner: Runner,
         flags: Flags,
+        wakeup: Wakeup | None = None,
     ) -> None:
         self.settings = settings
         self.ledger = ledger
         self.completer = completer
         self.runner = runner
         self.flags = flags
+        self.wakeup = wakeup or Wakeup()
         #: single mode: the lock was just taken, the last holder's jobs may still run
         self.handover = False
 
@@ -77,7 +80,10 @@ class Producer:
                 outage = 0
             if claimed:
                 idle = MIN_POLL
+                self.wakeup.busy()
                 continue
+            if self.ledger.free() > 0 and self.wakeup.idle():
+                continue  # armed just now: a job committed before that woke nobody
             if not wake.wait(idle):  # a wake-up (a job finished) is not idleness
                 idle = min(idle * 2, self.settings.poll_interval)
 

@@ -1,29 +1,85 @@
-"""Wake-ups: on databases with LISTEN/NOTIFY, a listener that wakes the producer as soon
-as a job is enqueued. Elsewhere (and while the listener's connection is down) the
-producer polls, backing off to ``poll_interval`` while idle (see :mod:`.producer`).
+"""Wake-ups: how an idle worker learns at once that a job was enqueued.
+
+The producer tells its :class:`Wakeup` when it is about to wait (:meth:`Wakeup.idle`) and
+when a claim found jobs again (:meth:`Wakeup.busy`); it sets ``flags.wake`` when a job may
+be waiting. Whatever the wake-up, the producer still polls, backing off to
+``poll_interval`` while idle (see :mod:`.producer`): that finds scheduled jobs and expired
+leases, and covers a wake-up path that is down.
+
+- PostgreSQL (:class:`Marks` with a :class:`Listener`): LISTEN/NOTIFY. The enqueue trigger
+  notifies only while a worker has marked itself waiting (migration 0006), because a
+  NOTIFY makes concurrent enqueuers commit one at a time.
+- Elsewhere (:class:`Prober`): while the producer waits, a thread reads the table's
+  highest id every :data:`PROBE_INTERVAL` (every :data:`PROBE_SLOW` once idle for
+  :data:`PROBE_FAST_FOR`) on a connection of its own and wakes the producer when it
+  changes.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from contextlib import suppress
 from typing import Any
 
+from ..errors import BackendError
 from ..queue import Queue
 from .settings import Flags
 
-__all__ = ["Listener"]
+__all__ = ["PROBE_INTERVAL", "Listener", "Marks", "Prober", "Wakeup", "make_wakeup"]
 
 log = logging.getLogger("skiplock.worker")
+
+#: seconds between two probes of an idle worker without LISTEN/NOTIFY (40 one-row reads a
+#: second: a wake-up within ~25 ms) for PROBE_FAST_FOR seconds after it last claimed a job
+#: or saw the table change; then PROBE_SLOW (10 a second). docs/performance.md has what they
+#: cost the server.
+PROBE_INTERVAL = 0.025
+PROBE_FAST_FOR = 10.0
+PROBE_SLOW = 0.1
+#: how many times, 2 ms apart, a worker tries to see the enqueuers settled after marking
+_SETTLE_TRIES = 3
+
+
+class Wakeup:
+    """The producer's side of a wake-up path. This one does nothing: the producer polls."""
+
+    def idle(self) -> bool:
+        """The producer found nothing to claim and is about to wait. True: the wake-up was
+        armed just now, so look at the table once more before waiting (a job committed
+        before it was armed has woken nobody)."""
+        return False
+
+    def busy(self) -> None:
+        """A claim found jobs: the producer will look again by itself."""
+
+    def threads(self) -> list[threading.Thread]:
+        """The helper threads to start with the worker (they end with ``flags.finished``)."""
+        return []
+
+    def close(self) -> None:
+        """The producer has stopped (called on its thread)."""
+
+
+def make_wakeup(queue: Queue, flags: Flags) -> Wakeup:
+    """The wake-up path of *queue*'s database."""
+    if queue.dialect.supports_notify:
+        return Marks(queue, Listener(queue, flags))
+    if "wake_probe" in queue.dialect.sql:
+        return Prober(queue, flags)
+    return Wakeup()
 
 
 class Listener:
     """The listener thread's body (:meth:`run`): holds one LISTEN connection of its own,
-    reopened with a backoff after a failure, until the worker has finished."""
+    reopened with a backoff after a failure, until the worker has finished. ``pid`` is the
+    backend of the LISTEN session while it is up, else None."""
 
     def __init__(self, queue: Queue, flags: Flags) -> None:
         self.queue = queue
         self.flags = flags
+        self.pid: int | None = None
 
     def run(self) -> None:
         d, pause = self.queue.dialect, 0.5
@@ -32,17 +88,149 @@ class Listener:
             try:
                 if conn is None:
                     conn = d.listen()
+                    self.pid = d.listen_pid(conn)
                     pause = 0.5
+                    self.flags.wake.set()  # notifications sent while it was down are lost
                 if d.wait_notify(conn, 1.0):
                     self.flags.wake.set()
             except Exception as exc:  # polling goes on meanwhile; try again later
                 log.debug("LISTEN connection failed (%s); polling only for now", exc)
+                self.pid = None
                 if conn is not None:
                     with suppress(Exception):
                         conn.close()
                 conn = None
                 self.flags.finished.wait(pause)
                 pause = min(pause * 2, 30.0)
+        self.pid = None
+        if conn is not None:
+            with suppress(Exception):
+                conn.close()
+
+
+class Marks(Wakeup):
+    """PostgreSQL: the waiting worker's mark in ``<table>_idle`` (keyed by its LISTEN
+    session's pid), written before it waits and deleted when it claims again, so that the
+    enqueue trigger notifies only while someone waits. Runs on the producer's thread.
+
+    No wake-up is lost: after the mark commits, the worker tries the trigger's advisory
+    lock exclusively until no enqueuer holds it (every enqueuer that looked for marks
+    before this one was visible has then committed) and only then is armed: its next
+    claim sees those jobs, and every later enqueuer sees the mark and notifies. While the
+    lock stays taken (a long transaction that enqueued) the worker is not armed and polls
+    with its usual back-off, trying again at each poll."""
+
+    def __init__(self, queue: Queue, listener: Listener) -> None:
+        self.queue = queue
+        self.listener = listener
+        self.marked: int | None = None  # the pid our mark holds
+        self.armed = False
+        self.swept: int | None = None  # the pid whose first mark swept stale ones
+        #: False with statements older than schema version 6 (whose trigger always notifies)
+        self.marking = "wake_mark" in queue.dialect.sql
+
+    def threads(self) -> list[threading.Thread]:
+        return [threading.Thread(target=self.listener.run, name="skiplock-listen", daemon=True)]
+
+    def idle(self) -> bool:
+        pid = self.listener.pid
+        if pid is None or not self.marking:  # no LISTEN session / nothing to mark
+            self.armed = False
+            return False
+        if self.armed and self.marked == pid:
+            return False
+        q, d = self.queue, self.queue.dialect
+        try:
+            if self.marked != pid:
+                sweep = self.swept != pid
+                q._run("marking the worker waiting", None, d.wake_mark_op, pid, sweep)
+                self.marked, self.armed, self.swept = pid, False, pid
+            for attempt in range(_SETTLE_TRIES):
+                if attempt:
+                    time.sleep(0.002)
+                if q._run("waiting for enqueuers to settle", None, d.wake_settled_op):
+                    self.armed = True
+                    return True
+        except BackendError as exc:
+            log.debug("could not mark the worker waiting (%s); polling", exc)
+        return False
+
+    def busy(self) -> None:
+        if self.marked is None:
+            return
+        pid, self.marked, self.armed = self.marked, None, False
+        try:
+            q = self.queue
+            q._run("unmarking the worker", None, q.dialect.wake_unmark_op, pid)
+        except BackendError as exc:  # a mark left behind only causes needless NOTIFYs
+            log.debug("could not unmark the worker (%s)", exc)
+
+    def close(self) -> None:
+        self.busy()
+
+
+class Prober(Wakeup):
+    """Without LISTEN/NOTIFY: while the producer waits, the probe thread reads the table's
+    highest committed id (``wake_probe``) every :data:`PROBE_INTERVAL` (:data:`PROBE_SLOW`
+    after :data:`PROBE_FAST_FOR` seconds without a claimed job or a change) and sets
+    ``flags.wake`` when it differs from the last read. It sleeps while the producer is
+    busy, and polling goes on while its connection is down.
+
+    Nothing to arm: the producer clears ``wake`` before each claim, so a change read after
+    that wakes it, and one read before it was committed before that claim looked. An id
+    committed after a higher one was read (two enqueues committing out of order) changes
+    nothing and is found by the producer's back-off polls, the first ~50 ms later."""
+
+    def __init__(self, queue: Queue, flags: Flags) -> None:
+        self.queue = queue
+        self.flags = flags
+        self.waiting = threading.Event()
+        #: when the producer last claimed jobs or a probe saw a change (monotonic)
+        self.recent = time.monotonic()
+        #: probes run (read by the bench)
+        self.probes = 0
+
+    def threads(self) -> list[threading.Thread]:
+        return [threading.Thread(target=self.run, name="skiplock-probe", daemon=True)]
+
+    def idle(self) -> bool:
+        self.waiting.set()
+        return False
+
+    def busy(self) -> None:
+        self.waiting.clear()
+        self.recent = time.monotonic()
+
+    def close(self) -> None:
+        self.waiting.clear()
+
+    def run(self) -> None:
+        d, finished, pause = self.queue.dialect, self.flags.finished, 0.5
+        conn: Any = None
+        last: object = None
+        while not finished.is_set():
+            if not self.waiting.wait(1.0):
+                continue
+            try:
+                if conn is None:
+                    conn = d.probe_connect()
+                    pause = 0.5
+                top = d.wake_probe(conn)
+                self.probes += 1
+                if top != last:
+                    last, self.recent = top, time.monotonic()
+                    self.flags.wake.set()
+            except Exception as exc:  # polling goes on meanwhile; try again later
+                log.debug("wake-up probe failed (%s); polling only for now", exc)
+                if conn is not None:
+                    with suppress(Exception):
+                        conn.close()
+                conn = None
+                finished.wait(pause)
+                pause = min(pause * 2, 30.0)
+                continue
+            fast = time.monotonic() - self.recent < PROBE_FAST_FOR
+            finished.wait(PROBE_INTERVAL if fast else PROBE_SLOW)
         if conn is not None:
             with suppress(Exception):
                 conn.close()

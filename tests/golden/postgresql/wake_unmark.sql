@@ -1,0 +1,1 @@
+DELETE FROM "skiplock_jobs_idle" WHERE pid = %(pid)s
