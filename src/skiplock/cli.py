@@ -213,6 +213,8 @@ def _print_stats(q: Queue, queues: list[str] | None, as_json: bool) -> None:
         f"{s.failed:>9} {s.cancelled:>9}  {age}",
         flush=True,
     )
+    when = "never" if s.last_pruned_at is None else f"last {s.last_pruned_at:%Y-%m-%d %H:%M:%S} UTC"
+    print(f"pruned {s.pruned} finished jobs (all queues; {when})", flush=True)
 
 
 def cmd_stats(args: argparse.Namespace) -> int:

@@ -58,6 +58,7 @@ class Crew:
             self.flags,
             self.producer.lock_lost,
             self.runner.abandon,
+            self.runner.cancel,
         )
 
     def stop(self) -> None:
@@ -79,7 +80,7 @@ class Crew:
             threading.Thread(target=self.heartbeat.run, name="skiplock-heartbeat", daemon=True)
         ]
         if s.queue.dialect.supports_notify:
-            listen = Listener(s.queue, flags).run
+            listen = Listener(s.queue, flags, self.heartbeat.beat_now).run
             helpers.append(threading.Thread(target=listen, name="skiplock-listen", daemon=True))
         for t in helpers:
             t.start()

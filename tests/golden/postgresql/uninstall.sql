@@ -1,5 +1,6 @@
 -- DROP TABLE takes the trigger with it; the trigger function is dropped on its own.
 DROP TABLE IF EXISTS "skiplock_jobs";
 DROP TABLE IF EXISTS "skiplock_jobs_ticks";
+DROP TABLE IF EXISTS "skiplock_jobs_counters";
 DROP TABLE IF EXISTS "skiplock_jobs_schema";
 DROP FUNCTION IF EXISTS "skiplock_jobs_notify"()
