@@ -75,10 +75,10 @@ class Heartbeat:
             self._extend(h)
 
     def _extend(self, h: Held) -> None:
-        asked = h.job.cancel_requested
         with self.outcomes.writes:  # not while its outcome is being written
             if not self.ledger.still_beatable(h):  # settled meanwhile, or by its handler
                 return
+            asked = h.job.cancel_requested  # read under the lock: one beat sees it first
             try:
                 self.settings.queue.heartbeat(h.job, lease=self.settings.lease)
                 self._failing = False
