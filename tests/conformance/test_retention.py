@@ -12,6 +12,7 @@ from datetime import timedelta
 import pytest
 
 import skiplock
+from conformance.aio_view import Loop, SyncView
 from conformance.conftest import wait_until
 from skiplock import Worker
 from skiplock._retention import DEFAULT_RETENTION, Retention
@@ -55,7 +56,7 @@ def test_a_worker_prunes_only_finished_jobs_older_than_its_retention(
 
 
 def test_the_pruned_total_is_the_tables_across_workers_and_prune_calls(
-    make_queue: Callable[..., skiplock.Queue],
+    make_queue: Callable[..., skiplock.Queue], url: str, aio_loop: Loop
 ) -> None:
     """Each batch adds its rows to the table's total in its own transaction: two workers'
     retention and skiplock.prune add up, and a queue of another process (a fresh Queue),
@@ -76,6 +77,12 @@ def test_the_pruned_total_is_the_tables_across_workers_and_prune_calls(
     assert other.stats().pruned == 23
     assert other.stats(queues="nosuch").pruned == 23  # the table's, whatever the queues
     assert other.stats().done == 0
+    aq = SyncView(skiplock.connect_async(url, table=str(q.table)), aio_loop)
+    try:
+        s = aq.stats()
+        assert (s.pruned, s.last_pruned_at) == (23, other.stats().last_pruned_at)
+    finally:
+        aq.close()
 
 
 def test_recent_jobs_are_kept_and_none_keeps_everything(
