@@ -103,6 +103,7 @@ class Dialect:
             "stats",
             "retry_failed",
             "prune",
+            "count_pruned",
             "list_jobs",
             "clock",
             "tick_claim",
@@ -325,11 +326,14 @@ class Dialect:
         return 0 if row is None else int(row["n"])
 
     def listen(self) -> Any:
-        """A connection that receives a notification at every enqueue (supports_notify)."""
+        """A connection that receives a notification at every enqueue, and at every cancel
+        request of a running job (supports_notify)."""
         raise NotImplementedError
 
-    def wait_notify(self, conn: Any, timeout: float) -> bool:
-        """Wait up to *timeout* seconds on a :meth:`listen` connection; True if woken."""
+    def wait_notify(self, conn: Any, timeout: float, cancels: list[int] | None = None) -> bool:
+        """Wait up to *timeout* seconds on a :meth:`listen` connection; True if woken by an
+        enqueue. The ids a cancel request named (see :meth:`notify_cancel`) are appended
+        to *cancels*."""
         raise NotImplementedError
 
     def listen_pid(self, conn: Any) -> int:
@@ -361,6 +365,13 @@ class Dialect:
         if not self.probe_autocommit:
             conn.commit()
         return None if row is None else row["top"]
+
+    def notify_cancel(self, job_id: int) -> Op[None]:
+        """In the transaction of a cancel request for running job *job_id*: tell the
+        workers' listeners (sent when it commits). Nothing where there is no notification
+        channel: the job's worker sees the request at its next heartbeat."""
+        return
+        yield
 
     # -- operations: the common path (generators: see skiplock._ops) ----------------------
 
@@ -457,9 +468,18 @@ class Dialect:
         if (yield from self.count_op("cancel_pending", params)) == 1:
             return "cancelled"
         if (yield from self.count_op("cancel_running", params)) == 1:
+            yield from self.notify_cancel(job_id)
             return "running"
         row = yield from self.fetch_one_op("get", params)
         return None if row is None else str(row["status"])
+
+    def prune_op(self, params: Mapping[str, Any]) -> Op[int]:
+        """Delete one batch of finished jobs (``prune``) and add their number to the table's
+        ``pruned`` total (``count_pruned``), in one transaction; the rows deleted."""
+        n = yield from self.count_op("prune", params)
+        if n:
+            yield self.stmt("count_pruned", {"deleted": n}, ROWCOUNT)
+        return n
 
     def enqueue_tick(
         self, key: Mapping[str, Any], params: Mapping[str, Any], prune: Mapping[str, Any]

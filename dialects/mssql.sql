@@ -240,23 +240,29 @@ WHERE id < %(before_id)s
 ORDER BY id DESC
 
 -- name: stats
-SELECT
-    SUM(CASE WHEN status = 'pending' AND run_at <= SYSUTCDATETIME() THEN 1 ELSE 0 END)
-        AS pending,
-    SUM(CASE WHEN status = 'pending' AND run_at > SYSUTCDATETIME() THEN 1 ELSE 0 END)
-        AS scheduled,
-    SUM(CASE WHEN status = 'running' AND lease_until >= SYSUTCDATETIME() THEN 1 ELSE 0 END)
-        AS running,
-    SUM(CASE WHEN status = 'running' AND lease_until < SYSUTCDATETIME() THEN 1 ELSE 0 END)
-        AS expired,
-    SUM(CASE WHEN status = 'done' THEN 1 ELSE 0 END) AS done,
-    SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END) AS failed,
-    SUM(CASE WHEN status = 'cancelled' THEN 1 ELSE 0 END) AS cancelled,
-    DATEDIFF_BIG(MICROSECOND,
-        MIN(CASE WHEN status = 'pending' AND run_at <= SYSUTCDATETIME() THEN run_at END),
-        SYSUTCDATETIME()) / 1000000.0 AS oldest_pending_age
-FROM {table}
-WHERE %(all_queues)s = 1 OR queue IN (%(queues)s)
+-- The job counts of the chosen queues, and the table's running total of pruned jobs
+-- (all its queues: a batch of retention deletes from every queue at once).
+SELECT s.*, c.total AS pruned, c.updated_at AS last_pruned_at
+FROM (
+    SELECT
+        SUM(CASE WHEN status = 'pending' AND run_at <= SYSUTCDATETIME() THEN 1 ELSE 0 END)
+            AS pending,
+        SUM(CASE WHEN status = 'pending' AND run_at > SYSUTCDATETIME() THEN 1 ELSE 0 END)
+            AS scheduled,
+        SUM(CASE WHEN status = 'running' AND lease_until >= SYSUTCDATETIME() THEN 1 ELSE 0 END)
+            AS running,
+        SUM(CASE WHEN status = 'running' AND lease_until < SYSUTCDATETIME() THEN 1 ELSE 0 END)
+            AS expired,
+        SUM(CASE WHEN status = 'done' THEN 1 ELSE 0 END) AS done,
+        SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END) AS failed,
+        SUM(CASE WHEN status = 'cancelled' THEN 1 ELSE 0 END) AS cancelled,
+        DATEDIFF_BIG(MICROSECOND,
+            MIN(CASE WHEN status = 'pending' AND run_at <= SYSUTCDATETIME() THEN run_at END),
+            SYSUTCDATETIME()) / 1000000.0 AS oldest_pending_age
+    FROM {table}
+    WHERE %(all_queues)s = 1 OR queue IN (%(queues)s)
+) AS s
+LEFT JOIN {counters_table} AS c ON c.name = N'pruned'
 
 -- name: lock_acquire
 -- A Session-owned application lock: held until lock_release or until the connection ends,
@@ -315,6 +321,11 @@ WHERE status IN (%(statuses)s)
   AND finished_at < DATEADD(millisecond, (%(older_ms)s / 1000) * 1000 - %(older_ms)s,
                     DATEADD(second, -(%(older_ms)s / 1000), SYSUTCDATETIME()))
 
+-- name: count_pruned
+-- In the prune batch's transaction: the table's running total of pruned jobs.
+UPDATE {counters_table} SET total = total + %(deleted)s, updated_at = SYSUTCDATETIME()
+WHERE name = N'pruned'
+
 -- name: clock
 SELECT SYSUTCDATETIME() AS now
 
@@ -368,4 +379,5 @@ SELECT MAX(id) AS top FROM {table} WITH (READPAST)
 -- name: uninstall
 DROP TABLE IF EXISTS {table};
 DROP TABLE IF EXISTS {ticks_table};
+DROP TABLE IF EXISTS {counters_table};
 DROP TABLE IF EXISTS {version_table}

@@ -211,19 +211,25 @@ ORDER BY id DESC
 LIMIT %(limit)s
 
 -- name: stats
-SELECT
-    SUM(status = 'pending' AND run_at <= UTC_TIMESTAMP(6)) AS pending,
-    SUM(status = 'pending' AND run_at > UTC_TIMESTAMP(6)) AS scheduled,
-    SUM(status = 'running' AND lease_until >= UTC_TIMESTAMP(6)) AS running,
-    SUM(status = 'running' AND lease_until < UTC_TIMESTAMP(6)) AS expired,
-    SUM(status = 'done') AS done,
-    SUM(status = 'failed') AS failed,
-    SUM(status = 'cancelled') AS cancelled,
-    TIMESTAMPDIFF(MICROSECOND,
-        MIN(CASE WHEN status = 'pending' AND run_at <= UTC_TIMESTAMP(6) THEN run_at END),
-        UTC_TIMESTAMP(6)) / 1000000.0 AS oldest_pending_age
-FROM {table}
-WHERE %(all_queues)s OR queue IN (%(queues)s)
+-- The job counts of the chosen queues, and the table's running total of pruned jobs
+-- (all its queues: a batch of retention deletes from every queue at once).
+SELECT s.*, c.total AS pruned, c.updated_at AS last_pruned_at
+FROM (
+    SELECT
+        SUM(status = 'pending' AND run_at <= UTC_TIMESTAMP(6)) AS pending,
+        SUM(status = 'pending' AND run_at > UTC_TIMESTAMP(6)) AS scheduled,
+        SUM(status = 'running' AND lease_until >= UTC_TIMESTAMP(6)) AS running,
+        SUM(status = 'running' AND lease_until < UTC_TIMESTAMP(6)) AS expired,
+        SUM(status = 'done') AS done,
+        SUM(status = 'failed') AS failed,
+        SUM(status = 'cancelled') AS cancelled,
+        TIMESTAMPDIFF(MICROSECOND,
+            MIN(CASE WHEN status = 'pending' AND run_at <= UTC_TIMESTAMP(6) THEN run_at END),
+            UTC_TIMESTAMP(6)) / 1000000.0 AS oldest_pending_age
+    FROM {table}
+    WHERE %(all_queues)s OR queue IN (%(queues)s)
+) AS s
+LEFT JOIN {counters_table} AS c ON c.name = 'pruned'
 
 -- name: complete_held
 -- One fenced statement for the whole batch: each row must still be running at the attempt
@@ -274,6 +280,11 @@ DELETE FROM {table}
 WHERE status IN (%(statuses)s)
   AND finished_at < TIMESTAMPADD(MICROSECOND, -%(older_ms)s * 1000, UTC_TIMESTAMP(6))
 LIMIT %(limit)s
+
+-- name: count_pruned
+-- In the prune batch's transaction: the table's running total of pruned jobs.
+UPDATE {counters_table} SET total = total + %(deleted)s, updated_at = UTC_TIMESTAMP(6)
+WHERE name = 'pruned'
 
 -- name: lock_acquire
 -- Session-level, server-wide (the name carries the database and table). Waits up to
@@ -365,4 +376,5 @@ SELECT MAX(id) AS top FROM {table}
 DROP TABLE IF EXISTS {table};
 DROP TABLE IF EXISTS {ticks_table};
 DROP TABLE IF EXISTS {keys_table};
+DROP TABLE IF EXISTS {counters_table};
 DROP TABLE IF EXISTS {version_table}

@@ -252,10 +252,29 @@ class PostgreSQLDialect(Dialect):
         conn = self.connect()
         conn.autocommit = True  # a notification is delivered between transactions only
         conn.execute(self.sql["listen"])
+        conn.execute(self.sql["listen_cancel"])
         return conn
 
-    def wait_notify(self, conn: Any, timeout: float) -> bool:
-        return any(True for _ in conn.notifies(timeout=timeout, stop_after=1))
+    def wait_notify(self, conn: Any, timeout: float, cancels: list[int] | None = None) -> bool:
+        woken = False
+        for n in conn.notifies(timeout=timeout, stop_after=1):
+            if n.channel != self.cancel_channel:
+                woken = True
+            elif cancels is not None and n.payload.isdigit():
+                cancels.append(int(n.payload))
+        return woken
+
+    @property
+    def cancel_channel(self) -> str:
+        """Cancel requests have a channel of their own, so they wake no idle producer; the
+        bare table name is at most 48 characters, well inside PostgreSQL's 63."""
+        return f"{self.table.name}_cancel"
+
+    def notify_cancel(self, job_id: int) -> Op[None]:
+        # The payload is the job id only: a listener of a same-named table in another
+        # schema may hear it, and its worker's heartbeat of that id (if it holds one)
+        # reads the request from its own table, so a stray one costs one heartbeat.
+        yield self.stmt("cancel_notify", {"payload": str(job_id)}, NOTHING)
 
     def listen_pid(self, conn: Any) -> int:
         """The backend pid of a :meth:`listen` connection: a waiting worker's mark."""

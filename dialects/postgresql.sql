@@ -222,18 +222,24 @@ ORDER BY id DESC
 LIMIT %(limit)s
 
 -- name: stats
-SELECT
-    count(*) FILTER (WHERE status = 'pending' AND run_at <= statement_timestamp()) AS pending,
-    count(*) FILTER (WHERE status = 'pending' AND run_at > statement_timestamp()) AS scheduled,
-    count(*) FILTER (WHERE status = 'running' AND lease_until >= statement_timestamp()) AS running,
-    count(*) FILTER (WHERE status = 'running' AND lease_until < statement_timestamp()) AS expired,
-    count(*) FILTER (WHERE status = 'done') AS done,
-    count(*) FILTER (WHERE status = 'failed') AS failed,
-    count(*) FILTER (WHERE status = 'cancelled') AS cancelled,
-    EXTRACT(EPOCH FROM statement_timestamp() - min(run_at) FILTER (WHERE status = 'pending' AND run_at <= statement_timestamp()))
-        AS oldest_pending_age
-FROM {table}
-WHERE %(all_queues)s OR queue = ANY(%(queues)s::text[])
+-- The job counts of the chosen queues, and the table's running total of pruned jobs
+-- (all its queues: a batch of retention deletes from every queue at once).
+SELECT s.*, c.total AS pruned, c.updated_at AS last_pruned_at
+FROM (
+    SELECT
+        count(*) FILTER (WHERE status = 'pending' AND run_at <= statement_timestamp()) AS pending,
+        count(*) FILTER (WHERE status = 'pending' AND run_at > statement_timestamp()) AS scheduled,
+        count(*) FILTER (WHERE status = 'running' AND lease_until >= statement_timestamp()) AS running,
+        count(*) FILTER (WHERE status = 'running' AND lease_until < statement_timestamp()) AS expired,
+        count(*) FILTER (WHERE status = 'done') AS done,
+        count(*) FILTER (WHERE status = 'failed') AS failed,
+        count(*) FILTER (WHERE status = 'cancelled') AS cancelled,
+        EXTRACT(EPOCH FROM statement_timestamp() - min(run_at) FILTER (WHERE status = 'pending' AND run_at <= statement_timestamp()))
+            AS oldest_pending_age
+    FROM {table}
+    WHERE %(all_queues)s OR queue = ANY(%(queues)s::text[])
+) AS s
+LEFT JOIN {counters_table} AS c ON c.name = 'pruned'
 
 -- name: enqueue_ids
 -- Ids and the run_at for a large batch written by COPY (which cannot RETURNING): taken from
@@ -270,6 +276,15 @@ SELECT pg_try_advisory_xact_lock(hashtext('skiplock wake {prefix}')) AS settled
 -- name: wake_unmark
 DELETE FROM {idle_table} WHERE pid = %(pid)s
 
+-- name: listen_cancel
+-- Cancel requests of running jobs (q.cancel), on a channel of their own: the payload is
+-- the job's id.
+LISTEN "{prefix}_cancel"
+
+-- name: cancel_notify
+-- Sent in the cancel request's transaction, so a listener hears it once it commits.
+SELECT pg_notify('{prefix}_cancel', %(payload)s)
+
 -- name: retry_failed
 -- failed → pending, now, with max_attempts more attempts than it has used (the fencing
 -- token never goes back). A job whose dedupe_key is held by an active job stays failed.
@@ -290,6 +305,11 @@ DELETE FROM {table} WHERE id IN (
     WHERE status = ANY(%(statuses)s::text[])
       AND finished_at < statement_timestamp() - %(older_ms)s * interval '1 millisecond'
     LIMIT %(limit)s)
+
+-- name: count_pruned
+-- In the prune batch's transaction: the table's running total of pruned jobs.
+UPDATE {counters_table} SET total = total + %(deleted)s, updated_at = statement_timestamp()
+WHERE name = 'pruned'
 
 -- name: lock_timeout
 -- How long the next lock_acquire in this transaction waits (milliseconds, as text).
@@ -375,5 +395,6 @@ ON CONFLICT (version) DO NOTHING
 DROP TABLE IF EXISTS {table};
 DROP TABLE IF EXISTS {ticks_table};
 DROP TABLE IF EXISTS {idle_table};
+DROP TABLE IF EXISTS {counters_table};
 DROP TABLE IF EXISTS {version_table};
 DROP FUNCTION IF EXISTS "{prefix}_notify"()

@@ -63,6 +63,9 @@ def test_install_enqueue_stats_retry_prune(
 
     code, out, _ = cli(capsys, "stats", "--json", *where)
     assert code == 0 and json.loads(out)["pending"] == 1
+    assert (json.loads(out)["pruned"], json.loads(out)["last_pruned_at"]) == (0, None)
+    code, out, _ = cli(capsys, "stats", *where)
+    assert code == 0 and out.splitlines()[2] == "pruned 0 finished jobs (all queues; never)"
 
     [job] = q.claim(queues="email")
     assert q.fail(job, "broken") == "failed"
@@ -81,6 +84,13 @@ def test_install_enqueue_stats_retry_prune(
     code, out, _ = cli(capsys, "prune", "--older-than", "0", "--batch", "1", *where)
     assert (code, out.strip()) == (0, "deleted 1 finished job")
     assert q.get(job_id) is None
+    code, out, _ = cli(capsys, "stats", "--json", "--queue", "other", *where)
+    assert json.loads(out)["pruned"] == 1 and json.loads(out)["last_pruned_at"] is not None
+    code, out, _ = cli(capsys, "stats", *where)
+    assert re.fullmatch(
+        r"pruned 1 finished jobs \(all queues; last \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)",
+        out.splitlines()[2],
+    )
 
 
 def test_enqueue_with_a_key_and_its_concurrency(

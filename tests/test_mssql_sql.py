@@ -58,6 +58,7 @@ SAMPLE: dict[str, Any] = {
     "attempts": None,
     "statuses": ["done", "failed"],
     "older_ms": 7 * 86_400_000,
+    "deleted": 13,
     "name": "skiplock:it's",
     "wait_ms": 5000,
     "wait_s": 5,

@@ -95,6 +95,8 @@ def add_schema_commands(add: Add) -> None:
     )
     p.set_defaults(fn=cmd_sql)
 
-    p = add("uninstall", "drop the jobs table, its version table and trigger: every job is lost")
+    p = add(
+        "uninstall", "drop the jobs table and the tables and trigger of its own: every job is lost"
+    )
     p.add_argument("--yes", action="store_true", help="really drop it")
     p.set_defaults(fn=cmd_uninstall)

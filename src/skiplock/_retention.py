@@ -1,6 +1,7 @@
 """Retention: a worker's background thread that deletes jobs finished long ago.
 
-Every round deletes, in batches of a few hundred rows (one short transaction each), the
+Every round deletes, in batches of a few hundred rows (one short transaction each, which
+also adds its rows to the table's ``pruned`` total that ``stats`` shows), the
 jobs in a final state (``done``, ``failed``, ``cancelled``) whose ``finished_at`` is older
 than the retention, by the database's clock. Only one worker of a table prunes at a time:
 a round runs while its thread holds a session advisory lock of its own (not the
@@ -115,7 +116,7 @@ class Retention:
         }
         q, total = self.queue, 0
         while stop is None or not stop.is_set():
-            n = q._run("pruning finished jobs", None, q.dialect.count_op, "prune", params)
+            n = q._run("pruning finished jobs", None, q.dialect.prune_op, params)
             total += n
             self.counts["pruned"] += n  # only this thread writes this key
             if n < self.batch:

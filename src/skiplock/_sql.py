@@ -4,10 +4,11 @@ A dialect's ``.sql`` file is a list of blocks, each opened by ``-- name: <name>`
 text ever put into a statement is a checked identifier: ``{table}`` (quoted, maybe
 schema-qualified), ``{version_table}`` (the table's schema-version table, ``<table>_schema``,
 quoted the same way), ``{ticks_table}`` (the periodic ledger, ``<table>_ticks``, quoted the
-same way), ``{idle_table}`` (PostgreSQL's waiting workers, ``<table>_idle``), ``{prefix}``
-(the bare table name, for index names) and ``{tag}`` (8 hex digits hashed from the exact
-bare name, for names a database compares without case); ``{schema}`` is the bare schema
-name, or empty when the name has none. Values are always bound as
+same way), ``{idle_table}`` (PostgreSQL's waiting workers, ``<table>_idle``),
+``{counters_table}`` (the running totals, ``<table>_counters``, quoted the same way),
+``{prefix}`` (the bare table name, for index names) and ``{tag}`` (8 hex digits hashed
+from the exact bare name, for names a database compares without case); ``{schema}`` is
+the bare schema name, or empty when the name has none. Values are always bound as
 ``%(name)s`` parameters.
 """
 
@@ -62,6 +63,11 @@ class TableName:
         return self.name + "_ticks"
 
     @property
+    def counters_table(self) -> str:
+        """The bare name of the table's running totals (``pruned``): one row per name."""
+        return self.name + "_counters"
+
+    @property
     def keys_table(self) -> str:
         """The bare name of the per-key lock rows (MySQL/MariaDB): one row per key used."""
         return self.name + "_keys"
@@ -110,12 +116,14 @@ def render_statements(
     jobs, versions = qualified(table.name), qualified(table.version_table)
     ticks, keys = qualified(table.ticks_table), qualified(table.keys_table)
     idle = qualified(table.idle_table)
+    counters = qualified(table.counters_table)
     return {
         name: sql.replace("{table}", jobs)
         .replace("{version_table}", versions)
         .replace("{ticks_table}", ticks)
         .replace("{keys_table}", keys)
         .replace("{idle_table}", idle)
+        .replace("{counters_table}", counters)
         .replace("{prefix}", table.name)
         .replace("{tag}", table.tag)
         .replace("{schema}", table.schema or "")

@@ -48,7 +48,8 @@ def prune(
 ) -> int:
     """Delete jobs that finished (in *statuses*) more than *older_than* seconds ago, by
     the database's clock; return how many. Runs in batches of *batch* rows, one short
-    transaction each, calling *progress(deleted_so_far)* after each."""
+    transaction each, calling *progress(deleted_so_far)* after each. Each batch adds its
+    rows to the table's ``pruned`` total (:attr:`skiplock.Stats.pruned`)."""
     wanted = list(dict.fromkeys(statuses))
     if not wanted or any(s not in ("done", "failed") for s in wanted):
         raise ConfigurationError(f"statuses must be 'done' and/or 'failed', not {statuses!r:.80}")
@@ -56,7 +57,7 @@ def prune(
     params = {"statuses": wanted, "older_ms": _ms(older_than, "older_than"), "limit": limit}
     total = 0
     while True:
-        n = queue._run("pruning jobs", None, queue.dialect.count_op, "prune", params)
+        n = queue._run("pruning jobs", None, queue.dialect.prune_op, params)
         total += n
         if progress is not None:
             progress(total)

@@ -173,6 +173,8 @@ def _print_stats(q: Queue, queues: list[str] | None, as_json: bool) -> None:
         f"{s.failed:>9} {s.cancelled:>9}  {age}",
         flush=True,
     )
+    when = "never" if s.last_pruned_at is None else f"last {s.last_pruned_at:%Y-%m-%d %H:%M:%S} UTC"
+    print(f"pruned {s.pruned} finished jobs (all queues; {when})", flush=True)
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
@@ -216,15 +218,19 @@ def cmd_prune(args: argparse.Namespace) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    status = _queue(args).cancel(args.id)
+    q = _queue(args)
+    status = q.cancel(args.id)
     if status is None:
         raise ConfigurationError(f"there is no job {args.id} in table {args.table}")
     if status == "cancelled":
         print(f"job {args.id} cancelled")
     elif status == "running":
-        print(
-            f"job {args.id} is running: cancel requested (its worker sees it at the next heartbeat)"
+        when = (
+            "at once through LISTEN, or at its next heartbeat"
+            if q.dialect.supports_notify
+            else "at its next heartbeat"
         )
+        print(f"job {args.id} is running: cancel requested (its worker sees it {when})")
     else:
         print(f"job {args.id} already finished ({status}): nothing changed")
     return 0
@@ -304,7 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(fn=cmd_worker)
 
-    p = add("stats", "counts of jobs by state")
+    p = add("stats", "counts of jobs by state, and the table's pruned total")
     p.add_argument("--queue", action="append", help="only this queue (repeatable)")
     p.add_argument("--watch", type=duration, nargs="?", const=2.0, help="refresh every N s")
     p.add_argument("--json", action="store_true", help="one JSON object per refresh")
@@ -323,7 +329,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch", type=int, default=1000, help="rows per transaction")
     p.set_defaults(fn=cmd_prune)
 
-    p = add("cancel", "cancel a job: pending ones at once, running ones at their next heartbeat")
+    p = add(
+        "cancel",
+        "cancel a job: pending ones at once; running ones get a request their worker sees "
+        "at once on PostgreSQL, else at its next heartbeat",
+    )
     p.add_argument("id", type=int, help="the job id")
     p.set_defaults(fn=cmd_cancel)
 

@@ -112,6 +112,10 @@ class Stats:
     a live lease, ``expired`` are running with a lease that has ended (their worker is
     presumed dead; the next claim takes them back). ``oldest_pending_age`` is in seconds,
     or None when nothing is pending.
+
+    ``pruned`` is the table's running total of finished jobs deleted by retention (any
+    worker's) and :func:`skiplock.prune`, over all its queues whatever *queues* asked;
+    ``last_pruned_at`` when a batch last deleted some (None: never).
     """
 
     pending: int = 0
@@ -122,6 +126,8 @@ class Stats:
     failed: int = 0
     oldest_pending_age: float | None = None
     cancelled: int = 0
+    pruned: int = 0
+    last_pruned_at: datetime | None = None
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Stats:
@@ -135,9 +141,12 @@ class Stats:
             failed=int(row.get("failed") or 0),
             oldest_pending_age=None if age is None else max(0.0, float(age)),
             cancelled=int(row.get("cancelled") or 0),
+            pruned=int(row.get("pruned") or 0),
+            last_pruned_at=utc(row.get("last_pruned_at")),
         )
 
     def as_dict(self) -> dict[str, Any]:
+        """The fields as JSON-ready values (``last_pruned_at`` in ISO 8601)."""
         return {
             "pending": self.pending,
             "scheduled": self.scheduled,
@@ -147,4 +156,8 @@ class Stats:
             "failed": self.failed,
             "cancelled": self.cancelled,
             "oldest_pending_age": self.oldest_pending_age,
+            "pruned": self.pruned,
+            "last_pruned_at": None
+            if self.last_pruned_at is None
+            else self.last_pruned_at.isoformat(),
         }

@@ -294,10 +294,13 @@ class Queue(Session):
 
         Pending or scheduled: it becomes ``cancelled`` at once and is never claimed.
         Running: a cancel request is recorded and ``"running"`` returned; its worker sees
-        ``job.cancel_requested`` at its next heartbeat, and the job ends ``cancelled`` if
-        the handler raises :class:`~skiplock.Cancelled` (``job.raise_if_cancelled()``);
-        a handler that returns anyway completes it. Finished: nothing changes, and its
-        status (``done``, ``failed``, ``cancelled``) is returned. One transaction."""
+        ``job.cancel_requested`` at its next heartbeat (on PostgreSQL at once: this
+        transaction notifies the workers' listeners when it commits), an
+        :class:`~skiplock.AsyncWorker` cancels an ``async def`` handler's task, and the
+        job ends ``cancelled`` if the handler raises (:class:`~skiplock.Cancelled` from
+        ``job.raise_if_cancelled()``, or any error but Discard); a handler that returns
+        anyway completes it. Finished: nothing changes, and its status (``done``,
+        ``failed``, ``cancelled``) is returned. One transaction."""
         return self._call(calls.cancel(self.dialect, job_id, conn))
 
     def mark_cancelled(self, job: Job, *, reason: object = "cancelled", conn: Any = None) -> None:

@@ -107,7 +107,8 @@ def client(
 
 # -- one set of test bodies for the sync and the async API (see aio_view.py) ----------------
 
-#: modules whose ``queue`` / ``make_queue`` tests run on both APIs
+#: modules whose ``queue`` / ``make_queue`` tests run on both APIs (a test that also takes
+#: ``workers`` runs its workers on a sync Queue, once per worker kind instead)
 BOTH_APIS = {
     "test_claim",
     "test_lease",
@@ -115,13 +116,16 @@ BOTH_APIS = {
     "test_bulk",
     "test_bad_input",
     "test_pool",
+    "test_cancel",
+    "test_listing",
 }
 
 
 def _generate_api(metafunc: pytest.Metafunc) -> None:
     module = metafunc.module.__name__.rsplit(".", 1)[-1]
     uses_queue = {"queue", "make_queue"} & set(metafunc.fixturenames)
-    if module in BOTH_APIS and uses_queue and "client" not in metafunc.fixturenames:
+    plain = not {"client", "workers"} & set(metafunc.fixturenames)
+    if module in BOTH_APIS and uses_queue and plain:
         metafunc.fixturenames.append("api")
         metafunc.parametrize("api", ["sync", "async"], indirect=True)
 

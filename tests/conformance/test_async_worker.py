@@ -183,3 +183,44 @@ def test_a_handler_cancelled_from_inside_gives_its_job_back_to_the_lease(
     run(main)
     record = queue.get(job_id)
     assert record is not None and (record.status, record.attempt) == ("done", 2)
+
+
+@pytest.mark.parametrize("ending", ["unwinds", "returns"])
+def test_a_cancel_request_cancels_an_async_handlers_task(
+    queue: skiplock.Queue, ending: str
+) -> None:
+    """The task is cancelled; a handler that lets CancelledError through ends its job
+    ``cancelled``, one that catches it and returns ends it ``done``; either way its slot is
+    free for the next job."""
+    job_id = queue.enqueue({"n": 1})
+    seen: list[str] = []
+
+    async def handler(job: Job) -> str:
+        if job.payload["n"] == 2:
+            return "next"
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            seen.append("CancelledError")
+            if ending == "returns":
+                return "partial"
+            raise
+        return "never cancelled"
+
+    async def main() -> None:
+        async with AsyncWorker(queue, handler, concurrency=1, lease=30, heartbeat=0.3) as w:
+            await until(lambda: queue.get(job_id).status == "running", what="the job to start")  # type: ignore[union-attr]
+            assert await asyncio.to_thread(queue.cancel, job_id) == "running"
+            await until(lambda: seen, what="the task to be cancelled")
+            next_id = queue.enqueue({"n": 2})
+            await until(lambda: queue.get(next_id).status == "done", what="the next job")  # type: ignore[union-attr]
+            assert w.counts["lost"] == 0
+
+    run(main)
+    record = queue.get(job_id)
+    assert record is not None and record.attempt == 1
+    if ending == "returns":
+        assert (record.status, record.result) == ("done", "partial")
+    else:
+        assert record.status == "cancelled"
+        assert "its task was cancelled" in (record.last_error or "")

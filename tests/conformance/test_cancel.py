@@ -3,6 +3,7 @@ request at its next heartbeat and ends ``cancelled``, fenced; Discard fails at o
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -118,3 +119,141 @@ def test_discard_fails_the_job_at_once(queue: skiplock.Queue, workers: list[Work
     assert record is not None and record.attempt == 1
     assert "the address does not exist" in (record.last_error or "")
     assert w.counts["failed"] == 1 and w.counts["retried"] == 0
+
+
+def test_a_cancel_reaches_a_running_handler_at_the_heartbeat_or_by_notification(
+    queue: skiplock.Queue, workers: list[Worker]
+) -> None:
+    """Where the database has a notification channel (PostgreSQL) the request reaches the
+    handler well before the next heartbeat; elsewhere at the next heartbeat."""
+    heartbeat = 3.0
+    started, seen = threading.Event(), threading.Event()
+    asked: list[float] = []
+
+    def handler(job: skiplock.Job) -> None:
+        started.set()
+        end = time.monotonic() + 60
+        while not job.cancel_requested and time.monotonic() < end:
+            time.sleep(0.005)
+        asked.append(time.monotonic())
+        seen.set()
+        job.raise_if_cancelled()
+
+    job_id = queue.enqueue({"n": 1})
+    w = Worker(queue, handler, lease=30, heartbeat=heartbeat, poll_interval=0.1).start()
+    workers.append(w)
+    assert started.wait(30)
+    if queue.dialect.supports_notify:  # the listener, started with the worker, is ready
+        wait_until(lambda: listening(queue), 30, "the worker's LISTEN")
+    assert queue.cancel(job_id) == "running"
+    sent = time.monotonic()
+    assert seen.wait(heartbeat + 10)
+    took = asked[0] - sent
+    if queue.dialect.supports_notify:
+        assert took < heartbeat / 3, f"the notification took {took:.2f}s"
+    else:
+        assert took < heartbeat + 2.0, f"the request took {took:.2f}s"
+    wait_until(lambda: w.counts["cancelled"] == 1, 30, "the job to be cancelled")
+    record = queue.get(job_id)
+    assert record is not None and (record.status, record.attempt) == ("cancelled", 1)
+
+
+def listening(queue: skiplock.Queue) -> bool:
+    """A session (the worker's listener) has run its last LISTEN, of the cancel channel
+    (PostgreSQL's catalog: only dialects with supports_notify are asked)."""
+    with queue.transaction() as tx:
+        row = tx.fetchone(
+            "SELECT count(*) FROM pg_stat_activity WHERE query LIKE %(q)s",
+            {"q": f'%LISTEN "{queue.table.name}_cancel"'},
+        )
+    return bool(row and row[0])
+
+
+@pytest.mark.parametrize("ending", ["raises Cancelled", "raises ValueError", "returns"])
+def test_how_the_handler_ends_after_a_cancel_request_decides_the_state(
+    queue: skiplock.Queue, workers: list[Worker], ending: str
+) -> None:
+    """Cancelled, or any error, ends the job ``cancelled`` (never retried); a handler that
+    returns anyway did its work: the job ends ``done`` with its result."""
+
+    def handler(job: skiplock.Job) -> str:
+        end = time.monotonic() + 60
+        while not job.cancel_requested and time.monotonic() < end:
+            time.sleep(0.01)
+        if ending == "raises Cancelled":
+            job.raise_if_cancelled()
+        if ending == "raises ValueError":
+            raise ValueError("interrupted half-way")
+        return "finished anyway"
+
+    job_id = queue.enqueue({"n": 1}, max_attempts=5)
+    w = Worker(queue, handler, lease=5, heartbeat=0.2, poll_interval=0.1).start()
+    workers.append(w)
+    wait_until(lambda: queue.get(job_id).status == "running", 30, "the job to start")  # type: ignore[union-attr]
+    assert queue.cancel(job_id) == "running"
+    wait_until(lambda: queue.get(job_id).status != "running", 30, "the job to end")  # type: ignore[union-attr]
+    record = queue.get(job_id)
+    assert record is not None and record.attempt == 1
+    if ending == "returns":
+        assert (record.status, record.result) == ("done", "finished anyway")
+        wait_until(lambda: w.counts["done"] == 1, 10, "the worker to count it")
+        return
+    assert record.status == "cancelled"
+    wait_until(lambda: w.counts["cancelled"] == 1, 10, "the worker to count it")
+    assert w.counts["retried"] == 0 and w.counts["failed"] == 0
+    if ending == "raises ValueError":
+        assert "ValueError: interrupted half-way" in (record.last_error or "")
+
+
+def test_a_late_workers_cancelled_write_is_fenced(
+    queue: skiplock.Queue, workers: list[Worker]
+) -> None:
+    seen, go = threading.Event(), threading.Event()
+
+    def handler(job: skiplock.Job) -> None:
+        end = time.monotonic() + 60
+        while not job.cancel_requested and time.monotonic() < end:
+            time.sleep(0.01)
+        seen.set()
+        go.wait(30)
+        job.raise_if_cancelled()
+
+    job_id = queue.enqueue({"n": 1})
+    w = Worker(queue, handler, lease=30, heartbeat=0.5, poll_interval=0.1).start()
+    workers.append(w)
+    wait_until(lambda: queue.get(job_id).status == "running", 30, "the job to start")  # type: ignore[union-attr]
+    assert queue.cancel(job_id) == "running"
+    assert seen.wait(30)
+    # Another worker takes the job: a claim after the lease ended would do exactly this.
+    with queue.transaction() as tx:
+        tx.execute(
+            f"UPDATE {queue.dialect.quote(queue.table.name)} SET attempt = attempt + 1 "
+            "WHERE id = %(id)s",
+            {"id": job_id},
+        )
+    go.set()
+    wait_until(lambda: w.counts["lost"] == 1, 30, "the loss to be counted")
+    time.sleep(0.3)
+    record = queue.get(job_id)
+    assert record is not None and (record.status, record.attempt) == ("running", 2)
+    assert w.counts["cancelled"] == 0
+
+
+def test_a_worker_never_runs_a_cancelled_job_nor_one_claimed_with_a_request(
+    queue: skiplock.Queue, workers: list[Worker]
+) -> None:
+    ran: list[int] = []
+    cancelled = queue.enqueue({"n": 1})
+    asked = queue.enqueue({"n": 2}, priority=-1)
+    (stale,) = queue.claim(lease=0.5)
+    assert stale.id == asked and queue.cancel(asked) == "running"
+    assert queue.cancel(cancelled) == "cancelled"
+    other = queue.enqueue({"n": 3})
+    wait_until(lambda: queue.stats().expired == 1, 30, "the lease to expire")
+    w = Worker(queue, lambda job: ran.append(job.id), lease=5, poll_interval=0.1).start()
+    workers.append(w)
+    wait_until(lambda: queue.get(asked).status == "cancelled", 30, "the asked job to end")  # type: ignore[union-attr]
+    wait_until(lambda: queue.get(other).status == "done", 30, "the other job to run")  # type: ignore[union-attr]
+    assert ran == [other]
+    assert queue.get(asked).attempt == 2  # type: ignore[union-attr]
+    assert queue.get(cancelled).attempt == 0  # type: ignore[union-attr]

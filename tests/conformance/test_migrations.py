@@ -181,6 +181,7 @@ def test_upgrade_while_a_worker_drains_every_state(
     s = new.stats()
     assert (s.pending, s.scheduled, s.running, s.expired, s.failed) == (0, 1, 0, 0, 1)
     assert s.done == len(pending) + 3
+    assert (s.pruned, s.last_pruned_at) == (0, None)  # the counters table came with it
     assert new.claim() == []  # the scheduled job stays scheduled
     assert new.cancel(scheduled_id) == "cancelled"  # version 2's status is allowed now
 

@@ -1,15 +1,18 @@
 """Retention: a worker deletes finished jobs older than ``retention``, in batches, one
-worker of a table at a time, and counts what it deleted."""
+worker of a table at a time, and counts what it deleted: in its own ``counts`` and in the
+table's ``pruned`` total that every queue's ``stats()`` reads."""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
 
 import skiplock
+from conformance.aio_view import Loop, SyncView
 from conformance.conftest import wait_until
 from skiplock import Worker
 from skiplock._retention import DEFAULT_RETENTION, Retention
@@ -29,7 +32,7 @@ def _finish(q: skiplock.Queue, n: int) -> list[int]:
 
 
 def test_a_worker_prunes_only_finished_jobs_older_than_its_retention(
-    queue: skiplock.Queue, workers: list[Worker]
+    queue: skiplock.Queue, workers: list[Worker], make_queue: Callable[..., skiplock.Queue]
 ) -> None:
     old = _finish(queue, 30)
     time.sleep(1.5)  # older than the retention below, by the database's clock
@@ -48,6 +51,38 @@ def test_a_worker_prunes_only_finished_jobs_older_than_its_retention(
     assert {j.id for j in queue.list_jobs()} == {waiting, held, pending}
     s = queue.stats()
     assert (s.pending, s.scheduled, s.running, s.done, s.failed, s.cancelled) == (1, 1, 1, 0, 0, 0)
+    assert s.pruned == 31 and s.last_pruned_at is not None
+    assert s.last_pruned_at >= queue.get(waiting).created_at  # type: ignore[union-attr,operator]
+
+
+def test_the_pruned_total_is_the_tables_across_workers_and_prune_calls(
+    make_queue: Callable[..., skiplock.Queue], url: str, aio_loop: Loop
+) -> None:
+    """Each batch adds its rows to the table's total in its own transaction: two workers'
+    retention and skiplock.prune add up, and a queue of another process (a fresh Queue),
+    whatever queues it asks about, reads the same total."""
+    q = make_queue()
+    assert (q.stats().pruned, q.stats().last_pruned_at) == (0, None)
+    _finish(q, 12)
+    time.sleep(1.2)
+    assert Retention(q, 1.0, batch=5).run_once() == 13
+    _finish(make_queue(), 6)
+    time.sleep(1.2)
+    assert Retention(make_queue(), 1.0, batch=4).run_once() == 7
+    q.enqueue_many(range(3))
+    for job in q.claim(limit=3):
+        q.complete(job)
+    assert skiplock.prune(q, 0, batch=2) == 3
+    other = make_queue()
+    assert other.stats().pruned == 23
+    assert other.stats(queues="nosuch").pruned == 23  # the table's, whatever the queues
+    assert other.stats().done == 0
+    aq = SyncView(skiplock.connect_async(url, table=str(q.table)), aio_loop)
+    try:
+        s = aq.stats()
+        assert (s.pruned, s.last_pruned_at) == (23, other.stats().last_pruned_at)
+    finally:
+        aq.close()
 
 
 def test_recent_jobs_are_kept_and_none_keeps_everything(

@@ -8,7 +8,9 @@ handler never starves the loop's default executor). A job given up (its timeout,
 still running after the grace) has its task cancelled: an ``async def`` handler sees
 ``CancelledError`` at its next ``await`` and its slot is free when it has unwound; a sync
 handler's thread cannot be stopped and keeps its slot until it returns, as in
-:class:`skiplock.Worker`.
+:class:`skiplock.Worker`. A cancel request (:meth:`skiplock.Queue.cancel`, seen by the
+heartbeat or the listener) cancels an ``async def`` handler's task the same way, and its
+job then ends ``cancelled`` (see :meth:`AsyncioRunner.cancel`).
 
 The handler's end is reported (:meth:`~.outcome.Outcomes.handler_ended`) on a pool
 thread, since a failed attempt is written there with the sync Queue: at most
@@ -24,6 +26,7 @@ import inspect
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from ..errors import Cancelled
 from ..job import Job
 from .ledger import Ledger
 from .outcome import Outcomes
@@ -69,6 +72,13 @@ class AsyncioRunner:
         if self.is_async and self.loop is not None and not self.loop.is_closed():
             self.loop.call_soon_threadsafe(self._cancel, job.id)
 
+    def cancel(self, job: Job) -> None:
+        """Cancel the task of *job*'s ``async def`` handler: it sees ``CancelledError`` at
+        its next ``await``, and the job ends ``cancelled`` (fenced) once it has unwound,
+        unless the handler returns a result anyway. A sync handler is not stopped: it
+        looks at ``job.cancel_requested``."""
+        self.abandon(job)
+
     def close(self) -> None:
         pass  # the pool ends with AsyncWorker.run (see shutdown_threads)
 
@@ -79,8 +89,7 @@ class AsyncioRunner:
 
     def _spawn(self, job: Job) -> None:
         assert self.loop is not None
-        task = self.loop.create_task(self._run(job), name=f"skiplock-job-{job.id}")
-        self._tasks[job.id] = task
+        self.loop.create_task(self._run(job), name=f"skiplock-job-{job.id}")
 
     def _cancel(self, job_id: int) -> None:
         task = self._tasks.get(job_id)
@@ -89,6 +98,12 @@ class AsyncioRunner:
 
     async def _run(self, job: Job) -> None:
         assert self.loop is not None
+        # Listed by the task itself, not by _spawn: a task cancelled before its first step
+        # would never run this body, and its job would never be reported. A cancel request
+        # that comes before this line is seen by raise_if_cancelled below.
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks[job.id] = task
         try:
             if not self.is_async:  # the handler and its report, on one pool thread
                 await self.loop.run_in_executor(
@@ -98,9 +113,13 @@ class AsyncioRunner:
             result: Any = None
             error: BaseException | None = None
             try:
+                job.raise_if_cancelled()
                 result = await self.handler(job)
             except asyncio.CancelledError as exc:
                 error = exc  # given up: nothing is written for it (see the module docstring)
+                if job.cancel_requested and not job.lost:  # stopped on the job's cancel request
+                    error = Cancelled(f"job {job.id} was cancelled: its task was cancelled")
+                    error.__cause__ = exc
             except BaseException as exc:
                 error = exc
         finally:

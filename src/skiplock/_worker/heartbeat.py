@@ -4,6 +4,11 @@ the single-worker lock, every ``heartbeat`` seconds until the worker has finishe
 Each beat of a job runs under ``outcomes.writes`` and re-checks the ledger there: a job
 whose outcome is being written (or was just written) is not beaten, since its beat would
 find it gone and call it lost.
+
+A beat that finds a cancel request (``job.cancel_requested``, read in the heartbeat's own
+transaction) hands the job to the runner's ``cancel`` once. On PostgreSQL the listener
+beats a job at once when its cancel notification arrives (:meth:`Heartbeat.beat_now`), so
+a request reaches the handler within a round trip rather than at the next beat.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ log = logging.getLogger("skiplock.worker")
 
 class Heartbeat:
     """The heartbeat thread's body (:meth:`run`); *on_lock_lost* is the producer's,
-    *on_abandon* the runner's."""
+    *on_abandon* and *on_cancel* the runner's."""
 
     def __init__(
         self,
@@ -35,6 +40,7 @@ class Heartbeat:
         flags: Flags,
         on_lock_lost: Callable[[], None],
         on_abandon: Callable[[Job], None],
+        on_cancel: Callable[[Job], None],
     ) -> None:
         self.settings = settings
         self.ledger = ledger
@@ -42,6 +48,7 @@ class Heartbeat:
         self.flags = flags
         self.on_lock_lost = on_lock_lost
         self.on_abandon = on_abandon
+        self.on_cancel = on_cancel
         self._failing = False
 
     def run(self) -> None:
@@ -60,10 +67,18 @@ class Heartbeat:
                 continue
             self._extend(h)
 
+    def beat_now(self, job_id: int) -> None:
+        """Beat job *job_id* now if this worker runs it (a cancel notification named it):
+        the beat reads its cancel request. Called on the listener's thread."""
+        h = self.ledger.running(job_id)
+        if h is not None:
+            self._extend(h)
+
     def _extend(self, h: Held) -> None:
         with self.outcomes.writes:  # not while its outcome is being written
             if not self.ledger.still_beatable(h):  # settled meanwhile, or by its handler
                 return
+            asked = h.job.cancel_requested  # read under the lock: one beat sees it first
             try:
                 self.settings.queue.heartbeat(h.job, lease=self.settings.lease)
                 self._failing = False
@@ -76,3 +91,6 @@ class Heartbeat:
                 if not self._failing:  # once per outage; the next beat tries again
                     log.warning("heartbeat failed (%s); retrying", exc)
                 self._failing = True
+        if h.job.cancel_requested and not asked and not h.job.lost:
+            log.info("job %d attempt %d: cancel requested", h.job.id, h.job.attempt)
+            self.on_cancel(h.job)

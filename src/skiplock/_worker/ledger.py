@@ -177,6 +177,13 @@ class Ledger:
         with self._lock:
             return [h for h in self._held.values() if not h.job.lost and h.job.status == "running"]
 
+    def running(self, job_id: int) -> Held | None:
+        """The held job *job_id* if its handler is still running (a cancel request's
+        listener looks it up)."""
+        with self._lock:
+            h = self._held.get(job_id)
+            return h if h is not None and not h.finished and not h.job.lost else None
+
     def still_beatable(self, h: Held) -> bool:
         with self._lock:
             return not h.job.lost and self._held.get(h.job.id) is h and h.job.status == "running"

@@ -48,7 +48,11 @@ class Crew:
         self.outcomes = Outcomes(settings.queue, self.ledger, self.flags)
         self.completer = Completer(settings.queue, self.ledger, self.outcomes)
         self.runner = make_runner(self.outcomes, self.ledger)
-        self.wakeup = make_wakeup(settings.queue, self.flags)
+        # cancel requests heard by the listener are beaten at once (the heartbeat is
+        # made below: the call looks it up when a request arrives)
+        self.wakeup = make_wakeup(
+            settings.queue, self.flags, on_cancel=lambda job_id: self.heartbeat.beat_now(job_id)
+        )
         self.producer = Producer(
             settings, self.ledger, self.completer, self.runner, self.flags, self.wakeup
         )
@@ -61,6 +65,7 @@ class Crew:
             self.flags,
             self.producer.lock_lost,
             self.runner.abandon,
+            self.runner.cancel,
         )
 
     def stop(self) -> None:

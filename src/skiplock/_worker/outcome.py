@@ -50,7 +50,11 @@ class Outcomes:
         raised *error*. A returned job still running is queued for the completer; a job
         the handler completed or failed itself is settled with nothing more written. A
         BaseException that is not an Exception (a task's CancelledError, SystemExit)
-        writes nothing and stops the job's heartbeat: its lease brings it back."""
+        writes nothing and stops the job's heartbeat: its lease brings it back.
+
+        After a cancel request (``job.cancel_requested``): Cancelled, or any other
+        exception but Discard and LeaseLost, ends the job ``cancelled`` (it is not
+        retried); a returned result still completes it ``done``, since its work was done."""
         completion = NO_COMPLETION
         try:
             if error is None and job.status == "running":
@@ -62,6 +66,8 @@ class Outcomes:
                 self.lost(job, "the handler's own write")
             elif isinstance(error, (Cancelled, Discard)):
                 self.stopped(job, error)
+            elif isinstance(error, Exception) and job.cancel_requested:
+                self.stopped(job, Cancelled(f"cancelled; then {last_line(error)}"), error)
             elif isinstance(error, Exception):
                 self.failed(job, error)
             elif error is not None:
@@ -83,14 +89,15 @@ class Outcomes:
         self.ledger.note_error(job, exc)
         self.write(job, lambda: self.queue.fail(job, last_line(exc)), applied=("pending", "failed"))
 
-    def stopped(self, job: Job, exc: Cancelled | Discard) -> None:
+    def stopped(self, job: Job, exc: Cancelled | Discard, raised: Exception | None = None) -> None:
         """The handler raised Cancelled (end the job ``cancelled``) or Discard (``failed``
-        now, no retries): one fenced write, like any other outcome."""
+        now, no retries): one fenced write, like any other outcome. *raised*: what the
+        handler raised instead, after a cancel request."""
         if job.lost:
             self.settled(job, None)
             return
         why = last_line(exc)
-        self.ledger.note_error(job, exc)
+        self.ledger.note_error(job, exc if raised is None else raised)
         if isinstance(exc, Cancelled):
             self.write(
                 job, lambda: self.queue.mark_cancelled(job, reason=why), applied=("cancelled",)

@@ -39,6 +39,10 @@ class Runner(Protocol):
         """*job* was given up (timeout, or still running after the grace): stop its handler
         if this runner can (a task can be cancelled; a thread cannot)."""
 
+    def cancel(self, job: Job) -> None:
+        """A cancel of *job* was requested (``job.cancel_requested`` is set already): stop
+        its handler if this runner can. Called from the heartbeat or the listener."""
+
     def close(self) -> None:
         """No more jobs: idle runners end now, busy ones after their job."""
 
@@ -66,6 +70,9 @@ class ThreadRunner:
     def abandon(self, job: Job) -> None:
         pass  # a thread cannot be stopped: it keeps its slot until the handler returns
 
+    def cancel(self, job: Job) -> None:
+        pass  # the handler sees job.cancel_requested (or job.raise_if_cancelled())
+
     def close(self) -> None:
         for _ in range(self._threads):
             self._jobs.put(None)
@@ -80,8 +87,10 @@ class ThreadRunner:
 
 def run_sync(handler: Handler, outcomes: Outcomes, job: Job) -> None:
     """Run a sync handler on this thread and report its end (a BaseException that is not
-    an Exception is reported, then raised again)."""
+    an Exception is reported, then raised again). A job claimed with a cancel request
+    already recorded (an earlier attempt was asked) is not run: it ends ``cancelled``."""
     try:
+        job.raise_if_cancelled()
         result = handler(job)
     except BaseException as exc:
         outcomes.handler_ended(job, error=exc)

@@ -13,6 +13,10 @@ leases, and covers a wake-up path that is down.
   highest id every :data:`PROBE_INTERVAL` (every :data:`PROBE_SLOW` once idle for
   :data:`PROBE_FAST_FOR`) on a connection of its own and wakes the producer when it
   changes.
+
+The LISTEN connection also hears cancel requests of running jobs (their own channel) and
+hands each job id to *on_cancel* (the heartbeat's ``beat_now``); without it they are seen
+at the next beat.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from contextlib import suppress
 from typing import Any
 
@@ -62,10 +67,13 @@ class Wakeup:
         """The producer has stopped (called on its thread)."""
 
 
-def make_wakeup(queue: Queue, flags: Flags) -> Wakeup:
-    """The wake-up path of *queue*'s database."""
+def make_wakeup(
+    queue: Queue, flags: Flags, on_cancel: Callable[[int], None] | None = None
+) -> Wakeup:
+    """The wake-up path of *queue*'s database; *on_cancel* gets the id of a running job
+    whose cancel request the LISTEN connection heard."""
     if queue.dialect.supports_notify:
-        return Marks(queue, Listener(queue, flags))
+        return Marks(queue, Listener(queue, flags, on_cancel))
     if "wake_probe" in queue.dialect.sql:
         return Prober(queue, flags)
     return Wakeup()
@@ -76,10 +84,13 @@ class Listener:
     reopened with a backoff after a failure, until the worker has finished. ``pid`` is the
     backend of the LISTEN session while it is up, else None."""
 
-    def __init__(self, queue: Queue, flags: Flags) -> None:
+    def __init__(
+        self, queue: Queue, flags: Flags, on_cancel: Callable[[int], None] | None = None
+    ) -> None:
         self.queue = queue
         self.flags = flags
         self.pid: int | None = None
+        self.on_cancel = on_cancel
 
     def run(self) -> None:
         d, pause = self.queue.dialect, 0.5
@@ -91,8 +102,12 @@ class Listener:
                     self.pid = d.listen_pid(conn)
                     pause = 0.5
                     self.flags.wake.set()  # notifications sent while it was down are lost
-                if d.wait_notify(conn, 1.0):
+                cancels: list[int] = []
+                if d.wait_notify(conn, 1.0, cancels):
                     self.flags.wake.set()
+                for job_id in cancels:
+                    if self.on_cancel is not None:
+                        self.on_cancel(job_id)
             except Exception as exc:  # polling goes on meanwhile; try again later
                 log.debug("LISTEN connection failed (%s); polling only for now", exc)
                 self.pid = None

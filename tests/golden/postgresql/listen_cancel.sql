@@ -1,0 +1,3 @@
+-- Cancel requests of running jobs (q.cancel), on a channel of their own: the payload is
+-- the job's id.
+LISTEN "skiplock_jobs_cancel"
