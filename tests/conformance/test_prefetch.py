@@ -16,10 +16,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import skiplock
 from skiplock import Job, Worker
 
 from .conftest import wait_until
+from .test_single import kill_session
 
 AHEAD = 4
 
@@ -115,6 +118,39 @@ def test_no_claim_ahead_on_a_queue_with_a_limit(
     assert queue.stats().running == 1
     assert len(queue.claim(limit=10, lease=5)) == 2  # the limit's two other slots are free
     gate.set()
+
+
+def test_single_mode_gives_prefetched_jobs_back_when_it_loses_its_lock(
+    queue: skiplock.Queue, workers: list[Worker]
+) -> None:
+    if not queue.dialect.supports_lock():
+        pytest.skip("this database has no advisory-lock statements")
+    gate, seen = threading.Event(), []
+    worker = Worker(
+        queue,
+        gated(gate, seen),
+        mode="single",
+        concurrency=1,
+        prefetch=AHEAD,
+        lease=3,
+        heartbeat=0.2,
+        poll_interval=0.1,
+    )
+    workers.append(worker.start())
+    wait_until(lambda: worker.lock.held, what="the lock")
+    block, *ahead = claimed_ahead(queue, worker, seen)
+    session = worker.lock.session_id()
+    assert session is not None
+    kill_session(queue, session)
+    # no job begins without the lock: the waiting ones are given back (and claimed again
+    # once the lock is held again), the running one goes on under fencing
+    wait_until(lambda: worker.counts["released"] >= AHEAD, what="the release")
+    gate.set()
+    wait_until(lambda: worker.counts["done"] == AHEAD + 2, what="every job to be done")
+    assert queue.get(block).attempt == 1  # type: ignore[union-attr]
+    # (the producer and the heartbeat may each notice the loss: released once or twice)
+    assert all(queue.get(i).attempt >= 2 for i in ahead)  # type: ignore[union-attr]
+    assert seen.count("block") == 1 and sorted(seen[2:]) == [f"after {i}" for i in range(AHEAD)]
 
 
 HANDLER = """

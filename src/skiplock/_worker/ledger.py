@@ -145,10 +145,10 @@ class Ledger:
         False if the job is no longer to be run (given back, or lost while it waited), in
         which case the runner drops it and reports nothing."""
         with self._lock:
-            if job.id not in self._waiting:
+            h = self._mine(job)
+            if h is None or job.id not in self._waiting:
                 return False
             self._waiting.discard(job.id)
-            h = self._held[job.id]
             h.started = now = time.monotonic()
             h.deadline = None if h.limit is None else now + h.limit
             return True
@@ -163,7 +163,7 @@ class Ledger:
                     self._first_done = time.monotonic()
                 self._to_complete.append((job, completion))
             self._active -= 1
-            h = self._held.get(job.id)
+            h = self._mine(job)
             if h is not None:
                 h.finished = True
                 took = max(1e-6, time.monotonic() - h.started)
@@ -178,7 +178,9 @@ class Ledger:
         once. Returns the job's record and the counted key (None: not held, or not an
         outcome that counts), so the caller can log the outcome outside the lock."""
         with self._lock:
-            held = self._held.pop(job.id, None)
+            if self._mine(job) is None:  # not held, or an older claim of a job held again
+                return None, None
+            held = self._held.pop(job.id)
             self._unsure.discard(job.id)
             if job.id in self._waiting:  # lost while it waited: no runner will begin it
                 self._waiting.discard(job.id)
@@ -191,8 +193,9 @@ class Ledger:
     def note_error(self, job: Job, exc: BaseException) -> None:
         """What *job*'s handler raised (or its timeout), for its outcome's log line."""
         with self._lock:
-            if job.id in self._held:
-                self._held[job.id].error = exc
+            h = self._mine(job)
+            if h is not None:
+                h.error = exc
 
     def count(self, key: str) -> None:
         with self._lock:
@@ -212,14 +215,22 @@ class Ledger:
 
     def still_ours(self, batch: list[tuple[Job, Any]]) -> list[tuple[Job, Any]]:
         with self._lock:
-            return [(j, r) for j, r in batch if j.id in self._held and not j.lost]
+            return [(j, r) for j, r in batch if self._mine(j) is not None and not j.lost]
 
     def put_back(self, batch: list[tuple[Job, Any]]) -> None:
         """A completion batch failed (its COMMIT may have happened): try again later, and
         read each job's record back first."""
         with self._lock:
             self._unsure.update(j.id for j, _ in batch)
-            self._to_complete[:0] = [(j, r) for j, r in batch if j.id in self._held]
+            self._to_complete[:0] = [(j, r) for j, r in batch if self._mine(j) is not None]
+
+    def _mine(self, job: Job) -> Held | None:
+        """*job*'s record, if this very claim of it is held (a job given back, or retried
+        after its timeout, may be claimed again by this worker while its older attempt's
+        handler or task still runs: the two are told apart by object, not id). Call with
+        the lock held."""
+        h = self._held.get(job.id)
+        return h if h is not None and h.job is job else None
 
     # -- the heartbeat's and the shutdown's side -------------------------------------------
 
