@@ -202,9 +202,10 @@ def bench_backend(backend: str, url: str, args: argparse.Namespace) -> dict[str,
     rounds(args.runs, steps)
     table.notes.append(
         f"skiplock drain: skiplock.Worker(concurrency={c}) and with its defaults (concurrency "
-        "4, prefetch 32), from start() to the last completion committed; AsyncWorker: an "
-        "async def no-op handler; the bare loop is claim(limit=100) + complete_many on the "
-        "Queue; their ratios are against the peers' drain row (PGQueuer batch_size 100), "
+        "4; prefetch: the concurrency, at least 32), from start() to the last completion "
+        "committed; AsyncWorker: an async def no-op handler; the bare loop is "
+        "claim(limit=100) + complete_many on the Queue; their ratios are against the peers' "
+        "drain row (PGQueuer batch_size 100), "
         "except the defaults row's: PGQueuer with its defaults (batch_size 10)"
     )
     if args.procs:

@@ -327,7 +327,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("target", help="e.g. myproject.tasks:app")
     p.add_argument("--queues", help="comma-separated (default: the app's task queues)")
     p.add_argument("--concurrency", type=int, default=4)
-    p.add_argument("--prefetch", type=int, default=DEFAULT_PREFETCH, help="jobs claimed ahead")
+    p.add_argument(
+        "--prefetch",
+        type=int,
+        help=f"jobs claimed ahead, at most (default: the concurrency, at least {DEFAULT_PREFETCH})",
+    )
     p.add_argument("--lease", type=duration, default=30.0)
     p.add_argument("--heartbeat", type=duration, help="default: a third of the lease")
     p.add_argument("--grace", type=duration, default=30.0, help="shutdown grace period")

@@ -48,8 +48,9 @@ __all__ = ["Worker", "last_line"]
 
 log = logging.getLogger("skiplock.worker")
 
-#: jobs a claim may take beyond the free slots, at most (bounded further by the pace of
-#: the handlers: see skiplock._worker.ledger.Ledger)
+#: jobs a claim may take beyond the free slots, at most, by default: this or
+#: ``concurrency``, the larger (bounded further by the pace of the handlers: see
+#: skiplock._worker.ledger.Ledger)
 DEFAULT_PREFETCH = 32
 
 
@@ -74,7 +75,7 @@ class WorkerOptions:
         *,
         queues: tuple[str, ...] | list[str] | str = ("default",),
         concurrency: int = 4,
-        prefetch: int = DEFAULT_PREFETCH,
+        prefetch: int | None = None,
         lease: float = 30.0,
         heartbeat: float | None = None,
         mode: str = "lease",
@@ -100,6 +101,8 @@ class WorkerOptions:
             raise ConfigurationError(f"concurrency must be an integer, not {concurrency!r:.80}")
         if not 1 <= concurrency <= 1000:
             raise ConfigurationError(f"concurrency must be from 1 to 1000, not {concurrency}")
+        if prefetch is None:
+            prefetch = max(DEFAULT_PREFETCH, concurrency)
         if isinstance(prefetch, bool) or not isinstance(prefetch, int):
             raise ConfigurationError(f"prefetch must be an integer, not {prefetch!r:.80}")
         if not 0 <= prefetch <= 1000:

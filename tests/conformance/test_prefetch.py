@@ -153,6 +153,19 @@ def test_single_mode_gives_prefetched_jobs_back_when_it_loses_its_lock(
     assert seen.count("block") == 1 and sorted(seen[2:]) == [f"after {i}" for i in range(AHEAD)]
 
 
+@pytest.mark.parametrize("bad", [-1, 1001, 2.5, "8", True])
+def test_a_bad_prefetch_is_refused_before_anything_runs(queue: skiplock.Queue, bad: Any) -> None:
+    with pytest.raises(skiplock.ConfigurationError, match="prefetch must be"):
+        skiplock.Worker(queue, lambda job: None, prefetch=bad)
+    assert queue.stats().running == 0
+
+
+def test_the_default_prefetch_is_the_concurrency_at_least_32(queue: skiplock.Queue) -> None:
+    assert skiplock.Worker(queue, lambda job: None).prefetch == 32
+    assert skiplock.Worker(queue, lambda job: None, concurrency=100).prefetch == 100
+    assert skiplock.Worker(queue, lambda job: None, prefetch=0).prefetch == 0
+
+
 HANDLER = """
 import time
 
