@@ -105,6 +105,8 @@ def bench_backend(backend: str, url: str, args: argparse.Namespace) -> dict[str,
     drn_default, drn_loop = "drain, Worker defaults", "drain, bare Queue loop"
     drn_async = f"drain, AsyncWorker c{c}"
     table.like.update({drn_loop: drn, drn_async: drn})
+    if not peers:  # no PGQueuer with its defaults to compare with: the raw loop's row
+        table.like[drn_default] = drn
     steps: list[tuple[str, Callable[[], None]]] = [
         ("skiplock enqueue", lambda: table.add(enq, "skiplock", sk.enqueue(n, batch))),
         ("raw enqueue", lambda: table.add(enq, "raw SQL", raw.enqueue(n, batch))),
