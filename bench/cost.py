@@ -158,6 +158,10 @@ def _skiplock_phases(url: str, n: int, batch: int, options: dict[str, Any]) -> A
     return _phases(lambda: Skiplock(url), n, batch, lambda s: s.run_worker(n, **options))
 
 
+def _async_phases(url: str, n: int, batch: int, options: dict[str, Any]) -> Any:
+    return _phases(lambda: Skiplock(url), n, batch, lambda s: s.run_async_worker(n, **options))
+
+
 def _raw_phases(url: str, n: int, batch: int, cls: Any) -> Any:
     return _phases(lambda: cls(url), n, batch, lambda r: r.run_drain(n))
 
@@ -174,6 +178,7 @@ def pg_systems(url: str, n: int, slow_n: int, batch: int) -> list[tuple[str, int
     out = [
         ("skiplock, Worker c100", n, *_skiplock_phases(url, n, batch, {"concurrency": 100})),
         ("skiplock, Worker defaults", n, *_skiplock_phases(url, n, batch, {})),
+        ("skiplock, AsyncWorker c100", n, *_async_phases(url, n, batch, {"concurrency": 100})),
         ("raw SQL", n, *_raw_phases(url, n, batch, RawPostgres)),
     ]
     try:

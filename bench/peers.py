@@ -51,7 +51,7 @@ async def _pgq_enqueue(dsn: str, n: int, batch: int) -> float:
     return took
 
 
-async def _pgq_drain(dsn: str, n: int) -> float:
+async def _pgq_drain(dsn: str, n: int, batch_size: int = BATCH) -> float:
     import asyncpg
     from pgqueuer.db import AsyncpgDriver
     from pgqueuer.qm import QueueManager
@@ -68,7 +68,7 @@ async def _pgq_drain(dsn: str, n: int) -> float:
         done += 1
 
     start = time.perf_counter()
-    await qm.run(batch_size=BATCH, mode=QueueExecutionMode.drain)
+    await qm.run(batch_size=batch_size, mode=QueueExecutionMode.drain)
     took = time.perf_counter() - start
     await conn.close()
     if done != n:
@@ -193,10 +193,10 @@ class Peer:
         asyncio.run(self._fns["reset"](self.dsn))
         return rate(n, asyncio.run(self._fns["enqueue"](self.dsn, n, batch)))
 
-    def drain(self, n: int, batch: int) -> float:
+    def drain(self, n: int, batch: int, **options: Any) -> float:
         self.reset()
         self.fill(n, batch)
-        return self.run_drain(n)
+        return self.run_drain(n, **options)
 
     def reset(self) -> None:
         asyncio.run(self._fns["reset"](self.dsn))
@@ -205,9 +205,10 @@ class Peer:
         """Enqueue *n* jobs (every connection closed afterwards)."""
         asyncio.run(self._fns["enqueue"](self.dsn, n, batch))
 
-    def run_drain(self, n: int) -> float:
-        """The peer's worker drains the *n* jobs already waiting; jobs/s."""
-        return rate(n, asyncio.run(self._fns["drain"](self.dsn, n)))
+    def run_drain(self, n: int, **options: Any) -> float:
+        """The peer's worker drains the *n* jobs already waiting; jobs/s. *options*: PGQueuer's
+        ``batch_size`` (its default is 10; the drain rows use 100)."""
+        return rate(n, asyncio.run(self._fns["drain"](self.dsn, n, **options)))
 
     def latency(self, count: int, gap: float) -> tuple[float, float]:
         asyncio.run(self._fns["reset"](self.dsn))

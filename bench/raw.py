@@ -100,8 +100,9 @@ class RawPostgres:
         self.fill(n, batch)
         return self.run_drain(n)
 
-    def run_drain(self, n: int) -> float:
-        """The loop's drain of the *n* jobs already waiting; jobs/s."""
+    def run_drain(self, n: int | None) -> float:
+        """The loop's drain of the *n* jobs already waiting (None: of its share of them,
+        with other processes draining too); jobs/s."""
         done = 0
         start = time.perf_counter()
         with self.conn.cursor() as cur:
@@ -115,6 +116,8 @@ class RawPostgres:
                 done += cur.rowcount
                 self.conn.commit()
         took = time.perf_counter() - start
+        if n is None:
+            return rate(done, took)
         if done != n:
             raise RuntimeError(f"raw PostgreSQL loop completed {done} of {n}")
         return rate(n, took)
@@ -166,8 +169,9 @@ class RawMySQL:
         self.fill(n, batch)
         return self.run_drain(n)
 
-    def run_drain(self, n: int) -> float:
-        """The loop's drain of the *n* jobs already waiting; jobs/s."""
+    def run_drain(self, n: int | None) -> float:
+        """The loop's drain of the *n* jobs already waiting (None: of its share of them,
+        with other processes draining too); jobs/s."""
         done = 0
         cur = self.conn.cursor()
         start = time.perf_counter()
@@ -198,6 +202,8 @@ class RawMySQL:
             self.conn.commit()
         took = time.perf_counter() - start
         cur.close()
+        if n is None:
+            return rate(done, took)
         if done != n:
             raise RuntimeError(f"raw MySQL loop completed {done} of {n}")
         return rate(n, took)

@@ -52,11 +52,11 @@ class Table:
 
     def print(self) -> None:
         peers = [s for s in self.systems if s != "skiplock"] if self.ratios else []
-        head = f"{'metric':<22}" + "".join(f"{s:>15}" for s in self.systems)
+        head = f"{'metric':<30}" + "".join(f"{s:>15}" for s in self.systems)
         head += "".join(f"{'sk÷' + p[:10]:>15}" for p in peers)
         print(head)
         for metric, by in self.rows.items():
-            line = f"{metric:<22}"
+            line = f"{metric:<30}"
             for s in self.systems:
                 v = median(by.get(s, []))
                 line += f"{v:>15,.2f}" if by.get(s) else f"{'-':>15}"
@@ -103,7 +103,10 @@ def bench_backend(backend: str, url: str, args: argparse.Namespace) -> dict[str,
     c = args.concurrency
     enq, drn = f"enqueue jobs/s (b{batch})", f"drain jobs/s (Worker c{c})"
     drn_default, drn_loop = "drain, Worker defaults", "drain, bare Queue loop"
-    table.like.update({drn_default: drn, drn_loop: drn})
+    drn_async = f"drain, AsyncWorker c{c}"
+    table.like.update({drn_loop: drn, drn_async: drn})
+    if not peers:  # no PGQueuer with its defaults to compare with: the raw loop's row
+        table.like[drn_default] = drn
     steps: list[tuple[str, Callable[[], None]]] = [
         ("skiplock enqueue", lambda: table.add(enq, "skiplock", sk.enqueue(n, batch))),
         ("raw enqueue", lambda: table.add(enq, "raw SQL", raw.enqueue(n, batch))),
@@ -115,9 +118,41 @@ def bench_backend(backend: str, url: str, args: argparse.Namespace) -> dict[str,
             "skiplock Worker drain, defaults",
             lambda: table.add(drn_default, "skiplock", sk.drain_worker(n, batch)),
         ),
+        (
+            f"skiplock AsyncWorker drain, concurrency {c}",
+            lambda: table.add(
+                drn_async, "skiplock", sk.drain_async_worker(n, batch, concurrency=c)
+            ),
+        ),
         ("skiplock loop drain", lambda: table.add(drn_loop, "skiplock", sk.drain(n, batch)[0])),
         ("raw drain", lambda: table.add(drn, "raw SQL", raw.drain(n, batch))),
     ]
+    if args.procs:
+        # scale-out: that many processes on one table, Worker c{c} and defaults against
+        # as many processes of the raw loop (the ceiling), in the same run
+        import scale
+
+        k = args.procs
+        scaled, scaled_default = f"drain, {k} procs (Worker c{c})", f"drain, {k} procs (defaults)"
+        table.like[scaled_default] = scaled
+        steps += [
+            (
+                f"skiplock {k} Worker processes, concurrency {c}",
+                lambda: table.add(
+                    scaled, "skiplock", scale.drain_workers(url, n, batch, k, concurrency=c)
+                ),
+            ),
+            (
+                f"skiplock {k} Worker processes, defaults",
+                lambda: table.add(
+                    scaled_default, "skiplock", scale.drain_workers(url, n, batch, k)
+                ),
+            ),
+            (
+                f"raw {k} processes",
+                lambda: table.add(scaled, "raw SQL", scale.drain_raw(url, backend, n, batch, k)),
+            ),
+        ]
     for more in args.also_concurrency:
         row = f"drain, Worker c{more}"
         table.like[row] = drn
@@ -139,6 +174,13 @@ def bench_backend(backend: str, url: str, args: argparse.Namespace) -> dict[str,
         steps.append(
             (f"{p.name} drain", lambda p=p, k=size: table.add(drn, p.name, p.drain(k, batch)))
         )
+        if p.name == "pgqueuer":  # with its defaults (batch_size 10), next to the Worker's
+            steps.append(
+                (
+                    "pgqueuer drain, defaults",
+                    lambda p=p: table.add(drn_default, p.name, p.drain(n, batch, batch_size=10)),
+                )
+            )
     if not args.no_latency:
 
         def sk_latency() -> None:
@@ -162,9 +204,17 @@ def bench_backend(backend: str, url: str, args: argparse.Namespace) -> dict[str,
     rounds(args.runs, steps)
     table.notes.append(
         f"skiplock drain: skiplock.Worker(concurrency={c}) and with its defaults (concurrency "
-        "4), from start() to the last completion committed; the bare loop is claim(limit=100) "
-        "+ complete_many on the Queue; their ratios are against the peers' drain row"
+        "4; prefetch: the concurrency, at least 32), from start() to the last completion "
+        "committed; AsyncWorker: an async def no-op handler; the bare loop is "
+        "claim(limit=100) + complete_many on the Queue; their ratios are against the peers' "
+        "drain row (PGQueuer batch_size 100), "
+        "except the defaults row's: PGQueuer with its defaults (batch_size 10)"
     )
+    if args.procs:
+        table.notes.append(
+            f"{args.procs} procs: {args.procs} processes drain one table together (started "
+            "and connected before the clock), Worker rows against as many raw loops"
+        )
     if peers and args.slow_peer_jobs < n:
         table.notes.append(f"Procrastinate drain measured on {args.slow_peer_jobs} jobs")
 
@@ -248,14 +298,37 @@ def main() -> None:
     ap.add_argument("--no-peers", action="store_true")
     ap.add_argument("--no-latency", action="store_true")
     ap.add_argument("--no-growth", action="store_true")
+    ap.add_argument(
+        "--procs", type=int, default=4, help="processes for the scale-out rows (0: none)"
+    )
+    ap.add_argument(
+        "--cost",
+        action="store_true",
+        help="then the cost-per-job tables of bench/cost.py (PostgreSQL: an embedded server "
+        "of its own; MySQL/MariaDB: the backend's global counters)",
+    )
     args = ap.parse_args()
     backends = list(URLS) if args.backend == "all" else [args.backend]
     RESULTS.mkdir(exist_ok=True)
     cpu = platform.processor() or platform.machine()
     print(f"machine: {platform.platform()}, {cpu}, Python {platform.python_version()}")
     for backend in backends:
-        out = bench_backend(backend, args.url or URLS[backend], args)
+        url = args.url or URLS[backend]
+        out = bench_backend(backend, url, args)
         (RESULTS / f"{backend}.json").write_text(json.dumps(out, indent=1))
+        if args.cost:
+            import cost
+
+            cost_args = argparse.Namespace(
+                jobs=args.jobs,
+                slow_peer_jobs=min(args.slow_peer_jobs, 2000),
+                batch=args.batch,
+                runs=args.runs,
+            )
+            if backend == "postgresql":
+                cost.postgresql_cost(cost_args)
+            else:
+                cost.mysql_cost(url, cost_args)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ the Worker's machinery costs on top of the statements). Latency goes through the
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -19,6 +20,10 @@ BATCH = 100
 
 
 def _noop(job: skiplock.Job) -> None:
+    return None
+
+
+async def _anoop(job: skiplock.Job) -> None:
     return None
 
 
@@ -86,6 +91,32 @@ class Skiplock:
         left = self.q.stats()
         if left.done != n or left.pending or left.running:
             raise RuntimeError(f"skiplock Worker left {left}")
+        return rate(n, took)
+
+    def drain_async_worker(self, n: int, batch: int, **options: Any) -> float:
+        """``skiplock.AsyncWorker`` with an ``async def`` no-op handler, on an event loop of
+        its own in this process, timed like :meth:`drain_worker`."""
+        self.reset()
+        self.fill(n, batch)
+        return self.run_async_worker(n, **options)
+
+    def run_async_worker(self, n: int, **options: Any) -> float:
+        """The AsyncWorker's drain of the *n* jobs already waiting; jobs/s."""
+
+        async def drain() -> float:
+            worker = skiplock.AsyncWorker(self.q, _anoop, **options)
+            start = time.perf_counter()
+            worker.start()
+            while worker.counts["done"] < n:
+                await asyncio.sleep(0.001)
+            took = time.perf_counter() - start
+            await worker.stop(timeout=30)
+            return took
+
+        took = asyncio.run(drain())
+        left = self.q.stats()
+        if left.done != n or left.pending or left.running:
+            raise RuntimeError(f"skiplock AsyncWorker left {left}")
         return rate(n, took)
 
     def latency(self, count: int, gap: float, **options: Any) -> tuple[float, float, str]:

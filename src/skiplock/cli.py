@@ -44,7 +44,7 @@ from .errors import (
     UnsupportedServer,
 )
 from .queue import DEFAULT_TABLE, Queue
-from .worker import Worker
+from .worker import DEFAULT_PREFETCH, Worker
 
 __all__ = ["EXIT_CODES", "main"]
 
@@ -131,6 +131,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     target = _load_target(args.target)
     options: dict[str, Any] = {
         "concurrency": args.concurrency,
+        "prefetch": args.prefetch,
         "lease": args.lease,
         "heartbeat": args.heartbeat,
         "grace": args.grace,
@@ -297,6 +298,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("target", help="e.g. myproject.tasks:app")
     p.add_argument("--queues", help="comma-separated (default: the app's task queues)")
     p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument(
+        "--prefetch",
+        type=int,
+        help=f"jobs claimed ahead, at most (default: the concurrency, at least {DEFAULT_PREFETCH})",
+    )
     p.add_argument("--lease", type=duration, default=30.0)
     p.add_argument("--heartbeat", type=duration, help="default: a third of the lease")
     p.add_argument("--grace", type=duration, default=30.0, help="shutdown grace period")

@@ -49,6 +49,11 @@ __all__ = ["Worker", "last_line"]
 
 log = logging.getLogger("skiplock.worker")
 
+#: jobs a claim may take beyond the free slots, at most, by default: this or
+#: ``concurrency``, the larger (bounded further by the pace of the handlers: see
+#: skiplock._worker.ledger.Ledger)
+DEFAULT_PREFETCH = 32
+
 
 class WorkerOptions:
     """The options and their checks, shared by :class:`Worker` and
@@ -71,6 +76,7 @@ class WorkerOptions:
         *,
         queues: tuple[str, ...] | list[str] | str = ("default",),
         concurrency: int = 4,
+        prefetch: int | None = None,
         lease: float = 30.0,
         heartbeat: float | None = None,
         mode: str = "lease",
@@ -96,12 +102,22 @@ class WorkerOptions:
             raise ConfigurationError(f"concurrency must be an integer, not {concurrency!r:.80}")
         if not 1 <= concurrency <= 1000:
             raise ConfigurationError(f"concurrency must be from 1 to 1000, not {concurrency}")
+        if prefetch is None:
+            prefetch = max(DEFAULT_PREFETCH, concurrency)
+        if isinstance(prefetch, bool) or not isinstance(prefetch, int):
+            raise ConfigurationError(f"prefetch must be an integer, not {prefetch!r:.80}")
+        if not 0 <= prefetch <= 1000:
+            raise ConfigurationError(f"prefetch must be from 0 to 1000, not {prefetch}")
         if mode not in ("lease", "single"):
             raise ConfigurationError(f"mode must be 'lease' or 'single', not {mode!r:.80}")
         self.queue = queue
         self.handler = handler
         self.queues = _queues(queues)
         self.concurrency = concurrency
+        # A job claimed ahead holds a live lease, so it counts against queue_limits while
+        # it waits: on a limited queue it would take a slot of the limit without running.
+        limited = any(name in queue.queue_limits for name in self.queues)
+        self.prefetch = 0 if limited else prefetch
         self.lease = _seconds(lease, "lease", strict=True)
         self.heartbeat = _seconds(
             self.lease / 3 if heartbeat is None else heartbeat, "heartbeat", strict=True
@@ -142,6 +158,7 @@ class WorkerOptions:
             poll_interval=self.poll_interval,
             wait_for_lock=self.wait_for_lock,
             lock=self.lock,
+            prefetch=self.prefetch,
         )
         crew = Crew(settings, self._make_runner)
         #: outcomes so far: done, retried, failed, cancelled, lost, released (and pruned,

@@ -14,8 +14,9 @@ job then ends ``cancelled`` (see :meth:`AsyncioRunner.cancel`).
 
 The handler's end is reported (:meth:`~.outcome.Outcomes.handler_ended`) on a pool
 thread, since a failed attempt is written there with the sync Queue: at most
-``concurrency`` threads in all. The task table is
-touched on the loop only, so it has no lock.
+``concurrency`` threads in all; a job that returned is queued for the completer on the
+loop itself (no write, no thread hop). The task table is touched on the loop only, so it
+has no lock; the inbox of handed-over jobs has one, held for a list swap only.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -59,14 +61,24 @@ class AsyncioRunner:
         # one thread per slot: a sync handler and its report run on one; an async
         # handler's report (a failed attempt is written there) on any
         self.threads = ThreadPoolExecutor(concurrency, thread_name_prefix="skiplock-runner")
+        #: ``concurrency`` async handlers at once; jobs claimed ahead wait for a slot here
+        self._slots = asyncio.Semaphore(concurrency)
         self._tasks: dict[int, asyncio.Task[None]] = {}
+        # jobs handed over by the producer, spawned by one loop callback per batch (one
+        # wake-up of the loop per claim, not per job); the lock is held for a list swap
+        self._inbox: list[Job] = []
+        self._inbox_lock = threading.Lock()
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
 
     def submit(self, job: Job) -> None:
         assert self.loop is not None, "bind() the loop before the producer starts"
-        self.loop.call_soon_threadsafe(self._spawn, job)
+        with self._inbox_lock:
+            self._inbox.append(job)
+            if len(self._inbox) > 1:  # a callback is scheduled already
+                return
+        self.loop.call_soon_threadsafe(self._spawn_inbox)
 
     def abandon(self, job: Job) -> None:
         if self.is_async and self.loop is not None and not self.loop.is_closed():
@@ -85,11 +97,18 @@ class AsyncioRunner:
     def shutdown_threads(self) -> None:
         self.threads.shutdown(wait=False, cancel_futures=True)
 
+    def _run_sync(self, job: Job) -> None:
+        if self.ledger.begin(job):  # False: given back while it waited
+            run_sync(self.handler, self.outcomes, job)
+
     # -- on the loop ----------------------------------------------------------------------
 
-    def _spawn(self, job: Job) -> None:
+    def _spawn_inbox(self) -> None:
         assert self.loop is not None
-        self.loop.create_task(self._run(job), name=f"skiplock-job-{job.id}")
+        with self._inbox_lock:
+            jobs, self._inbox = self._inbox, []
+        for job in jobs:  # each task lists itself in _tasks (see _run)
+            self.loop.create_task(self._run(job), name=f"skiplock-job-{job.id}")
 
     def _cancel(self, job_id: int) -> None:
         task = self._tasks.get(job_id)
@@ -98,7 +117,7 @@ class AsyncioRunner:
 
     async def _run(self, job: Job) -> None:
         assert self.loop is not None
-        # Listed by the task itself, not by _spawn: a task cancelled before its first step
+        # Listed by the task itself, not by _spawn_inbox: a task cancelled before its first step
         # would never run this body, and its job would never be reported. A cancel request
         # that comes before this line is seen by raise_if_cancelled below.
         task = asyncio.current_task()
@@ -106,16 +125,23 @@ class AsyncioRunner:
         self._tasks[job.id] = task
         try:
             if not self.is_async:  # the handler and its report, on one pool thread
-                await self.loop.run_in_executor(
-                    self.threads, run_sync, self.handler, self.outcomes, job
-                )
+                await self.loop.run_in_executor(self.threads, self._run_sync, job)
                 return
             result: Any = None
             error: BaseException | None = None
+            begun = False
             try:
-                job.raise_if_cancelled()
-                result = await self.handler(job)
+                async with self._slots:
+                    if not self.ledger.begin(job):  # given back while it waited
+                        return
+                    begun = True
+                    job.raise_if_cancelled()
+                    result = await self.handler(job)
             except asyncio.CancelledError as exc:
+                # cancelled while it waited for a slot (a cancel request of a job claimed
+                # ahead): it is begun now, to be reported like one cancelled while running
+                if not begun and not self.ledger.begin(job):
+                    return
                 error = exc  # given up: nothing is written for it (see the module docstring)
                 if job.cancel_requested and not job.lost:  # stopped on the job's cancel request
                     error = Cancelled(f"job {job.id} was cancelled: its task was cancelled")
@@ -124,6 +150,8 @@ class AsyncioRunner:
                 error = exc
         finally:
             self._tasks.pop(job.id, None)
+        if error is None and self.outcomes.returned(job, result):
+            return  # queued for the completer: no write, so no thread hop
         report = functools.partial(self.outcomes.handler_ended, job, result, error)
         try:
             await self.loop.run_in_executor(self.threads, report)

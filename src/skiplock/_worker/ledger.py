@@ -36,24 +36,40 @@ class Held:
     """A claimed job until its outcome is written."""
 
     job: Job
-    deadline: float | None
+    limit: float | None  # seconds its handler may run (its timeout), counted from begin()
+    deadline: float | None = None  # time.monotonic() past which it is abandoned (begun only)
     finished: bool = False  # the handler returned or raised
-    started: float = 0.0  # time.monotonic() at the claim
+    started: float = 0.0  # time.monotonic() at the claim, then at begin()
     error: BaseException | None = None  # what the handler raised, for the outcome's log line
 
 
 class Ledger:
     """Held jobs, completions waiting for their batch, and the outcome counts.
 
-    ``active`` counts jobs claimed whose handler has not returned: it limits claims to
-    ``concurrency``. ``counts`` (done, retried, failed, cancelled, lost, released) is the dictionary
-    :attr:`skiplock.Worker.counts` shows; it is only written under the lock.
+    ``active`` counts jobs claimed whose handler has not returned, *waiting* ones included
+    (claimed ahead, not begun: see :meth:`begin`): it limits claims to ``concurrency``
+    plus the prefetch bound ``extra`` (see :meth:`free`). ``counts`` (done, retried,
+    failed, cancelled, lost, released) is the dictionary :attr:`skiplock.Worker.counts`
+    shows; it is only written under the lock.
+
+    Prefetch: with *prefetch* > 0, a claim may take up to that many jobs more than the free
+    handler slots; they wait here until a runner begins them. Their lease runs from the
+    claim (the heartbeat extends it like any held job's), so the bound is kept to what the
+    runners can begin within *window* seconds at the pace they have been ending jobs
+    (``concurrency * window / mean handler time``): none until a job has ended, and little
+    for slow jobs, which leave nothing to gain from claiming ahead.
     """
 
-    def __init__(self, concurrency: int) -> None:
+    def __init__(self, concurrency: int, prefetch: int = 0, window: float = 0.0) -> None:
         self.concurrency = concurrency
+        self.prefetch = prefetch
+        self.window = window
+        #: jobs claimed ahead that may wait now (0 until a handler has ended)
+        self.extra = 0
         #: free slots worth a claim of their own (see :meth:`gather`)
         self.batch = max(1, concurrency // 2)
+        self._mean = 0.0  # handler time, exponentially weighted (0: none ended yet)
+        self._waiting: set[int] = set()  # ids claimed ahead, not begun
         self.counts = dict.fromkeys(
             ("done", "retried", "failed", "cancelled", "lost", "released"), 0
         )
@@ -71,11 +87,19 @@ class Ledger:
         return self._active  # one int read: no lock, and only ever a hint between two locks
 
     def free(self) -> int:
-        return self.concurrency - self._active
-
-    def hold(self, job: Job, deadline: float | None) -> None:
+        """How many jobs a claim may take now: the free slots, plus the prefetch bound."""
         with self._lock:
-            self._held[job.id] = Held(job, deadline, started=time.monotonic())
+            if self.prefetch and self._mean > 0:
+                self.extra = min(self.prefetch, int(self.concurrency * self.window / self._mean))
+                self.batch = max(1, (self.concurrency + self.extra) // 2)
+            return self.concurrency + self.extra - self._active
+
+    def hold(self, job: Job, limit: float | None) -> None:
+        """*job* was claimed; it waits for :meth:`begin` (its timeout, *limit*, runs from
+        there)."""
+        with self._lock:
+            self._held[job.id] = Held(job, limit, started=time.monotonic())
+            self._waiting.add(job.id)
             self._active += 1
 
     def gather(self, poll_interval: float, window: float) -> float:
@@ -87,7 +111,7 @@ class Ledger:
         each, and a single free slot is still refilled soon after its job finishes.
         :meth:`ended` says when to wake the producer for it."""
         with self._lock:
-            if self._active == 0 or self.concurrency - self._active >= self.batch:
+            if self._active == 0 or self.concurrency + self.extra - self._active >= self.batch:
                 return 0.0
             if not self._to_complete:
                 return poll_interval  # woken by the runners long before, normally
@@ -104,7 +128,30 @@ class Ledger:
             for h in self._held.values():
                 h.job.lock_lost = True
 
+    def take_waiting(self) -> list[Job]:
+        """The jobs claimed ahead and not begun, which no runner will now begin: the
+        shutdown (or a lost single-worker lock) gives them back. They no longer count as
+        active."""
+        with self._lock:
+            jobs = [self._held[i].job for i in self._waiting]
+            self._active -= len(self._waiting)
+            self._waiting.clear()
+            return jobs
+
     # -- the runners' side ----------------------------------------------------------------
+
+    def begin(self, job: Job) -> bool:
+        """A runner is about to run *job*'s handler: True, and its timeout starts now;
+        False if the job is no longer to be run (given back, or lost while it waited), in
+        which case the runner drops it and reports nothing."""
+        with self._lock:
+            h = self._mine(job)
+            if h is None or job.id not in self._waiting:
+                return False
+            self._waiting.discard(job.id)
+            h.started = now = time.monotonic()
+            h.deadline = None if h.limit is None else now + h.limit
+            return True
 
     def ended(self, job: Job, completion: Any = NO_COMPLETION) -> bool:
         """*job*'s handler returned or raised (its slot is free); with *completion*, queue
@@ -116,9 +163,12 @@ class Ledger:
                     self._first_done = time.monotonic()
                 self._to_complete.append((job, completion))
             self._active -= 1
-            if job.id in self._held:
-                self._held[job.id].finished = True
-            free = self.concurrency - self._active
+            h = self._mine(job)
+            if h is not None:
+                h.finished = True
+                took = max(1e-6, time.monotonic() - h.started)
+                self._mean = took if self._mean == 0 else 0.8 * self._mean + 0.2 * took
+            free = self.concurrency + self.extra - self._active
             return self._active == 0 or free == self.batch or len(self._to_complete) == 1
 
     # -- settling -------------------------------------------------------------------------
@@ -128,8 +178,13 @@ class Ledger:
         once. Returns the job's record and the counted key (None: not held, or not an
         outcome that counts), so the caller can log the outcome outside the lock."""
         with self._lock:
-            held = self._held.pop(job.id, None)
+            if self._mine(job) is None:  # not held, or an older claim of a job held again
+                return None, None
+            held = self._held.pop(job.id)
             self._unsure.discard(job.id)
+            if job.id in self._waiting:  # lost while it waited: no runner will begin it
+                self._waiting.discard(job.id)
+                self._active -= 1
             key = _COUNTED.get(outcome) if held is not None and outcome is not None else None
             if key is not None:
                 self.counts[key] += 1
@@ -138,8 +193,9 @@ class Ledger:
     def note_error(self, job: Job, exc: BaseException) -> None:
         """What *job*'s handler raised (or its timeout), for its outcome's log line."""
         with self._lock:
-            if job.id in self._held:
-                self._held[job.id].error = exc
+            h = self._mine(job)
+            if h is not None:
+                h.error = exc
 
     def count(self, key: str) -> None:
         with self._lock:
@@ -159,14 +215,22 @@ class Ledger:
 
     def still_ours(self, batch: list[tuple[Job, Any]]) -> list[tuple[Job, Any]]:
         with self._lock:
-            return [(j, r) for j, r in batch if j.id in self._held and not j.lost]
+            return [(j, r) for j, r in batch if self._mine(j) is not None and not j.lost]
 
     def put_back(self, batch: list[tuple[Job, Any]]) -> None:
         """A completion batch failed (its COMMIT may have happened): try again later, and
         read each job's record back first."""
         with self._lock:
             self._unsure.update(j.id for j, _ in batch)
-            self._to_complete[:0] = [(j, r) for j, r in batch if j.id in self._held]
+            self._to_complete[:0] = [(j, r) for j, r in batch if self._mine(j) is not None]
+
+    def _mine(self, job: Job) -> Held | None:
+        """*job*'s record, if this very claim of it is held (a job given back, or retried
+        after its timeout, may be claimed again by this worker while its older attempt's
+        handler or task still runs: the two are told apart by object, not id). Call with
+        the lock held."""
+        h = self._held.get(job.id)
+        return h if h is not None and h.job is job else None
 
     # -- the heartbeat's and the shutdown's side -------------------------------------------
 
@@ -194,4 +258,8 @@ class Ledger:
 
     def unfinished(self) -> list[Job]:
         with self._lock:
-            return [h.job for h in self._held.values() if not h.finished]
+            return [
+                h.job
+                for h in self._held.values()
+                if not h.finished and h.job.id not in self._waiting
+            ]

@@ -30,6 +30,10 @@ log = logging.getLogger("skiplock.worker")
 
 RunnerFactory = Callable[[Outcomes, Ledger], Runner]
 
+#: jobs are claimed ahead only as many as the runners can begin within this share of the
+#: lease (see :class:`~.ledger.Ledger`): a prefetched job's lease runs from its claim
+PREFETCH_WINDOW = 0.1
+
 
 class Service(Protocol):
     """A background part with a thread of its own (retention, the periodic scheduler),
@@ -44,7 +48,9 @@ class Crew:
     def __init__(self, settings: Settings, make_runner: RunnerFactory) -> None:
         self.settings = settings
         self.flags = Flags()
-        self.ledger = Ledger(settings.concurrency)
+        self.ledger = Ledger(
+            settings.concurrency, settings.prefetch, settings.lease * PREFETCH_WINDOW
+        )
         self.outcomes = Outcomes(settings.queue, self.ledger, self.flags)
         self.completer = Completer(settings.queue, self.ledger, self.outcomes)
         self.runner = make_runner(self.outcomes, self.ledger)
@@ -110,9 +116,11 @@ class Crew:
                 lock.release()
 
     def shutdown(self) -> None:
-        """Wait up to ``grace`` for running handlers (writing their completions as they
-        come), release the jobs still unfinished (fenced), and end the runners."""
+        """Release the jobs claimed ahead and not begun (fenced), wait up to ``grace`` for
+        running handlers (writing their completions as they come), release the jobs still
+        unfinished (fenced), and end the runners."""
         ledger = self.ledger
+        self.outcomes.release_waiting()
         deadline = time.monotonic() + self.settings.grace
         if ledger.active:
             log.info(

@@ -25,7 +25,7 @@ from .._outcome import last_line, log_outcome
 from ..errors import BackendError, Cancelled, Discard, LeaseLost, SkiplockError
 from ..job import Job
 from ..queue import Queue
-from .ledger import NO_COMPLETION, Held, Ledger
+from .ledger import Held, Ledger
 from .settings import Flags
 
 __all__ = ["Outcomes", "last_line"]
@@ -55,7 +55,8 @@ class Outcomes:
         After a cancel request (``job.cancel_requested``): Cancelled, or any other
         exception but Discard and LeaseLost, ends the job ``cancelled`` (it is not
         retried); a returned result still completes it ``done``, since its work was done."""
-        completion = NO_COMPLETION
+        if error is None and self.returned(job, result):
+            return
         try:
             if error is None and job.status == "running":
                 try:
@@ -74,13 +75,25 @@ class Outcomes:
                 self.settled(job, None)
             elif job.status != "running":  # the handler completed (or failed) it itself
                 self.settled(job, job.status)
-            elif job.lost:
+            else:  # lost meanwhile
                 self.settled(job, None)
-            else:
-                completion = result
         finally:
-            if self.ledger.ended(job, completion):
+            if self.ledger.ended(job):
                 self.flags.wake.set()
+
+    def returned(self, job: Job, result: Any) -> bool:
+        """The common end, without blocking: a handler returned *result* (JSON) for a job
+        still running and ours, so it is queued for the completer; True. False (nothing
+        done): any other end, for :meth:`handler_ended` on a thread that may block."""
+        if job.status != "running" or job.lost:
+            return False
+        try:
+            _dumps(result, "result of the handler")
+        except Exception:
+            return False
+        if self.ledger.ended(job, result):
+            self.flags.wake.set()
+        return True
 
     def failed(self, job: Job, exc: Exception) -> None:
         if job.lost:
@@ -156,17 +169,23 @@ class Outcomes:
         self.lost(job, f"{what} whose outcome was unknown")
         return True
 
-    def release(self, job: Job) -> None:
+    def release(self, job: Job, why: str = "it did not finish in time") -> None:
         """Shutdown: give back a job whose handler did not finish in time (fenced)."""
         job.lost = True  # whatever its handler does now is not written
         try:
             with self.writes:
                 self.queue.release(job)
             self.ledger.count("released")
-            log.info("released job %d attempt %d (it did not finish in time)", job.id, job.attempt)
+            log.info("released job %d attempt %d (%s)", job.id, job.attempt, why)
         except SkiplockError as exc:
             log.warning("could not release job %d (%s); its lease brings it back", job.id, exc)
         self.settled(job, None)
+
+    def release_waiting(self) -> None:
+        """Give back (fenced) every job claimed ahead that no runner has begun, so that no
+        job waits for a lease to end: at shutdown, and when single mode loses its lock."""
+        for job in self.ledger.take_waiting():
+            self.release(job, "claimed ahead, not started")
 
     def lost(self, job: Job, where: str) -> None:
         """The job is no longer ours: say so once, write nothing more for it."""

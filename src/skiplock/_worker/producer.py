@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import random
-import time
 from typing import Any
 
 from ..errors import BackendError
@@ -102,7 +101,8 @@ class Producer:
             done.result()
 
     def claim(self) -> int:
-        """Claim up to the free slots and start the jobs; the number started."""
+        """Claim up to the free slots (and the prefetch bound, see
+        :meth:`~.ledger.Ledger.free`) and hand the jobs to the runner; the number claimed."""
         s = self.settings
         lock = s.lock
         if lock is not None and not lock.held:
@@ -135,7 +135,7 @@ class Producer:
                 return 0
             jobs = found
         for job in jobs:
-            self.ledger.hold(job, _deadline(s.deadline_in(job)))
+            self.ledger.hold(job, s.deadline_in(job))
             self.runner.submit(job)
         return len(jobs)
 
@@ -152,6 +152,8 @@ class Producer:
         """Called by the producer or the heartbeat when the lock's connection is gone."""
         assert self.settings.lock is not None
         self.ledger.mark_lock_lost()  # the handlers may look, and stop early
+        # jobs claimed ahead are not begun without the lock: give them back at once
+        self.completer.outcomes.release_waiting()
         log.warning(
             "lost the single-worker lock %r (its connection ended): claiming stops until it "
             "is held again and the new holder's jobs are finished; running jobs go on under "
@@ -159,7 +161,3 @@ class Producer:
             self.settings.lock.name,
         )
         self.flags.wake.set()
-
-
-def _deadline(limit: float | None) -> float | None:
-    return None if limit is None else time.monotonic() + limit

@@ -33,7 +33,9 @@ class Runner(Protocol):
     """Where handlers run. Called from the producer's thread only."""
 
     def submit(self, job: Job) -> None:
-        """Run *job*'s handler (held in the ledger already); return at once."""
+        """Run *job*'s handler (held in the ledger already) once a slot is free, after
+        :meth:`~.ledger.Ledger.begin` said yes (a job claimed ahead may be given back
+        before); return at once."""
 
     def abandon(self, job: Job) -> None:
         """*job* was given up (timeout, or still running after the grace): stop its handler
@@ -79,7 +81,8 @@ class ThreadRunner:
 
     def _serve(self) -> None:
         while (job := self._jobs.get()) is not None:
-            self.run_one(job)
+            if self.ledger.begin(job):  # False: given back while it waited
+                self.run_one(job)
 
     def run_one(self, job: Job) -> None:
         run_sync(self.handler, self.outcomes, job)

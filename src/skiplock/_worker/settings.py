@@ -31,6 +31,8 @@ class Settings:
     poll_interval: float
     wait_for_lock: bool
     lock: SingleLock | None
+    #: jobs a claim may take beyond the free slots (0: none; see Ledger)
+    prefetch: int = 0
 
     def deadline_in(self, job: Job) -> float | None:
         """Seconds *job* may run before it is abandoned; None: no limit."""
