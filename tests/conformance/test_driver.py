@@ -65,3 +65,24 @@ def test_without_the_c_extension_our_connections_are_pure_python_and_say_so(
     assert job.id == job_id
     queue.complete(job)
     assert queue.stats().done == 1
+
+
+def test_statements_send_no_ping_first(
+    queue: skiplock.Queue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # mysql-connector's cursor() pings the server (a round trip) before it returns; our
+    # statements build the cursor themselves (docs/performance.md, "Measured reasons").
+    _connector(queue)
+    with queue.transaction() as tx:
+        pings: list[object] = []
+        cls = type(tx.connection)
+        real = cls.is_connected
+        monkeypatch.setattr(cls, "is_connected", lambda self: pings.append(self) or real(self))
+        first = tx.enqueue("one")
+        ids = tx.enqueue_many(["two", "three"])
+        monkeypatch.undo()
+    assert pings == []
+    jobs = queue.claim(limit=3)
+    assert sorted(j.id for j in jobs) == sorted([first, *ids])
+    queue.complete_many(jobs)
+    assert queue.stats().done == 3

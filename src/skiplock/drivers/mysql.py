@@ -42,6 +42,25 @@ def _cext_error() -> type[BaseException] | None:
     return MySQLError  # type: ignore[no-any-return]
 
 
+def _plain_cursor_class(connection: Any) -> Any:
+    """The class ``connection.cursor()`` would return for a plain (unbuffered, non-raw,
+    tuple) cursor, or None when *connection* is not one of mysql-connector's own two
+    classes or was opened with other cursor defaults."""
+    if getattr(connection, "_buffered", True) or getattr(connection, "_raw", True):
+        return None
+    from mysql.connector.connection import MySQLConnection
+    from mysql.connector.cursor import MySQLCursor
+
+    if type(connection) is MySQLConnection:
+        return MySQLCursor
+    try:
+        from mysql.connector.connection_cext import CMySQLConnection
+        from mysql.connector.cursor_cext import CMySQLCursor
+    except ImportError:
+        return None
+    return CMySQLCursor if type(connection) is CMySQLConnection else None
+
+
 class MySQLConnectorAdapter(Adapter):
     """mysql-connector-python: ``MySQLConnection`` (pure) and ``CMySQLConnection``."""
 
@@ -58,7 +77,15 @@ class MySQLConnectorAdapter(Adapter):
             self.errors = (*self.errors, cext)
 
     def cursor(self) -> Any:
-        return self.connection.cursor(buffered=False, raw=False, dictionary=False)
+        # mysql-connector's cursor() pings the server first (COM_PING: one more round
+        # trip before every statement; see docs/performance.md). The statement itself
+        # reports a connection that is gone, as an error of the same kind.
+        conn = self.connection
+        plain = _plain_cursor_class(conn)
+        if plain is None:
+            return conn.cursor(buffered=False, raw=False, dictionary=False)
+        conn.handle_unread_result()
+        return plain(conn)
 
     def error_kind(self, exc: BaseException) -> str:
         cext = _cext_error()
