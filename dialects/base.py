@@ -23,9 +23,9 @@ from skiplock._ops import (
     Op,
     Statement,
     StatementError,
-    run_sync,
 )
 from skiplock._options import Option, check_options
+from skiplock._run import run_sync
 from skiplock._sql import TableName, load_statements, render_statements
 from skiplock._url import DatabaseURL, mask_password
 from skiplock.drivers import Adapter

@@ -27,7 +27,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
-from skiplock._aio_ops import run_async
+from skiplock._aio_run import run_async
 from skiplock._ops import (
     COMMIT,
     LASTROWID,
@@ -37,9 +37,9 @@ from skiplock._ops import (
     ErrorInfo,
     Op,
     Statement,
-    run_sync,
 )
 from skiplock._options import BOOL, INT, TEXT, Option
+from skiplock._run import run_sync
 from skiplock.drivers import Adapter
 from skiplock.drivers.aio import AsyncAdapter
 from skiplock.drivers.aio_drivers import AsyncMySQLConnectorAdapter
