@@ -1,6 +1,8 @@
 """What every dialect provides, and the common path that most of them share.
 
-A dialect subclass writes only what differs from this path, and says why.
+A dialect subclass writes only what differs from this path, and says why. Two parts live
+in modules of their own and are mixed in: the connection health checks (``_health``) and
+the single-worker lock and wake-ups (``_lock_wake``).
 """
 
 from __future__ import annotations
@@ -8,14 +10,12 @@ from __future__ import annotations
 import asyncio
 import importlib
 import re
-import select
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, ClassVar
 
 from skiplock._ops import (
-    COMMIT,
     NOTHING,
     ROWCOUNT,
     ROWS,
@@ -23,14 +23,17 @@ from skiplock._ops import (
     Op,
     Statement,
     StatementError,
-    run_sync,
 )
 from skiplock._options import Option, check_options
+from skiplock._run import run_sync
 from skiplock._sql import TableName, load_statements, render_statements
 from skiplock._url import DatabaseURL, mask_password
 from skiplock.drivers import Adapter
 from skiplock.drivers.aio import AsyncAdapter, ThreadAdapter
 from skiplock.errors import BackendError, ConfigurationError, LeaseLost
+
+from ._health import ConnectionHealth
+from ._lock_wake import LockAndWakeup
 
 __all__ = ["Dialect", "ServerInfo"]
 
@@ -50,7 +53,7 @@ class ServerInfo:
     driver: str = ""
 
 
-class Dialect:
+class Dialect(ConnectionHealth, LockAndWakeup):
     """One database: its driver, its statements, and the operations that need more than
     one statement there.
 
@@ -197,42 +200,6 @@ class Dialect:
         err.connection_lost = lost
         return err
 
-    def is_closed(self, conn: Any) -> bool:
-        return False
-
-    def fileno(self, conn: Any) -> int | None:
-        """The socket of *conn* (-1 once closed), or None where the driver hides it."""
-        return None
-
-    def is_usable(self, conn: Any) -> bool:
-        """False if an idle *conn* is known to be broken, found without a round trip: the
-        driver says it is closed, or the server sent something unasked or closed the
-        socket (what a killed session, a server shutdown or an idle timeout does: the
-        socket turns readable). Where the driver hides its socket only the driver's flag
-        is looked at, and a server-side kill is found at the connection's next use."""
-        try:
-            fd = self.fileno(conn)
-        except Exception:
-            return False
-        if fd is None:
-            return not self.is_closed(conn)
-        return fd >= 0 and not _readable(fd)
-
-    def is_usable_async(self, own: AsyncAdapter) -> bool:
-        """:meth:`is_usable` for a connection of :meth:`connect_async` (an async adapter).
-        An asyncio driver's socket is read by its event loop, so only psycopg's (read
-        only when awaited) is looked at; for the others the adapter's flag is, and a
-        server-side kill is found at the connection's next use (then retried)."""
-        if isinstance(own, ThreadAdapter):
-            return self.is_usable(own.connection)
-        if own.is_closed():
-            return False
-        try:
-            fd = own.fileno()
-        except Exception:
-            return False
-        return fd is None or (fd >= 0 and not _readable(fd))
-
     # -- statements -----------------------------------------------------------------------
 
     def bind(self, sql: str, params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -285,93 +252,6 @@ class Dialect:
         self, conn: Any, name: str, params: Mapping[str, Any] | None = None
     ) -> Row | None:
         return run_sync(self.fetch_one_op(name, params), self.adapter(conn))
-
-    # -- single-worker lock and wake-ups -------------------------------------------------
-    # Optional: a dialect whose .sql file lacks the lock_* statements cannot run
-    # mode="single", and one without supports_notify is woken by polling only.
-
-    LOCK_STATEMENTS: ClassVar[frozenset[str]] = frozenset(
-        {"lock_acquire", "lock_check", "lock_release", "live_leases", "session_id", "kill_session"}
-    )
-
-    def supports_lock(self) -> bool:
-        return self.sql.keys() >= self.LOCK_STATEMENTS
-
-    def lock_acquire_op(self, key: int, name: str, wait: float) -> Op[bool]:
-        # GET_LOCK takes fractional seconds (MariaDB honours them; MySQL rounds): a retake
-        # that waits 0.2 s must not wait a whole second while its worker's loop is blocked.
-        params = {"name": name, "wait_s": round(wait, 3), "wait_ms": round(wait * 1000)}
-        row = yield from self.fetch_one_op("lock_acquire", params)
-        yield COMMIT
-        return bool(row and row["acquired"])
-
-    def lock_acquire(self, conn: Any, key: int, name: str, wait: float) -> bool:
-        """Take the session-level lock *key* / *name* on *conn*, waiting up to *wait*
-        seconds; True when it is held. Commits, which leaves a session lock in place."""
-        return run_sync(self.lock_acquire_op(key, name, wait), self.adapter(conn))
-
-    def lock_check(self, conn: Any, key: int, name: str) -> bool:
-        """True if *conn* still holds the lock (False, or a driver error, when it does not)."""
-        row = self.fetch_one(conn, "lock_check", {"key": key, "name": name})
-        conn.commit()
-        return bool(row and row["held"])
-
-    def lock_release(self, conn: Any, key: int, name: str) -> None:
-        self.fetch_one(conn, "lock_release", {"key": key, "name": name})
-        conn.commit()
-
-    def count_sessions(self, conn: Any, sessions: Sequence[int]) -> int:
-        """How many of these server session ids (``session_id``) are still connected."""
-        row = self.fetch_one(conn, "count_sessions", {"sessions": list(sessions)})
-        return 0 if row is None else int(row["n"])
-
-    def listen(self) -> Any:
-        """A connection that receives a notification at every enqueue, and at every cancel
-        request of a running job (supports_notify)."""
-        raise NotImplementedError
-
-    def wait_notify(self, conn: Any, timeout: float, cancels: list[int] | None = None) -> bool:
-        """Wait up to *timeout* seconds on a :meth:`listen` connection; True if woken by an
-        enqueue. The ids a cancel request named (see :meth:`notify_cancel`) are appended
-        to *cancels*."""
-        raise NotImplementedError
-
-    def listen_pid(self, conn: Any) -> int:
-        """The server session of a :meth:`listen` connection (supports_notify)."""
-        raise NotImplementedError
-
-    def wake_mark_op(self, pid: int, sweep: bool) -> Op[None]:
-        """Mark the worker listening on session *pid* as waiting (supports_notify)."""
-        raise NotImplementedError
-
-    def wake_settled_op(self) -> Op[bool]:
-        """True once no enqueuer that may have missed a new mark is still running."""
-        raise NotImplementedError
-
-    def wake_unmark_op(self, pid: int) -> Op[None]:
-        raise NotImplementedError
-
-    #: :meth:`probe_connect`'s connections are in autocommit mode (no COMMIT per probe)
-    probe_autocommit: ClassVar[bool] = False
-
-    def probe_connect(self) -> Any:
-        """The connection :meth:`wake_probe` reads on."""
-        return self.connect()
-
-    def wake_probe(self, conn: Any) -> object:
-        """Without LISTEN/NOTIFY: the value (statement ``wake_probe``) whose change tells an
-        idle worker that jobs were enqueued, read on a connection of :meth:`probe_connect`."""
-        row = self.fetch_one(conn, "wake_probe")
-        if not self.probe_autocommit:
-            conn.commit()
-        return None if row is None else row["top"]
-
-    def notify_cancel(self, job_id: int) -> Op[None]:
-        """In the transaction of a cancel request for running job *job_id*: tell the
-        workers' listeners (sent when it commits). Nothing where there is no notification
-        channel: the job's worker sees the request at its next heartbeat."""
-        return
-        yield
 
     # -- operations: the common path (generators: see skiplock._ops) ----------------------
 
@@ -506,17 +386,6 @@ class Dialect:
             if (yield self.stmt("complete", params, ROWCOUNT)):
                 done.add(job_id)
         return done
-
-
-def _readable(fd: int) -> bool:
-    try:
-        if hasattr(select, "poll"):  # any descriptor number, unlike select()
-            poller = select.poll()
-            poller.register(fd, select.POLLIN | select.POLLPRI)
-            return bool(poller.poll(0))
-        return bool(select.select([fd], [], [], 0)[0])
-    except (OSError, ValueError):
-        return True  # not a socket we can ask about: treat it as broken
 
 
 def split_statements(block: str) -> list[str]:

@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
-from skiplock._aio_ops import run_async
+from skiplock._aio_run import run_async
 from skiplock._ops import (
     COMMIT,
     LASTROWID,
@@ -38,27 +37,19 @@ from skiplock._ops import (
     ErrorInfo,
     Op,
     Statement,
-    run_sync,
 )
 from skiplock._options import BOOL, INT, TEXT, Option
+from skiplock._run import run_sync
 from skiplock.drivers import Adapter
 from skiplock.drivers.aio import AsyncAdapter
 from skiplock.drivers.aio_drivers import AsyncMySQLConnectorAdapter
 from skiplock.drivers.mysql import MySQLConnectorAdapter
-from skiplock.errors import UnsupportedServer
 
 from . import _mysql_driver
+from ._mysql_server import classify, migration_done, parse_server_version
 from .base import Dialect, Row, ServerInfo
 
 __all__ = ["MySQLDialect", "parse_server_version"]
-
-#: deadlock, lock wait timeout, NOWAIT lock refused (MySQL 3572), lock refused (MariaDB 1205)
-_RETRYABLE = {1205, 1213, 3572, 3058}
-#: a migration statement whose effect is there already: duplicate column, key or table;
-#: no such column, key or constraint to drop (MySQL 3940, MariaDB 1091)
-_ALREADY = {1060, 1061, 1050, 1091, 3940, 3822}
-#: server gone, lost, killed, shutting down, disconnected for inactivity
-_CONNECTION = {1053, 1927, 2003, 2006, 2013, 2055, 4031, 1317}
 
 #: mysql-connector arguments that keep every guarantee (and exist since its 8.0.33)
 URL_OPTIONS: dict[str, Option] = {
@@ -217,16 +208,10 @@ class MySQLDialect(Dialect):
         return replace(info, driver=_mysql_driver.driver_name(self.driver))
 
     def classify(self, info: ErrorInfo) -> tuple[bool, bool]:
-        errno = info.number()
-        lost = errno in _CONNECTION or (
-            info.kind in ("operational", "interface")
-            and errno not in _RETRYABLE
-            and errno < 1000  # client-side: no server error code
-        )
-        return (lost or errno in _RETRYABLE), lost
+        return classify(info)
 
     def migration_done(self, info: ErrorInfo) -> bool:
-        return info.number() in _ALREADY
+        return migration_done(info)
 
     def is_closed(self, conn: Any) -> bool:
         try:
@@ -386,27 +371,3 @@ class MySQLDialect(Dialect):
         rows = [r for r in which if wanted[int(r["id"])][0] == int(r["attempt"])]
         newest = max(r["finished_at"] for r in rows)
         return {int(r["id"]) for r in rows if r["finished_at"] == newest}
-
-
-def parse_server_version(text: str) -> ServerInfo:
-    """What ``VERSION()`` says, or :class:`~skiplock.UnsupportedServer` for a server whose
-    ``SKIP LOCKED`` is missing or does not lock."""
-    if "tidb" in text.lower():
-        # TiDB calls itself 8.0.11 but parses FOR UPDATE SKIP LOCKED as a read without
-        # locks, so two workers would claim the same jobs.
-        raise UnsupportedServer(
-            f"TiDB ({text}) is not supported: its SKIP LOCKED takes no row locks, so "
-            "workers would claim the same jobs; use MySQL 8.0.1+ or MariaDB 10.6+"
-        )
-    numbers = tuple(int(n) for n in re.findall(r"\d+", text.split("-")[0])[:3])
-    if "mariadb" in text.lower():
-        if numbers < (10, 6):
-            raise UnsupportedServer(
-                f"MariaDB {text} has no SKIP LOCKED: skiplock needs MariaDB 10.6 or newer"
-            )
-        return ServerInfo("MariaDB", numbers, text)
-    if numbers < (8, 0, 1):
-        raise UnsupportedServer(
-            f"MySQL {text} has no SKIP LOCKED: skiplock needs MySQL 8.0.1 or newer"
-        )
-    return ServerInfo("MySQL", numbers, text)

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from skiplock._aio_ops import run_async
+from skiplock._aio_run import run_async
 from skiplock._ops import (
     COMMIT,
     NOTHING,
@@ -25,9 +25,9 @@ from skiplock._ops import (
     Op,
     Statement,
     StatementError,
-    run_sync,
 )
 from skiplock._options import INT, TEXT, Option
+from skiplock._run import run_sync
 from skiplock.drivers import Adapter
 from skiplock.drivers.aio import AsyncAdapter
 from skiplock.drivers.aio_drivers import AsyncPsycopgAdapter

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import _calls as calls
 from ._acompat import asleep
-from ._aio_ops import run_async, run_theirs_async
 from ._aio_pool import AsyncPool
+from ._aio_run import run_async, run_theirs_async
 from ._aio_transaction import AsyncTransaction
 from ._checks import queue_limits as checked_queue_limits
 from ._ops import Op, StatementError
@@ -186,7 +186,7 @@ class AsyncSession:
         self._schema_ok = True
 
     async def _run_theirs(self, doing: str, theirs: AsyncAdapter, op: Op[T]) -> T:
-        """Run *op* on the caller's connection (see :func:`~skiplock._ops.run_theirs`)."""
+        """Run *op* on the caller's connection (see :func:`~skiplock._run.run_theirs`)."""
         try:
             return await run_theirs_async(op, theirs, self.dialect.begin_sql())
         except StatementError as exc:

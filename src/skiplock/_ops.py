@@ -1,10 +1,11 @@
-"""Sans-I/O operations: what a dialect asks of a connection, and the loop that answers.
+"""Sans-I/O operations: what a dialect asks of a connection.
 
 A dialect operation (claim, insert, a fenced write, …) is a generator that yields
 requests and receives their results; it never touches a connection, a socket or a clock,
-so the same operation can be driven by this module's synchronous loop or by an asyncio
-loop over an asynchronous driver. The idea is psycopg 3's ``generators.py`` (the protocol
-as generators) and ``waiting.py`` (the loops that drive them).
+so the same operation can be driven by the synchronous loop (:mod:`skiplock._run`) or by
+the asyncio loop over an asynchronous driver (:mod:`skiplock._aio_run`, its source). The
+idea is psycopg 3's ``generators.py`` (the protocol as generators) and ``waiting.py`` (the
+loops that drive them).
 
 The requests:
 
@@ -24,12 +25,8 @@ catch leaves the loop and becomes a :class:`~skiplock.BackendError` above.
 from __future__ import annotations
 
 from collections.abc import Generator, Iterable, Mapping
-from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
-
-if TYPE_CHECKING:
-    from .drivers.base import Adapter
+from typing import Any, TypeVar
 
 __all__ = [
     "COMMIT",
@@ -45,8 +42,6 @@ __all__ = [
     "Request",
     "Statement",
     "StatementError",
-    "run_sync",
-    "run_theirs",
 ]
 
 T = TypeVar("T")
@@ -120,53 +115,3 @@ class StatementError(Exception):
         super().__init__(str(cause))
         self.info = info
         self.cause = cause
-
-
-def run_sync(op: Op[T], adapter: Adapter) -> T:
-    """Drive *op* to its end over *adapter*'s connection; return its value.
-
-    Raises :class:`StatementError` for a driver error the operation did not handle, and
-    whatever else the operation raises (``LeaseLost``, …).
-    """
-    errors = adapter.errors
-    execute = adapter.execute
-    try:
-        request = next(op)
-        while True:
-            try:
-                result = execute(request)
-            except errors as exc:
-                request = op.throw(StatementError(adapter.error_info(exc), exc))
-                continue
-            request = op.send(result)
-    except StopIteration as stop:
-        value: T = stop.value
-        return value
-
-
-def run_theirs(op: Op[T], adapter: Adapter, begin_sql: str) -> T:
-    """Drive *op* on a caller's connection, never ending the caller's transaction.
-
-    A connection in autocommit mode would commit each statement by itself, and an
-    operation of several statements (MySQL's claim, a batch insert by COPY, a heartbeat)
-    would be torn: there the operation runs in a transaction of its own (*begin_sql* …
-    ``COMMIT`` on the caller's connection), committed when it ends, as if the caller had
-    wrapped it in one. Raises :class:`StatementError` for any driver error.
-    """
-    try:
-        if not adapter.autocommit():  # mysql-connector asks the server
-            return run_sync(op, adapter)
-        adapter.execute(Statement(begin_sql, None, NOTHING))
-    except adapter.errors as exc:
-        raise StatementError(adapter.error_info(exc), exc) from exc
-    try:
-        result = run_sync(op, adapter)
-    except BaseException:
-        with suppress(Exception):
-            adapter.execute(Statement("ROLLBACK", None, NOTHING))
-        raise
-    try:
-        adapter.execute(Statement("COMMIT", None, NOTHING))
-    except adapter.errors as exc:
-        raise StatementError(adapter.error_info(exc), exc) from exc
-    return result

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, TypeVar
 
-from ._ops import NOTHING, Op, Statement, StatementError, run_sync
+from ._ops import NOTHING, Op, Statement, StatementError
+from ._run import run_sync
 from ._sql import render_statements
 from .dialects import Dialect
 from .dialects.base import split_statements

@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from . import _calls as calls
 from ._acompat import sleep
 from ._checks import queue_limits as checked_queue_limits
-from ._ops import Op, StatementError, run_sync, run_theirs
+from ._ops import Op, StatementError
 from ._pool import Pool
 from ._pool_state import PoolSettings
+from ._run import run_sync, run_theirs
 from ._schema import Schema
 from ._sql import TableName
 from ._transaction import Transaction
@@ -178,7 +179,7 @@ class Session:
         self._schema_ok = True
 
     def _run_theirs(self, doing: str, theirs: Adapter, op: Op[T]) -> T:
-        """Run *op* on the caller's connection (see :func:`~skiplock._ops.run_theirs`)."""
+        """Run *op* on the caller's connection (see :func:`~skiplock._run.run_theirs`)."""
         try:
             return run_theirs(op, theirs, self.dialect.begin_sql())
         except StatementError as exc:

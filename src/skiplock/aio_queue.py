@@ -1,7 +1,7 @@
 """The asyncio queue: :class:`~skiplock.Queue`'s methods as coroutines, from the same core.
 
 Each method is one line over :mod:`skiplock._calls` (the argument checks and the dialect
-operations the sync queue uses too), driven by :func:`skiplock._aio_ops.run_async` over
+operations the sync queue uses too), driven by :func:`skiplock._aio_run.run_async` over
 an asynchronous driver: psycopg 3's ``AsyncConnection`` (PostgreSQL) and
 ``mysql.connector.aio`` (MySQL, MariaDB) for skiplock's own connections; SQL Server has
 no asyncio driver here, so pymssql's calls run in a thread (``asyncio.to_thread``)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 import skiplock
-from skiplock._ops import run_sync
+from skiplock._run import run_sync
 from skiplock._schema import load_migrations
 
 from .test_migrations import v1_statements

@@ -19,19 +19,9 @@ import asyncio
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
-from skiplock._ops import (
-    LASTROWID,
-    NOTHING,
-    ROWCOUNT,
-    ROWS,
-    Control,
-    Copy,
-    ErrorInfo,
-    Request,
-    Statement,
-)
+from skiplock._ops import ROWS, Control, Copy, ErrorInfo, Request, Statement
 
-from .base import Adapter
+from .base import Adapter, as_dicts, counted
 
 __all__ = ["AsyncAdapter", "AsyncCursorAdapter", "ThreadAdapter"]
 
@@ -122,12 +112,7 @@ class AsyncCursorAdapter(AsyncAdapter):
                 return await self.rows(cur)
             if cur.description is not None:
                 await cur.fetchall()  # unread rows would break the next statement
-            if want == ROWCOUNT:
-                return int(cur.rowcount)
-            if want == LASTROWID:
-                return int(cur.lastrowid)
-            assert want == NOTHING
-            return None
+            return counted(cur, want)
         finally:
             await cur.close()
 
@@ -136,8 +121,7 @@ class AsyncCursorAdapter(AsyncAdapter):
             return []
         rows = await cur.fetchall()
         if rows and not isinstance(rows[0], dict):
-            names = [d[0] for d in cur.description]
-            return [dict(zip(names, row, strict=True)) for row in rows]
+            return as_dicts(cur.description, rows)
         return list(rows)
 
     async def user_execute(self, sql: str, params: Any) -> tuple[int, list[tuple[Any, ...]]]:

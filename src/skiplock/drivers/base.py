@@ -26,13 +26,29 @@ from skiplock._ops import (
     Statement,
 )
 
-__all__ = ["Adapter", "dict_rows"]
+__all__ = ["Adapter", "as_dicts", "counted", "dict_rows"]
 
 
 def dict_rows(cur: Any) -> list[dict[str, Any]]:
     """The cursor's remaining rows as dicts keyed by the column names."""
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+    return as_dicts(cur.description, cur.fetchall())
+
+
+def as_dicts(description: Any, rows: Iterable[Any]) -> list[dict[str, Any]]:
+    """Row tuples as dicts keyed by the column names of a cursor's *description*."""
+    names = [d[0] for d in description]
+    return [dict(zip(names, row, strict=True)) for row in rows]
+
+
+def counted(cur: Any, want: int) -> int | None:
+    """What a statement that wants no rows answers, its rows read (:data:`ROWCOUNT`: the
+    rows it matched, :data:`LASTROWID`: the id it inserted, :data:`NOTHING`: None)."""
+    if want == ROWCOUNT:
+        return int(cur.rowcount)
+    if want == LASTROWID:
+        return int(cur.lastrowid)
+    assert want == NOTHING
+    return None
 
 
 class Adapter:
@@ -94,12 +110,7 @@ class Adapter:
                 return self.rows(cur)
             if cur.description is not None:
                 cur.fetchall()  # unread rows would break the connection's next statement
-            if want == ROWCOUNT:
-                return int(cur.rowcount)
-            if want == LASTROWID:
-                return int(cur.lastrowid)
-            assert want == NOTHING
-            return None
+            return counted(cur, want)
         finally:
             cur.close()
 

@@ -1,7 +1,9 @@
-"""The asyncio loop over the sans-I/O operations of :mod:`skiplock._ops`.
+"""The loops that drive the sans-I/O operations of :mod:`skiplock._ops` over a connection.
 
-:func:`run_async` is :func:`skiplock._ops.run_sync` with each request awaited on an
-:class:`~skiplock.drivers.aio.AsyncAdapter`: the operations (the MySQL two-step claim,
+``skiplock._aio_run`` is the source (``run_async`` / ``run_theirs_async``, each request
+awaited on an :class:`~skiplock.drivers.aio.AsyncAdapter`); ``skiplock._run``
+(``run_sync`` / ``run_theirs``, over a sync :class:`~skiplock.drivers.Adapter`) is
+generated from it by ``scripts/async_to_sync``. The operations (the MySQL two-step claim,
 SQL Server's batches, every fenced write and its row-count check) are the same
 generators, so they exist once.
 """
@@ -24,8 +26,8 @@ T = TypeVar("T")
 async def run_async(op: Op[T], adapter: AsyncAdapter) -> T:
     """Drive *op* to its end over *adapter*'s connection; return its value.
 
-    Raises :class:`~skiplock._ops.StatementError` for a driver error the operation did
-    not handle, and whatever else the operation raises (``LeaseLost``, …).
+    Raises :class:`~skiplock._ops.StatementError` for a driver error the operation did not
+    handle, and whatever else the operation raises (``LeaseLost``, …).
     """
     errors = adapter.errors
     execute = adapter.execute
@@ -44,12 +46,17 @@ async def run_async(op: Op[T], adapter: AsyncAdapter) -> T:
 
 
 async def run_theirs_async(op: Op[T], adapter: AsyncAdapter, begin_sql: str) -> T:
-    """Drive *op* on a caller's connection, never ending the caller's transaction; on a
-    connection in autocommit mode (asyncpg outside a transaction) the operation runs in a
-    transaction of its own, so that a multi-statement operation is never torn. Raises
-    :class:`~skiplock._ops.StatementError` for any driver error."""
+    """Drive *op* on a caller's connection, never ending the caller's transaction.
+
+    A connection in autocommit mode (asyncpg outside a transaction, a DB-API one with
+    autocommit on) would commit each statement by itself, and an operation of several
+    statements (MySQL's claim, a batch insert by COPY, a heartbeat) would be torn: there
+    the operation runs in a transaction of its own (*begin_sql* … ``COMMIT`` on the
+    caller's connection), committed when it ends, as if the caller had wrapped it in one.
+    Raises :class:`~skiplock._ops.StatementError` for any driver error.
+    """
     try:
-        if not await adapter.autocommit():
+        if not await adapter.autocommit():  # mysql-connector asks the server
             return await run_async(op, adapter)
         await adapter.execute(Statement(begin_sql, None, NOTHING))
     except adapter.errors as exc:

@@ -1,0 +1,125 @@
+"""The single-worker lock and the wake-ups of idle workers: the part of
+:class:`~skiplock.dialects.base.Dialect` that runs on the lock's and the listener's
+connections, not on a job's."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from skiplock._ops import COMMIT, Op
+from skiplock._run import run_sync
+
+if TYPE_CHECKING:
+    from skiplock.drivers import Adapter
+
+__all__ = ["LockAndWakeup"]
+
+Row = dict[str, Any]
+
+
+class LockAndWakeup:
+    """Mixed into :class:`~skiplock.dialects.base.Dialect`, which defines what is declared
+    here."""
+
+    if TYPE_CHECKING:
+        sql: dict[str, str]
+
+        def connect(self) -> Any: ...
+
+        def adapter(self, conn: Any) -> Adapter: ...
+
+        def fetch_one_op(
+            self, name: str, params: Mapping[str, Any] | None = None
+        ) -> Op[Row | None]: ...
+
+        def fetch_one(
+            self, conn: Any, name: str, params: Mapping[str, Any] | None = None
+        ) -> Row | None: ...
+
+    # -- single-worker lock and wake-ups -------------------------------------------------
+    # Optional: a dialect whose .sql file lacks the lock_* statements cannot run
+    # mode="single", and one without supports_notify is woken by polling only.
+
+    LOCK_STATEMENTS: ClassVar[frozenset[str]] = frozenset(
+        {"lock_acquire", "lock_check", "lock_release", "live_leases", "session_id", "kill_session"}
+    )
+
+    def supports_lock(self) -> bool:
+        return self.sql.keys() >= self.LOCK_STATEMENTS
+
+    def lock_acquire_op(self, key: int, name: str, wait: float) -> Op[bool]:
+        # GET_LOCK takes fractional seconds (MariaDB honours them; MySQL rounds): a retake
+        # that waits 0.2 s must not wait a whole second while its worker's loop is blocked.
+        params = {"name": name, "wait_s": round(wait, 3), "wait_ms": round(wait * 1000)}
+        row = yield from self.fetch_one_op("lock_acquire", params)
+        yield COMMIT
+        return bool(row and row["acquired"])
+
+    def lock_acquire(self, conn: Any, key: int, name: str, wait: float) -> bool:
+        """Take the session-level lock *key* / *name* on *conn*, waiting up to *wait*
+        seconds; True when it is held. Commits, which leaves a session lock in place."""
+        return run_sync(self.lock_acquire_op(key, name, wait), self.adapter(conn))
+
+    def lock_check(self, conn: Any, key: int, name: str) -> bool:
+        """True if *conn* still holds the lock (False, or a driver error, when it does not)."""
+        row = self.fetch_one(conn, "lock_check", {"key": key, "name": name})
+        conn.commit()
+        return bool(row and row["held"])
+
+    def lock_release(self, conn: Any, key: int, name: str) -> None:
+        self.fetch_one(conn, "lock_release", {"key": key, "name": name})
+        conn.commit()
+
+    def count_sessions(self, conn: Any, sessions: Sequence[int]) -> int:
+        """How many of these server session ids (``session_id``) are still connected."""
+        row = self.fetch_one(conn, "count_sessions", {"sessions": list(sessions)})
+        return 0 if row is None else int(row["n"])
+
+    def listen(self) -> Any:
+        """A connection that receives a notification at every enqueue, and at every cancel
+        request of a running job (supports_notify)."""
+        raise NotImplementedError
+
+    def wait_notify(self, conn: Any, timeout: float, cancels: list[int] | None = None) -> bool:
+        """Wait up to *timeout* seconds on a :meth:`listen` connection; True if woken by an
+        enqueue. The ids a cancel request named (see :meth:`notify_cancel`) are appended
+        to *cancels*."""
+        raise NotImplementedError
+
+    def listen_pid(self, conn: Any) -> int:
+        """The server session of a :meth:`listen` connection (supports_notify)."""
+        raise NotImplementedError
+
+    def wake_mark_op(self, pid: int, sweep: bool) -> Op[None]:
+        """Mark the worker listening on session *pid* as waiting (supports_notify)."""
+        raise NotImplementedError
+
+    def wake_settled_op(self) -> Op[bool]:
+        """True once no enqueuer that may have missed a new mark is still running."""
+        raise NotImplementedError
+
+    def wake_unmark_op(self, pid: int) -> Op[None]:
+        raise NotImplementedError
+
+    #: :meth:`probe_connect`'s connections are in autocommit mode (no COMMIT per probe)
+    probe_autocommit: ClassVar[bool] = False
+
+    def probe_connect(self) -> Any:
+        """The connection :meth:`wake_probe` reads on."""
+        return self.connect()
+
+    def wake_probe(self, conn: Any) -> object:
+        """Without LISTEN/NOTIFY: the value (statement ``wake_probe``) whose change tells an
+        idle worker that jobs were enqueued, read on a connection of :meth:`probe_connect`."""
+        row = self.fetch_one(conn, "wake_probe")
+        if not self.probe_autocommit:
+            conn.commit()
+        return None if row is None else row["top"]
+
+    def notify_cancel(self, job_id: int) -> Op[None]:
+        """In the transaction of a cancel request for running job *job_id*: tell the
+        workers' listeners (sent when it commits). Nothing where there is no notification
+        channel: the job's worker sees the request at its next heartbeat."""
+        return
+        yield
