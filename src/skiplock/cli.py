@@ -81,10 +81,6 @@ def _json_or_text(text: str) -> Any:
         return text
 
 
-def _queue(args: argparse.Namespace) -> Queue:
-    return cli_queue(args)
-
-
 # -- commands -------------------------------------------------------------------------------
 
 
@@ -120,7 +116,7 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
     defaults = {"queue": "default", "priority": 0, "max_attempts": 5}
     options = {k: defaults[k] if v is None else v for k, v in options.items()}
     options["key_concurrency"] = args.key_concurrency
-    job_id = _queue(args).enqueue(
+    job_id = cli_queue(args).enqueue(
         payload, delay=args.delay, dedupe_key=args.dedupe_key, key=args.key, **options
     )
     print(job_id)
@@ -151,7 +147,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         worker = make(queues=queues, **options)
     elif callable(target):
         kind = AsyncWorker if is_async_handler(target) else Worker
-        worker = kind(_queue(args), target, queues=queues or ["default"], **options)
+        worker = kind(cli_queue(args), target, queues=queues or ["default"], **options)
     else:
         raise ConfigurationError(f"{args.target} is neither a skiplock.App nor a function")
     if isinstance(worker, AsyncWorker):
@@ -179,7 +175,7 @@ def _print_stats(q: Queue, queues: list[str] | None, as_json: bool) -> None:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    q = _queue(args)
+    q = cli_queue(args)
     if args.watch is None:
         _print_stats(q, args.queue, args.json)
         return 0
@@ -198,7 +194,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_retry(args: argparse.Namespace) -> int:
     if not (args.id or args.queue or args.all):
         raise ConfigurationError("say which failed jobs to retry: --id N, --queue NAME or --all")
-    n = retry_failed(_queue(args), ids=args.id or None, queues=args.queue, attempts=args.attempts)
+    n = retry_failed(
+        cli_queue(args), ids=args.id or None, queues=args.queue, attempts=args.attempts
+    )
     print(f"{n} failed job{'s' if n != 1 else ''} pending again")
     return 0
 
@@ -211,7 +209,9 @@ def cmd_prune(args: argparse.Namespace) -> int:
         if tty:
             print(f"\rdeleted {total} jobs…", end="", file=sys.stderr, flush=True)
 
-    n = prune(_queue(args), args.older_than, statuses=statuses, batch=args.batch, progress=progress)
+    n = prune(
+        cli_queue(args), args.older_than, statuses=statuses, batch=args.batch, progress=progress
+    )
     if tty:
         print(file=sys.stderr)
     print(f"deleted {n} finished job{'s' if n != 1 else ''}")
@@ -219,7 +219,7 @@ def cmd_prune(args: argparse.Namespace) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    q = _queue(args)
+    q = cli_queue(args)
     status = q.cancel(args.id)
     if status is None:
         raise ConfigurationError(f"there is no job {args.id} in table {args.table}")
