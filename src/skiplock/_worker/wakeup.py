@@ -93,34 +93,27 @@ class Listener:
         self.on_cancel = on_cancel
 
     def run(self) -> None:
-        d, pause = self.queue.dialect, 0.5
-        conn: Any = None
-        while not self.flags.finished.is_set():
-            try:
-                if conn is None:
-                    conn = d.listen()
-                    self.pid = d.listen_pid(conn)
-                    pause = 0.5
-                    self.flags.wake.set()  # notifications sent while it was down are lost
-                cancels: list[int] = []
-                if d.wait_notify(conn, 1.0, cancels):
-                    self.flags.wake.set()
-                for job_id in cancels:
-                    if self.on_cancel is not None:
-                        self.on_cancel(job_id)
-            except Exception as exc:  # polling goes on meanwhile; try again later
-                log.debug("LISTEN connection failed (%s); polling only for now", exc)
-                self.pid = None
-                if conn is not None:
-                    with suppress(Exception):
-                        conn.close()
-                conn = None
-                self.flags.finished.wait(pause)
-                pause = min(pause * 2, 30.0)
+        hold_connection(
+            self.flags.finished, "LISTEN connection", self._open, self._step, self._dropped
+        )
         self.pid = None
-        if conn is not None:
-            with suppress(Exception):
-                conn.close()
+
+    def _open(self) -> Any:
+        conn = self.queue.dialect.listen()
+        self.pid = self.queue.dialect.listen_pid(conn)
+        self.flags.wake.set()  # notifications sent while it was down are lost
+        return conn
+
+    def _step(self, conn: Any) -> None:
+        cancels: list[int] = []
+        if self.queue.dialect.wait_notify(conn, 1.0, cancels):
+            self.flags.wake.set()
+        for job_id in cancels:
+            if self.on_cancel is not None:
+                self.on_cancel(job_id)
+
+    def _dropped(self) -> None:
+        self.pid = None
 
 
 class Marks(Wakeup):
@@ -204,6 +197,7 @@ class Prober(Wakeup):
         self.recent = time.monotonic()
         #: probes run (read by the bench)
         self.probes = 0
+        self._last: object = None  # what the last probe read
 
     def threads(self) -> list[threading.Thread]:
         return [threading.Thread(target=self.run, name="skiplock-probe", daemon=True)]
@@ -220,32 +214,57 @@ class Prober(Wakeup):
         self.waiting.clear()
 
     def run(self) -> None:
-        d, finished, pause = self.queue.dialect, self.flags.finished, 0.5
-        conn: Any = None
-        last: object = None
+        hold_connection(
+            self.flags.finished,
+            "wake-up probe",
+            self.queue.dialect.probe_connect,
+            self._probe,
+            ready=lambda: self.waiting.wait(1.0),
+        )
+
+    def _probe(self, conn: Any) -> None:
+        top = self.queue.dialect.wake_probe(conn)
+        self.probes += 1
+        if top != self._last:
+            self._last, self.recent = top, time.monotonic()
+            self.flags.wake.set()
+        fast = time.monotonic() - self.recent < PROBE_FAST_FOR
+        self.flags.finished.wait(PROBE_INTERVAL if fast else PROBE_SLOW)
+
+
+def hold_connection(
+    finished: threading.Event,
+    what: str,
+    open_conn: Callable[[], Any],
+    step: Callable[[Any], None],
+    dropped: Callable[[], None] = lambda: None,
+    ready: Callable[[], bool] = lambda: True,
+) -> None:
+    """Run ``step(conn)`` until *finished*, on one connection of its own: opened by
+    *open_conn* when first needed (once ``ready()`` says so), and after a failure closed
+    (``dropped()`` is told) and reopened after a back-off of 0.5 s doubling to 30 s.
+    Polling covers for it meanwhile, so a failure is logged at DEBUG only."""
+    conn: Any = None
+    pause = 0.5
+    try:
         while not finished.is_set():
-            if not self.waiting.wait(1.0):
+            if not ready():
                 continue
             try:
                 if conn is None:
-                    conn = d.probe_connect()
+                    conn = open_conn()
                     pause = 0.5
-                top = d.wake_probe(conn)
-                self.probes += 1
-                if top != last:
-                    last, self.recent = top, time.monotonic()
-                    self.flags.wake.set()
+                step(conn)
             except Exception as exc:  # polling goes on meanwhile; try again later
-                log.debug("wake-up probe failed (%s); polling only for now", exc)
+                log.debug("%s failed (%s); polling only for now", what, exc)
+                dropped()
                 if conn is not None:
                     with suppress(Exception):
                         conn.close()
                 conn = None
                 finished.wait(pause)
                 pause = min(pause * 2, 30.0)
-                continue
-            fast = time.monotonic() - self.recent < PROBE_FAST_FOR
-            finished.wait(PROBE_INTERVAL if fast else PROBE_SLOW)
+    finally:
         if conn is not None:
             with suppress(Exception):
                 conn.close()
