@@ -78,6 +78,12 @@ URL_OPTIONS: dict[str, Option] = {
     "passfile": TEXT,
     "hostaddr": TEXT,
 }
+#: skiplock's own connections read times in UTC (as on MySQL): psycopg then hands back
+#: datetimes in ``timezone.utc``, which a claim's jobs keep as they are, where a server's
+#: other zone (even ``Etc/UTC``) cost two conversions per timestamp (~0.8 µs per claimed
+#: job). Sent as a statement, not as a startup ``options``, which PgBouncer refuses.
+_UTC_SESSION = "SET TIME ZONE 'UTC'"
+
 REFUSED_OPTIONS = {
     "options": "its -c settings can change the isolation level, time zone or timeouts "
     "that the claim and the leases rely on",
@@ -126,7 +132,13 @@ class PostgreSQLDialect(Dialect):
         from psycopg.types.string import TextLoader
 
         conn = psycopg.connect(autocommit=False, **self.connect_kwargs())
-        conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
+        try:
+            conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
+            conn.execute(_UTC_SESSION)
+            conn.commit()
+        except BaseException:
+            conn.close()
+            raise
         # Read json as text: every dialect then decodes payloads with the same json.loads.
         conn.adapters.register_loader("json", TextLoader)
         conn.adapters.register_loader("jsonb", TextLoader)
@@ -140,7 +152,13 @@ class PostgreSQLDialect(Dialect):
         from psycopg.types.string import TextLoader
 
         conn = await psycopg.AsyncConnection.connect(autocommit=False, **self.connect_kwargs())
-        await conn.set_isolation_level(psycopg.IsolationLevel.READ_COMMITTED)
+        try:
+            await conn.set_isolation_level(psycopg.IsolationLevel.READ_COMMITTED)
+            await conn.execute(_UTC_SESSION)
+            await conn.commit()
+        except BaseException:
+            await conn.close()
+            raise
         conn.adapters.register_loader("json", TextLoader)
         conn.adapters.register_loader("jsonb", TextLoader)
         return AsyncPsycopgAdapter(conn, psycopg, owned=True)

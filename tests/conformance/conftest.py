@@ -118,6 +118,7 @@ BOTH_APIS = {
     "test_pool",
     "test_cancel",
     "test_listing",
+    "test_times",
 }
 
 
