@@ -262,6 +262,25 @@ def test_json_payloads_round_trip_exactly(queue: skiplock.Queue, payload: Any) -
 
 
 @DB
+@given(results=st.lists(st.one_of(st.none(), json_values()), min_size=1, max_size=4))
+@example([None, "\ud800 lone \udfff surrogates", {"é": "😀"}, "null"])
+@example([10**299, None])
+def test_batched_completion_stores_each_result_exactly(
+    queue: skiplock.Queue, results: list[Any]
+) -> None:
+    # complete_many carries a batch's results in one statement (on MySQL/MariaDB one bound
+    # JSON array): every job keeps its own result, None included, whatever the others hold.
+    ids = queue.enqueue_many(list(range(len(results))), queue="hostile-batch")
+    jobs = queue.claim(queues="hostile-batch", limit=len(results))
+    by_id = {j.id: j for j in jobs}
+    assert not queue.complete_many([(by_id[i], r) for i, r in zip(ids, results, strict=True)])
+    for job_id, result in zip(ids, results, strict=True):
+        record = queue.get(job_id)
+        assert record is not None and record.status == "done"
+        assert record.result == result
+
+
+@DB
 @given(payload=not_json)
 def test_non_json_payloads_are_refused_and_nothing_is_written(
     queue: skiplock.Queue, payload: Any

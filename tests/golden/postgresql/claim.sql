@@ -6,7 +6,9 @@
 -- planner took that one (a scan of every active row per look-up, 138 ms a claim) when its
 -- statistics were gathered while the table held finished jobs only. A picked row that is
 -- 'running' has an expired lease: it is claimed again as attempt + 1, or, when its
--- attempts are spent, ends 'failed' and is not returned.
+-- attempts are spent, ends 'failed' and is not returned. The columns a Job is built from, the
+-- key as text (psycopg would build a UUID object per row); finished_at is NULL on a claimed
+-- job and is left out (the claim's rows are decoded in Python, one per job).
 WITH picked AS (
     SELECT id FROM "skiplock_jobs" AS c
     WHERE queue = %(queue)s AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
@@ -39,6 +41,11 @@ WITH picked AS (
         finished_at = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
                            THEN statement_timestamp() ELSE NULL END
     FROM picked WHERE j.id = picked.id
-    RETURNING j.*
+    RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
+              j.lease_until, j.idempotency_key, j.dedupe_key, j.last_error, j.result, j.created_at,
+              j.cancel_requested, j.order_key
 )
-SELECT * FROM taken WHERE status = 'running' ORDER BY priority, run_at, id
+SELECT id, queue, payload, priority, status, attempt, max_attempts, run_at, lease_until,
+       idempotency_key::text AS idempotency_key, dedupe_key, last_error, result, created_at,
+       cancel_requested, order_key
+FROM taken WHERE status = 'running' ORDER BY priority, run_at, id

@@ -36,6 +36,11 @@ WITH picked AS (
         finished_at = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
                            THEN statement_timestamp() ELSE NULL END
     FROM picked WHERE j.id = picked.id
-    RETURNING j.*
+    RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
+              j.lease_until, j.idempotency_key, j.dedupe_key, j.last_error, j.result, j.created_at,
+              j.cancel_requested, j.order_key
 )
-SELECT * FROM taken WHERE status = 'running' ORDER BY priority, run_at, id
+SELECT id, queue, payload, priority, status, attempt, max_attempts, run_at, lease_until,
+       idempotency_key::text AS idempotency_key, dedupe_key, last_error, result, created_at,
+       cancel_requested, order_key
+FROM taken WHERE status = 'running' ORDER BY priority, run_at, id
