@@ -24,7 +24,7 @@ import json
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any, ClassVar
 
 from skiplock._aio_run import run_async
@@ -305,26 +305,26 @@ class MySQLDialect(Dialect):
         matched = yield from self._run_cas("claim_take", taken, {"lease_until": lease_until})
         if matched != len(taken):  # another claim read the same rows and took some first
             taken = (yield from self._taken(taken, matched, lease_until)) if matched else []
+        # The server's clock is UTC (UTC_TIMESTAMP): the lease's end is made aware once here
+        # instead of once per job and field in Job.from_row.
+        until = lease_until.replace(tzinfo=timezone.utc)
         for r in taken:
             r.pop("db_now", None)
             r.update(
                 attempt=r["attempt"] + 1,
                 status="running",
-                lease_until=lease_until,
-                run_at=lease_until,
+                lease_until=until,
+                run_at=until,
                 finished_at=None,
             )
         return taken
 
     def _run_cas(self, name: str, rows: Sequence[Row], params: Mapping[str, Any]) -> Op[int]:
-        """Run a compare-and-set statement over *rows* (``{pairs}``: their ``(id, attempt)``
-        as the pick saw them); the number of rows it matched (FOUND_ROWS)."""
-        bound: dict[str, Any] = {**params, "ids": [r["id"] for r in rows]}
-        pairs = []
-        for i, r in enumerate(rows):
-            pairs.append(f"(%(id_{i})s, %(at_{i})s)")
-            bound[f"id_{i}"], bound[f"at_{i}"] = r["id"], r["attempt"]
-        sql, values = self.bind(self.sql[name].replace("{pairs}", ", ".join(pairs)), bound)
+        """Run a compare-and-set statement over *rows* (``%(pairs)s``: their ``[id, attempt]``
+        as the pick saw them, one bound JSON array); the number of rows it matched
+        (FOUND_ROWS)."""
+        pairs = json.dumps([(int(r["id"]), int(r["attempt"])) for r in rows])
+        sql, values = self.bind(self.sql[name], {**params, "pairs": pairs})
         matched: int = yield Statement(sql, values, ROWCOUNT)
         return matched
 
@@ -346,20 +346,11 @@ class MySQLDialect(Dialect):
 
     def complete_many(self, items: Sequence[tuple[int, int, str | None]]) -> Op[set[int]]:
         # One fenced UPDATE for the batch (the common case: every job still held, two
-        # round trips with the commit, as a bare loop would do). FOUND_ROWS makes rowcount
-        # the number of rows matched.
+        # round trips with the commit, as a bare loop would do), its items one bound JSON
+        # array. FOUND_ROWS makes rowcount the number of rows matched.
         wanted = {job_id: (attempt, result) for job_id, attempt, result in items}
-        params: dict[str, Any] = {"ids": list(wanted)}
-        pairs, cases = [], []
-        for i, (job_id, (attempt, result)) in enumerate(wanted.items()):
-            pairs.append(f"(%(id_{i})s, %(at_{i})s)")
-            params[f"id_{i}"], params[f"at_{i}"] = job_id, attempt
-            if result is not None:
-                cases.append(f"WHEN %(id_{i})s THEN %(res_{i})s")
-                params[f"res_{i}"] = result
-        value = "CASE id " + " ".join(cases) + " END" if cases else "NULL"
-        sql = self.sql["complete_held"].replace("{result}", value)
-        sql, bound = self.bind(sql.replace("{pairs}", ", ".join(pairs)), params)
+        doc = json.dumps([(i, a, r) for i, (a, r) in wanted.items()])
+        sql, bound = self.bind(self.sql["complete_held"], {"items": doc})
         matched: int = yield Statement(sql, bound, ROWCOUNT)
         if matched == len(wanted):
             return set(wanted)

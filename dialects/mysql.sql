@@ -123,16 +123,19 @@ COALESCE((
 -- name: claim_take
 -- Compare-and-set, so the claim is safe even where the pick's lock did not hold (a server
 -- whose SKIP LOCKED does not lock, another isolation level): a row is taken only if it is
--- still claimable now at the attempt the pick saw ({pairs}: one bound (id, attempt) pair
--- per picked row). Every change of state either adds to the attempt (another claim) or
--- makes the row unclaimable now (done, failed, retried later, heartbeated), so two claims
--- that read the same row cannot both take it: InnoDB makes the second UPDATE wait for the
--- first one's row lock, then finds the attempt changed.
-UPDATE {table}
-SET attempt = attempt + 1, status = 'running', lease_until = %(lease_until)s,
-    run_at = %(lease_until)s, finished_at = NULL
-WHERE id IN (%(ids)s) AND (id, attempt) IN ({pairs})
-  AND claimable = 1 AND run_at <= UTC_TIMESTAMP(6)
+-- still claimable now at the attempt the pick saw. %(pairs)s is one bound JSON array of the
+-- picked rows' [id, attempt] pairs (one parameter, not two per row: the driver formats each
+-- bound value in Python); each pair finds its row by the primary key. Every change of state
+-- either adds to the attempt (another claim) or makes the row unclaimable now (done, failed,
+-- retried later, heartbeated), so two claims that read the same row cannot both take it:
+-- InnoDB makes the second UPDATE wait for the first one's row lock, then finds the attempt
+-- changed.
+UPDATE {table} AS t
+JOIN JSON_TABLE(%(pairs)s, '$[*]' COLUMNS (id BIGINT PATH '$[0]', at INT PATH '$[1]')) AS p
+  ON t.id = p.id AND t.attempt = p.at
+SET t.attempt = t.attempt + 1, t.status = 'running', t.lease_until = %(lease_until)s,
+    t.run_at = %(lease_until)s, t.finished_at = NULL
+WHERE t.claimable = 1 AND t.run_at <= UTC_TIMESTAMP(6)
 
 -- name: claim_which
 -- After a take that matched fewer rows than it named: the picked rows as they are now,
@@ -141,14 +144,16 @@ SELECT id, attempt, lease_until FROM {table}
 WHERE id IN (%(ids)s) AND status = 'running'
 
 -- name: claim_expire
--- Compare-and-set like claim_take: only a row still running at the attempt the pick saw,
--- with its lease still ended (its worker may have completed or heartbeated it meanwhile).
-UPDATE {table}
-SET status = 'failed', lease_until = NULL, finished_at = UTC_TIMESTAMP(6),
-    last_error = CONCAT('lease expired: attempt ', attempt, ' of ', max_attempts,
-                        ' did not finish before its lease ended (worker died or stalled)')
-WHERE id IN (%(ids)s) AND (id, attempt) IN ({pairs})
-  AND status = 'running' AND run_at <= UTC_TIMESTAMP(6)
+-- Compare-and-set like claim_take (the same %(pairs)s): only a row still running at the
+-- attempt the pick saw, with its lease still ended (its worker may have completed or
+-- heartbeated it meanwhile).
+UPDATE {table} AS t
+JOIN JSON_TABLE(%(pairs)s, '$[*]' COLUMNS (id BIGINT PATH '$[0]', at INT PATH '$[1]')) AS p
+  ON t.id = p.id AND t.attempt = p.at
+SET t.status = 'failed', t.lease_until = NULL, t.finished_at = UTC_TIMESTAMP(6),
+    t.last_error = CONCAT('lease expired: attempt ', t.attempt, ' of ', t.max_attempts,
+                          ' did not finish before its lease ended (worker died or stalled)')
+WHERE t.status = 'running' AND t.run_at <= UTC_TIMESTAMP(6)
 
 -- name: heartbeat
 UPDATE {table}
@@ -233,12 +238,16 @@ LEFT JOIN {counters_table} AS c ON c.name = 'pruned'
 
 -- name: complete_held
 -- One fenced statement for the whole batch: each row must still be running at the attempt
--- its item names. {result} is NULL, or a CASE over the ids with one bound placeholder pair
--- per job that has a result (the dialect writes it). The id list lets the primary key
--- find the rows; the (id, attempt) pairs are the fence.
-UPDATE {table}
-SET status = 'done', result = {result}, lease_until = NULL, finished_at = UTC_TIMESTAMP(6)
-WHERE id IN (%(ids)s) AND (id, attempt) IN ({pairs}) AND status = 'running'
+-- its item names. %(items)s is one bound JSON array of [id, attempt, result] (result: the
+-- stored JSON text as a JSON string, or null), read back as rows by JSON_TABLE; each item
+-- finds its row by the primary key, and the attempt is the fence.
+UPDATE {table} AS t
+JOIN JSON_TABLE(%(items)s, '$[*]' COLUMNS (
+    id BIGINT PATH '$[0]', at INT PATH '$[1]', res LONGTEXT PATH '$[2]')) AS p
+  ON t.id = p.id AND t.attempt = p.at
+SET t.status = 'done', t.result = p.res, t.lease_until = NULL,
+    t.finished_at = UTC_TIMESTAMP(6)
+WHERE t.status = 'running'
 
 -- name: complete_which
 -- After a batch matched fewer rows than it named: the rows it completed are the ones done

@@ -24,12 +24,23 @@ from .conftest import wait_until
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "schema_v1"
 
 
+#: Statements whose parameters changed in a later release, not what they read or write:
+#: MySQL's compare-and-set claim and batched completion bind one JSON array since the
+#: performance work of issue 13 (they bound two values per job before). An old release's
+#: text of them cannot run through this release's dialect code, which these simulations of
+#: an old release keep, so they use the current text (same columns, same effect on them).
+REBOUND = {"mysql": ("claim_take", "claim_expire", "complete_held")}
+
+
 def v1_statements(q: skiplock.Queue, folder: Path = FIXTURES) -> dict[str, str]:
     """The statements of the release before versions (or of the release in *folder*),
-    rendered for *q*'s table."""
+    rendered for *q*'s table (but for :data:`REBOUND`)."""
     name = f"{q.dialect.name}.sql"
     raw = parse_statements((folder / name).read_text(encoding="utf-8"), name)
-    return render_statements(raw, q.table, q.dialect.quote)
+    old = render_statements(raw, q.table, q.dialect.quote)
+    for statement in REBOUND.get(q.dialect.name, ()):
+        old[statement] = q.dialect.sql[statement]
+    return old
 
 
 def make_v1_table(q: skiplock.Queue) -> None:
