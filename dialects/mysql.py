@@ -263,7 +263,8 @@ class MySQLDialect(Dialect):
             found: list[Row] = yield Statement(sql, params, ROWS)
         else:
             yield Statement(self.sql["enqueue_rows"], params, NOTHING)
-            found = yield self.stmt("ids_by_key", {"keys": [k for _, k in rows]})
+            keys = json.dumps([k for _, k in rows])
+            found = yield self.stmt("ids_by_key", {"keys": keys})
         by_key = {str(r["idempotency_key"]): int(r["id"]) for r in found}
         return [by_key[k] for _, k in rows]
 
