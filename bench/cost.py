@@ -122,13 +122,16 @@ class PgCounters:
         }
 
 
-def _embedded() -> tuple[Any, str, int]:
+def _embedded(**settings: str) -> tuple[Any, str, int]:
+    """(server, URL, postmaster pid) of a started embedded PostgreSQL; *settings* are added
+    to (or replace) the durable ones below (bench/statements.py: pg_stat_statements)."""
     from skiplock import _embedded
 
     # bench only: durable settings like a production primary, no autovacuum inside a phase
     _embedded._SETTINGS.update(
         fsync="on", synchronous_commit="on", full_page_writes="on", autovacuum="off"
     )
+    _embedded._SETTINGS.update(settings)
     server = _embedded.EmbeddedPostgres(database="skiplock_bench")
     url = server.start()
     return server, url, int(server._process.pid)

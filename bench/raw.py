@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 from common import PAYLOAD, mysql_kwargs, pg_dsn, rate
@@ -100,21 +101,29 @@ class RawPostgres:
         self.fill(n, batch)
         return self.run_drain(n)
 
-    def run_drain(self, n: int | None) -> float:
+    def run_drain(self, n: int | None, mark: Callable[[str], object] | None = None) -> float:
         """The loop's drain of the *n* jobs already waiting (None: of its share of them,
-        with other processes draining too); jobs/s."""
+        with other processes draining too); jobs/s. *mark*, if given, is called after each
+        step with its name ("claim", "complete"; a step ends with its COMMIT), and once before
+        the first ("start")."""
         done = 0
         start = time.perf_counter()
+        if mark:
+            mark("start")
         with self.conn.cursor() as cur:
             while True:
                 cur.execute(PG_CLAIM)
                 rows = cur.fetchall()
                 self.conn.commit()
+                if mark:
+                    mark("claim")
                 if not rows:
                     break
                 cur.execute(PG_COMPLETE, ([r[0] for r in rows], [r[1] for r in rows]))
                 done += cur.rowcount
                 self.conn.commit()
+                if mark:
+                    mark("complete")
         took = time.perf_counter() - start
         if n is None:
             return rate(done, took)
