@@ -1,0 +1,112 @@
+"""Two source trees of skiplock, one drain per process, taking turns: is a change faster?
+
+    git worktree add /tmp/before main~1
+    python bench/ab.py --url postgresql://postgres@127.0.0.1:5432/skiplock_bench \\
+        --before /tmp/before --after . --mode worker --rounds 4
+
+Each sample is a fresh ``python`` process that imports ``skiplock`` *and its dialects* from
+one tree (``skiplock.dialects`` is mapped to ``<tree>/dialects`` by the editable install's
+package map, so putting ``<tree>/src`` first on ``sys.path`` alone would still load the
+installed tree's SQL: this script installs a finder for it and checks both paths), fills
+the bench table with 20,000 no-op jobs, then drains them (``--mode``: ``worker`` c100,
+``defaults``, ``async`` c100, ``bare`` Queue loop of ``claim(limit=200)`` +
+``complete_many``, or ``enqueue`` in calls of 1,000) and prints jobs/s and the process's
+CPU per job (``time.process_time``: every thread of the client, not the server). The trees
+alternate inside each round, so a burst of load on this shared machine lands on both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+#: the child: argv = tree, url, mode, jobs; prints {"rate": …, "cpu_us": …}
+CHILD = r"""
+import importlib.abc, importlib.util, json, os, sys, time
+tree, url, mode, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+
+class Dialects(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name != "skiplock.dialects":
+            return None  # its submodules are found through the package's __path__
+        folder = os.path.join(tree, "dialects")
+        return importlib.util.spec_from_file_location(
+            name, os.path.join(folder, "__init__.py"), submodule_search_locations=[folder])
+
+sys.meta_path.insert(0, Dialects())
+sys.path[:0] = [os.path.join(tree, "src"), sys.argv[5]]
+import skiplock, skiplock.dialects, sk
+for module in (skiplock, skiplock.dialects):
+    assert module.__file__.startswith(tree), module.__file__
+s = sk.Skiplock(url)
+s.reset()
+if mode != "enqueue":
+    s.fill(n, 1000)
+cpu, start = time.process_time(), time.perf_counter()
+if mode == "worker":
+    rate = s.run_worker(n, concurrency=100)
+elif mode == "defaults":
+    rate = s.run_worker(n)
+elif mode == "async":
+    rate = s.run_async_worker(n, concurrency=100)
+elif mode == "bare":
+    while jobs := s.q.claim(limit=200, lease=60):
+        s.q.complete_many(jobs)
+    rate = n / (time.perf_counter() - start)
+else:
+    s.fill(n, 1000)
+    rate = n / (time.perf_counter() - start)
+print(json.dumps({"rate": rate, "cpu_us": (time.process_time() - cpu) / n * 1e6}))
+s.close()
+"""
+
+MODES = ("worker", "defaults", "async", "bare", "enqueue")
+
+
+def sample(tree: str, url: str, mode: str, jobs: int) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, os.path.abspath(tree), url, mode, str(jobs), HERE],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    result: dict[str, float] = json.loads(out.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--before", required=True, help="a checkout of the old tree")
+    parser.add_argument("--after", default=os.path.dirname(HERE), help="default: this tree")
+    parser.add_argument("--mode", choices=MODES, default="worker")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--jobs", type=int, default=20_000)
+    args = parser.parse_args()
+    trees = {"before": args.before, "after": args.after}
+    got: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+    print(f"{time.strftime('%H:%M:%S', time.gmtime())} UTC, {args.mode}", file=sys.stderr)
+    for r in range(args.rounds):
+        order = list(trees) if r % 2 == 0 else list(reversed(trees))
+        for name in order:
+            got[name].append(sample(trees[name], args.url, args.mode, args.jobs))
+            last = got[name][-1]
+            print(f"round {r + 1} {name}: {last['rate']:,.0f} jobs/s", file=sys.stderr)
+    print(f"| {args.mode}, {args.jobs:,} jobs | jobs/s (samples) | client CPU µs/job |")
+    print("|---|---:|---:|")
+    for name, samples in got.items():
+        rates = ", ".join(f"{s['rate']:,.0f}" for s in samples)
+        rate = statistics.median(s["rate"] for s in samples)
+        cpu = statistics.median(s["cpu_us"] for s in samples)
+        print(f"| {name} ({trees[name]}) | {rate:,.0f} ({rates}) | {cpu:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
