@@ -94,13 +94,15 @@ class Ledger:
                 self.batch = max(1, (self.concurrency + self.extra) // 2)
             return self.concurrency + self.extra - self._active
 
-    def hold(self, job: Job, limit: float | None) -> None:
-        """*job* was claimed; it waits for :meth:`begin` (its timeout, *limit*, runs from
-        there)."""
+    def hold(self, claimed: list[tuple[Job, float | None]]) -> None:
+        """A claim's jobs (each with its timeout, *limit*, which runs from :meth:`begin`):
+        each waits for :meth:`begin`. One lock for the whole claim."""
+        now = time.monotonic()
         with self._lock:
-            self._held[job.id] = Held(job, limit, started=time.monotonic())
-            self._waiting.add(job.id)
-            self._active += 1
+            for job, limit in claimed:
+                self._held[job.id] = Held(job, limit, started=now)
+                self._waiting.add(job.id)
+            self._active += len(claimed)
 
     def gather(self, poll_interval: float, window: float) -> float:
         """Seconds to wait before a round trip is worth it; 0: go now.

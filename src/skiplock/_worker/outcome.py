@@ -87,10 +87,11 @@ class Outcomes:
         done): any other end, for :meth:`handler_ended` on a thread that may block."""
         if job.status != "running" or job.lost:
             return False
-        try:
-            _dumps(result, "result of the handler")
-        except Exception:
-            return False
+        if result is not None:  # None is stored as NULL: nothing to check
+            try:
+                _dumps(result, "result of the handler")
+            except Exception:
+                return False
         if self.ledger.ended(job, result):
             self.flags.wake.set()
         return True

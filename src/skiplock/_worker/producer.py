@@ -134,8 +134,8 @@ class Producer:
                 self.lock_lost()
                 return 0
             jobs = found
+        self.ledger.hold([(job, s.deadline_in(job)) for job in jobs])
         for job in jobs:
-            self.ledger.hold(job, s.deadline_in(job))
             self.runner.submit(job)
         return len(jobs)
 
