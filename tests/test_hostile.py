@@ -400,3 +400,29 @@ def test_payload_depth_is_refused_past_the_bound_alone(depth: int, wrap: str) ->
     else:
         with pytest.raises(skiplock.PayloadError):
             dumps(value, "payload")
+
+
+@DB
+@given(
+    values=st.lists(st.integers(min_value=-(2**63), max_value=2**63 - 1), max_size=40),
+    flags=st.lists(st.booleans(), max_size=3),
+)
+def test_lists_bound_through_psycopg_arrive_exactly(
+    queue: skiplock.Queue, values: list[int], flags: list[bool]
+) -> None:
+    # skiplock's psycopg adapter sends a list of ints as one array literal (it is cheaper
+    # than psycopg's per-element dumping); the server must read back the very same values,
+    # and lists of anything else (booleans are ints to Python) go to psycopg as they are.
+    if queue.dialect.name != "postgresql":
+        pytest.skip("psycopg binds PostgreSQL's arrays")
+    from skiplock._ops import ROWS
+    from skiplock.drivers.postgres import PsycopgAdapter
+
+    conn = queue.dialect.connect()
+    try:
+        adapter = PsycopgAdapter(conn, queue.dialect.driver, owned=True)
+        sql = "SELECT %(v)s::bigint[] AS v, %(f)s::boolean[] AS f, %(t)s::text[] AS t"
+        [row] = adapter.statement(sql, {"v": values, "f": flags, "t": ["1", "2"]}, ROWS)
+        assert (row["v"], row["f"], row["t"]) == (values, flags, ["1", "2"])
+    finally:
+        conn.close()

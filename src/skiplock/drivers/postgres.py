@@ -8,15 +8,32 @@ read through a cursor of our own.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 from .base import Adapter
 
-__all__ = ["Psycopg2Adapter", "PsycopgAdapter"]
+__all__ = ["Psycopg2Adapter", "PsycopgAdapter", "bound"]
 
 #: SQLSTATE: the server's own error code
 _JSON_OIDS = {"json": 114, "jsonb": 3802}
+
+
+_INT = frozenset({int})
+
+
+def bound(params: Mapping[str, Any]) -> Mapping[str, Any]:
+    """*params* as psycopg 3 binds them fastest: a list of ints (a batch's ids and attempts,
+    which every statement casts, ``%(ids)s::bigint[]``) as one array literal, which is sent
+    as text and cast by the server; psycopg would dump each element and test it against a
+    regular expression for quoting (~1 µs per job of a completion)."""
+    out: dict[str, Any] | None = None
+    for key, value in params.items():
+        if type(value) is list and value and _INT.issuperset(map(type, value)):
+            if out is None:
+                out = dict(params)
+            out[key] = "{" + ",".join(map(str, value)) + "}"
+    return params if out is None else out
 
 
 class PsycopgAdapter(Adapter):
@@ -41,6 +58,9 @@ class PsycopgAdapter(Adapter):
     def rows(self, cur: Any) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = cur.fetchall() if cur.description is not None else []
         return rows
+
+    def run_cursor(self, cur: Any, sql: str, params: Mapping[str, Any] | None) -> None:
+        cur.execute(sql) if params is None else cur.execute(sql, bound(params))
 
     def copy(self, sql: str, rows: Iterable[tuple[Any, ...]]) -> None:
         cur = self.connection.cursor()
