@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
 from typing import Any, ClassVar
 
 from skiplock._aio_run import run_async
@@ -83,6 +84,8 @@ URL_OPTIONS: dict[str, Option] = {
 #: other zone (even ``Etc/UTC``) cost two conversions per timestamp (~0.8 µs per claimed
 #: job). Sent as a statement, not as a startup ``options``, which PgBouncer refuses.
 _UTC_SESSION = "SET TIME ZONE 'UTC'"
+
+_CLAIM_ORDER = itemgetter("priority", "id")
 
 REFUSED_OPTIONS = {
     "options": "its -c settings can change the isolation level, time zone or timeouts "
@@ -240,10 +243,14 @@ class PostgreSQLDialect(Dialect):
         if len(queues) == 1:
             params = {"queue": queues[0], "limit": limit, "lease_ms": lease_ms}
             rows: list[Row] = yield Statement(self.sql["claim"], params, ROWS)
-            return rows
-        params2 = {"queues": list(queues), "limit": limit, "lease_ms": lease_ms}
-        rows = yield Statement(self.sql["claim_queues"], params2, ROWS)
-        return rows
+        else:
+            params2 = {"queues": list(queues), "limit": limit, "lease_ms": lease_ms}
+            rows = yield Statement(self.sql["claim_queues"], params2, ROWS)
+        # The statement returns the rows it ended 'failed' too, unordered (see postgresql.sql):
+        # the taken ones in claim order, (priority, run_at, id) with run_at the same for all.
+        taken = [r for r in rows if r["status"] == "running"]
+        taken.sort(key=_CLAIM_ORDER)
+        return taken
 
     def complete_many(self, items: Sequence[tuple[int, int, str | None]]) -> Op[set[int]]:
         params = {

@@ -6,9 +6,12 @@
 -- planner took that one (a scan of every active row per look-up, 138 ms a claim) when its
 -- statistics were gathered while the table held finished jobs only. A picked row that is
 -- 'running' has an expired lease: it is claimed again as attempt + 1, or, when its
--- attempts are spent, ends 'failed' and is not returned. The columns a Job is built from, the
--- key as text (psycopg would build a UUID object per row); finished_at is NULL on a claimed
--- job and is left out (the claim's rows are decoded in Python, one per job).
+-- attempts are spent, ends 'failed' (returned too: the dialect drops it). It returns the
+-- columns a Job is built from, the key as text (psycopg would build a UUID object per
+-- row); finished_at is NULL on a claimed job and is left out. Unordered: the taken rows all
+-- have the same new run_at, so the claim's order (priority, run_at, id) is (priority, id),
+-- which the dialect sorts by (a read-back and sort of the rows on the server cost 2/5 of
+-- what this statement costs more than a bare claim: bench/statements.py --explain).
 WITH picked AS (
     SELECT id FROM "skiplock_jobs" AS c
     WHERE queue = %(queue)s AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
@@ -24,28 +27,23 @@ WITH picked AS (
     ORDER BY priority, run_at, id
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
-), taken AS (
-    UPDATE "skiplock_jobs" AS j SET
-        status = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
-                      THEN 'failed' ELSE 'running' END,
-        attempt = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
-                       THEN j.attempt ELSE j.attempt + 1 END,
-        lease_until = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
-                           THEN NULL ELSE statement_timestamp() + %(lease_ms)s * interval '1 millisecond' END,
-        run_at = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
-                      THEN j.run_at ELSE statement_timestamp() + %(lease_ms)s * interval '1 millisecond' END,
-        last_error = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
-                          THEN 'lease expired: attempt ' || j.attempt || ' of ' || j.max_attempts
-                               || ' did not finish before its lease ended (worker died or stalled)'
-                          ELSE j.last_error END,
-        finished_at = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
-                           THEN statement_timestamp() ELSE NULL END
-    FROM picked WHERE j.id = picked.id
-    RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
-              j.lease_until, j.idempotency_key, j.dedupe_key, j.last_error, j.result, j.created_at,
-              j.cancel_requested, j.order_key
 )
-SELECT id, queue, payload, priority, status, attempt, max_attempts, run_at, lease_until,
-       idempotency_key::text AS idempotency_key, dedupe_key, last_error, result, created_at,
-       cancel_requested, order_key
-FROM taken WHERE status = 'running' ORDER BY priority, run_at, id
+UPDATE "skiplock_jobs" AS j SET
+    status = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                  THEN 'failed' ELSE 'running' END,
+    attempt = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                   THEN j.attempt ELSE j.attempt + 1 END,
+    lease_until = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                       THEN NULL ELSE statement_timestamp() + %(lease_ms)s * interval '1 millisecond' END,
+    run_at = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                  THEN j.run_at ELSE statement_timestamp() + %(lease_ms)s * interval '1 millisecond' END,
+    last_error = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                      THEN 'lease expired: attempt ' || j.attempt || ' of ' || j.max_attempts
+                           || ' did not finish before its lease ended (worker died or stalled)'
+                      ELSE j.last_error END,
+    finished_at = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                       THEN statement_timestamp() ELSE NULL END
+FROM picked WHERE j.id = picked.id
+RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
+          j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
+          j.result, j.created_at, j.cancel_requested, j.order_key

@@ -19,28 +19,23 @@ WITH picked AS (
     ORDER BY priority, run_at, id
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
-), taken AS (
-    UPDATE "skiplock_jobs" AS j SET
-        status = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
-                      THEN 'failed' ELSE 'running' END,
-        attempt = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
-                       THEN j.attempt ELSE j.attempt + 1 END,
-        lease_until = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
-                           THEN NULL ELSE statement_timestamp() + %(lease_ms)s * interval '1 millisecond' END,
-        run_at = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
-                      THEN j.run_at ELSE statement_timestamp() + %(lease_ms)s * interval '1 millisecond' END,
-        last_error = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
-                          THEN 'lease expired: attempt ' || j.attempt || ' of ' || j.max_attempts
-                               || ' did not finish before its lease ended (worker died or stalled)'
-                          ELSE j.last_error END,
-        finished_at = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
-                           THEN statement_timestamp() ELSE NULL END
-    FROM picked WHERE j.id = picked.id
-    RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
-              j.lease_until, j.idempotency_key, j.dedupe_key, j.last_error, j.result, j.created_at,
-              j.cancel_requested, j.order_key
 )
-SELECT id, queue, payload, priority, status, attempt, max_attempts, run_at, lease_until,
-       idempotency_key::text AS idempotency_key, dedupe_key, last_error, result, created_at,
-       cancel_requested, order_key
-FROM taken WHERE status = 'running' ORDER BY priority, run_at, id
+UPDATE "skiplock_jobs" AS j SET
+    status = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                  THEN 'failed' ELSE 'running' END,
+    attempt = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                   THEN j.attempt ELSE j.attempt + 1 END,
+    lease_until = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                       THEN NULL ELSE statement_timestamp() + %(lease_ms)s * interval '1 millisecond' END,
+    run_at = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                  THEN j.run_at ELSE statement_timestamp() + %(lease_ms)s * interval '1 millisecond' END,
+    last_error = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                      THEN 'lease expired: attempt ' || j.attempt || ' of ' || j.max_attempts
+                           || ' did not finish before its lease ended (worker died or stalled)'
+                      ELSE j.last_error END,
+    finished_at = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                       THEN statement_timestamp() ELSE NULL END
+FROM picked WHERE j.id = picked.id
+RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
+          j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
+          j.result, j.created_at, j.cancel_requested, j.order_key
