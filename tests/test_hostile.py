@@ -149,6 +149,9 @@ def test_url_options_are_accepted_typed_or_refused_by_name(
 ) -> None:
     from skiplock.dialects import get_dialect
 
+    # a URL is UTF-8 text: a lone surrogate cannot be written into one (urlencode refuses
+    # it); invalid UTF-8 in a URL's escapes is the next test's
+    assume(not any("\ud800" <= c <= "\udfff" for c in name + value))
     url = f"{scheme}://app:{quote(_secret('o'))}@db.example/prod?" + urlencode({name: value})
     try:
         parsed = parse_url(url)
@@ -159,6 +162,23 @@ def test_url_options_are_accepted_typed_or_refused_by_name(
     option = dialect.URL_OPTIONS[name]
     assert dialect.options[name] == option.convert(name, value)
     assert type(dialect.options[name]) is {"int": int, "bool": bool}.get(option.kind, str)
+
+
+@pytest.mark.parametrize("scheme", ["postgresql", "mysql", "mssql"])
+@pytest.mark.parametrize(
+    "query", ["%ED%A0%80=1", "x=%ff", "sslmode=%ED%A0%80", "connect_timeout=%ff", "charset=%c3"]
+)
+def test_invalid_utf8_in_url_escapes_is_refused_or_replaced(scheme: str, query: str) -> None:
+    from skiplock.dialects import get_dialect
+
+    url = f"{scheme}://app:{quote(_secret('o'))}@db.example/prod?{query}"
+    try:
+        dialect = get_dialect(parse_url(url), TableName.parse("jobs"))
+    except skiplock.ConfigurationError as exc:
+        _no_secret(str(exc), _secret("o"))
+        return
+    # accepted: as text with U+FFFD for the bytes that are not UTF-8, never as bytes
+    assert all(isinstance(v, (str, int, bool)) for v in dialect.options.values())
 
 
 def test_a_refused_login_never_shows_the_password(url: str) -> None:
