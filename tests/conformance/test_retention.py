@@ -127,6 +127,7 @@ def test_one_worker_prunes_at_a_time(queue: skiplock.Queue) -> None:
     assert second.run_once() == 0 and second.rounds == 1  # the lock is free again
 
 
+@pytest.mark.one_table
 @pytest.mark.parametrize("bad", [-1, float("nan"), "7d", True, timedelta(days=-1)])
 def test_bad_retention_is_a_configuration_error(queue: skiplock.Queue, bad: object) -> None:
     with pytest.raises(skiplock.ConfigurationError, match="retention"):
