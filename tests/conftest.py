@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from table_stock import Stock
 
 import skiplock
 
@@ -177,6 +178,8 @@ def backend_url(backend: str) -> str | None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    for stock in _stocks.values():  # before the servers this session started stop
+        stock.close()
     for c in _containers.values():
         with contextlib.suppress(Exception):
             c.stop()
@@ -216,34 +219,94 @@ def url(backend: str) -> str:
 
 
 _counter = itertools.count()
+#: tables installed ahead, per URL (tests/table_stock.py)
+_stocks: dict[str, Stock] = {}
 
 
 def drop_table(q: skiplock.Queue) -> None:
     q.uninstall()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "one_table: the parametrised cases of this test function share one installed table, "
+        "emptied of jobs before each case (for cases that only check input or round-trip "
+        "by id); see make_queue",
+    )
+
+
+@pytest.fixture(scope="module")
+def _one_tables(url: str) -> Iterator[dict[str, str]]:
+    """The tables of ``one_table`` test functions (function name: table), on one backend;
+    dropped when the module's tests on that backend are done."""
+    tables: dict[str, str] = {}
+    yield tables
+    for name in tables.values():
+        q = skiplock.connect(url, table=name)
+        try:
+            drop_table(q)
+        finally:
+            q.close()
+
+
+def _empty(q: skiplock.Queue) -> None:
+    with q.transaction() as tx:
+        tx.execute(f"DELETE FROM {q.dialect.quote(q.table.name)}")
+
+
 @pytest.fixture
 def make_queue(url: str, request: pytest.FixtureRequest) -> Iterator[Callable[..., skiplock.Queue]]:
-    """Queues on a fresh table of the test's own; dropped afterwards."""
+    """Queues on a fresh table of the test's own (installed ahead by the backend's
+    :class:`Stock` when one is ready), dropped afterwards. A test marked ``one_table`` gets
+    the table of its function's first case instead, with no jobs in it (installing a
+    table costs 25-65 ms; emptying one, a few)."""
     made: list[skiplock.Queue] = []
     base = re.sub(r"\W", "_", request.node.originalname)[:28]
     table = f"t_{base}_{os.getpid() % 10000}_{next(_counter)}"
+    key = request.node.originalname
+    shared: dict[str, str] | None = None
+    if request.node.get_closest_marker("one_table") is not None:
+        shared = request.getfixturevalue("_one_tables")
+        table = shared.get(key, table)
+
+    stock = _stocks.get(url) or _stocks.setdefault(url, Stock(url))
 
     def make(**kwargs: Any) -> skiplock.Queue:
-        q = skiplock.connect(url, table=kwargs.pop("table", table), **kwargs)
+        nonlocal table
+        name = kwargs.pop("table", table)
+        ready = None
+        if not made and name == table and not (shared is not None and key in shared):
+            ready = stock.take()
+            if ready is not None:
+                name = table = ready
+        q = skiplock.connect(url, table=name, **kwargs)
         if not made:
-            drop_table(q)
-            q.install()
+            if shared is not None and shared.get(key) == name:
+                _empty(q)
+            elif ready is None:
+                drop_table(q)
+                q.install()
+            if shared is not None and name == table:
+                shared[key] = name  # the next cases use it; _one_tables drops it
         made.append(q)
         return q
 
     yield make
-    if made:
+    if not made:
+        return
+    first = made[0].table.name
+    if first != table:  # a name the test chose, which a later test may choose again
         try:
             drop_table(made[0])
         finally:
             for q in made:
                 q.close()
+        return
+    for q in made:
+        q.close()
+    if shared is None or shared.get(key) != first:
+        stock.drop_later(first)  # a name of this session's own, never used again
 
 
 @pytest.fixture

@@ -230,13 +230,13 @@ def test_larger_django_priority_runs_first_and_run_after_waits(project: Project)
 def test_a_killed_workers_task_comes_back_after_its_lease(project: Project) -> None:
     """Django's database backend leaves such a task RUNNING for ever (nothing claims a
     RUNNING row again); here the claim takes it back once the lease has ended."""
-    first, _ = project.start_worker("first", "--lease", "2")
+    first, _ = project.start_worker("first", "--lease", "1")
     job = project.scenario("enqueue", "stall_first", "600")["id"]
     project.wait_started(job, "first")
     first.send_signal(signal.SIGKILL)
     first.wait(30)
     assert project.result(job)["status"] == "RUNNING"
-    project.manage("skiplock_worker", "--batch", "--lease", "2", "--worker-id", "second")
+    project.manage("skiplock_worker", "--batch", "--lease", "1", "--worker-id", "second")
     r = project.result(job)
     assert r["status"] == "SUCCESSFUL" and r["return_value"] == "on time"
     assert r["attempts"] == 2 and r["worker_ids"] == ["first", "second"]
@@ -245,10 +245,10 @@ def test_a_killed_workers_task_comes_back_after_its_lease(project: Project) -> N
 def test_a_slow_task_keeps_its_claim_through_heartbeats(project: Project) -> None:
     """A task running more than 2 leases long, with a second worker waiting for work all along:
     heartbeats keep it the first worker's, so it runs once."""
-    project.start_worker("first", "--lease", "3")
-    job = project.scenario("enqueue", "sleep_for", "7")["id"]
+    project.start_worker("first", "--lease", "1.5")
+    job = project.scenario("enqueue", "sleep_for", "3.5")["id"]
     project.wait_running(job)
-    project.manage("skiplock_worker", "--batch", "--lease", "3", "--worker-id", "second")
+    project.manage("skiplock_worker", "--batch", "--lease", "1.5", "--worker-id", "second")
     r = project.result(job)
     assert r["status"] == "SUCCESSFUL" and r["return_value"] == "slept"
     assert r["attempts"] == 1 and r["worker_ids"] == ["first"]

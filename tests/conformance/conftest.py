@@ -33,6 +33,18 @@ def wait_until(probe: Callable[[], object], timeout: float = 10.0, what: str = "
     raise AssertionError(f"timed out waiting for {what or probe}")
 
 
+def within(seconds: float, probe: Callable[[], object], what: str = "") -> None:
+    """Proves what ``time.sleep(seconds); assert probe()`` proves, for a *probe* that stays
+    true once true (a lease has ended, a run_at has passed), without sleeping out the rest
+    of *seconds*: probes every 10 ms, and the last probe comes after *seconds*."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if probe():
+            return
+        time.sleep(0.01)
+    assert probe(), f"not within {seconds} s: {what or probe}"
+
+
 def drained(q: skiplock.Queue) -> bool:
     s = q.stats()
     return s.pending + s.scheduled + s.running + s.expired == 0

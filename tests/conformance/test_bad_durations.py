@@ -23,6 +23,7 @@ too_long = st.one_of(
 )
 
 
+@pytest.mark.one_table
 @pytest.mark.parametrize("value", HUGE, ids=["1e400", "1e20", "1e11", "1e300", "inf", "10y+1s"])
 def test_huge_durations_are_refused_everywhere(url: str, queue: skiplock.Queue, value: Any) -> None:
     with pytest.raises(skiplock.ConfigurationError, match="delay"):

@@ -19,6 +19,7 @@ def test_unsafe_table_names_are_refused(url: str, bad: str) -> None:
         skiplock.connect(url, table=bad)
 
 
+@pytest.mark.one_table
 @pytest.mark.parametrize(
     "payload",
     [object(), {1, 2}, math.nan, math.inf, {"k": b"bytes"}, {(1, 2): "tuple key"}],
@@ -53,6 +54,7 @@ def test_non_json_result_changes_nothing(queue: skiplock.Queue) -> None:
     assert record is not None and record.result == [1, "two", None, True, 2.5]
 
 
+@pytest.mark.one_table
 @pytest.mark.parametrize(
     "payload",
     [
@@ -81,6 +83,7 @@ def test_hostile_queue_and_dedupe_names_are_values_not_sql(queue: skiplock.Queue
     assert job.queue == name
 
 
+@pytest.mark.one_table
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [

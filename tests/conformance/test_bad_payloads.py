@@ -47,6 +47,7 @@ def test_depth_is_bounded_whatever_the_callers_stack(queue: skiplock.Queue) -> N
     queue.complete(job, result=nested(MAX_DEPTH))
 
 
+@pytest.mark.one_table
 @pytest.mark.parametrize(
     "payload",
     [{1: "a", "1": "b"}, {1: "a"}, {None: 1}, {True: 1}, {1.5: 2}, [{"ok": {2: "x"}}]],

@@ -12,6 +12,7 @@ import skiplock
 SIZES = [199, 200, 1500]
 
 
+@pytest.mark.one_table
 @pytest.mark.parametrize("size", SIZES)
 def test_large_batch_keeps_ids_order_and_options(queue: skiplock.Queue, size: int) -> None:
     payloads = [{"i": i, "s": "é\u2028\\\t\n'\"" * (i % 3)} for i in range(size)]

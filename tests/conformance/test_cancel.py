@@ -126,7 +126,7 @@ def test_a_cancel_reaches_a_running_handler_at_the_heartbeat_or_by_notification(
 ) -> None:
     """Where the database has a notification channel (PostgreSQL) the request reaches the
     handler well before the next heartbeat; elsewhere at the next heartbeat."""
-    heartbeat = 3.0
+    heartbeat = 1.5
     started, seen = threading.Event(), threading.Event()
     asked: list[float] = []
 

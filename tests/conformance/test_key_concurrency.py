@@ -163,6 +163,7 @@ def test_jobs_of_one_key_that_disagree_on_n(queue: skiplock.Queue) -> None:
     assert startable(queue) == [d]  # one other running (strict) < d's 3
 
 
+@pytest.mark.one_table
 @pytest.mark.parametrize(
     ("options", "match"),
     [

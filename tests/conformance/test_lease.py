@@ -10,6 +10,12 @@ import pytest
 
 import skiplock
 
+from .conftest import within
+
+
+def leases_ended(queue: skiplock.Queue, n: int = 1) -> bool:
+    return queue.stats().expired == n
+
 
 def test_expired_lease_is_claimed_again_and_late_complete_is_rejected(
     queue: skiplock.Queue,
@@ -18,8 +24,7 @@ def test_expired_lease_is_claimed_again_and_late_complete_is_rejected(
     [first] = queue.claim(lease=0.3)  # this worker "crashes": it never writes again
     assert first.attempt == 1
     assert queue.claim() == []
-    time.sleep(0.6)
-    assert queue.stats().expired == 1
+    within(0.6, lambda: leases_ended(queue), "the 0.3 s lease to end")
     [second] = queue.claim(lease=30)
     assert (second.id, second.attempt) == (job_id, 2)
 
@@ -85,7 +90,7 @@ def test_heartbeat_moves_lease_forward(queue: skiplock.Queue) -> None:
 def test_without_heartbeat_a_slow_job_is_taken_back(queue: skiplock.Queue) -> None:
     queue.enqueue("slow")
     [job] = queue.claim(lease=0.3)
-    time.sleep(0.6)
+    within(0.6, lambda: leases_ended(queue), "the 0.3 s lease to end")
     [taken] = queue.claim()
     assert taken.attempt == 2
     with pytest.raises(skiplock.LeaseLost):
@@ -97,7 +102,7 @@ def test_spent_attempts_by_expired_leases_end_failed(queue: skiplock.Queue) -> N
     for attempt in (1, 2):
         [job] = queue.claim(lease=0.2)
         assert job.attempt == attempt
-        time.sleep(0.4)
+        within(0.4, lambda: leases_ended(queue), "the 0.2 s lease to end")
     assert queue.claim() == []
     record = queue.get(job_id)
     assert record is not None
@@ -113,8 +118,9 @@ def test_fail_with_retries_left_comes_back_after_the_backoff(queue: skiplock.Que
     assert queue.claim() == []
     time.sleep(0.6)
     assert queue.claim() == []
-    time.sleep(0.9)
-    [again] = queue.claim()
+    claimed: list[skiplock.Job] = []
+    within(0.9, lambda: claimed.extend(queue.claim()) or claimed, "the backoff to end")
+    [again] = claimed
     assert (again.id, again.attempt) == (job_id, 2)
     assert again.last_error == "RuntimeError: boom"
     with pytest.raises(skiplock.LeaseLost):
@@ -150,7 +156,7 @@ def test_complete_many_fences_each_row_by_its_own_attempt(queue: skiplock.Queue)
     keep, lose = jobs[:2], jobs[2]
     for j in keep:
         queue.heartbeat(j, lease=30)
-    time.sleep(0.5)
+    within(0.5, lambda: leases_ended(queue), "the third job's 0.3 s lease to end")
     [retaken] = queue.claim()
     assert retaken.id == lose.id
     lost = queue.complete_many([(keep[0], {"r": 0}), keep[1], lose])
@@ -174,8 +180,9 @@ def test_leases_are_measured_when_the_statement_runs_not_when_its_transaction_be
     queue: skiplock.Queue,
 ) -> None:
     # A claim and a heartbeat late in a long transaction: with the transaction's clock
-    # (PostgreSQL's now()) their leases would end a second before they were even written.
-    lease, late = 3.0, 4.0
+    # (PostgreSQL's now()) their leases would end half a second before they were written;
+    # measured from the statement, a second of each is left for the checks below.
+    lease, late = 1.5, 2.0
     beaten_id = queue.enqueue("heartbeated")
     [beaten] = queue.claim(lease=30)
     taken_id = queue.enqueue("claimed late")
@@ -196,7 +203,7 @@ def test_leases_are_measured_when_the_statement_runs_not_when_its_transaction_be
 def test_run_at_from_delay_is_measured_when_the_statement_runs(queue: skiplock.Queue) -> None:
     with queue.transaction() as tx:
         assert tx.claim(queues="nothing here") == []
-        time.sleep(2.5)
-        tx.enqueue("later", delay=2.0)
+        time.sleep(1.5)  # from the transaction's start, run_at would be past already
+        tx.enqueue("later", delay=1.0)
     assert queue.claim() == []
     assert queue.stats().scheduled == 1

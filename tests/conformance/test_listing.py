@@ -72,6 +72,7 @@ def test_reads_inside_the_callers_transaction(queue: skiplock.Queue) -> None:
     assert [j.id for j in queue.list_jobs()] == [job_id]
 
 
+@pytest.mark.one_table
 @pytest.mark.parametrize(
     "bad",
     [

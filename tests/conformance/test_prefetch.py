@@ -153,6 +153,7 @@ def test_single_mode_gives_prefetched_jobs_back_when_it_loses_its_lock(
     assert seen.count("block") == 1 and sorted(seen[2:]) == [f"after {i}" for i in range(AHEAD)]
 
 
+@pytest.mark.one_table
 @pytest.mark.parametrize("bad", [-1, 1001, 2.5, "8", True])
 def test_a_bad_prefetch_is_refused_before_anything_runs(queue: skiplock.Queue, bad: Any) -> None:
     with pytest.raises(skiplock.ConfigurationError, match="prefetch must be"):

@@ -35,14 +35,14 @@ def test_a_worker_prunes_only_finished_jobs_older_than_its_retention(
     queue: skiplock.Queue, workers: list[Worker], make_queue: Callable[..., skiplock.Queue]
 ) -> None:
     old = _finish(queue, 30)
-    time.sleep(1.5)  # older than the retention below, by the database's clock
+    time.sleep(1.0)  # older than the retention below, by the database's clock
     waiting = queue.enqueue("later", delay=3600)
     pending = queue.enqueue("now", queue="elsewhere")
     held = queue.enqueue("x", queue="held", max_attempts=1)
     (running,) = queue.claim(queues="held", lease=60)
     assert running.id == held
 
-    w = Worker(queue, lambda job: None, queues=["none"], retention=1.0)
+    w = Worker(queue, lambda job: None, queues=["none"], retention=0.5)
     assert w.retention is not None and w.retention.batch > 0
     w.retention.batch = 7  # several batches for 30 rows
     workers.append(w.start())
@@ -64,11 +64,11 @@ def test_the_pruned_total_is_the_tables_across_workers_and_prune_calls(
     q = make_queue()
     assert (q.stats().pruned, q.stats().last_pruned_at) == (0, None)
     _finish(q, 12)
-    time.sleep(1.2)
-    assert Retention(q, 1.0, batch=5).run_once() == 13
+    time.sleep(0.7)
+    assert Retention(q, 0.5, batch=5).run_once() == 13
     _finish(make_queue(), 6)
-    time.sleep(1.2)
-    assert Retention(make_queue(), 1.0, batch=4).run_once() == 7
+    time.sleep(0.7)
+    assert Retention(make_queue(), 0.5, batch=4).run_once() == 7
     q.enqueue_many(range(3))
     for job in q.claim(limit=3):
         q.complete(job)
@@ -101,8 +101,8 @@ def test_recent_jobs_are_kept_and_none_keeps_everything(
 
 def test_one_worker_prunes_at_a_time(queue: skiplock.Queue) -> None:
     _finish(queue, 12)
-    time.sleep(1.2)
-    first, second = Retention(queue, 1.0, batch=5), Retention(queue, 1.0, batch=5)
+    time.sleep(0.7)
+    first, second = Retention(queue, 0.5, batch=5), Retention(queue, 0.5, batch=5)
     entered, go_on = threading.Event(), threading.Event()
     seen: list[int | None] = []
     run = first.queue._run
@@ -127,6 +127,7 @@ def test_one_worker_prunes_at_a_time(queue: skiplock.Queue) -> None:
     assert second.run_once() == 0 and second.rounds == 1  # the lock is free again
 
 
+@pytest.mark.one_table
 @pytest.mark.parametrize("bad", [-1, float("nan"), "7d", True, timedelta(days=-1)])
 def test_bad_retention_is_a_configuration_error(queue: skiplock.Queue, bad: object) -> None:
     with pytest.raises(skiplock.ConfigurationError, match="retention"):

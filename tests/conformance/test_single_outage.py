@@ -109,16 +109,18 @@ def test_a_holder_cut_off_longer_than_its_lease_is_waited_for_when_it_comes_back
 
     def long_job(name: str, job: Job) -> None:
         long_started.set()
-        time.sleep(8.0)  # does not look at job.lock_lost: nothing can stop it
+        time.sleep(6.0)  # does not look at job.lock_lost: nothing can stop it
 
     spans, handler_for = handlers(long_job)
-    a, b = start_pair(direct, proxied, handler_for, workers, lease=3.0)
+    # Unheartbeated, A's job would let B start 2 leases after A's last beat (~4.3 s after
+    # the long job began); A comes back before that (3 s) and beats it until it ends (6 s).
+    a, b = start_pair(direct, proxied, handler_for, workers, lease=2.0)
     [long_id] = direct.enqueue_many(["long"])
     assert long_started.wait(30), "A did not start the long job"
     time.sleep(0.5)  # a heartbeat or two
     proxy.cut()
     short = direct.enqueue_many(["short"] * 5)
-    time.sleep(3.5)  # longer than the lease, shorter than a lease past its end
+    time.sleep(2.5)  # longer than the lease, shorter than a lease past its end
     proxy.restore()
     wait_until(lambda: drained(direct), timeout=60, what="every job to be done")
     assert spans.overlaps() == [], "two workers ran handlers at the same time"

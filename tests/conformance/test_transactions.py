@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 import skiplock
 
 from .conftest import rows_in as _count
+from .conftest import within
 
 
 def test_complete_and_user_write_commit_together(queue: skiplock.Queue, side_table: str) -> None:
@@ -25,7 +24,7 @@ def test_complete_and_user_write_commit_together(queue: skiplock.Queue, side_tab
 def test_lease_lost_rolls_back_the_user_write(queue: skiplock.Queue, side_table: str) -> None:
     queue.enqueue("x")
     [late] = queue.claim(lease=0.2)
-    time.sleep(0.4)
+    within(0.4, lambda: queue.stats().expired == 1, "the 0.2 s lease to end")
     [current] = queue.claim(lease=30)
     with pytest.raises(skiplock.LeaseLost), queue.transaction() as tx:
         tx.execute(

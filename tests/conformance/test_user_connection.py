@@ -6,14 +6,12 @@ application's rows commit or roll back together, whatever the driver.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 import skiplock
 
 from .clients import Client, by_client
-from .conftest import rows_in
+from .conftest import rows_in, within
 
 pytestmark = by_client()
 
@@ -55,7 +53,7 @@ def test_after_a_lost_lease_the_applications_row_rolls_back(
 ) -> None:
     queue.enqueue("x")
     [late] = queue.claim(lease=0.2)
-    time.sleep(0.5)
+    within(0.5, lambda: queue.stats().expired == 1, "the 0.2 s lease to end")
     [current] = queue.claim(lease=60)
     client.execute(f"INSERT INTO {side_table} (job_id) VALUES ({late.id})")
     with pytest.raises(skiplock.LeaseLost):

@@ -156,7 +156,7 @@ def test_an_enqueue_outside_read_committed_always_notifies(
 
 
 def test_upgrade_from_version_5_keeps_every_job_and_wakes_idle_workers(
-    make_queue: Callable[..., skiplock.Queue], workers: list[Worker]
+    make_queue: Callable[..., skiplock.Queue], workers: list[Worker], no_quick_polls: None
 ) -> None:
     """Schema version 6 (PostgreSQL: the conditional NOTIFY and ``<table>_idle``; a no-op
     elsewhere) on a table of version 5 holding jobs in every state, while enqueues go on:

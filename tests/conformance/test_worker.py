@@ -13,6 +13,7 @@ import pytest
 
 import skiplock
 from skiplock import Job, Worker
+from skiplock._worker import producer
 
 from .conftest import drained, wait_until
 
@@ -53,6 +54,8 @@ def test_exception_retries_with_backoff_then_fails_with_the_last_line(
     assert record.last_error == "ValueError: bad input on attempt 2"
     assert len(runs) == 2
     assert runs[1] - runs[0] >= 0.7  # backoff(1) is 1 s ± 25 %, on the database's clock
+    # A worker counts an outcome just after its COMMIT, so the counts may lag a moment.
+    wait_until(lambda: workers[0].counts["failed"] == 1, what="the failure to be counted")
     assert workers[0].counts == {
         "done": 0,
         "retried": 1,
@@ -168,12 +171,15 @@ def test_timeout_abandons_the_attempt(queue: skiplock.Queue, workers: list[Worke
 
 
 def test_an_enqueue_wakes_an_idle_worker_at_once(
-    queue: skiplock.Queue, workers: list[Worker]
+    queue: skiplock.Queue, workers: list[Worker], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """LISTEN/NOTIFY on PostgreSQL; elsewhere the idle worker's probe (every 25 ms)."""
+    # Its poll after the first empty claim comes 5 s later: a start within 0.5 s is the
+    # wake-up's (without this, the back-off from 50 ms needs 2 s of idleness for that).
+    monkeypatch.setattr(producer, "MIN_POLL", 5.0)
     done = threading.Event()
     workers.append(Worker(queue, lambda job: done.set(), poll_interval=20, lease=5).start())
-    time.sleep(2.0)  # idle long enough for the poll back-off to reach seconds
+    time.sleep(1.0)  # it has found the table empty and waits
     started = time.monotonic()
     queue.enqueue("wake up")
     assert done.wait(10)

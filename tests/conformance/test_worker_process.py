@@ -104,12 +104,12 @@ def test_a_killed_worker_frees_its_key_when_its_lease_ends(
 ) -> None:
     a = queue.enqueue(60, key="k", max_attempts=1)
     b = queue.enqueue(0.05, key="k")
-    proc = start_worker("--lease", "3")  # type: ignore[operator]
+    proc = start_worker("--lease", "1.5")  # type: ignore[operator]
     wait_until(lambda: running(queue, 1), timeout=15)
     proc.kill()  # SIGKILL mid-job: no release, no fenced write
     proc.communicate(timeout=15)
     assert queue.get(b).status == "pending"  # type: ignore[union-attr]
-    start_worker("--lease", "3")  # type: ignore[operator]
+    start_worker("--lease", "1.5")  # type: ignore[operator]
     wait_until(lambda: queue.get(b).status == "done", timeout=30)  # type: ignore[union-attr]
     first, second = queue.get(a), queue.get(b)
     assert first is not None and second is not None
