@@ -25,11 +25,12 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "schema_v1"
 
 
 #: Statements whose parameters changed in a later release, not what they read or write:
-#: MySQL's compare-and-set claim and batched completion bind one JSON array since the
-#: performance work of issue 13 (they bound two values per job before). An old release's
-#: text of them cannot run through this release's dialect code, which these simulations of
-#: an old release keep, so they use the current text (same columns, same effect on them).
-REBOUND = {"mysql": ("claim_take", "claim_expire", "complete_held")}
+#: MySQL's compare-and-set claim, its batched completion and its read-back of a batch's ids
+#: bind one JSON array since the performance work of issue 13 (a value or two per job
+#: before). An old release's text of them cannot run through this release's dialect code,
+#: which these simulations of an old release keep, so they use the current text (the same
+#: columns, the same effect on them).
+REBOUND = {"mysql": ("claim_take", "claim_expire", "complete_held", "ids_by_key")}
 
 
 def v1_statements(q: skiplock.Queue, folder: Path = FIXTURES) -> dict[str, str]:
