@@ -104,14 +104,11 @@ class AsyncCursorAdapter(AsyncAdapter):
     async def cursor(self) -> Any:
         return self.sync.cursor()
 
-    def bound(self, params: Mapping[str, Any]) -> Mapping[str, Any]:
-        """*params* as this driver binds them best (as they are, but where a driver says)."""
-        return params
-
     async def statement(self, sql: str, params: Mapping[str, Any] | None, want: int) -> Any:
         cur = await self.cursor()
         try:
-            await (cur.execute(sql) if params is None else cur.execute(sql, self.bound(params)))
+            bound = None if params is None else self.sync.bound(params)
+            await (cur.execute(sql) if bound is None else cur.execute(sql, bound))
             if want == ROWS:
                 return await self.rows(cur)
             if cur.description is not None:

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 from .aio import AsyncAdapter, AsyncCursorAdapter
 from .base import Adapter
 from .mysql import MySQLConnectorAdapter
-from .postgres import PsycopgAdapter, bound
+from .postgres import PsycopgAdapter
 
 __all__ = ["AsyncMySQLConnectorAdapter", "AsyncPsycopgAdapter", "AsyncpgAdapter", "numbered"]
 
@@ -36,9 +36,6 @@ class AsyncPsycopgAdapter(AsyncCursorAdapter):
 
     sync_class: ClassVar[type[Adapter]] = PsycopgAdapter
     driver: ClassVar[str] = "psycopg (async)"
-
-    def bound(self, params: Mapping[str, Any]) -> Mapping[str, Any]:
-        return bound(params)
 
     async def copy(self, sql: str, rows: Iterable[tuple[Any, ...]]) -> None:
         cur = self.connection.cursor()

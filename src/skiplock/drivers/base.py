@@ -119,7 +119,12 @@ class Adapter:
         if params is None:
             cur.execute(sql)
         else:
-            cur.execute(sql, params)
+            cur.execute(sql, self.bound(params))
+
+    def bound(self, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        """*params* as this driver binds them best: as they are, unless a driver says (the
+        async adapters of a sync driver ask the same)."""
+        return params
 
     def rows(self, cur: Any) -> list[dict[str, Any]]:
         if cur.description is None:

@@ -59,8 +59,8 @@ class PsycopgAdapter(Adapter):
         rows: list[dict[str, Any]] = cur.fetchall() if cur.description is not None else []
         return rows
 
-    def run_cursor(self, cur: Any, sql: str, params: Mapping[str, Any] | None) -> None:
-        cur.execute(sql) if params is None else cur.execute(sql, bound(params))
+    def bound(self, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        return bound(params)
 
     def copy(self, sql: str, rows: Iterable[tuple[Any, ...]]) -> None:
         cur = self.connection.cursor()
