@@ -123,3 +123,9 @@ class LockAndWakeup:
         channel: the job's worker sees the request at its next heartbeat."""
         return
         yield
+
+    def notify_stop(self) -> Op[None]:
+        """A message that ends a :meth:`wait_notify` at once and means nothing (a finished
+        worker's listener returns without waiting out its timeout). Nothing here."""
+        return
+        yield

@@ -301,6 +301,11 @@ class PostgreSQLDialect(Dialect):
         # reads the request from its own table, so a stray one costs one heartbeat.
         yield self.stmt("cancel_notify", {"payload": str(job_id)}, NOTHING)
 
+    def notify_stop(self) -> Op[None]:
+        # An empty payload on the cancel channel: every listener of the table wakes and
+        # ignores it (no digits, no job); only the finished worker's listener then ends.
+        yield self.stmt("cancel_notify", {"payload": ""}, NOTHING)
+
     def listen_pid(self, conn: Any) -> int:
         """The backend pid of a :meth:`listen` connection: a waiting worker's mark."""
         return int(conn.info.backend_pid)

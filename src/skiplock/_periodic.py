@@ -220,11 +220,13 @@ class Scheduler:
         self.counts.setdefault("scheduled", 0)
         self._started: datetime | None = None
 
-    def start(self, stop: threading.Event) -> Scheduler:
-        threading.Thread(
+    def start(self, stop: threading.Event) -> threading.Thread:
+        """Run the schedules in a daemon thread until *stop* is set; returns the thread."""
+        thread = threading.Thread(
             target=self._serve, args=(stop,), name="skiplock-periodic", daemon=True
-        ).start()
-        return self
+        )
+        thread.start()
+        return thread
 
     def _serve(self, stop: threading.Event) -> None:
         pause = 1.0

@@ -72,15 +72,14 @@ class Retention:
         self.counts = {} if counts is None else counts
         self.counts.setdefault("pruned", 0)
         self.rounds = 0  # rounds this instance ran while holding the lock
-        self._thread: threading.Thread | None = None
 
-    def start(self, stop: threading.Event) -> Retention:
-        """Run rounds in a daemon thread until *stop* is set."""
-        self._thread = threading.Thread(
+    def start(self, stop: threading.Event) -> threading.Thread:
+        """Run rounds in a daemon thread until *stop* is set; returns the thread."""
+        thread = threading.Thread(
             target=self._serve, args=(stop,), name="skiplock-retention", daemon=True
         )
-        self._thread.start()
-        return self
+        thread.start()
+        return thread
 
     def _serve(self, stop: threading.Event) -> None:
         # A random first wait spreads the rounds of workers started together.

@@ -59,3 +59,29 @@ def test_one_free_slot_is_refilled_while_the_others_stay_busy(
         release.set()
     wait_until(lambda: drained(queue), timeout=60, what="the queue to drain")
     assert queue.stats().done == 13
+
+
+def test_the_helper_threads_have_ended_when_stop_returns(
+    queue: skiplock.Queue, workers: list[Worker]
+) -> None:
+    """The heartbeat, the wake-up thread (listener or probe), retention and the periodic
+    scheduler return before the worker does: a process that exits while one of them is in
+    the driver's C code (mysql-connector's SSL connect) could crash in the TLS library's
+    exit handlers. Each was waiting (idle, between beats) when the stop came."""
+    before = set(threading.enumerate())
+    tick = skiplock.Schedule(name="helpers", cron="0 0 1 1 *", task="never")
+    worker = Worker(queue, lambda job: None, concurrency=2, lease=5, heartbeat=0.5,
+                    retention=3600, periodic=[tick]).start()  # fmt: skip
+    workers.append(worker)
+    queue.enqueue("one")
+    wait_until(lambda: worker.counts["done"] == 1, what="the job done")
+    time.sleep(0.3)  # idle: the wake-up thread waits for an enqueue
+    helpers = {
+        t
+        for t in set(threading.enumerate()) - before
+        if t.name.startswith("skiplock-") and t.name != "skiplock-runner"
+    }
+    names = {t.name for t in helpers}
+    assert {"skiplock-heartbeat", "skiplock-retention", "skiplock-periodic"} <= names
+    worker.stop(timeout=15)
+    assert [t.name for t in helpers if t.is_alive()] == []

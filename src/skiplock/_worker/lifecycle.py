@@ -33,13 +33,17 @@ RunnerFactory = Callable[[Outcomes, Ledger], Runner]
 #: jobs are claimed ahead only as many as the runners can begin within this share of the
 #: lease (see :class:`~.ledger.Ledger`): a prefetched job's lease runs from its claim
 PREFETCH_WINDOW = 0.1
+#: seconds the worker waits, once finished, for its helper threads to return from the
+#: database call they are in (a connect, a probe, a beat, a prune batch) before it returns
+HELPERS_JOIN = 10.0
 
 
 class Service(Protocol):
     """A background part with a thread of its own (retention, the periodic scheduler),
     started once the lock is held and ended by the worker's ``finished`` flag."""
 
-    def start(self, stop: threading.Event) -> object: ...
+    def start(self, stop: threading.Event) -> threading.Thread:
+        """Start the thread (a daemon) and return it: the worker joins it once finished."""
 
 
 class Crew:
@@ -95,8 +99,7 @@ class Crew:
         helpers.extend(self.wakeup.threads())
         for t in helpers:
             t.start()
-        for service in self.services:
-            service.start(flags.finished)
+        helpers.extend(service.start(flags.finished) for service in self.services)
         log.info(
             "worker started: queues %s, concurrency %d, lease %.1fs, %s",
             ",".join(s.queues),
@@ -112,6 +115,8 @@ class Crew:
         finally:
             self.completer.close()
             flags.finished.set()
+            self.wakeup.finish()
+            join_helpers(helpers, HELPERS_JOIN)
             if lock is not None:
                 lock.release()
 
@@ -140,3 +145,17 @@ class Crew:
             self.runner.abandon(job)
         self.runner.close()
         log.info("worker stopped: %s", ", ".join(f"{k} {v}" for k, v in ledger.counts.items()))
+
+
+def join_helpers(threads: list[threading.Thread], timeout: float) -> None:
+    """Wait up to *timeout* seconds in all for *threads* (told to end by ``finished``).
+
+    A worker returns only after its helpers have left the database call they were in: a
+    process that exits while a daemon thread is inside the driver's C code (an SSL connect
+    of mysql-connector's C extension, say) can crash in the TLS library's exit handlers."""
+    deadline = time.monotonic() + timeout
+    for t in threads:
+        t.join(max(0.0, deadline - time.monotonic()))
+    stuck = [t.name for t in threads if t.is_alive()]
+    if stuck:
+        log.warning("helper threads still in a database call after %.0fs: %s", timeout, stuck)

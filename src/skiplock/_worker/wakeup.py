@@ -66,6 +66,10 @@ class Wakeup:
     def close(self) -> None:
         """The producer has stopped (called on its thread)."""
 
+    def finish(self) -> None:
+        """The worker has finished (``flags.finished`` is set): make the helper threads
+        return now rather than at the end of their current wait."""
+
 
 def make_wakeup(
     queue: Queue, flags: Flags, on_cancel: Callable[[int], None] | None = None
@@ -176,6 +180,13 @@ class Marks(Wakeup):
     def close(self) -> None:
         self.busy()
 
+    def finish(self) -> None:
+        if self.listener.pid is None:  # not in wait_notify: it sees ``finished`` at once
+            return
+        q = self.queue
+        with suppress(BackendError):  # else the listener ends within its 1 s wait
+            q._run("waking the listener to end", None, q.dialect.notify_stop)
+
 
 class Prober(Wakeup):
     """Without LISTEN/NOTIFY: while the producer waits, the probe thread reads the table's
@@ -193,6 +204,7 @@ class Prober(Wakeup):
         self.queue = queue
         self.flags = flags
         self.waiting = threading.Event()
+        self.closed = False  # the producer has stopped: no more probes
         #: when the producer last claimed jobs or a probe saw a change (monotonic)
         self.recent = time.monotonic()
         #: probes run (read by the bench)
@@ -211,7 +223,8 @@ class Prober(Wakeup):
         self.recent = time.monotonic()
 
     def close(self) -> None:
-        self.waiting.clear()
+        self.closed = True
+        self.waiting.set()  # the thread leaves its wait for the producer and parks
 
     def run(self) -> None:
         hold_connection(
@@ -219,8 +232,16 @@ class Prober(Wakeup):
             "wake-up probe",
             self.queue.dialect.probe_connect,
             self._probe,
-            ready=lambda: self.waiting.wait(1.0),
+            ready=self._ready,
         )
+
+    def _ready(self) -> bool:
+        if not self.waiting.wait(1.0):
+            return False
+        if self.closed:  # until the worker has finished, which ends the thread at once
+            self.flags.finished.wait()
+            return False
+        return True
 
     def _probe(self, conn: Any) -> None:
         top = self.queue.dialect.wake_probe(conn)
@@ -248,7 +269,7 @@ def hold_connection(
     pause = 0.5
     try:
         while not finished.is_set():
-            if not ready():
+            if not ready() or finished.is_set():
                 continue
             try:
                 if conn is None:
