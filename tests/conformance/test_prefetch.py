@@ -46,6 +46,8 @@ def claimed_ahead(queue: skiplock.Queue, worker: Any, seen: list[Any]) -> list[i
     wait_until(lambda: worker.counts["done"] == 1, what="the warm-up job")
     ids = queue.enqueue_many(["block"] + [f"after {i}" for i in range(AHEAD)])
     wait_until(lambda: queue.stats().running == AHEAD + 1, what="the jobs to be claimed")
+    # the claim has committed; its first job begins on a runner thread just after
+    wait_until(lambda: "block" in seen, what="the blocking job to begin")
     assert seen == ["warm-up", "block"]  # one slot: the others wait, unstarted
     return ids
 
