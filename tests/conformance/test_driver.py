@@ -75,9 +75,15 @@ def test_statements_send_no_ping_first(
     _connector(queue)
     with queue.transaction() as tx:
         pings: list[object] = []
-        cls = type(tx.connection)
+        ours, cls = tx.connection, type(tx.connection)
         real = cls.is_connected
-        monkeypatch.setattr(cls, "is_connected", lambda self: pings.append(self) or real(self))
+
+        def is_connected(self: Any) -> bool:
+            if self is ours:  # the class is patched: other threads' connections pass by
+                pings.append(self)
+            return bool(real(self))
+
+        monkeypatch.setattr(cls, "is_connected", is_connected)
         first = tx.enqueue("one")
         ids = tx.enqueue_many(["two", "three"])
         monkeypatch.undo()
