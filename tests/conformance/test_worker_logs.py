@@ -30,6 +30,12 @@ def test_one_line_per_outcome_and_one_traceback_per_job(
     wait_until(lambda: queue.get(bad).status == "failed", 60, "the bad job to fail")  # type: ignore[union-attr]
     wait_until(lambda: queue.get(good).status == "done", 30, "the good job")  # type: ignore[union-attr]
     wait_until(lambda: w.counts["failed"] == 1, 10, "the worker to count it")
+    # the outcome's line is logged just after the count and the row's status change
+    wait_until(
+        lambda: any(getattr(r, "outcome", None) == "failed" for r in caplog.records),
+        10,
+        "the failure's line",
+    )
 
     outcomes = [r for r in caplog.records if hasattr(r, "outcome")]
     good_lines = [r for r in outcomes if r.job_id == good]  # type: ignore[attr-defined]
