@@ -204,7 +204,6 @@ class Prober(Wakeup):
         self.queue = queue
         self.flags = flags
         self.waiting = threading.Event()
-        self.closed = False  # the producer has stopped: no more probes
         #: when the producer last claimed jobs or a probe saw a change (monotonic)
         self.recent = time.monotonic()
         #: probes run (read by the bench)
@@ -223,8 +222,10 @@ class Prober(Wakeup):
         self.recent = time.monotonic()
 
     def close(self) -> None:
-        self.closed = True
-        self.waiting.set()  # the thread leaves its wait for the producer and parks
+        self.waiting.clear()
+
+    def finish(self) -> None:
+        self.waiting.set()  # the thread leaves its wait for the producer, sees ``finished``
 
     def run(self) -> None:
         hold_connection(
@@ -232,16 +233,8 @@ class Prober(Wakeup):
             "wake-up probe",
             self.queue.dialect.probe_connect,
             self._probe,
-            ready=self._ready,
+            ready=lambda: self.waiting.wait(1.0),
         )
-
-    def _ready(self) -> bool:
-        if not self.waiting.wait(1.0):
-            return False
-        if self.closed:  # until the worker has finished, which ends the thread at once
-            self.flags.finished.wait()
-            return False
-        return True
 
     def _probe(self, conn: Any) -> None:
         top = self.queue.dialect.wake_probe(conn)
