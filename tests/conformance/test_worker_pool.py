@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
@@ -67,7 +68,9 @@ def test_the_helper_threads_have_ended_when_stop_returns(
     """The heartbeat, the wake-up thread (listener or probe), retention and the periodic
     scheduler return before the worker does: a process that exits while one of them is in
     the driver's C code (mysql-connector's SSL connect) could crash in the TLS library's
-    exit handlers. Each was waiting (idle, between beats) when the stop came."""
+    exit handlers. Each was waiting (idle, between beats) when the stop came. The
+    ``worker stopped:`` line is logged after they end, so a prune or a periodic enqueue
+    that was under way is in its counts."""
     before = set(threading.enumerate())
     tick = skiplock.Schedule(name="helpers", cron="0 0 1 1 *", task="never")
     worker = Worker(queue, lambda job: None, concurrency=2, lease=5, heartbeat=0.5,
@@ -84,5 +87,22 @@ def test_the_helper_threads_have_ended_when_stop_returns(
     names = {t.name for t in helpers}
     assert {"skiplock-heartbeat", "skiplock-retention", "skiplock-periodic"} <= names
     assert names & {"skiplock-listen", "skiplock-probe"}  # the thread that crashed a process
-    worker.stop(timeout=15)
+    alive_at_summary: list[list[str]] = []
+
+    class Summary(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.getMessage().startswith("worker stopped:"):
+                here = threading.current_thread()  # the worker's own thread logs it
+                alive_at_summary.append([t.name for t in helpers - {here} if t.is_alive()])
+
+    logger, summary = logging.getLogger("skiplock.worker"), Summary()
+    level = logger.level
+    logger.addHandler(summary)
+    logger.setLevel(logging.INFO)
+    try:
+        worker.stop(timeout=15)
+    finally:
+        logger.removeHandler(summary)
+        logger.setLevel(level)
     assert [t.name for t in helpers if t.is_alive()] == []
+    assert alive_at_summary == [[]]

@@ -119,6 +119,9 @@ class Crew:
             join_helpers(helpers, HELPERS_JOIN)
             if lock is not None:
                 lock.release()
+        # after the join: a prune or a periodic enqueue that was under way is counted
+        counts = self.ledger.counts
+        log.info("worker stopped: %s", ", ".join(f"{k} {v}" for k, v in counts.items()))
 
     def shutdown(self) -> None:
         """Release the jobs claimed ahead and not begun (fenced), wait up to ``grace`` for
@@ -144,7 +147,6 @@ class Crew:
             self.outcomes.release(job)
             self.runner.abandon(job)
         self.runner.close()
-        log.info("worker stopped: %s", ", ".join(f"{k} {v}" for k, v in ledger.counts.items()))
 
 
 def join_helpers(threads: list[threading.Thread], timeout: float) -> None:
