@@ -101,6 +101,49 @@ def test_lost_heartbeat_marks_the_job_lost_and_skips_completion(
     assert f"job {job_id} attempt 1" in warnings[0].getMessage()
 
 
+def test_a_loss_is_counted_when_the_handler_ends_as_it_is_found(
+    queue: skiplock.Queue, workers: list[Worker]
+) -> None:
+    """The handler sees ``job.lost`` and returns while the heartbeat is still saying so in
+    its log line: the loss is counted all the same (it was counted after the line, and a
+    handler ending in between took the job with no outcome: a CI run failed so)."""
+    job_id = queue.enqueue("x")
+    running, returned = threading.Event(), threading.Event()
+
+    def handler(job: Job) -> str:
+        running.set()
+        wait_until(lambda: job.lost, timeout=10, what="job.lost")
+        returned.set()
+        return "late result"
+
+    class SlowLine(logging.Handler):  # the line is written once the handler has returned
+        def emit(self, record: logging.LogRecord) -> None:
+            if "lost its lease" in record.getMessage():
+                returned.wait(10)
+                time.sleep(0.3)  # its runner settles the job's end meanwhile
+
+    logger, slow = logging.getLogger("skiplock.worker"), SlowLine()
+    level = logger.level
+    logger.addHandler(slow)
+    logger.setLevel(logging.WARNING)
+    try:
+        w = Worker(queue, handler, lease=1.0, heartbeat=0.2)
+        workers.append(w.start())
+        assert running.wait(10)
+        with queue.transaction() as tx:  # another worker's claim
+            tx.execute(
+                f"UPDATE {queue.dialect.quote(queue.table.name)} SET attempt = attempt + 1 "
+                "WHERE id = %(id)s",
+                {"id": job_id},
+            )
+        assert returned.wait(10)
+        wait_until(lambda: w.counts["lost"] == 1, what="the loss to be counted")
+        assert w.counts["done"] == 0
+    finally:
+        logger.removeHandler(slow)
+        logger.setLevel(level)
+
+
 def test_jobs_finishing_together_complete_in_one_batch(
     queue: skiplock.Queue, workers: list[Worker], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -180,17 +180,16 @@ class Ledger:
         once. Returns the job's record and the counted key (None: not held, or not an
         outcome that counts), so the caller can log the outcome outside the lock."""
         with self._lock:
-            if self._mine(job) is None:  # not held, or an older claim of a job held again
-                return None, None
-            held = self._held.pop(job.id)
-            self._unsure.discard(job.id)
-            if job.id in self._waiting:  # lost while it waited: no runner will begin it
-                self._waiting.discard(job.id)
-                self._active -= 1
-            key = _COUNTED.get(outcome) if held is not None and outcome is not None else None
-            if key is not None:
-                self.counts[key] += 1
-            return held, key
+            return self._settle(job, outcome)
+
+    def lose(self, job: Job) -> bool:
+        """Mark *job* lost and settle it as ``lost`` in one step: a handler that ends just
+        then and sees ``job.lost`` settles with no outcome, so the two must not interleave
+        or the loss goes uncounted. True the first time the job is marked."""
+        with self._lock:
+            first, job.lost = not job.lost, True
+            self._settle(job, "lost")
+            return first
 
     def note_error(self, job: Job, exc: BaseException) -> None:
         """What *job*'s handler raised (or its timeout), for its outcome's log line."""
@@ -225,6 +224,20 @@ class Ledger:
         with self._lock:
             self._unsure.update(j.id for j, _ in batch)
             self._to_complete[:0] = [(j, r) for j, r in batch if self._mine(j) is not None]
+
+    def _settle(self, job: Job, outcome: str | None) -> tuple[Held | None, str | None]:
+        """:meth:`settle`'s body; call with the lock held."""
+        if self._mine(job) is None:  # not held, or an older claim of a job held again
+            return None, None
+        held = self._held.pop(job.id)
+        self._unsure.discard(job.id)
+        if job.id in self._waiting:  # lost while it waited: no runner will begin it
+            self._waiting.discard(job.id)
+            self._active -= 1
+        key = _COUNTED.get(outcome) if held is not None and outcome is not None else None
+        if key is not None:
+            self.counts[key] += 1
+        return held, key
 
     def _mine(self, job: Job) -> Held | None:
         """*job*'s record, if this very claim of it is held (a job given back, or retried

@@ -10,6 +10,12 @@ job is never completed twice and never dropped.
 the heartbeat's, the shutdown's release): one at a time, so that no heartbeat of a job
 runs while its outcome is being written (the heartbeat would find it gone and call it
 lost). It is the outer lock of the worker; the ledger's lock may be taken inside it.
+
+Three things mark a job lost, and each settles it (counts its outcome and stops holding
+it): a write that found it gone (:meth:`Outcomes.lost`, marked and counted in one step of
+the ledger), its timeout (:meth:`Outcomes.timed_out`, by its fenced write) and a release
+(:meth:`Outcomes.release`). A handler that ends on a job marked lost settles nothing: had
+it settled first, with no outcome, the count of what marked it would be lost.
 """
 
 from __future__ import annotations
@@ -75,8 +81,7 @@ class Outcomes:
                 self.settled(job, None)
             elif job.status != "running":  # the handler completed (or failed) it itself
                 self.settled(job, job.status)
-            else:  # lost meanwhile
-                self.settled(job, None)
+            # else: lost meanwhile; whoever marked it lost settles it (see below)
         finally:
             if self.ledger.ended(job):
                 self.flags.wake.set()
@@ -97,8 +102,7 @@ class Outcomes:
         return True
 
     def failed(self, job: Job, exc: Exception) -> None:
-        if job.lost:
-            self.settled(job, None)
+        if job.lost:  # settled by what marked it lost
             return
         self.ledger.note_error(job, exc)
         self.write(job, lambda: self.queue.fail(job, last_line(exc)), applied=("pending", "failed"))
@@ -107,8 +111,7 @@ class Outcomes:
         """The handler raised Cancelled (end the job ``cancelled``) or Discard (``failed``
         now, no retries): one fenced write, like any other outcome. *raised*: what the
         handler raised instead, after a cancel request."""
-        if job.lost:
-            self.settled(job, None)
+        if job.lost:  # settled by what marked it lost
             return
         why = last_line(exc)
         self.ledger.note_error(job, exc if raised is None else raised)
@@ -189,9 +192,9 @@ class Outcomes:
             self.release(job, "claimed ahead, not started")
 
     def lost(self, job: Job, where: str) -> None:
-        """The job is no longer ours: say so once, write nothing more for it."""
-        already, job.lost = job.lost, True
-        if not already:
+        """The job is no longer ours: say so once, write nothing more for it. Marked and
+        counted in one step of the ledger, before the line is logged (see Ledger.lose)."""
+        if self.ledger.lose(job):
             log.warning(
                 "job %d attempt %d lost its lease (%s): another worker may run it; "
                 "its result is not written",
@@ -199,7 +202,6 @@ class Outcomes:
                 job.attempt,
                 where,
             )
-        self.settled(job, "lost")
 
     def settled(self, job: Job, outcome: str | None) -> None:
         """The job's outcome is written (or no longer ours to write): stop holding it and
