@@ -27,7 +27,6 @@ import signal
 import threading
 from collections.abc import Callable, Sequence
 from datetime import timedelta
-from types import FrameType
 from typing import Any
 
 from ._checks import queue_names as _queues
@@ -41,6 +40,7 @@ from ._worker.lifecycle import Crew
 from ._worker.outcome import Outcomes
 from ._worker.runners import Handler, Runner, ThreadRunner
 from ._worker.settings import Settings
+from ._worker.signals import SignalRelay
 from .errors import ConfigurationError
 from .job import Job
 from .queue import Queue
@@ -199,15 +199,14 @@ class Worker(WorkerOptions):
         stop claiming, wait up to ``grace`` seconds for running jobs, release the rest
         (fenced), then return. A second signal ends the process at once (exit 128+signal);
         leases bring its jobs back."""
-        previous: dict[signal.Signals, Any] = {}
+        relay = None
         if install_signals and threading.current_thread() is threading.main_thread():
-            for signum in (signal.SIGTERM, signal.SIGINT):
-                previous[signum] = signal.signal(signum, self._on_signal)
+            relay = SignalRelay((signal.SIGTERM, signal.SIGINT), self._on_signal)
         try:
             self._crew.serve()
         finally:
-            for signum, old in previous.items():
-                signal.signal(signum, old)
+            if relay is not None:
+                relay.close()
             self._crew.flags.finished.set()
 
     def start(self) -> Worker:
@@ -224,7 +223,8 @@ class Worker(WorkerOptions):
         if wait and self._thread is not None:
             self._thread.join(timeout)
 
-    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+    def _on_signal(self, signum: int) -> None:
+        """On the signal relay's thread (see skiplock._worker.signals), not in the handler."""
         self._signals += 1
         if self._signals > 1:
             log.warning("second signal %d: exiting now; leases will bring jobs back", signum)
