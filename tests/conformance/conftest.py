@@ -10,9 +10,11 @@ serves both kinds.
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -48,6 +50,31 @@ def within(seconds: float, probe: Callable[[], object], what: str = "") -> None:
 def drained(q: skiplock.Queue) -> bool:
     s = q.stats()
     return s.pending + s.scheduled + s.running + s.expired == 0
+
+
+def take_away(queue: skiplock.Queue, job_id: int) -> None:
+    """Another worker takes the job: a claim after the lease ended would do exactly this
+    (the attempt moves on, so every fenced write of the older attempt is rejected)."""
+    with queue.transaction() as tx:
+        tx.execute(
+            f"UPDATE {queue.dialect.quote(queue.table.name)} SET attempt = attempt + 1 "
+            "WHERE id = %(id)s",
+            {"id": job_id},
+        )
+
+
+@contextmanager
+def worker_log_handler(handler: logging.Handler, level: int) -> Iterator[None]:
+    """*handler* on the ``skiplock.worker`` logger, at *level*, for the block."""
+    logger = logging.getLogger("skiplock.worker")
+    before = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(level)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(before)
 
 
 class LoopWorker:

@@ -11,7 +11,7 @@ import pytest
 import skiplock
 from skiplock import Worker
 
-from .conftest import wait_until
+from .conftest import take_away, wait_until
 
 
 def test_pending_and_scheduled_jobs_are_cancelled_and_never_claimed(
@@ -226,13 +226,7 @@ def test_a_late_workers_cancelled_write_is_fenced(
     wait_until(lambda: queue.get(job_id).status == "running", 30, "the job to start")  # type: ignore[union-attr]
     assert queue.cancel(job_id) == "running"
     assert seen.wait(30)
-    # Another worker takes the job: a claim after the lease ended would do exactly this.
-    with queue.transaction() as tx:
-        tx.execute(
-            f"UPDATE {queue.dialect.quote(queue.table.name)} SET attempt = attempt + 1 "
-            "WHERE id = %(id)s",
-            {"id": job_id},
-        )
+    take_away(queue, job_id)
     go.set()
     wait_until(lambda: w.counts["lost"] == 1, 30, "the loss to be counted")
     time.sleep(0.3)

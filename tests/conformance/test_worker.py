@@ -15,7 +15,7 @@ import skiplock
 from skiplock import Job, Worker
 from skiplock._worker import producer
 
-from .conftest import drained, wait_until
+from .conftest import drained, take_away, wait_until, worker_log_handler
 
 
 def test_return_completes_with_the_result(queue: skiplock.Queue, workers: list[Worker]) -> None:
@@ -68,28 +68,29 @@ def test_exception_retries_with_backoff_then_fails_with_the_last_line(
     }
 
 
+def returns_once_lost(running: threading.Event, returning: threading.Event) -> Callable[[Job], str]:
+    """A handler that sets *running*, waits until its job is marked lost, sets *returning*
+    and returns a result (which must not be written)."""
+
+    def handler(job: Job) -> str:
+        running.set()
+        wait_until(lambda: job.lost, timeout=10, what="job.lost")
+        returning.set()
+        return "late result"
+
+    return handler
+
+
 def test_lost_heartbeat_marks_the_job_lost_and_skips_completion(
     queue: skiplock.Queue, workers: list[Worker], caplog: pytest.LogCaptureFixture
 ) -> None:
     job_id = queue.enqueue("x")
     running, saw_lost = threading.Event(), threading.Event()
-
-    def handler(job: Job) -> str:
-        running.set()
-        wait_until(lambda: job.lost, timeout=10, what="job.lost")
-        saw_lost.set()
-        return "late result"
-
     caplog.set_level(logging.WARNING, logger="skiplock.worker")
-    workers.append(Worker(queue, handler, lease=1.0, heartbeat=0.2).start())
+    workers.append(Worker(queue, returns_once_lost(running, saw_lost), lease=1.0,
+                          heartbeat=0.2).start())  # fmt: skip
     assert running.wait(10)
-    # Another worker takes the job: a claim after the lease ended would do exactly this.
-    with queue.transaction() as tx:
-        tx.execute(
-            f"UPDATE {queue.dialect.quote(queue.table.name)} SET attempt = attempt + 1 "
-            "WHERE id = %(id)s",
-            {"id": job_id},
-        )
+    take_away(queue, job_id)
     assert saw_lost.wait(10)
     wait_until(lambda: workers[0].counts["lost"] == 1, what="the loss to be counted")
     time.sleep(0.3)
@@ -110,38 +111,20 @@ def test_a_loss_is_counted_when_the_handler_ends_as_it_is_found(
     job_id = queue.enqueue("x")
     running, returned = threading.Event(), threading.Event()
 
-    def handler(job: Job) -> str:
-        running.set()
-        wait_until(lambda: job.lost, timeout=10, what="job.lost")
-        returned.set()
-        return "late result"
-
     class SlowLine(logging.Handler):  # the line is written once the handler has returned
         def emit(self, record: logging.LogRecord) -> None:
             if "lost its lease" in record.getMessage():
                 returned.wait(10)
                 time.sleep(0.3)  # its runner settles the job's end meanwhile
 
-    logger, slow = logging.getLogger("skiplock.worker"), SlowLine()
-    level = logger.level
-    logger.addHandler(slow)
-    logger.setLevel(logging.WARNING)
-    try:
-        w = Worker(queue, handler, lease=1.0, heartbeat=0.2)
+    with worker_log_handler(SlowLine(), logging.WARNING):
+        w = Worker(queue, returns_once_lost(running, returned), lease=1.0, heartbeat=0.2)
         workers.append(w.start())
         assert running.wait(10)
-        with queue.transaction() as tx:  # another worker's claim
-            tx.execute(
-                f"UPDATE {queue.dialect.quote(queue.table.name)} SET attempt = attempt + 1 "
-                "WHERE id = %(id)s",
-                {"id": job_id},
-            )
+        take_away(queue, job_id)
         assert returned.wait(10)
         wait_until(lambda: w.counts["lost"] == 1, what="the loss to be counted")
         assert w.counts["done"] == 0
-    finally:
-        logger.removeHandler(slow)
-        logger.setLevel(level)
 
 
 def test_jobs_finishing_together_complete_in_one_batch(

@@ -9,7 +9,7 @@ import time
 import skiplock
 from skiplock import Job, Worker
 
-from .conftest import drained, wait_until
+from .conftest import drained, wait_until, worker_log_handler
 
 
 def test_runner_threads_are_reused_bounded_and_ended(
@@ -95,14 +95,7 @@ def test_the_helper_threads_have_ended_when_stop_returns(
                 here = threading.current_thread()  # the worker's own thread logs it
                 alive_at_summary.append([t.name for t in helpers - {here} if t.is_alive()])
 
-    logger, summary = logging.getLogger("skiplock.worker"), Summary()
-    level = logger.level
-    logger.addHandler(summary)
-    logger.setLevel(logging.INFO)
-    try:
+    with worker_log_handler(Summary(), logging.INFO):
         worker.stop(timeout=15)
-    finally:
-        logger.removeHandler(summary)
-        logger.setLevel(level)
     assert [t.name for t in helpers if t.is_alive()] == []
     assert alive_at_summary == [[]]

@@ -81,7 +81,7 @@ class Outcomes:
                 self.settled(job, None)
             elif job.status != "running":  # the handler completed (or failed) it itself
                 self.settled(job, job.status)
-            # else: lost meanwhile; whoever marked it lost settles it (see below)
+            # else: lost meanwhile; what marked it lost settles it (see the module docstring)
         finally:
             if self.ledger.ended(job):
                 self.flags.wake.set()
