@@ -17,6 +17,7 @@ import itertools
 import os
 import re
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -177,6 +178,18 @@ def backend_url(backend: str) -> str | None:
     return url
 
 
+_LEFT_OUT = pytest.StashKey[int]()
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    left = config.stash.get(_LEFT_OUT, 0)
+    if left:
+        terminalreporter.write_line(
+            f"quick run: {left} tests of the full run left out (reliability, Django 6); "
+            "scripts/test --full runs everything"
+        )
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     for stock in _stocks.values():  # before the servers this session started stop
         stock.close()
@@ -203,8 +216,31 @@ def backend(request: pytest.FixtureRequest, record_testsuite_property: Any) -> s
     return name
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Name each test's backend in a JUnit report, even when the backend skips it."""
+#: what only ``scripts/test --full`` runs (``SKIPLOCK_TEST_SCOPE=full``): the reliability
+#: suite (kill -9 chaos, server restarts, lock-connection kills) and Django 6 on Python 3.12;
+#: the quick run leaves them out (deselected, and counted in its last lines)
+FULL_ONLY = ("tests/reliability/", "tests/test_django6.py")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def quick_run() -> bool:
+    """``SKIPLOCK_TEST_SCOPE=quick`` (``scripts/test`` without ``--full``)."""
+    return os.environ.get("SKIPLOCK_TEST_SCOPE", "full").strip().lower() == "quick"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave the full run's own tests out of a quick run; name each test's backend in a
+    JUnit report, even when the backend skips it."""
+    if quick_run():
+        kept, left = [], []
+        for item in items:
+            where = Path(str(item.path)).resolve()
+            rel = where.relative_to(ROOT).as_posix() if where.is_relative_to(ROOT) else ""
+            (left if rel.startswith(FULL_ONLY) else kept).append(item)
+        if left:
+            config.hook.pytest_deselected(items=left)
+            items[:] = kept
+            config.stash[_LEFT_OUT] = len(left)
     for item in items:
         callspec = getattr(item, "callspec", None)
         if callspec is not None and "backend" in callspec.params:

@@ -1,9 +1,11 @@
-"""scripts/test, the README's test command, never restarts a server unless asked."""
+"""scripts/test, the README's test command: never restarts a server unless asked; the
+quick run by default, everything with ``--full`` (what .ci/run runs)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,24 +13,30 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _restart_setting(tmp_path: Path, **env: str) -> str:
-    """What scripts/test hands pytest as SKIPLOCK_RESTART_SERVERS: a stand-in ``python3``
-    first on PATH prints it instead of running pytest (so nothing is ever restarted)."""
+def _handed(tmp_path: Path, *args: str, names: tuple[str, ...], **env: str) -> list[str]:
+    """What scripts/test hands pytest as the variables *names* and its arguments: a stand-in
+    ``python3`` first on PATH prints them instead of running pytest (so nothing is ever
+    restarted)."""
     fake = tmp_path / "python3"
-    fake.write_text('#!/bin/sh\nprintf "%s" "${SKIPLOCK_RESTART_SERVERS-unset}"\n')
+    lines = "".join(f'printf "%s\\n" "${{{n}-unset}}"\n' for n in names)
+    fake.write_text(f'#!/bin/sh\n{lines}printf "%s\\n" "$*"\n')
     fake.chmod(0o755)
-    clean = {k: v for k, v in os.environ.items() if k != "SKIPLOCK_RESTART_SERVERS"}
+    clean = {k: v for k, v in os.environ.items() if k not in names}
     clean.update(env, PATH=f"{tmp_path}:{clean.get('PATH', '')}")
     clean.setdefault("SKIPLOCK_TEST_MYSQL_URL", "mysql://root@127.0.0.1:3307/test")
     done = subprocess.run(
-        [str(ROOT / "scripts" / "test")],
+        [str(ROOT / "scripts" / "test"), *args],
         env=clean,
         capture_output=True,
         text=True,
         timeout=60,
         check=True,
     )
-    return done.stdout
+    return done.stdout.splitlines()
+
+
+def _restart_setting(tmp_path: Path, **env: str) -> str:
+    return _handed(tmp_path, names=("SKIPLOCK_RESTART_SERVERS",), **env)[0]
 
 
 def test_scripts_test_does_not_restart_servers_by_default(tmp_path: Path) -> None:
@@ -44,3 +52,47 @@ def test_ci_opts_in_to_server_restarts() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
     assert "export SKIPLOCK_RESTART_SERVERS=1" in ci
     assert ci.index("SKIPLOCK_RESTART_SERVERS=1") < ci.index("\nscripts/test")
+
+
+SCOPE = ("SKIPLOCK_TEST_SCOPE", "SKIPLOCK_BACKENDS", "SKIPLOCK_TEST_PYTHONS")
+
+
+def test_scripts_test_is_the_quick_run_on_postgresql_and_mariadb(tmp_path: Path) -> None:
+    scope, backends, pythons, args = _handed(tmp_path, "-x", names=SCOPE)
+    assert (scope, backends, pythons, args) == (
+        "quick",
+        "postgresql,mariadb",
+        "unset",
+        "-m pytest -x",
+    )
+
+
+def test_scripts_test_full_runs_every_backend_and_python(tmp_path: Path) -> None:
+    scope, backends, pythons, args = _handed(tmp_path, "--full", "-x", names=SCOPE)
+    assert (scope, backends, args) == ("full", "unset", "-m pytest -x")
+    assert pythons == "3.10,3.11,3.12,3.13"
+
+
+def test_the_quick_run_leaves_out_the_full_runs_own_tests() -> None:
+    """Collected for real: the reliability suite and Django 6 are deselected and counted."""
+    env = {**os.environ, "SKIPLOCK_TEST_SCOPE": "quick", "SKIPLOCK_BACKENDS": "postgresql"}
+    where = ["tests/test_django6.py", "tests/reliability/test_chaos.py", "tests/test_scripts.py"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *where],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert "test_django6" not in out.split("deselected")[0], out
+    assert "test_chaos" not in out, out
+    assert "tests/test_scripts.py::test_ci_runs_the_full_run" in out, out
+    assert "quick run: 3 tests of the full run left out" in out, out
+
+
+def test_ci_runs_the_full_run() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "\nscripts/test --full\n" in ci
