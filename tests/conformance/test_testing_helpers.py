@@ -239,7 +239,7 @@ def test_isolate_refuses_another_thread_and_a_wrong_order(
         outer.__exit__(None, None, None)
     inner.__exit__(None, None, None)
     outer.__exit__(None, None, None)
-    with pytest.raises(skiplock.ConfigurationError, match="takes a skiplock.Queue"):
+    with pytest.raises(skiplock.ConfigurationError, match=r"takes a skiplock\.Queue"):
         testing.isolate(app, "a url")  # type: ignore[arg-type]
 
 
