@@ -95,9 +95,16 @@ def test_drain_ends_jobs_as_the_worker_does(app: skiplock.App, isolated: skiploc
     def not_json() -> object:
         return object()
 
+    @app.task(name="slow", timeout=0.05)
+    def slow() -> str:
+        time.sleep(0.3)  # past its timeout: a drain has no heartbeat to abandon it
+        return "finished"
+
     ids = [discarded.defer(), cancelled.defer(), not_json.defer()]
     unknown = app.enqueue("nobody.knows", queue="default")
+    late = slow.defer()
     jobs = {j.id: j for j in testing.drain(app)}
+    assert (jobs[late].status, jobs[late].result) == ("done", "finished")
     assert (jobs[ids[0]].status, jobs[ids[0]].attempt) == ("failed", 1)  # no retries
     assert jobs[ids[0]].last_error == "skiplock.errors.Discard: bad input"
     assert (jobs[ids[1]].status, jobs[ids[1]].attempt) == ("cancelled", 1)
@@ -322,8 +329,16 @@ def test_drain_async_and_assert_enqueued_async(
     def plain() -> str:
         return threading.current_thread().name
 
+    with testing.isolate(app, queue):  # no loop runs here: each async def task gets one
+        fetch.defer("first")
+        [first] = testing.drain(app)
+        assert (first.status, first.result) == ("done", "FIRST")
+    calls.clear()
+    made: list[skiplock.AsyncQueue] = []
+
     async def run() -> list[skiplock.Job]:
         async with testing.isolate(app, queue):
+            made.append(app.async_queue)
             await fetch.defer_async("home")
             await fails.defer_async()
             await plain.defer_async()
@@ -337,6 +352,8 @@ def test_drain_async_and_assert_enqueued_async(
             return await testing.drain_async(app)
 
     jobs = {j.payload["task"]: j for j in asyncio.run(run())}
+    with pytest.raises(skiplock.ConfigurationError, match="closed"):
+        asyncio.run(made[0].stats())  # the AsyncQueue made for the app: closed by async with
     assert (jobs["fetch"].status, jobs["fetch"].result) == ("done", "HOME")
     assert (jobs["fails"].status, jobs["fails"].attempt) == ("failed", 3)
     assert jobs["fails"].last_error == "ConnectionError: down"
@@ -354,3 +371,15 @@ def test_drain_async_and_assert_enqueued_async(
 
     [job] = asyncio.run(bare())
     assert (job.status, job.result) == ("done", 4)
+
+    async def given_an_async_queue() -> skiplock.Queue:
+        async with skiplock.connect_async(url, table=str(queue.table)) as aq:
+            with testing.isolate(app, aq):
+                plain.defer()  # the sync queue made for the app, on aq's table
+                await testing.assert_enqueued_async(aq, task=plain, count=1)
+                return app.queue
+
+    sync = asyncio.run(given_an_async_queue())
+    assert sync is not queue and app.queue is not sync
+    with pytest.raises(skiplock.ConfigurationError, match="closed"):
+        sync.stats()  # made by isolate, closed when the block ended
