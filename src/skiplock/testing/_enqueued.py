@@ -107,9 +107,9 @@ class _Expected:
             if getattr(self, name) is not None:
                 parts.append(f"{name}={getattr(self, name)!r}")
         want = "at least 1 job" if self.count is None else f"{self.count} job(s)"
-        states = "/".join(self.statuses) if self.statuses is not None else "any"
+        states = "all the" if self.statuses is None else f"the {'/'.join(self.statuses)}"
         head = (
-            f"expected {want} matching {', '.join(parts) or 'anything'} among the {states} "
+            f"expected {want} matching {', '.join(parts) or 'anything'} among {states} "
             f"jobs of table {table}; found {found} matching of {len(jobs)}"
         )
         lines = [head + (":" if jobs else ".")]
