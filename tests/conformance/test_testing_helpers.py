@@ -307,6 +307,8 @@ def test_assert_enqueued_lists_what_is_there(app: skiplock.App, isolated: skiplo
     for bad in ({"args": "ada"}, {"payload": {}, "task": "send"}, {"status": "queued"}):
         with pytest.raises(skiplock.ConfigurationError):
             testing.assert_enqueued(app, **bad)
+    with pytest.raises(skiplock.ConfigurationError, match="assert_enqueued_async"):
+        testing.assert_enqueued(skiplock.connect_async("postgresql://h/db"))  # type: ignore[arg-type]
 
 
 def test_drain_async_and_assert_enqueued_async(
