@@ -83,3 +83,13 @@ def test_wheel_holds_and_loads_every_dialect(tmp_path: Path) -> None:
     assert len(loaded.stdout.splitlines()) == len(DIALECTS) + 1
     for name in ("postgresql", "mysql", "mssql"):
         assert f"skiplock/dialects/migrations/{name}/0001_initial.sql" in names
+    # every package of the checkout: a wheel without one still imports in this process
+    # (the editable install's finder serves it), so look at the names
+    for init in sorted((ROOT / "src").rglob("__init__.py")):
+        assert init.relative_to(ROOT / "src").as_posix() in names, f"the wheel lacks {init}"
+    # the pytest plugin and its package (docs/testing-your-code.md), found by pytest
+    # through the wheel's pytest11 entry point
+    assert "skiplock/testing/plugin.py" in names
+    [entry_points] = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+    text = zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "[pytest11]\nskiplock = skiplock.testing.plugin" in text, text

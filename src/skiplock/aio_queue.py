@@ -81,17 +81,7 @@ class AsyncQueue(AsyncSession):
     def sync_queue(self) -> Queue:
         """A new sync :class:`~skiplock.Queue` on the same URL, table and pool settings
         (what :class:`~skiplock.AsyncWorker` uses for its own I/O). The caller closes it."""
-        s = self.pool_settings
-        return Queue(
-            self._url_text,
-            table=str(self.table),
-            max_size=s.max_size,
-            max_idle=s.max_idle,
-            pool_timeout=s.timeout,
-            max_lifetime=s.max_lifetime,
-            max_idle_time=s.max_idle_time,
-            queue_limits=self.queue_limits,
-        )
+        return Queue(self._url_text, **_settings_of(self))
 
     # -- connections (the machinery: skiplock._aio_session) -------------------------------
 
@@ -262,3 +252,23 @@ for _name, _method in list(vars(AsyncQueue).items()):
     _sync = getattr(Queue, _name, None)
     if callable(_method) and _sync is not None and _sync.__doc__ and not _method.__doc__:
         _method.__doc__ = _sync.__doc__
+
+
+def _settings_of(q: Queue | AsyncQueue) -> dict[str, Any]:
+    """The table, pool settings and queue limits of *q*, as both constructors take them."""
+    s = q.pool_settings
+    return {
+        "table": str(q.table),
+        "max_size": s.max_size,
+        "max_idle": s.max_idle,
+        "pool_timeout": s.timeout,
+        "max_lifetime": s.max_lifetime,
+        "max_idle_time": s.max_idle_time,
+        "queue_limits": q.queue_limits,
+    }
+
+
+def twin(queue: Queue) -> AsyncQueue:
+    """A new :class:`AsyncQueue` on *queue*'s URL, table and settings (the reverse of
+    :meth:`AsyncQueue.sync_queue`); the caller closes it."""
+    return AsyncQueue(queue._url_text, **_settings_of(queue))

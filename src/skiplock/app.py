@@ -348,7 +348,12 @@ class App:
         self, queues: Sequence[str] | None, options: dict[str, Any]
     ) -> dict[str, Any]:
         if queues is None:
-            queues = sorted({t.queue for t in self.tasks.values()}) or ["default"]
+            queues = self._task_queues()
         options.setdefault("timeout", self.timeout_of)
         options.setdefault("periodic", list(self.schedules.values()))
         return {"queues": list(queues), **options}
+
+    def _task_queues(self) -> list[str]:
+        """Every queue a task names (``default`` with no task): what a worker (and
+        ``skiplock.testing.drain``) claims from unless told."""
+        return sorted({t.queue for t in self.tasks.values()}) or ["default"]

@@ -85,6 +85,7 @@ class Queue(Session):
         max_idle_time: float = 600.0,
         queue_limits: Mapping[str, int] | None = None,
     ):
+        self._url_text = url  # for an AsyncQueue on the same URL (skiplock.aio_queue.twin)
         self._setup(
             url, table, queue_limits, max_size, max_idle, pool_timeout, max_lifetime, max_idle_time
         )

@@ -97,6 +97,11 @@ class AsyncioRunner:
     def shutdown_threads(self) -> None:
         self.threads.shutdown(wait=False, cancel_futures=True)
 
+    async def run_one(self, job: Job) -> None:
+        """Run *job*'s handler on the running loop and report its end, as a task of
+        :meth:`submit` does (``skiplock.testing.drain_async`` awaits it directly)."""
+        await self._run(job)
+
     def _run_sync(self, job: Job) -> None:
         if self.ledger.begin(job):  # False: given back while it waited
             run_sync(self.handler, self.outcomes, job)

@@ -42,10 +42,15 @@ log = logging.getLogger("skiplock.worker")
 class Outcomes:
     """Turns a handler's end into the job's outcome, written fenced and counted once."""
 
-    def __init__(self, queue: Queue, ledger: Ledger, flags: Flags) -> None:
+    def __init__(
+        self, queue: Queue, ledger: Ledger, flags: Flags, *, retry_in: float | None = None
+    ) -> None:
         self.queue = queue
         self.ledger = ledger
         self.flags = flags
+        #: seconds before a failed attempt is claimable again (None: :func:`~skiplock.backoff`;
+        #: ``skiplock.testing.drain`` passes 0)
+        self.retry_in = retry_in
         self.writes = threading.Lock()
 
     def handler_ended(
@@ -105,7 +110,11 @@ class Outcomes:
         if job.lost:  # settled by what marked it lost
             return
         self.ledger.note_error(job, exc)
-        self.write(job, lambda: self.queue.fail(job, last_line(exc)), applied=("pending", "failed"))
+        self.write(
+            job,
+            lambda: self.queue.fail(job, last_line(exc), retry_in=self.retry_in),
+            applied=("pending", "failed"),
+        )
 
     def stopped(self, job: Job, exc: Cancelled | Discard, raised: Exception | None = None) -> None:
         """The handler raised Cancelled (end the job ``cancelled``) or Discard (``failed``
@@ -129,7 +138,9 @@ class Outcomes:
         error = TimeoutError(f"job {job.id} attempt {job.attempt} exceeded its timeout")
         self.ledger.note_error(job, error)
         self.write(
-            job, lambda: self.queue.fail(job, last_line(error)), applied=("pending", "failed")
+            job,
+            lambda: self.queue.fail(job, last_line(error), retry_in=self.retry_in),
+            applied=("pending", "failed"),
         )
 
     def write(self, job: Job, write: Callable[[], object], *, applied: tuple[str, ...]) -> None:

@@ -1,0 +1,249 @@
+"""``drain`` and ``drain_async``: run the due jobs here, through the worker's own parts.
+
+A drain is a worker of one slot with no threads of its own: it claims one job at a time
+(:meth:`skiplock.Queue.claim`), holds it in a :class:`~skiplock._worker.ledger.Ledger`,
+runs the handler with the worker's runner code (``ThreadRunner.run_one`` in the calling
+thread, ``AsyncioRunner.run_one`` on the running loop), and the worker's
+:class:`~skiplock._worker.outcome.Outcomes` and
+:class:`~skiplock._worker.completer.Completer` write the outcome, fenced: a completion,
+a failed attempt (retried while attempts are left, then ``failed``), ``Discard``,
+``Cancelled``. The one difference is the retry delay: a failed attempt is written with
+``retry_in=0`` instead of :func:`~skiplock.backoff`, so the job is due again at once and
+the drain claims it again, with no sleep.
+
+Not done by a drain: heartbeats and timeouts (the handler runs to its end; the lease is
+``DRAIN_LEASE`` seconds), periodic schedules, and jobs not yet due (``run_at`` or
+``delay`` in the future, or a handler's own ``q.fail(job, ..., retry_in=...)``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .._checks import integer, queue_names
+from .._worker.aio import AsyncioRunner, is_async_handler
+from .._worker.completer import Completer
+from .._worker.ledger import Ledger
+from .._worker.outcome import Outcomes
+from .._worker.runners import Handler, ThreadRunner
+from .._worker.settings import Flags
+from ..aio_queue import AsyncQueue
+from ..app import App
+from ..errors import ConfigurationError
+from ..job import Job
+from ..queue import Queue
+
+__all__ = ["DRAIN_LEASE", "JobFailed", "drain", "drain_async"]
+
+#: seconds of lease a drain claims with (no heartbeat extends it)
+DRAIN_LEASE = 300.0
+#: the statuses a job ends in; a drain returns a job once it reaches one
+FINAL = ("done", "failed", "cancelled")
+
+Target = App | Queue | AsyncQueue
+
+
+class JobFailed(AssertionError):
+    """A job drained with ``raise_on_failure=True`` ended ``failed``. ``job`` is its record;
+    ``__cause__`` is the exception its handler raised last (None: it failed otherwise,
+    e.g. a result that is not JSON)."""
+
+    def __init__(self, job: Job) -> None:
+        task = job.payload.get("task") if isinstance(job.payload, dict) else None
+        what = f"task {task!r}" if isinstance(task, str) else "its handler"
+        super().__init__(
+            f"job {job.id} ({what}) failed after {job.attempt} of {job.max_attempts} "
+            f"attempts: {job.last_error}"
+        )
+        self.job = job
+
+
+@dataclass
+class _Plan:
+    """What to drain: the sync queue all writes go through, the handler, the queue names."""
+
+    queue: Queue
+    handler: Handler
+    queues: list[str]
+    max_jobs: int | None
+    raise_on_failure: bool
+    #: a sync Queue made here for an AsyncQueue, closed when the drain ends
+    own: Queue | None = None
+
+
+def _plan(
+    target: object,
+    queues: Sequence[str] | str | None,
+    max_jobs: int | None,
+    handler: Handler | None,
+    raise_on_failure: bool,
+    *,
+    is_async: bool,
+) -> _Plan:
+    """Check the arguments (ConfigurationError, before any I/O) and say what to drain."""
+    if max_jobs is not None:
+        integer(max_jobs, "max_jobs", 1, 2**63 - 1)
+    if isinstance(target, App):
+        if handler is not None:
+            raise ConfigurationError(
+                "drain(app) runs the app's tasks: pass handler= only with a Queue"
+            )
+        handler = target.handle_async if is_async else target.handle
+        names = target._task_queues() if queues is None else queues
+        return _Plan(target.queue, handler, queue_names(names), max_jobs, raise_on_failure)
+    if not isinstance(target, (Queue, AsyncQueue)):
+        raise ConfigurationError(
+            f"drain() takes a skiplock.App, Queue or AsyncQueue, not {type(target).__name__}"
+        )
+    if handler is None:
+        raise ConfigurationError(
+            "a Queue has no tasks to run its jobs with: drain the App (drain(app)), or pass "
+            "handler=, a function taking a skiplock.Job (as skiplock.Worker does)"
+        )
+    if not callable(handler):
+        raise ConfigurationError("handler must be a function taking a skiplock.Job")
+    if not is_async and is_async_handler(handler):
+        raise ConfigurationError("handler is an async def: use await drain_async(...)")
+    names = queue_names(("default",) if queues is None else queues)
+    if isinstance(target, Queue):
+        return _Plan(target, handler, names, max_jobs, raise_on_failure)
+    own = target.sync_queue()  # the worker's way: writes on a sync Queue, in threads
+    return _Plan(own, handler, names, max_jobs, raise_on_failure, own)
+
+
+class _Drain:
+    """The worker's ledger, outcome writer and completer for one slot, and the jobs done."""
+
+    def __init__(self, plan: _Plan) -> None:
+        self.plan = plan
+        self.ledger = Ledger(1)
+        self.outcomes = Outcomes(plan.queue, self.ledger, Flags(), retry_in=0)
+        self.completer = Completer(plan.queue, self.ledger, self.outcomes)
+        self.finished: list[Job] = []
+        self.errors: dict[int, Exception] = {}  # job id → what its handler raised last
+
+    def handler(self) -> Handler:
+        """The plan's handler, keeping what it raises (for JobFailed's cause)."""
+        inner, errors = self.plan.handler, self.errors
+        if is_async_handler(inner):
+
+            async def run_async(job: Job) -> Any:
+                try:
+                    return await inner(job)
+                except Exception as exc:
+                    errors[job.id] = exc
+                    raise
+
+            return run_async
+
+        def run(job: Job) -> Any:
+            try:
+                return inner(job)
+            except Exception as exc:
+                errors[job.id] = exc
+                raise
+
+        return run
+
+    def claim(self) -> Job | None:
+        """The next due job, held in the ledger; None when none is due (or enough ran)."""
+        p = self.plan
+        if p.max_jobs is not None and len(self.finished) >= p.max_jobs:
+            return None
+        jobs = p.queue.claim(queues=p.queues, limit=1, lease=DRAIN_LEASE)
+        if not jobs:
+            return None
+        self.ledger.hold([(jobs[0], None)])
+        return jobs[0]
+
+    def settle(self, job: Job) -> None:
+        """After the handler's end was reported: write its completion (fenced, as the
+        worker's completer does); a job that ended is read back and kept."""
+        self.completer.flush()
+        if job.status not in FINAL:  # retried (due again now), or no longer ours
+            return
+        record = self.plan.queue.get(job.id) or job
+        self.finished.append(record)
+        if self.plan.raise_on_failure and record.status == "failed":
+            raise JobFailed(record) from self.errors.get(job.id)
+
+
+def drain(
+    target: Target,
+    *,
+    queues: Sequence[str] | str | None = None,
+    max_jobs: int | None = None,
+    handler: Callable[[Job], Any] | None = None,
+    raise_on_failure: bool = False,
+) -> list[Job]:
+    """Run the due jobs of *target* in this thread until none is due; return the jobs that
+    ended (``done``, ``failed``, ``cancelled``), in the order they ended, as stored.
+
+    *target* is an :class:`~skiplock.App` (its tasks run the jobs; *queues* defaults to
+    every queue its tasks name, as :meth:`App.worker` does), or a Queue / AsyncQueue with
+    *handler*, a function of the :class:`~skiplock.Job` (*queues* defaults to
+    ``default``). Outcomes are the worker's: a failed attempt is retried while the job
+    has attempts left (its task's ``max_attempts``), at once instead of after the
+    back-off, and the job ends ``failed`` after the last; ``Discard`` fails it at once,
+    ``Cancelled`` cancels it. A failed job is returned, not raised, unless
+    *raise_on_failure* (then :class:`JobFailed` is raised when the first one fails, from
+    what its handler raised). *max_jobs* stops after that many jobs ended. Jobs enqueued
+    by the jobs run are run too, when due. Not run: jobs not yet due. Raises
+    ConfigurationError for bad arguments, and for an App with ``async def`` tasks while
+    an event loop runs in this thread (use :func:`drain_async`)."""
+    plan = _plan(target, queues, max_jobs, handler, raise_on_failure, is_async=False)
+    if isinstance(target, App) and target.has_async_tasks and _loop_running():
+        raise ConfigurationError(
+            "this app has async def tasks and an event loop runs in this thread: "
+            "use await skiplock.testing.drain_async(app)"
+        )
+    d = _Drain(plan)
+    runner = ThreadRunner(d.handler(), d.outcomes, d.ledger)
+    try:
+        while (job := d.claim()) is not None:
+            if d.ledger.begin(job):
+                runner.run_one(job)
+            d.settle(job)
+        return d.finished
+    finally:
+        if plan.own is not None:
+            plan.own.close()
+
+
+async def drain_async(
+    target: Target,
+    *,
+    queues: Sequence[str] | str | None = None,
+    max_jobs: int | None = None,
+    handler: Callable[[Job], Any] | None = None,
+    raise_on_failure: bool = False,
+) -> list[Job]:
+    """:func:`drain` for asyncio code: ``async def`` tasks (or an ``async def`` *handler*)
+    are awaited on the running loop, sync ones run in a thread; the claims and the
+    outcomes' writes run on a sync Queue in threads, as :class:`~skiplock.AsyncWorker`
+    does (an AsyncQueue's own: :meth:`AsyncQueue.sync_queue`, closed at the end). The
+    same arguments, outcomes and return value as :func:`drain`."""
+    plan = _plan(target, queues, max_jobs, handler, raise_on_failure, is_async=True)
+    d = _Drain(plan)
+    runner = AsyncioRunner(d.handler(), d.outcomes, d.ledger, 1)
+    runner.bind(asyncio.get_running_loop())
+    try:
+        while (job := await asyncio.to_thread(d.claim)) is not None:
+            await runner.run_one(job)
+            await asyncio.to_thread(d.settle, job)
+        return d.finished
+    finally:
+        runner.shutdown_threads()
+        if plan.own is not None:
+            plan.own.close()
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True

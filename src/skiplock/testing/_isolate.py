@@ -1,0 +1,117 @@
+"""``isolate(app, queue)``: point an App's tasks at a test's queue for a block.
+
+Inside the block, ``task.defer()`` / ``app.enqueue()`` write to *queue*,
+``task.defer_async()`` to an AsyncQueue on the same table, and ``app.worker()``,
+``drain(app)`` claim from it. What changes is the App object itself, so the block holds
+for every thread of the process, not only the one that entered it: a Worker's runner
+threads, ``asyncio.to_thread``, a thread the code under test starts. It does not change a
+Queue object held elsewhere, nor a Worker built before the block.
+
+Blocks nest (an inner block wins until it ends, then the outer one holds again) and must
+end in the reverse order they began. While a block holds, another thread's ``isolate`` of
+the same App raises ConfigurationError: two tests at once cannot share one App.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from types import TracebackType
+
+from ..aio_queue import AsyncQueue, twin
+from ..app import App
+from ..errors import ConfigurationError
+from ..queue import Queue
+
+__all__ = ["Isolation", "isolate"]
+
+_lock = threading.Lock()
+#: the blocks holding for each App, innermost last
+_blocks: weakref.WeakKeyDictionary[App, list[Isolation]] = weakref.WeakKeyDictionary()
+
+
+def isolate(app: App, queue: Queue | AsyncQueue) -> Isolation:
+    """A context manager (``with`` or ``async with``) under which *app*'s tasks enqueue
+    into, and are run from, *queue* (see the module's docstring); the app's own queues
+    are back when it ends, whatever the block raised. Given a Queue, the app's
+    ``async_queue`` is a new AsyncQueue on its table, closed by ``async with`` (with a
+    plain ``with``, left to the garbage collector); given an AsyncQueue, the app's sync
+    ``queue`` is a new Queue on its table, closed at the end. *queue* itself is never
+    closed. Raises ConfigurationError for anything but an App and a queue."""
+    if not isinstance(app, App):
+        raise ConfigurationError(f"isolate() takes a skiplock.App, not {type(app).__name__}")
+    if not isinstance(queue, (Queue, AsyncQueue)):
+        raise ConfigurationError(
+            f"isolate() takes a skiplock.Queue or AsyncQueue, not {type(queue).__name__}"
+        )
+    return Isolation(app, queue)
+
+
+class Isolation:
+    """One ``isolate()`` block (see :func:`isolate`); enter it once."""
+
+    def __init__(self, app: App, queue: Queue | AsyncQueue) -> None:
+        self.app = app
+        self.queue = queue
+        self._thread: int | None = None
+        self._saved: tuple[Queue | None, AsyncQueue | None] = (None, None)
+        self._made: Queue | AsyncQueue | None = None  # the twin made here, closed here
+
+    def __enter__(self) -> Queue | AsyncQueue:
+        app, me = self.app, threading.get_ident()
+        with _lock:
+            if self._thread is not None:
+                raise ConfigurationError("this isolate() block was entered already")
+            blocks = _blocks.setdefault(app, [])
+            if blocks and blocks[-1]._thread != me:
+                raise ConfigurationError(
+                    "this App is isolated by another thread's isolate() block: isolate it "
+                    "in one thread at a time (tests sharing an App cannot run at once)"
+                )
+            if isinstance(self.queue, Queue):
+                sync, aio = self.queue, twin(self.queue)
+                self._made = aio
+            else:
+                sync, aio = self.queue.sync_queue(), self.queue
+                self._made = sync
+            self._thread = me
+            self._saved = (app._queue, app._async_queue)
+            app._queue, app._async_queue = sync, aio
+            blocks.append(self)
+        return self.queue
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._restore()
+        if isinstance(self._made, Queue):
+            self._made.close()
+
+    async def __aenter__(self) -> Queue | AsyncQueue:
+        return self.__enter__()
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.__exit__(kind, exc, tb)
+        if isinstance(self._made, AsyncQueue):
+            await self._made.close()
+
+    def _restore(self) -> None:
+        app = self.app
+        with _lock:
+            blocks = _blocks.get(app, [])
+            if not blocks or blocks[-1] is not self:
+                raise ConfigurationError(
+                    "isolate() blocks of one App must end in the reverse order they began"
+                )
+            blocks.pop()
+            if not blocks:
+                del _blocks[app]
+            app._queue, app._async_queue = self._saved

