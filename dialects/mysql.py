@@ -187,8 +187,12 @@ class MySQLDialect(Dialect):
                 raise
             conn = await aio.connect(**kwargs, ssl_disabled=True)
         own = AsyncMySQLConnectorAdapter(conn, self.driver, owned=True)
-        for sql in self._SESSION:
-            await own.execute(Statement(sql, None, NOTHING))
+        try:
+            for sql in self._SESSION:
+                await own.execute(Statement(sql, None, NOTHING))
+        except BaseException:  # a failure or a cancelled task: not left open
+            own.abort()
+            raise
         return own
 
     def server_info(self, conn: Any) -> ServerInfo:

@@ -79,6 +79,11 @@ class AsyncAdapter:
     async def close(self) -> None:
         await self.connection.close()
 
+    def abort(self) -> None:
+        """Close the connection without an await, after :meth:`close` was interrupted (a
+        cancelled task). Nothing here: psycopg's close does not await, a thread's close
+        goes on by itself; a driver whose close awaits the server overrides it."""
+
     def is_closed(self) -> bool:
         """True when the connection cannot be reused (own connections, at check-in)."""
         return False
