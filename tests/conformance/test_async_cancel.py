@@ -413,3 +413,49 @@ def test_a_sync_block_interrupted_in_its_commit_drops_its_connection(
         signal.signal(signal.SIGINT, previous)
         q.close()
     assert side_rows(queue, side_table) == []  # psycopg cancelled the COMMIT on the server
+
+
+def test_a_call_run_in_a_thread_is_closed_only_after_its_cancelled_statement(
+    queue: skiplock.Queue,
+) -> None:
+    """SQL Server's AsyncQueue runs the sync driver in threads (``ThreadAdapter``): a
+    cancelled call's thread goes on with its statement, and the close that drops the
+    connection waits for it instead of running beside it. (No SQL Server here: the same
+    adapter over this backend's sync driver.)"""
+    from skiplock._ops import ROWS, Statement
+    from skiplock.drivers.aio import ThreadAdapter
+
+    sleep = "pg_sleep" if queue.dialect.name == "postgresql" else "SLEEP"
+    conn = queue.connection()
+    sync = queue.dialect.adapter(conn)
+    events: list[str] = []
+    run_statement = sync.execute
+
+    def execute(request: Any) -> Any:
+        try:
+            return run_statement(request)
+        finally:
+            events.append("statement ended")
+
+    class Closing:  # the connection as the adapter's close sees it
+        def close(self) -> None:
+            events.append("closed")
+            conn.close()
+
+    sync.execute = execute  # type: ignore[method-assign]
+    own = ThreadAdapter(sync)
+    own.connection = Closing()
+
+    async def main() -> None:
+        task = asyncio.ensure_future(own.execute(Statement(f"SELECT {sleep}(0.3)", None, ROWS)))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await own.close()
+
+    try:
+        run(main)
+    finally:
+        conn.close()
+    assert events == ["statement ended", "closed"]
