@@ -23,6 +23,7 @@ import hashlib
 import json
 import weakref
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any, ClassVar
@@ -153,14 +154,19 @@ class MySQLDialect(Dialect):
             "client_flags": [ClientFlag.FOUND_ROWS],
         }
         conn = self.driver.connect(**{**kwargs, **self.connect_kwargs()})
-        cur = conn.cursor()
         try:
-            for sql in self._SESSION:
-                cur.execute(sql)
-        finally:
-            cur.close()
-        if not hasattr(conn, "_socket"):  # the C extension hides its socket
-            self._sockets[conn] = _mysql_driver.socket_of(conn)
+            cur = conn.cursor()
+            try:
+                for sql in self._SESSION:
+                    cur.execute(sql)
+            finally:
+                cur.close()
+            if not hasattr(conn, "_socket"):  # the C extension hides its socket
+                self._sockets[conn] = _mysql_driver.socket_of(conn)
+        except BaseException:  # a failure or KeyboardInterrupt: not left open
+            with suppress(Exception):
+                conn.close()
+            raise
         return conn
 
     probe_autocommit: ClassVar[bool] = True  # one round trip per probe, no COMMIT
@@ -187,8 +193,13 @@ class MySQLDialect(Dialect):
                 raise
             conn = await aio.connect(**kwargs, ssl_disabled=True)
         own = AsyncMySQLConnectorAdapter(conn, self.driver, owned=True)
-        for sql in self._SESSION:
-            await own.execute(Statement(sql, None, NOTHING))
+        try:
+            for sql in self._SESSION:
+                await own.execute(Statement(sql, None, NOTHING))
+        except BaseException:  # a failure or a cancelled task: not left open
+            with suppress(Exception):
+                own.abort()
+            raise
         return own
 
     def server_info(self, conn: Any) -> ServerInfo:

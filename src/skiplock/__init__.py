@@ -14,6 +14,7 @@ PostgreSQL, MySQL 8 / MariaDB and SQL Server behind one interface, chosen by URL
 from __future__ import annotations
 
 from ._periodic import Schedule
+from ._pool_state import PoolStats
 from ._url import mask_password
 from .admin import prune, retry_failed
 from .aio_queue import AsyncQueue, AsyncTransaction, connect_async
@@ -50,6 +51,7 @@ __all__ = [
     "LeaseLost",
     "LockNotAcquired",
     "PayloadError",
+    "PoolStats",
     "PoolTimeout",
     "Queue",
     "Schedule",

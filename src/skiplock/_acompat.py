@@ -28,9 +28,15 @@ def wait_event(event: threading.Event, timeout: float) -> bool:
 
 async def wait_event_async(event: asyncio.Event, timeout: float) -> bool:
     """Wait up to *timeout* seconds for *event*; True if it was set. A cancellation of
-    the waiting task is raised as it comes."""
+    the waiting task is raised as it comes, even when the event is set in the same turn
+    of the loop: ``asyncio.wait_for`` before Python 3.12 then returns the result and the
+    cancellation is lost (the task runs on past an ``asyncio.timeout()``), so it is not
+    used here."""
+    if event.is_set():
+        return True
+    waiting = asyncio.ensure_future(event.wait())
     try:
-        await asyncio.wait_for(event.wait(), timeout)
-    except asyncio.TimeoutError:
-        return False
-    return True
+        await asyncio.wait((waiting,), timeout=timeout)
+    finally:
+        waiting.cancel()
+    return event.is_set()

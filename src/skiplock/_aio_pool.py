@@ -41,7 +41,8 @@ class AsyncPool:
     back (see :class:`~skiplock._pool_state.PoolState` for what is kept and what closed).
     An idle connection found unusable by *usable* (a check without a round trip) when lent
     is closed and replaced. There is no background task: idle connections are recycled
-    when the pool is next used. The connections are skiplock's adapters.
+    when the pool is next used. The connections are skiplock's adapters (``close()``, and
+    ``abort()`` for a close that was interrupted).
     """
 
     def __init__(
@@ -62,25 +63,46 @@ class AsyncPool:
     async def get(self) -> Any:
         """A connection for the caller alone until :meth:`put`. Raises ``PoolTimeout``
         after ``timeout`` seconds without one, ``ConfigurationError`` once closed, and
-        whatever opening a connection raises."""
+        whatever opening a connection raises.
+
+        Interrupted anywhere (a cancelled task, ``KeyboardInterrupt``), it gives back what
+        it held by then, its place in line, a connection or a slot, before it re-raises:
+        every change to the pool's count is made by :class:`PoolState` without an await,
+        and each await here is guarded by what undoes it."""
         deadline = time.monotonic() + self.timeout
         conn, waiter, stale = self.state.lend(_LoopWaiter)
-        await _close_all(stale)
+        try:
+            await _close_all(stale)
+        except BaseException:
+            await self._give_back(conn, waiter)
+            raise
         if isinstance(waiter, _LoopWaiter):
             conn = await self._wait(waiter, deadline)
         if conn is not None and not self._usable(conn):
             self.state.forget(conn)  # broken while idle (killed, timed out): its slot is ours
-            await _close_all([conn])
+            try:
+                await _close_all([conn])
+            except BaseException:
+                self.state.open_failed()  # the slot goes back (or to the next in line)
+                raise
             conn = None
         return conn if conn is not None else await self._open_one()
+
+    async def _give_back(self, conn: Any, waiter: Waiter | None) -> None:
+        """What an interrupted :meth:`get` held: its place in line (and whatever it was
+        handed meanwhile), an idle connection, or the slot for a new one."""
+        if waiter is not None:
+            conn = self.state.abandon(waiter)
+        elif conn is None:
+            self.state.open_failed()
+        if conn is not None:
+            await self.put(conn)
 
     async def _wait(self, waiter: _LoopWaiter, deadline: float) -> Any:
         try:
             handed = await wait_event_async(waiter.done, max(0.0, deadline - time.monotonic()))
         except BaseException:  # KeyboardInterrupt, a cancelled task: pass on what we got
-            back = self.state.abandon(waiter)
-            if back is not None:
-                await self.put(back)
+            await self._give_back(None, waiter)
             raise
         if not handed:
             err = self.state.timed_out(waiter)
@@ -112,6 +134,17 @@ class AsyncPool:
 
 
 async def _close_all(conns: list[Any]) -> None:
-    for conn in conns:
-        with suppress(Exception):
+    """Close each of *conns* (already out of the pool's count), ignoring their errors. If
+    interrupted, the one being closed and the rest are aborted (their sockets closed
+    without an await: see ``AsyncAdapter.abort``), then the interruption is raised."""
+    for i, conn in enumerate(conns):
+        try:
             await conn.close()
+        except Exception:
+            with suppress(Exception):
+                conn.abort()
+        except BaseException:
+            for rest in conns[i:]:
+                with suppress(Exception):
+                    rest.abort()
+            raise

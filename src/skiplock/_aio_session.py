@@ -24,7 +24,7 @@ from ._aio_run import run_async, run_theirs_async
 from ._aio_transaction import AsyncTransaction
 from ._checks import queue_limits as checked_queue_limits
 from ._ops import Op, StatementError
-from ._pool_state import PoolSettings
+from ._pool_state import PoolSettings, PoolStats
 from ._schema import Schema
 from ._sql import TableName
 from ._url import DatabaseURL, parse_url
@@ -120,6 +120,13 @@ class AsyncSession:
         own: AsyncAdapter = await self._pool.get()
         return own
 
+    def pool_stats(self) -> PoolStats:
+        """How many of the pool's connections are open, idle, in use, and how many callers
+        wait for one, now (no I/O). ``in_use`` goes back to 0 when every call has ended,
+        however it ended: one interrupted (a cancelled task, ``KeyboardInterrupt``) drops
+        its connection rather than keep it (see docs/pool.md)."""
+        return self._pool.state.stats()
+
     # -- running one operation ------------------------------------------------------------
 
     async def _call(self, call: calls.Call[T, R]) -> R:
@@ -145,7 +152,9 @@ class AsyncSession:
         A failure before COMMIT rolls back; if it was a deadlock, a lock timeout or a lost
         connection the whole transaction runs again (bounded, with jitter), with a new
         operation. A connection lost during COMMIT leaves the outcome unknown: that is
-        raised, never retried.
+        raised, never retried. An interruption (a cancelled task, ``KeyboardInterrupt``,
+        ``SystemExit``, ``GeneratorExit``) anywhere drops the connection (see
+        :meth:`_rollback_or_drop`) and is raised, never retried.
         """
         theirs = None if conn is None else await self.adapt(conn)
         if check and not self._schema_ok:
@@ -164,8 +173,8 @@ class AsyncSession:
                     await asleep(random.uniform(0.005, 0.02 * 2**attempt))
                     continue
                 raise err from exc.cause
-            except BaseException:
-                await self._rollback_or_drop(own)
+            except BaseException as exc:
+                await self._rollback_or_drop(own, lost=_interrupted(exc))
                 raise
             await self._commit(own, f"committing ({doing})")
             return result
@@ -194,7 +203,9 @@ class AsyncSession:
 
     async def _commit(self, own: AsyncAdapter, doing: str) -> None:
         """COMMIT a pooled connection and return it to the pool. A connection lost during
-        COMMIT leaves the outcome unknown: the error says so and nothing is retried."""
+        COMMIT leaves the outcome unknown: the error says so and nothing is retried. So
+        does an interruption during COMMIT (the server may have committed or not): the
+        connection is dropped and the interruption raised."""
         try:
             await own.commit()
         except own.errors as exc:
@@ -203,16 +214,25 @@ class AsyncSession:
             if err.connection_lost:
                 err.args = (str(err) + "; whether it committed is unknown",)
             raise err from exc
+        except BaseException:
+            await self._pool.put(own, broken=True)
+            raise
         await self._pool.put(own)
 
     async def _rollback_or_drop(self, own: AsyncAdapter, *, lost: bool = False) -> None:
-        """Return the connection to the pool rolled back; drop it if its last use lost the
-        connection or the rollback fails."""
+        """Return the connection to the pool rolled back; drop it (closed, its pool slot
+        freed) if its last use lost the connection or was interrupted (*lost*: a driver
+        interrupted in the middle of a statement may have a reply left unread, so no
+        rollback is sent; closing the session makes the server roll back), or if the
+        rollback fails or is interrupted."""
         if not lost:
             try:
                 await own.rollback()
             except Exception:
                 lost = True
+            except BaseException:
+                await self._pool.put(own, broken=True)
+                raise
         await self._pool.put(own, broken=lost)
 
     @asynccontextmanager
@@ -225,7 +245,9 @@ class AsyncSession:
                 tx.execute("INSERT INTO receipts (job_id) VALUES (%(id)s)", {"id": job.id})
                 tx.complete(job)     # LeaseLost here rolls back the INSERT too
 
-        Commits when the block ends, rolls back when it raises (and re-raises). With
+        Commits when the block ends, rolls back when it raises (and re-raises); a block
+        interrupted (a cancelled task, ``KeyboardInterrupt``), in its body or in its
+        COMMIT, drops its connection instead (see :meth:`_commit`). With
         ``conn=`` (any connection :meth:`adapt` accepts), the block works in the caller's
         own transaction on that connection and neither commits nor rolls back: the
         caller does.
@@ -239,12 +261,25 @@ class AsyncSession:
         try:
             yield tx
         except BaseException as exc:
-            lost = isinstance(exc, BackendError) and exc.connection_lost
+            lost = _interrupted(exc) or (isinstance(exc, BackendError) and exc.connection_lost)
             await self._rollback_or_drop(own, lost=lost)
             raise
         await self._commit(own, "committing your transaction")
 
 
+def _interrupted(exc: BaseException) -> bool:
+    """*exc* is an interruption (``CancelledError``, ``KeyboardInterrupt``, ``SystemExit``,
+    ``GeneratorExit``), not an error: it may have come in the middle of a driver call."""
+    return not isinstance(exc, Exception)
+
+
 async def _close_quietly(own: AsyncAdapter) -> None:
-    with suppress(Exception):
+    """Close *own*, ignoring its errors; aborted if that fails or is interrupted (the
+    interruption is raised)."""
+    try:
         await own.close()
+    except BaseException as exc:
+        with suppress(Exception):
+            own.abort()
+        if _interrupted(exc):
+            raise

@@ -43,7 +43,8 @@ class Pool:
     back (see :class:`~skiplock._pool_state.PoolState` for what is kept and what closed).
     An idle connection found unusable by *usable* (a check without a round trip) when lent
     is closed and replaced. There is no background task: idle connections are recycled
-    when the pool is next used. The connections are skiplock's adapters.
+    when the pool is next used. The connections are skiplock's adapters (``close()``, and
+    ``abort()`` for a close that was interrupted).
     """
 
     def __init__(
@@ -64,25 +65,46 @@ class Pool:
     def get(self) -> Any:
         """A connection for the caller alone until :meth:`put`. Raises ``PoolTimeout``
         after ``timeout`` seconds without one, ``ConfigurationError`` once closed, and
-        whatever opening a connection raises."""
+        whatever opening a connection raises.
+
+        Interrupted anywhere (a cancelled task, ``KeyboardInterrupt``), it gives back what
+        it held by then, its place in line, a connection or a slot, before it re-raises:
+        every change to the pool's count is made by :class:`PoolState` without an await,
+        and each await here is guarded by what undoes it."""
         deadline = time.monotonic() + self.timeout
         conn, waiter, stale = self.state.lend(_ThreadWaiter)
-        _close_all(stale)
+        try:
+            _close_all(stale)
+        except BaseException:
+            self._give_back(conn, waiter)
+            raise
         if isinstance(waiter, _ThreadWaiter):
             conn = self._wait(waiter, deadline)
         if conn is not None and not self._usable(conn):
             self.state.forget(conn)  # broken while idle (killed, timed out): its slot is ours
-            _close_all([conn])
+            try:
+                _close_all([conn])
+            except BaseException:
+                self.state.open_failed()  # the slot goes back (or to the next in line)
+                raise
             conn = None
         return conn if conn is not None else self._open_one()
+
+    def _give_back(self, conn: Any, waiter: Waiter | None) -> None:
+        """What an interrupted :meth:`get` held: its place in line (and whatever it was
+        handed meanwhile), an idle connection, or the slot for a new one."""
+        if waiter is not None:
+            conn = self.state.abandon(waiter)
+        elif conn is None:
+            self.state.open_failed()
+        if conn is not None:
+            self.put(conn)
 
     def _wait(self, waiter: _ThreadWaiter, deadline: float) -> Any:
         try:
             handed = wait_event(waiter.done, max(0.0, deadline - time.monotonic()))
         except BaseException:  # KeyboardInterrupt, a cancelled task: pass on what we got
-            back = self.state.abandon(waiter)
-            if back is not None:
-                self.put(back)
+            self._give_back(None, waiter)
             raise
         if not handed:
             err = self.state.timed_out(waiter)
@@ -114,6 +136,17 @@ class Pool:
 
 
 def _close_all(conns: list[Any]) -> None:
-    for conn in conns:
-        with suppress(Exception):
+    """Close each of *conns* (already out of the pool's count), ignoring their errors. If
+    interrupted, the one being closed and the rest are aborted (their sockets closed
+    without an await: see ``AsyncAdapter.abort``), then the interruption is raised."""
+    for i, conn in enumerate(conns):
+        try:
             conn.close()
+        except Exception:
+            with suppress(Exception):
+                conn.abort()
+        except BaseException:
+            for rest in conns[i:]:
+                with suppress(Exception):
+                    rest.abort()
+            raise

@@ -26,7 +26,7 @@ from typing import Any
 from ._checks import integer, seconds
 from .errors import ConfigurationError, PoolTimeout
 
-__all__ = ["DEFAULT_MAX_SIZE", "PoolSettings", "PoolState", "Waiter"]
+__all__ = ["DEFAULT_MAX_SIZE", "PoolSettings", "PoolState", "PoolStats", "Waiter"]
 
 #: connections a queue's pool may open when neither max_size nor a larger max_idle is given
 DEFAULT_MAX_SIZE = 10
@@ -69,6 +69,24 @@ class PoolSettings:
             max_lifetime=seconds(max_lifetime, "max_lifetime", strict=True),
             max_idle_time=seconds(max_idle_time, "max_idle_time", strict=True),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class PoolStats:
+    """One moment of a queue's pool (:meth:`skiplock.Queue.pool_stats`), counted by the
+    pool itself: ``in_use`` is 0 once every call and ``transaction()`` block has ended,
+    however it ended (returned, raised, cancelled, interrupted)."""
+
+    #: the bound: at most this many open at once
+    max_size: int
+    #: connections open or being opened, lent or idle
+    open: int
+    #: open and waiting in the pool to be lent
+    idle: int
+    #: lent to a call or a ``transaction()`` block, or being opened for one
+    in_use: int
+    #: callers waiting for a connection
+    waiting: int
 
 
 class Waiter:
@@ -204,6 +222,18 @@ class PoolState:
                 self._forget_locked(conn)
                 stale.append(conn)
         return stale
+
+    def stats(self) -> PoolStats:
+        """The counts now (see :class:`PoolStats`)."""
+        with self._lock:
+            idle = len(self._idle)
+            return PoolStats(
+                max_size=self.settings.max_size,
+                open=self._open,
+                idle=idle,
+                in_use=self._open - idle,
+                waiting=len(self._waiters),
+            )
 
     def close(self) -> list[Any]:
         """No more lending; the idle connections, for the caller to close. Waiters are

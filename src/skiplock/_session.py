@@ -24,7 +24,7 @@ from ._acompat import sleep
 from ._checks import queue_limits as checked_queue_limits
 from ._ops import Op, StatementError
 from ._pool import Pool
-from ._pool_state import PoolSettings
+from ._pool_state import PoolSettings, PoolStats
 from ._run import run_sync, run_theirs
 from ._schema import Schema
 from ._sql import TableName
@@ -113,6 +113,13 @@ class Session:
         own: Adapter = self._pool.get()
         return own
 
+    def pool_stats(self) -> PoolStats:
+        """How many of the pool's connections are open, idle, in use, and how many callers
+        wait for one, now (no I/O). ``in_use`` goes back to 0 when every call has ended,
+        however it ended: one interrupted (a cancelled task, ``KeyboardInterrupt``) drops
+        its connection rather than keep it (see docs/pool.md)."""
+        return self._pool.state.stats()
+
     # -- running one operation ------------------------------------------------------------
 
     def _call(self, call: calls.Call[T, R]) -> R:
@@ -138,7 +145,9 @@ class Session:
         A failure before COMMIT rolls back; if it was a deadlock, a lock timeout or a lost
         connection the whole transaction runs again (bounded, with jitter), with a new
         operation. A connection lost during COMMIT leaves the outcome unknown: that is
-        raised, never retried.
+        raised, never retried. An interruption (a cancelled task, ``KeyboardInterrupt``,
+        ``SystemExit``, ``GeneratorExit``) anywhere drops the connection (see
+        :meth:`_rollback_or_drop`) and is raised, never retried.
         """
         theirs = None if conn is None else self.adapt(conn)
         if check and not self._schema_ok:
@@ -157,8 +166,8 @@ class Session:
                     sleep(random.uniform(0.005, 0.02 * 2**attempt))
                     continue
                 raise err from exc.cause
-            except BaseException:
-                self._rollback_or_drop(own)
+            except BaseException as exc:
+                self._rollback_or_drop(own, lost=_interrupted(exc))
                 raise
             self._commit(own, f"committing ({doing})")
             return result
@@ -187,7 +196,9 @@ class Session:
 
     def _commit(self, own: Adapter, doing: str) -> None:
         """COMMIT a pooled connection and return it to the pool. A connection lost during
-        COMMIT leaves the outcome unknown: the error says so and nothing is retried."""
+        COMMIT leaves the outcome unknown: the error says so and nothing is retried. So
+        does an interruption during COMMIT (the server may have committed or not): the
+        connection is dropped and the interruption raised."""
         try:
             own.commit()
         except own.errors as exc:
@@ -196,16 +207,25 @@ class Session:
             if err.connection_lost:
                 err.args = (str(err) + "; whether it committed is unknown",)
             raise err from exc
+        except BaseException:
+            self._pool.put(own, broken=True)
+            raise
         self._pool.put(own)
 
     def _rollback_or_drop(self, own: Adapter, *, lost: bool = False) -> None:
-        """Return the connection to the pool rolled back; drop it if its last use lost the
-        connection or the rollback fails."""
+        """Return the connection to the pool rolled back; drop it (closed, its pool slot
+        freed) if its last use lost the connection or was interrupted (*lost*: a driver
+        interrupted in the middle of a statement may have a reply left unread, so no
+        rollback is sent; closing the session makes the server roll back), or if the
+        rollback fails or is interrupted."""
         if not lost:
             try:
                 own.rollback()
             except Exception:
                 lost = True
+            except BaseException:
+                self._pool.put(own, broken=True)
+                raise
         self._pool.put(own, broken=lost)
 
     @contextmanager
@@ -218,7 +238,9 @@ class Session:
                 tx.execute("INSERT INTO receipts (job_id) VALUES (%(id)s)", {"id": job.id})
                 tx.complete(job)     # LeaseLost here rolls back the INSERT too
 
-        Commits when the block ends, rolls back when it raises (and re-raises). With
+        Commits when the block ends, rolls back when it raises (and re-raises); a block
+        interrupted (a cancelled task, ``KeyboardInterrupt``), in its body or in its
+        COMMIT, drops its connection instead (see :meth:`_commit`). With
         ``conn=`` (any connection :meth:`adapt` accepts), the block works in the caller's
         own transaction on that connection and neither commits nor rolls back: the
         caller does.
@@ -232,12 +254,25 @@ class Session:
         try:
             yield tx
         except BaseException as exc:
-            lost = isinstance(exc, BackendError) and exc.connection_lost
+            lost = _interrupted(exc) or (isinstance(exc, BackendError) and exc.connection_lost)
             self._rollback_or_drop(own, lost=lost)
             raise
         self._commit(own, "committing your transaction")
 
 
+def _interrupted(exc: BaseException) -> bool:
+    """*exc* is an interruption (``CancelledError``, ``KeyboardInterrupt``, ``SystemExit``,
+    ``GeneratorExit``), not an error: it may have come in the middle of a driver call."""
+    return not isinstance(exc, Exception)
+
+
 def _close_quietly(own: Adapter) -> None:
-    with suppress(Exception):
+    """Close *own*, ignoring its errors; aborted if that fails or is interrupted (the
+    interruption is raised)."""
+    try:
         own.close()
+    except BaseException as exc:
+        with suppress(Exception):
+            own.abort()
+        if _interrupted(exc):
+            raise

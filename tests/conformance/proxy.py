@@ -3,7 +3,9 @@
 The server stays up: :meth:`Proxy.cut` closes every connection through the proxy, and
 until :meth:`Proxy.restore` each new one is closed as soon as it is accepted, so the
 client's drivers fail at once, as when a network path is cut and reset. At most
-``max_connections`` connections at a time; more are refused.
+``max_connections`` connections at a time; more are refused. :meth:`Proxy.hold_replies`
+keeps the server's bytes from the clients (counted in :attr:`Proxy.held`) until
+:meth:`Proxy.release_replies`: a client then waits for a reply the server has sent.
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ class Proxy:
         self._open: set[socket.socket] = set()
         self._mutex = threading.Lock()
         self._cut = False
+        self._replies = threading.Event()
+        self._replies.set()
+        #: bytes from the server held back since :meth:`hold_replies`
+        self.held = 0
         self._closed = threading.Event()
         self._thread = threading.Thread(target=self._accept, name="test-proxy", daemon=True)
         self._thread.start()
@@ -48,12 +54,22 @@ class Proxy:
         for s in doomed:
             _close(s)
 
+    def hold_replies(self) -> None:
+        """From now on the server's bytes wait in the proxy (see :attr:`held`)."""
+        with self._mutex:
+            self.held = 0
+        self._replies.clear()
+
+    def release_replies(self) -> None:
+        self._replies.set()
+
     def restore(self) -> None:
         with self._mutex:
             self._cut = False
 
     def close(self) -> None:
         self._closed.set()
+        self._replies.set()
         self._thread.join(5)
         self.cut()
         _close(self._listener)
@@ -90,12 +106,16 @@ class Proxy:
                     _close(server)
                     continue
                 self._open.update((client, server))
-            for a, b in ((client, server), (server, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+            for a, b, replies in ((client, server, False), (server, client, True)):
+                threading.Thread(target=self._pump, args=(a, b, replies), daemon=True).start()
 
-    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
+    def _pump(self, src: socket.socket, dst: socket.socket, replies: bool = False) -> None:
         try:
             while data := src.recv(65536):
+                if replies and not self._replies.is_set():
+                    with self._mutex:
+                        self.held += len(data)
+                    self._replies.wait()
                 dst.sendall(data)
         except OSError:
             pass

@@ -16,14 +16,17 @@ async adapter adds only the awaiting.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, ClassVar, TypeVar
 
 from skiplock._ops import ROWS, Control, Copy, ErrorInfo, Request, Statement
 
 from .base import Adapter, as_dicts, counted
 
 __all__ = ["AsyncAdapter", "AsyncCursorAdapter", "ThreadAdapter"]
+
+T = TypeVar("T")
 
 
 class AsyncAdapter:
@@ -78,6 +81,11 @@ class AsyncAdapter:
 
     async def close(self) -> None:
         await self.connection.close()
+
+    def abort(self) -> None:
+        """Close the connection without an await, after :meth:`close` was interrupted (a
+        cancelled task). Nothing here: psycopg's close does not await, a thread's close
+        goes on by itself; a driver whose close awaits the server overrides it."""
 
     def is_closed(self) -> bool:
         """True when the connection cannot be reused (own connections, at check-in)."""
@@ -140,7 +148,9 @@ class AsyncCursorAdapter(AsyncAdapter):
 
 class ThreadAdapter(AsyncAdapter):
     """A sync adapter behind the async interface: each call runs in a thread of the loop's
-    default executor, one at a time per connection (an operation awaits each request)."""
+    default executor, one at a time per connection. A cancelled task leaves its call's
+    thread running; the next call on the connection (the close that drops it) waits for
+    that thread, so the driver is never used by two threads at once."""
 
     def __init__(self, sync: Adapter) -> None:
         self.connection = sync.connection
@@ -150,25 +160,33 @@ class ThreadAdapter(AsyncAdapter):
         self.database = sync.database
         self.can_copy = sync.can_copy
         self.errors = sync.errors
+        self._one_at_a_time = threading.Lock()
 
     @property
     def driver(self) -> str:  # type: ignore[override]
         return f"{self.sync.driver} (in a thread)"
 
+    async def _in_thread(self, fn: Callable[..., T], *args: Any) -> T:
+        def call() -> T:
+            with self._one_at_a_time:
+                return fn(*args)
+
+        return await asyncio.to_thread(call)
+
     async def execute(self, request: Request) -> Any:
-        return await asyncio.to_thread(self.sync.execute, request)
+        return await self._in_thread(self.sync.execute, request)
 
     async def commit(self) -> None:
-        await asyncio.to_thread(self.connection.commit)
+        await self._in_thread(self.connection.commit)
 
     async def rollback(self) -> None:
-        await asyncio.to_thread(self.connection.rollback)
+        await self._in_thread(self.connection.rollback)
 
     async def close(self) -> None:
-        await asyncio.to_thread(self.connection.close)
+        await self._in_thread(self.connection.close)
 
     async def autocommit(self) -> bool:
-        return await asyncio.to_thread(self.sync.autocommit)
+        return await self._in_thread(self.sync.autocommit)
 
     async def user_execute(self, sql: str, params: Any) -> tuple[int, list[tuple[Any, ...]]]:
-        return await asyncio.to_thread(self.sync.user_execute, sql, params)
+        return await self._in_thread(self.sync.user_execute, sql, params)

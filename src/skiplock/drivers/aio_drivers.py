@@ -79,6 +79,14 @@ class AsyncMySQLConnectorAdapter(AsyncCursorAdapter):
     async def plain_cursor(self) -> Any:
         return await self.connection.cursor()
 
+    def abort(self) -> None:
+        # close() awaits the QUIT being written and the stream being closed: interrupted,
+        # it would leave the socket open; the transport is closed at once instead
+        writer = getattr(getattr(self.connection, "_socket", None), "_writer", None)
+        transport = getattr(writer, "transport", None)
+        if transport is not None:
+            transport.abort()
+
     async def autocommit(self) -> bool:
         # in_transaction comes from the server's status flags of the last reply; outside a
         # transaction the session's autocommit setting is asked of the server.

@@ -102,6 +102,10 @@ class Adapter:
     def close(self) -> None:
         self.connection.close()
 
+    def abort(self) -> None:
+        """Close after a close was interrupted (``KeyboardInterrupt``): the same, again."""
+        self.connection.close()
+
     def statement(self, sql: str, params: Mapping[str, Any] | None, want: int) -> Any:
         cur = self.cursor()
         try:
