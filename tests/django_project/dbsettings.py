@@ -1,5 +1,6 @@
 """``DATABASES`` from ``SKIPLOCK_DJANGO_URL`` (a skiplock URL: postgresql://, mysql://,
-mariadb://), for the test project and the project built from docs/django.md."""
+mariadb://), for the test project and the project built from docs/django.md; a second
+database ``other`` from ``SKIPLOCK_DJANGO_OTHER_URL`` if set."""
 
 from __future__ import annotations
 
@@ -7,16 +8,21 @@ import os
 
 from skiplock._url import parse_url
 
-_url = parse_url(os.environ["SKIPLOCK_DJANGO_URL"])
 _ENGINES = {"postgresql": "django.db.backends.postgresql", "mysql": "django.db.backends.mysql"}
 
-DATABASES = {
-    "default": {
-        "ENGINE": _ENGINES[_url.dialect],
-        "NAME": _url.database,
-        "USER": _url.user or "",
-        "PASSWORD": _url.password or "",
-        "HOST": _url.host,
-        "PORT": str(_url.port or ""),
+
+def _database(url: str) -> dict[str, str]:
+    u = parse_url(url)
+    return {
+        "ENGINE": _ENGINES[u.dialect],
+        "NAME": u.database,
+        "USER": u.user or "",
+        "PASSWORD": u.password or "",
+        "HOST": u.host,
+        "PORT": str(u.port or ""),
     }
-}
+
+
+DATABASES = {"default": _database(os.environ["SKIPLOCK_DJANGO_URL"])}
+if os.environ.get("SKIPLOCK_DJANGO_OTHER_URL"):
+    DATABASES["other"] = _database(os.environ["SKIPLOCK_DJANGO_OTHER_URL"])

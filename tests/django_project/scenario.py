@@ -77,6 +77,19 @@ def enqueue(name: str, *args: str) -> dict[str, Any]:
 
 
 @scenario
+def enqueue_using(backend: str, name: str, *args: str) -> dict[str, Any]:
+    """Enqueue through the TASKS backend *backend*; its result as that backend reads it."""
+    task = getattr(tasks, name).using(backend=backend)
+    found = task.enqueue(*[json.loads(a) for a in args])
+    return {"id": found.id, "status": str(task.get_result(found.id).status)}
+
+
+@scenario
+def result_using(backend: str, result_id: str) -> dict[str, Any]:
+    return result(result_id, backend)
+
+
+@scenario
 def enqueue_calls(calls: str) -> list[str]:
     """``[[task name, [args...]], ...]`` (JSON): their result ids."""
     return [getattr(tasks, name).enqueue(*args).id for name, args in json.loads(calls)]
@@ -102,8 +115,9 @@ def results(*result_ids: str) -> list[dict[str, Any]]:
 
 
 @scenario
-def result(result_id: str) -> dict[str, Any]:
-    r = tasks.add.get_backend().get_result(result_id)
+def result(result_id: str, backend: str | None = None) -> dict[str, Any]:
+    task = tasks.add if backend is None else tasks.add.using(backend=backend)
+    r = task.get_backend().get_result(result_id)
     out: dict[str, Any] = {
         "status": str(r.status),
         "task": r.task.module_path,

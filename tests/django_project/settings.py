@@ -1,11 +1,13 @@
 """Settings of the test project, configured in code from the environment.
 
 ``SKIPLOCK_DJANGO_URL``: the database, as a skiplock URL (postgresql://, mysql://,
-mariadb://); ``SKIPLOCK_DJANGO_TABLE``: skiplock's table (default skiplock_tasks).
+mariadb://); ``SKIPLOCK_DJANGO_TABLE``: skiplock's table (default skiplock_tasks);
+``SKIPLOCK_DJANGO_MORE_TASKS``: more ``TASKS`` entries, as JSON (a backend added later).
 """
 
 from __future__ import annotations
 
+import json
 import os
 
 from dbsettings import DATABASES
@@ -33,6 +35,7 @@ TASKS = {
         },
     }
 }
+TASKS.update(json.loads(os.environ.get("SKIPLOCK_DJANGO_MORE_TASKS", "{}")))
 LOGGING = {
     "version": 1,
     "handlers": {"err": {"class": "logging.StreamHandler"}},

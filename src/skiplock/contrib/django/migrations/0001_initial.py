@@ -1,26 +1,9 @@
-"""The attempts table, and skiplock's own table for every SkiplockBackend on this database."""
+"""The attempts table. skiplock's own table of each SkiplockBackend is made (or migrated) at
+the end of every ``migrate`` of its database, by a ``post_migrate`` receiver (see _install.py)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import migrations, models
-
-
-def install_queues(apps: Any, schema_editor: Any) -> None:
-    """``Queue.install()`` for each skiplock TASKS backend on the database being migrated
-    (idempotent; on skiplock's own connection)."""
-    from django.conf import settings
-    from django.utils.module_loading import import_string
-
-    from skiplock.contrib.django.backend import SkiplockBackend
-
-    for alias, params in getattr(settings, "TASKS", {}).items():
-        cls = import_string(params["BACKEND"])
-        if isinstance(cls, type) and issubclass(cls, SkiplockBackend):
-            backend = cls(alias, params)
-            if backend.database == schema_editor.connection.alias:
-                backend.queue.install()
 
 
 class Migration(migrations.Migration):  # type: ignore[misc]
@@ -56,5 +39,4 @@ class Migration(migrations.Migration):  # type: ignore[misc]
                 ],
             },
         ),
-        migrations.RunPython(install_queues, migrations.RunPython.noop, elidable=True),
     ]
