@@ -269,7 +269,9 @@ def test_a_late_result_is_rejected_and_its_writes_roll_back(project: Project) ->
     ran it again: its fenced result is rejected, and (ATOMIC) the task's own row too."""
     project.env["SKIPLOCK_DJANGO_ATOMIC"] = "1"
     frozen, log = project.start_worker("frozen", "--lease", "2")
-    job = project.scenario("enqueue", "stall_first", "4")["id"]
+    # 8 s: it must still be in its task when SIGSTOP comes, after wait_started's polls
+    # (each a Django subprocess: over 5 s on a loaded machine, where 4 s failed once)
+    job = project.scenario("enqueue", "stall_first", "8")["id"]
     project.wait_started(job, "frozen")
     frozen.send_signal(signal.SIGSTOP)
     try:
