@@ -99,6 +99,7 @@ class Dialect(ConnectionHealth, LockAndWakeup):
             "retry",
             "fail",
             "release",
+            "unclaim",
             "cancel_pending",
             "cancel_running",
             "cancelled",

@@ -207,9 +207,25 @@ SET status = 'failed', lease_until = NULL, last_error = %(error)s,
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 
 -- name: release
+-- The job back to pending now. The claim's attempt stays (the fencing token never goes
+-- back) and max_attempts grows by one, so a released claim is not counted as one of the
+-- job's attempts, by a failure or by a lease that ends.
 UPDATE {table}
-SET status = 'pending', run_at = SYSUTCDATETIME(), lease_until = NULL
+SET status = 'pending', run_at = SYSUTCDATETIME(), lease_until = NULL,
+    max_attempts = CASE WHEN max_attempts < 2147483647 THEN max_attempts + 1 ELSE max_attempts END
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+
+-- name: unclaim
+-- A claim whose COMMIT lost its connection may or may not have committed: each job it
+-- returned is given back as release does, if the claim did commit. Then the row is still
+-- running at that attempt with the lease's end the claim wrote (no worker holds it, so
+-- nobody heartbeats it). Had the claim rolled back, another claim could take the row at
+-- the same attempt, but not with the same lease's end, so the fence holds.
+UPDATE {table}
+SET status = 'pending', run_at = SYSUTCDATETIME(), lease_until = NULL,
+    max_attempts = CASE WHEN max_attempts < 2147483647 THEN max_attempts + 1 ELSE max_attempts END
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+  AND lease_until = CAST(%(lease_until)s AS DATETIME2(6))
 
 -- name: cancel_pending
 -- q.cancel() of a job not yet claimed (pending or scheduled): it is never claimed.

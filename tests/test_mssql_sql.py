@@ -67,6 +67,7 @@ SAMPLE: dict[str, Any] = {
     "schedule": "report's",
     "tick": datetime(2030, 3, 31, 1, 0, tzinfo=timezone.utc),
     "before": datetime(2030, 3, 30, 1, 0, tzinfo=timezone.utc),
+    "lease_until": datetime(2030, 1, 2, 1, 4, 35, 678901, tzinfo=timezone.utc),
     "version": 2,
     "schema": None,
     "version_name": "skiplock_jobs_schema",

@@ -298,6 +298,19 @@ def release(d: Dialect, job: Job, conn: Any) -> Call[None, None]:
     return _fenced(d, job, "release", {}, "releasing", conn, finish)
 
 
+def unclaim(d: Dialect, job: Job, conn: Any) -> Call[None, None]:
+    """Give back a job returned by a claim whose COMMIT outcome is unknown, if that claim
+    committed (fenced by its attempt and the lease's end it wrote: the dialect's
+    ``unclaim``); ``LeaseLost`` when it did not, or the job has moved on since."""
+    job = _job(job)
+    extra = {"lease_until": job.lease_until}
+
+    def finish(_: None) -> None:
+        job.status = "pending"
+
+    return _fenced(d, job, "unclaim", extra, "giving back", conn, finish)
+
+
 def cancel(d: Dialect, job_id: int, conn: Any) -> Call[str | None, str | None]:
     integer(job_id, "job_id", 1, 2**63 - 1)
     return Call(f"cancelling job {job_id}", conn, lambda _: d.cancel(job_id), _same)

@@ -130,30 +130,39 @@ class SingleLock:
             self._drop_locked()
         return self.held
 
-    def run(self, fn: Callable[[Any], T], doing: str) -> T | None:
+    def run(
+        self, fn: Callable[[Any], T], doing: str, unsure: Callable[[T], None] | None = None
+    ) -> T | None:
         """Run *fn(conn)* in a transaction on the lock's own connection and commit it.
 
         A session lock lasts exactly as long as its connection, so what *fn* writes commits
         only while the lock is held: if the connection was cut a moment ago (and another
         worker took the lock), the transaction dies with it. Returns None, with ``held``
         false, when the lock or its connection is gone; raises
-        :class:`~skiplock.BackendError` for other failures while the lock is still held."""
+        :class:`~skiplock.BackendError` for other failures while the lock is still held.
+
+        When *fn* returned and the COMMIT then lost the connection, the transaction may
+        have committed (a server can commit and end the connection before it answers):
+        *unsure* is called with what *fn* returned, once this lock's mutex is released."""
         d = self.queue.dialect
+        returned: list[T] = []
         with self._mutex:
             if not self.held or self._conn is None:
                 return None
             try:
-                result = fn(self._conn)
+                returned.append(fn(self._conn))
                 self._conn.commit()
-                return result
+                return returned[0]
             except Exception as exc:
                 with suppress(Exception):
                     self._conn.rollback()
-                if not self._check_locked():
-                    return None
-                if isinstance(exc, d.driver_errors()):
-                    raise d.wrap(exc, doing) from exc
-                raise
+                if self._check_locked():
+                    if isinstance(exc, d.driver_errors()):
+                        raise d.wrap(exc, doing) from exc
+                    raise
+        if returned and unsure is not None:
+            unsure(returned[0])
+        return None
 
     def others_running(self, ours: Collection[tuple[int, int]], margin: float) -> bool:
         """True while a job of the table that is not one of *ours* (``(id, attempt)``) is

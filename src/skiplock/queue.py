@@ -286,8 +286,9 @@ class Queue(Session):
 
     def release(self, job: Job, *, conn: Any = None) -> None:
         """Give the job back now, e.g. at shutdown. Fenced. The attempt it used is kept
-        (the fencing token never goes back), so a released job may run once more than
-        ``max_attempts`` claims would otherwise allow."""
+        (the fencing token never goes back) and ``max_attempts`` grows by one, so a
+        release is not counted as one of the job's attempts: neither a later failure nor
+        a lease that ends ends it ``failed`` sooner."""
         return self._call(calls.release(self.dialect, job, conn))
 
     def cancel(self, job_id: int, *, conn: Any = None) -> str | None:

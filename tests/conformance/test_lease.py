@@ -150,6 +150,32 @@ def test_release_gives_the_job_back_now(queue: skiplock.Queue) -> None:
     assert (again.id, again.attempt) == (job.id, 2)
 
 
+def test_a_release_uses_up_no_attempt(queue: skiplock.Queue) -> None:
+    """A released claim is not one of the job's max_attempts: neither a failure nor a
+    lease that ended counts it (a single-mode worker that loses its lock releases every
+    job it claimed ahead, however often that happens)."""
+    job_id = queue.enqueue("x", max_attempts=3)
+    for _ in range(2):
+        [job] = queue.claim(lease=60)
+        queue.release(job)
+    [job] = queue.claim(lease=60)
+    assert job.attempt == 3
+    assert queue.fail(job, "first", retry_in=0) == "pending"  # 1 of 3 used
+    [job] = queue.claim(lease=0.3)  # this worker "crashes": 2 of 3 used when it ends
+    within(0.6, lambda: leases_ended(queue), "the 0.3 s lease to end")
+    [job] = queue.claim(lease=60)  # the last of the 3
+    assert (job.id, job.attempt, job.status) == (job_id, 5, "running")
+    assert queue.fail(job, "last", retry_in=0) == "failed"
+    record = queue.get(job_id)
+    assert record is not None
+    assert (record.status, record.attempt, record.max_attempts, record.last_error) == (
+        "failed",
+        5,
+        5,  # max_attempts grew by one at each release
+        "last",
+    )
+
+
 def test_complete_many_fences_each_row_by_its_own_attempt(queue: skiplock.Queue) -> None:
     queue.enqueue_many(["a", "b", "c"])
     jobs = queue.claim(limit=3, lease=0.3)

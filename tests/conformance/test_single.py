@@ -90,3 +90,65 @@ def test_the_lock_is_released_when_the_worker_stops(
     second.stop()
     second_thread.join(10)
     assert done.is_set()
+
+
+def session_gone(queue: skiplock.Queue, session: int) -> bool:
+    conn = queue.connection()
+    try:
+        row = queue.dialect.fetch_one(conn, "count_sessions", {"sessions": [session]})
+        conn.commit()
+    finally:
+        conn.close()
+    return row is not None and int(row["n"]) == 0
+
+
+@pytest.mark.parametrize("committed", [True, False], ids=["committed", "not-committed"])
+def test_a_claim_whose_commit_lost_the_lock_connection_uses_up_no_attempt(
+    make_queue: object, workers: list[Worker], monkeypatch: pytest.MonkeyPatch, committed: bool
+) -> None:
+    """The lock's connection dies while the claim commits: the worker cannot know whether
+    it took the job (the server may have committed and died before answering). A job it
+    took that way was never run, so it must not cost an attempt: with max_attempts=1 it
+    still runs, once, and ends done (it used to sit out its lease unheartbeated, then end
+    failed with "lease expired" without its handler ever running)."""
+    q, probe = make_queue(), make_queue()  # type: ignore[operator]
+    if not q.dialect.supports_lock():
+        pytest.skip("this database has no advisory-lock statements")
+    job_id = probe.enqueue("once", max_attempts=1)
+    real = q.claim
+    cut: list[int] = []
+
+    def claim_then_lose_the_lock_connection(**kw: object) -> list[Job]:
+        jobs = real(**kw)  # type: ignore[arg-type]
+        conn = kw.get("conn")
+        if cut or conn is None or not jobs:
+            return jobs
+        row = q.dialect.fetch_one(conn, "session_id")
+        assert row is not None
+        session = int(row["session"])
+        if committed:  # the server commits, then the connection dies before it answers
+            conn.commit()
+            # a transaction open again, so the worker's COMMIT goes to the server (a driver
+            # may skip a COMMIT with no transaction open) and finds the connection gone
+            q.dialect.fetch_one(conn, "session_id")
+        kill_session(probe, session)
+        wait_until(lambda: session_gone(probe, session), what="the lock connection to end")
+        cut.append(session)
+        return jobs  # the worker's COMMIT now fails: its outcome is unknown
+
+    monkeypatch.setattr(q, "claim", claim_then_lose_the_lock_connection)
+    ran: list[int] = []
+    w = Worker(q, lambda job: ran.append(job.attempt), mode="single", lease=2.0, heartbeat=0.2)
+    workers.append(w.start())
+    wait_until(lambda: cut, what="a claim on the lock connection")
+    # before it counted the attempt, the claim's lease (2 s) and the hand-over's wait for
+    # it (one more lease) had to pass: 15 s is plenty either way
+    wait_until(lambda: drained(probe), timeout=15, what="the job to be done or failed")
+    record = probe.get(job_id)
+    assert record is not None
+    assert (record.status, record.last_error) == ("done", None), record
+    assert len(ran) == 1  # it ran once: the lost claim never ran it
+    if committed:  # claimed twice, counted once
+        assert (record.attempt, record.max_attempts) == (2, 2)
+    else:  # the lost claim rolled back
+        assert (record.attempt, record.max_attempts) == (1, 1)

@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .. import _calls as calls
 from .._checks import dumps as _dumps
 from .._outcome import last_line, log_outcome
 from ..errors import BackendError, Cancelled, Discard, LeaseLost, SkiplockError
@@ -201,6 +202,35 @@ class Outcomes:
         job waits for a lease to end: at shutdown, and when single mode loses its lock."""
         for job in self.ledger.take_waiting():
             self.release(job, "claimed ahead, not started")
+
+    def unclaim(self, jobs: list[Job]) -> None:
+        """Single mode: a claim on the lock's connection returned *jobs*, then its COMMIT
+        lost that connection, so whether it took them is unknown, and no runner will run
+        them. Each one it did take is given back at once (fenced by its attempt and the
+        lease's end the claim wrote): the claim uses up none of its attempts, and the next
+        holder need not wait for its lease."""
+        for job in jobs:
+            try:
+                with self.writes:
+                    self.queue._call(calls.unclaim(self.queue.dialect, job, None))
+            except LeaseLost:  # the claim did not commit: nothing to give back
+                log.debug("job %d attempt %d: the lost claim did not commit", job.id, job.attempt)
+                continue
+            except SkiplockError as exc:
+                log.warning(
+                    "could not give back job %d attempt %d, claimed as the single-worker "
+                    "lock's connection ended (%s); its lease brings it back",
+                    job.id,
+                    job.attempt,
+                    exc,
+                )
+                continue
+            self.ledger.count("released")
+            log.info(
+                "released job %d attempt %d (claimed as the lock's connection ended, not run)",
+                job.id,
+                job.attempt,
+            )
 
     def lost(self, job: Job, where: str) -> None:
         """The job is no longer ours: say so once, write nothing more for it. Marked and

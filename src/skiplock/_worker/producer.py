@@ -129,7 +129,7 @@ class Producer:
             # On the lock's own connection: the claim commits only while the lock is held,
             # so a worker whose lock connection was just cut cannot claim next to the new
             # holder, even before its heartbeat notices.
-            found = lock.run(claim, "claiming")
+            found = lock.run(claim, "claiming", unsure=self.completer.outcomes.unclaim)
             if found is None:
                 self.lock_lost()
                 return 0
