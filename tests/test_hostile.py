@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import uuid
+from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -446,3 +447,32 @@ def test_lists_bound_through_psycopg_arrive_exactly(
         assert (row["v"], row["f"], row["t"]) == (values, flags, ["1", "2"])
     finally:
         conn.close()
+
+
+#: zone-like names: pieces of real folders and zones, path pieces, control characters
+zone_names = st.one_of(
+    any_text,
+    st.lists(
+        st.sampled_from(["Europe", "America", "US", "Paris", "..", ".", "", "x" * 300, "\x00"]),
+        min_size=1,
+        max_size=4,
+    ).map("/".join),
+)
+
+
+@FAST
+@given(name=zone_names)
+@example("Europe")
+@example("x" * 300)
+@example("a\x00b")
+def test_any_timezone_name_makes_a_schedule_or_a_configuration_error(name: str) -> None:
+    # old code: a folder of zones (Europe) raised IsADirectoryError, an over-long name
+    # OSError, where the tzdata package supplies the zones
+    from skiplock._periodic import Schedule
+
+    try:
+        s = Schedule(name="s", cron="0 * * * *", task="t", timezone=name)
+    except skiplock.ConfigurationError as exc:
+        assert "timezone" in str(exc)
+    else:
+        assert s.next_tick(datetime.now(timezone.utc))
