@@ -476,3 +476,25 @@ def test_any_timezone_name_makes_a_schedule_or_a_configuration_error(name: str) 
         assert "timezone" in str(exc)
     else:
         assert s.next_tick(datetime.now(timezone.utc))
+
+
+#: host names of short labels, empty ones included ("." "1..2" "a.")
+dotted_hosts = st.lists(
+    st.sampled_from(["", "a", "1", "127", "db", "x" * 63, "y" * 64, "ü"]), min_size=1, max_size=6
+).map(".".join)
+
+
+@FAST
+@given(host=dotted_hosts, scheme=st.sampled_from(["postgresql", "mysql", "mariadb", "mssql"]))
+@example(".", "postgresql")
+@example("1..2", "mysql")
+def test_a_host_accepted_is_one_the_resolver_can_encode(host: str, scheme: str) -> None:
+    # old code: "." and "1..2" passed as IPv4 digits, and the resolver raised a raw
+    # UnicodeError (getaddrinfo encodes the name with the idna codec)
+    try:
+        parsed = parse_url(f"{scheme}://u:pw@{host}:1234/db")
+    except skiplock.ConfigurationError as exc:
+        assert "host" in str(exc)
+        return
+    for name in parsed.host.split(","):
+        name.encode("idna")

@@ -340,3 +340,19 @@ def test_my_the_timeout_s_two_names_with_two_values_are_refused(url: str) -> Non
     with pytest.raises(skiplock.ConfigurationError, match="the same option"):
         skiplock.connect(with_options(url, connect_timeout="2", connection_timeout="3"))
     assert skiplock.connect(with_options(url, connect_timeout="2", connection_timeout="2"))
+
+
+def test_my_the_async_driver_s_tls_file_rule_is_a_configuration_error(url: str) -> None:
+    # mysql-connector's asyncio driver wants ssl_cert and ssl_key with any of the three;
+    # old code let its AttributeError out of AsyncQueue's first operation
+    _my(url)
+
+    async def run() -> None:
+        aq = skiplock.connect_async(with_options(url, ssl_ca="/nonexistent/ca.pem"))
+        try:
+            with pytest.raises(skiplock.ConfigurationError, match="ssl_cert"):
+                await asyncio.wait_for(aq.ping(), 30)
+        finally:
+            await aq.close()
+
+    asyncio.run(run())
