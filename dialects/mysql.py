@@ -19,7 +19,6 @@ What differs from the common path, and why:
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import weakref
@@ -45,7 +44,6 @@ from skiplock.drivers import Adapter
 from skiplock.drivers.aio import AsyncAdapter
 from skiplock.drivers.aio_drivers import AsyncMySQLConnectorAdapter
 from skiplock.drivers.mysql import MySQLConnectorAdapter
-from skiplock.errors import ConfigurationError
 
 from . import _mysql_driver
 from ._mysql_server import classify, migration_done, parse_server_version
@@ -65,7 +63,7 @@ URL_OPTIONS: dict[str, Option] = {
     "ssl_verify_identity": BOOL,
     "unix_socket": TEXT,
 }
-_ASYNC = "mysql-connector's asyncio driver (AsyncQueue) "
+_ASYNC = _mysql_driver.ASYNC
 _SESSION = "skiplock sets it on every connection: "
 REFUSED_OPTIONS = {
     "sql_mode": _SESSION + "a mode such as ANSI_QUOTES changes how statements parse",
@@ -94,8 +92,6 @@ REFUSED_OPTIONS = {
 
 
 _CLAIMS = ("claim_pick", "claim_pick_queues")
-#: the connect timeout's two names (connect_timeout is mysql-connector's alias)
-_TIMEOUTS = ("connect_timeout", "connection_timeout")
 
 
 def _code(sql: str) -> str:  # a statement without its comment lines
@@ -116,7 +112,9 @@ class MySQLDialect(Dialect):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.connect_timeout()  # both names with two values: refused at connect()
+        _mysql_driver.connect_timeout(
+            self.options
+        )  # both names with two values: refused at connect()
         #: C-extension connections' sockets (None: not found), kept while they live
         self._sockets: weakref.WeakKeyDictionary[Any, int | None] = weakref.WeakKeyDictionary()
         # The claims' key test (a) in MySQL's form until server_info says MariaDB (mysql.sql);
@@ -148,24 +146,14 @@ class MySQLDialect(Dialect):
             "user": u.user or "root",
             "password": u.password or "",
             "autocommit": False,
-            "connection_timeout": self.connect_timeout(),
+            "connection_timeout": _mysql_driver.connect_timeout(self.options),
             "charset": "utf8mb4",
             "collation": "utf8mb4_bin",
         }
         # connect_timeout is mysql-connector's alias, read only where connection_timeout is
         # not given: sent as it was, it never applied (the connect waited 10 s)
-        kwargs.update({k: v for k, v in self.options.items() if k not in _TIMEOUTS})
+        kwargs.update({k: v for k, v in self.options.items() if k not in _mysql_driver.TIMEOUTS})
         return kwargs
-
-    def connect_timeout(self) -> int:
-        """The URL's ``connect_timeout`` / ``connection_timeout`` in seconds (default 10)."""
-        given = {self.options[k] for k in _TIMEOUTS if k in self.options}
-        if len(given) > 1:
-            raise ConfigurationError(
-                "the URL gives connect_timeout and connection_timeout with different values: "
-                "give one (they are the same option)"
-            )
-        return int(given.pop()) if given else 10
 
     def connect(self) -> Any:
         from mysql.connector.constants import ClientFlag
@@ -198,47 +186,11 @@ class MySQLDialect(Dialect):
         # the aio API takes the flags as one number, not a list
         kwargs = {"client_flags": ClientFlag.get_default() | ClientFlag.FOUND_ROWS}
         kwargs.update(self.connect_kwargs())
-        try:
-            try:
-                conn = await self._aio_connect(kwargs)
-            except TypeError as exc:
-                # mysql-connector 26.x's aio connect reads the TLS cipher after the
-                # handshake even when the server offered no TLS (MariaDB without ssl) and
-                # fails on None. The sync driver goes on in plain text there; so do we.
-                if "ssl_disabled" in kwargs or (
-                    "cipher" not in str(exc) and "unpack" not in str(exc)
-                ):
-                    raise
-                conn = await self._aio_connect({**kwargs, "ssl_disabled": True})
-        except AttributeError as exc:  # the aio driver's check of ssl_ca / ssl_cert / ssl_key
-            raise ConfigurationError(
-                f"{_ASYNC}refuses these TLS options: {exc} (ssl_ca needs them too there)"
-            ) from None
-        except OSError as exc:  # a unix_socket that is not there: the sync driver's 2002
-            where = kwargs.get("unix_socket") or f"{kwargs['host']}:{kwargs['port']}"
-            raise self.driver.errors.InterfaceError(
-                msg=f"Can't connect to MySQL server on {where} ({exc})", errno=2002
-            ) from exc
+        conn = await _mysql_driver.aio_connect(self.driver, kwargs)
         own = AsyncMySQLConnectorAdapter(conn, self.driver, owned=True)
         for sql in self._SESSION:
             await own.execute(Statement(sql, None, NOTHING))
         return own
-
-    async def _aio_connect(self, kwargs: dict[str, Any]) -> Any:
-        """``aio.connect`` within the connect timeout: the aio driver bounds only the TCP
-        connect by it, not the server's greeting and the login (a server that accepts and
-        never answers held the connect for ever)."""
-        from mysql.connector import aio
-
-        timeout = kwargs["connection_timeout"]
-        try:
-            return await asyncio.wait_for(aio.connect(**kwargs), timeout or None)
-        except asyncio.TimeoutError:
-            raise self.driver.errors.InterfaceError(
-                msg=f"Can't connect to MySQL server on {kwargs['host']}:{kwargs['port']} "
-                f"(no answer within connect_timeout={timeout} s)",
-                errno=2003,
-            ) from None
 
     def server_info(self, conn: Any) -> ServerInfo:
         return self._server(run_sync(self.version_op(), self.adapter(conn)))

@@ -22,7 +22,6 @@ import argparse
 import asyncio
 import json
 import logging
-import math
 import sys
 import time
 from collections.abc import Sequence
@@ -30,6 +29,7 @@ from typing import Any
 
 from . import __version__
 from ._cli_jobs import add_commands as add_job_commands
+from ._cli_json import CommandLineError, json_arg, json_or_text
 from ._cli_schema import add_schema_commands, cli_queue, require_url
 from ._cli_targets import _find_task, _load_target
 from ._retention import DEFAULT_RETENTION
@@ -77,65 +77,6 @@ def retention(text: str) -> float | None:
     return None if text.strip().lower() in ("none", "never") else duration(text)
 
 
-class CommandLineError(Exception):
-    """A bad command-line argument found after argparse's own checks: exit 2."""
-
-
-class _NotJSON(ValueError):
-    pass
-
-
-def _refuse_constant(name: str) -> Any:
-    raise _NotJSON(f"{name} is not a JSON number (JSON has no NaN or Infinity)")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if math.isinf(value):
-        raise _NotJSON(f"{text:.40} is too large for a JSON number")
-    return value
-
-
-def _int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:  # more digits than Python reads (sys.set_int_max_str_digits)
-        raise _NotJSON(f"a number of {len(text)} digits is too long") from None
-
-
-#: strict JSON: no NaN / Infinity (Python's json reads them, no database stores them), no
-#: number that overflows to infinity
-_STRICT = json.JSONDecoder(
-    parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_int
-)
-
-
-def _json(text: str, what: str) -> Any:
-    """*text* read as strict JSON; :class:`CommandLineError` naming *what* otherwise."""
-    try:
-        return _STRICT.decode(text)
-    except _NotJSON as exc:
-        raise CommandLineError(f"{what} {text!r:.60} is not JSON: {exc}") from None
-    except RecursionError:
-        raise CommandLineError(f"{what} is not JSON: it is nested too deep") from None
-    except ValueError as exc:
-        raise CommandLineError(f"{what} {text!r:.60} is not JSON ({exc})") from None
-
-
-def _json_or_text(text: str, what: str) -> Any:
-    """An ARG: JSON where it parses, else the text itself; but one that starts like a JSON
-    object, array or string (``{``, ``[``, ``"``), or reads as ``NaN``, ``Infinity`` or a
-    number too large, must be JSON: a typo there is refused, not enqueued as text."""
-    try:
-        return _STRICT.decode(text)
-    except (_NotJSON, RecursionError):
-        pass
-    except ValueError:
-        if text.lstrip()[:1] not in ("{", "[", '"'):
-            return text
-    return _json(text, what)  # raises, with the reason
-
-
 # -- commands -------------------------------------------------------------------------------
 
 
@@ -145,7 +86,7 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {"queue": args.queue, "priority": args.priority}
     options["max_attempts"] = args.max_attempts
     if args.payload is not None:
-        payload = _json(args.payload, "--payload")
+        payload = json_arg(args.payload, "--payload")
     else:
         task = _find_task(args.task, args.app)
         if task is None and args.queue is None:
@@ -160,12 +101,12 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
             options = {k: defaults[k] if v is None else v for k, v in options.items()}
             if args.key is not None and args.key_concurrency is None:
                 args.key_concurrency = task.key_concurrency
-        kwargs = _json(args.kwargs, "--kwargs") if args.kwargs else {}
+        kwargs = json_arg(args.kwargs, "--kwargs") if args.kwargs else {}
         if not isinstance(kwargs, dict):
             raise ConfigurationError('--kwargs must be a JSON object, e.g. \'{"to": "ada"}\'')
         payload = {
             "task": args.task,
-            "args": [_json_or_text(a, f"ARG {i}") for i, a in enumerate(args.args, 1)],
+            "args": [json_or_text(a, f"ARG {i}") for i, a in enumerate(args.args, 1)],
             "kwargs": kwargs,
         }
     defaults = {"queue": "default", "priority": 0, "max_attempts": 5}
