@@ -498,3 +498,28 @@ def test_a_host_accepted_is_one_the_resolver_can_encode(host: str, scheme: str) 
         return
     for name in parsed.host.split(","):
         name.encode("idna")
+
+
+@FAST
+@given(
+    text=st.one_of(
+        any_text,
+        st.sampled_from(["NaN", "-Infinity", "Infinity", "1e999", "-1e400", "[1, NaN]", "{"]),
+        st.floats().map(repr),
+        st.integers().map(str),
+    )
+)
+@example("NaN")
+@example('{"to": "ada"')
+def test_a_cli_argument_is_storable_json_or_refused_as_a_command_line_error(text: str) -> None:
+    # old code: "NaN" became float('nan'), which the payload encoder refused later (exit 1)
+    from skiplock._checks import dumps
+    from skiplock._cli_json import CommandLineError, json_arg, json_or_text
+
+    for read in (json_or_text, json_arg):
+        try:
+            value = read(text, "ARG 1")
+        except CommandLineError as exc:
+            assert "ARG 1" in str(exc)
+        else:
+            assert dumps([value], "payload")

@@ -245,3 +245,11 @@ def test_a_connection_refused_on_every_host_names_each_host_and_port() -> None:
 
     text = asyncio.run(refused())
     assert f"at {whole} could not connect" in text and "secret" not in text
+
+
+@pytest.mark.parametrize("query", ["host=.", "host=/tmp,1..2", "host=a..b", "host=.."])
+def test_hosts_given_in_the_query_are_checked_too(query: str) -> None:
+    # old code: host=. passed the IPv4 shortcut and reached libpq's resolver
+    pytest.importorskip("psycopg")
+    with pytest.raises(skiplock.ConfigurationError, match="host name has"):
+        skiplock.connect(f"postgresql://u:hunter2@/db?{query}")
