@@ -13,12 +13,31 @@ closed without a round trip; :func:`socket_of` finds it by the client port the s
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
+from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
-__all__ = ["c_extension_error", "driver_name", "socket_of", "use_pure"]
+from skiplock.errors import ConfigurationError
+
+__all__ = [
+    "ASYNC",
+    "TIMEOUTS",
+    "aio_connect",
+    "c_extension_error",
+    "connect_timeout",
+    "driver_name",
+    "socket_of",
+    "use_pure",
+]
+
+#: who refuses an option that the AsyncQueue's driver does not apply
+ASYNC = "mysql-connector's asyncio driver (AsyncQueue) "
+#: the connect timeout's two names (connect_timeout is mysql-connector's alias, read only
+#: where connection_timeout is not given)
+TIMEOUTS = ("connect_timeout", "connection_timeout")
 
 #: MySQL's performance_schema view first: its information_schema one fails (3854) while any
 #: session runs a query with a 4-byte character; MariaDB has only the information_schema one
@@ -106,3 +125,54 @@ def _local_port(fd: int) -> int | None:
     except OSError:
         return None
     return int(name[1]) if isinstance(name, tuple) and len(name) >= 2 else None
+
+
+def connect_timeout(options: Mapping[str, Any]) -> int:
+    """The URL's ``connect_timeout`` / ``connection_timeout`` in seconds (default 10)."""
+    given = {options[k] for k in TIMEOUTS if k in options}
+    if len(given) > 1:
+        raise ConfigurationError(
+            "the URL gives connect_timeout and connection_timeout with different values: "
+            "give one (they are the same option)"
+        )
+    return int(given.pop()) if given else 10
+
+
+async def aio_connect(connector: ModuleType, kwargs: dict[str, Any]) -> Any:
+    """``mysql.connector.aio.connect(**kwargs)``, its errors made the sync driver's."""
+    try:
+        try:
+            return await _aio_connect_within(connector, kwargs)
+        except TypeError as exc:
+            # mysql-connector 26.x's aio connect reads the TLS cipher after the handshake
+            # even when the server offered no TLS (MariaDB without ssl) and fails on None.
+            # The sync driver goes on in plain text there; so do we.
+            if "ssl_disabled" in kwargs or ("cipher" not in str(exc) and "unpack" not in str(exc)):
+                raise
+            return await _aio_connect_within(connector, {**kwargs, "ssl_disabled": True})
+    except AttributeError as exc:  # the aio driver's check of ssl_ca / ssl_cert / ssl_key
+        raise ConfigurationError(
+            f"{ASYNC}refuses these TLS options: {exc} (ssl_ca needs them too there)"
+        ) from None
+    except OSError as exc:  # a unix_socket that is not there, a TLS check: the sync 2002
+        where = kwargs.get("unix_socket") or f"{kwargs['host']}:{kwargs['port']}"
+        raise connector.errors.InterfaceError(
+            msg=f"Can't connect to MySQL server on {where} ({exc})", errno=2002
+        ) from exc
+
+
+async def _aio_connect_within(connector: ModuleType, kwargs: dict[str, Any]) -> Any:
+    """Within the connect timeout: the aio driver bounds only the TCP connect by it, not
+    the server's greeting and the login (a server that accepts and never answers held the
+    connect for ever)."""
+    from mysql.connector import aio
+
+    timeout = kwargs["connection_timeout"]
+    try:
+        return await asyncio.wait_for(aio.connect(**kwargs), timeout or None)
+    except asyncio.TimeoutError:
+        raise connector.errors.InterfaceError(
+            msg=f"Can't connect to MySQL server on {kwargs['host']}:{kwargs['port']} "
+            f"(no answer within connect_timeout={timeout} s)",
+            errno=2003,
+        ) from None

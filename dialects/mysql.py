@@ -59,15 +59,12 @@ URL_OPTIONS: dict[str, Option] = {
     "ssl_ca": TEXT,
     "ssl_cert": TEXT,
     "ssl_key": TEXT,
-    "ssl_cipher": TEXT,
     "ssl_disabled": BOOL,
     "ssl_verify_cert": BOOL,
     "ssl_verify_identity": BOOL,
     "unix_socket": TEXT,
-    "compress": BOOL,
-    "force_ipv6": BOOL,
-    "auth_plugin": TEXT,
 }
+_ASYNC = _mysql_driver.ASYNC
 _SESSION = "skiplock sets it on every connection: "
 REFUSED_OPTIONS = {
     "sql_mode": _SESSION + "a mode such as ANSI_QUOTES changes how statements parse",
@@ -84,6 +81,14 @@ REFUSED_OPTIONS = {
     "pool_name": "skiplock keeps its own connections",
     "pool_size": "skiplock keeps its own connections",
     "converter_class": "skiplock decodes rows itself",
+    # accepted once, but without effect on one of the drivers (one URL serves Queue and
+    # AsyncQueue alike)
+    "compress": _ASYNC + "hangs on a compressed connection",
+    "force_ipv6": _ASYNC + "ignores it; give an IPv6 address ([::1]) instead",
+    "ssl_cipher": _ASYNC + "refuses it, and TLS 1.3 (what MySQL 8+ negotiates) ignores it",
+    "auth_plugin": "the C extension takes it as a default the server overrides, "
+    + _ASYNC
+    + "as a requirement: it means two things",
 }
 
 
@@ -108,6 +113,9 @@ class MySQLDialect(Dialect):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        _mysql_driver.connect_timeout(
+            self.options
+        )  # both names with two values: refused at connect()
         #: C-extension connections' sockets (None: not found), kept while they live
         self._sockets: weakref.WeakKeyDictionary[Any, int | None] = weakref.WeakKeyDictionary()
         # The claims' key test (a) in MySQL's form until server_info says MariaDB (mysql.sql);
@@ -139,11 +147,13 @@ class MySQLDialect(Dialect):
             "user": u.user or "root",
             "password": u.password or "",
             "autocommit": False,
-            "connection_timeout": 10,
+            "connection_timeout": _mysql_driver.connect_timeout(self.options),
             "charset": "utf8mb4",
             "collation": "utf8mb4_bin",
         }
-        kwargs.update(self.options)
+        # connect_timeout is mysql-connector's alias, read only where connection_timeout is
+        # not given: sent as it was, it never applied (the connect waited 10 s)
+        kwargs.update({k: v for k, v in self.options.items() if k not in _mysql_driver.TIMEOUTS})
         return kwargs
 
     def connect(self) -> Any:
@@ -177,21 +187,12 @@ class MySQLDialect(Dialect):
         return conn
 
     async def connect_async(self) -> AsyncAdapter:
-        from mysql.connector import aio
         from mysql.connector.constants import ClientFlag
 
         # the aio API takes the flags as one number, not a list
         kwargs = {"client_flags": ClientFlag.get_default() | ClientFlag.FOUND_ROWS}
         kwargs.update(self.connect_kwargs())
-        try:
-            conn = await aio.connect(**kwargs)
-        except TypeError as exc:
-            # mysql-connector 26.x's aio connect reads the TLS cipher after the handshake
-            # even when the server offered no TLS (MariaDB without ssl) and fails on None.
-            # The sync driver goes on in plain text there; so do we, by saying so.
-            if "ssl_disabled" in kwargs or ("cipher" not in str(exc) and "unpack" not in str(exc)):
-                raise
-            conn = await aio.connect(**kwargs, ssl_disabled=True)
+        conn = await _mysql_driver.aio_connect(self.driver, kwargs)
         own = AsyncMySQLConnectorAdapter(conn, self.driver, owned=True)
         try:
             for sql in self._SESSION:

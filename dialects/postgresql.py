@@ -77,7 +77,8 @@ URL_OPTIONS: dict[str, Option] = {
     "channel_binding": Option("choice", ("disable", "prefer", "require")),
     "krbsrvname": TEXT,
     "passfile": TEXT,
-    "hostaddr": TEXT,
+    # numeric only: libpq resolves no name here (a name failed at connect, not at connect())
+    "hostaddr": Option("addresses"),
 }
 #: skiplock's own connections read times in UTC (as on MySQL): psycopg then hands back
 #: datetimes in ``timezone.utc``, which a claim's jobs keep as they are, where a server's

@@ -149,3 +149,78 @@ def test_a_missing_database_or_role_says_what_is_missing(
     assert code == EXIT_CODES["database"]
     assert "could not connect" in err and "skiplock_nosuchrole" in err
     assert "lost the connection" not in err
+
+
+#: (arguments after "enqueue", the argument the message must name). Old code: broken JSON
+#: in --payload was enqueued as a string (exit 0); NaN / Infinity / 1e999 were read by
+#: Python's json, refused by the encoder as PayloadError and reported as a bug (exit 1)
+NOT_JSON = [
+    (["--payload", '{"to": "ada"'], "--payload"),
+    (["--payload", "not json"], "--payload"),
+    (["--payload", ""], "--payload"),
+    (["--payload", "NaN"], "--payload"),
+    (["--payload", "Infinity"], "--payload"),
+    (["--payload=-Infinity"], "--payload"),
+    (["--payload", '{"x": [1, NaN]}'], "--payload"),
+    (["--payload", "1e999"], "--payload"),
+    (["--payload", "9" * 5000], "--payload"),
+    (["--payload", "[" * 100_000], "--payload"),
+    (["t.send", "NaN", "--queue", "q"], "ARG 1"),
+    (["--queue", "q", "--", "t.send", "1", "-Infinity"], "ARG 2"),
+    (["t.send", "Infinity", "--queue", "q"], "ARG 1"),
+    (["--queue", "q", "--", "t.send", "-1e400"], "ARG 1"),
+    (["t.send", '{"to": "ada"', "--queue", "q"], "ARG 1"),
+    (["t.send", "[1, 2", "--queue", "q"], "ARG 1"),
+    (["t.send", '"unclosed', "--queue", "q"], "ARG 1"),
+    (["t.send", "--queue", "q", "--kwargs", '{"to": "ada"'], "--kwargs"),
+    (["t.send", "--queue", "q", "--kwargs", '{"n": NaN}'], "--kwargs"),
+]
+
+
+def test_arguments_that_are_not_json_exit_2_naming_the_argument(
+    make_queue: MakeQueue, url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    q = make_queue()
+    where = ["--url", url, "--table", str(q.table)]
+    for args, named in NOT_JSON:
+        code, out, err = cli(capsys, *where, "enqueue", *args)
+        assert code == EXIT_CODES["usage"], (args, out, err)
+        assert f"error: {named} " in err and "not JSON" in err and not out, (args, err)
+        assert "report it" not in err and "Traceback" not in err
+    assert q.stats().pending == 0 and q.list_jobs() == []
+
+
+def test_text_args_and_payloads_json_refuses_are_still_told_apart(
+    make_queue: MakeQueue, url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    q = make_queue()
+    where = ["--url", url, "--table", str(q.table)]
+    # an ARG that is not JSON and does not start like JSON is text (docs/cli.md)
+    text_args = ["ada@example.com", "Nan", "nan", "inf", "1_000", "hello world", "-"]
+    code, out, err = cli(capsys, "enqueue", "t.send", *text_args, "--queue", "q", *where)
+    assert code == 0, err
+    job = q.get(int(out))
+    assert job is not None and job.payload["args"] == text_args
+    code, out, err = cli(capsys, "enqueue", "t.send", "1.5", '"NaN"', "--queue", "q", *where)
+    assert code == 0, err
+    job = q.get(int(out))
+    assert job is not None and job.payload["args"] == [1.5, "NaN"]
+    # --payload is JSON, always: a JSON string is a string payload
+    code, out, err = cli(capsys, "enqueue", "--payload", '"plain"', *where)
+    assert code == 0, err
+    job = q.get(int(out))
+    assert job is not None and job.payload == "plain"
+
+
+def test_json_that_no_database_stores_exits_3(
+    make_queue: MakeQueue, url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # JSON, but refused by the payload checks (a PayloadError): old code exit 1, "a bug"
+    q = make_queue()
+    where = ["--url", url, "--table", str(q.table)]
+    deep = "[" * 150 + "]" * 150
+    for args in (["--payload", deep], ["t.send", deep, "--queue", "q"]):
+        code, out, err = cli(capsys, "enqueue", *args, *where)
+        assert code == EXIT_CODES["config"], (args, err)
+        assert "nested more than 100 levels" in err and not out
+    assert q.stats().pending == 0

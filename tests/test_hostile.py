@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import uuid
+from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -446,3 +447,79 @@ def test_lists_bound_through_psycopg_arrive_exactly(
         assert (row["v"], row["f"], row["t"]) == (values, flags, ["1", "2"])
     finally:
         conn.close()
+
+
+#: zone-like names: pieces of real folders and zones, path pieces, control characters
+zone_names = st.one_of(
+    any_text,
+    st.lists(
+        st.sampled_from(["Europe", "America", "US", "Paris", "..", ".", "", "x" * 300, "\x00"]),
+        min_size=1,
+        max_size=4,
+    ).map("/".join),
+)
+
+
+@FAST
+@given(name=zone_names)
+@example("Europe")
+@example("x" * 300)
+@example("a\x00b")
+def test_any_timezone_name_makes_a_schedule_or_a_configuration_error(name: str) -> None:
+    # old code: a folder of zones (Europe) raised IsADirectoryError, an over-long name
+    # OSError, where the tzdata package supplies the zones
+    from skiplock._periodic import Schedule
+
+    try:
+        s = Schedule(name="s", cron="0 * * * *", task="t", timezone=name)
+    except skiplock.ConfigurationError as exc:
+        assert "timezone" in str(exc)
+    else:
+        assert s.next_tick(datetime.now(timezone.utc))
+
+
+#: host names of short labels, empty ones included ("." "1..2" "a.")
+dotted_hosts = st.lists(
+    st.sampled_from(["", "a", "1", "127", "db", "x" * 63, "y" * 64, "ü"]), min_size=1, max_size=6
+).map(".".join)
+
+
+@FAST
+@given(host=dotted_hosts, scheme=st.sampled_from(["postgresql", "mysql", "mariadb", "mssql"]))
+@example(".", "postgresql")
+@example("1..2", "mysql")
+def test_a_host_accepted_is_one_the_resolver_can_encode(host: str, scheme: str) -> None:
+    # old code: "." and "1..2" passed as IPv4 digits, and the resolver raised a raw
+    # UnicodeError (getaddrinfo encodes the name with the idna codec)
+    try:
+        parsed = parse_url(f"{scheme}://u:pw@{host}:1234/db")
+    except skiplock.ConfigurationError as exc:
+        assert "host" in str(exc)
+        return
+    for name in parsed.host.split(","):
+        name.encode("idna")
+
+
+@FAST
+@given(
+    text=st.one_of(
+        any_text,
+        st.sampled_from(["NaN", "-Infinity", "Infinity", "1e999", "-1e400", "[1, NaN]", "{"]),
+        st.floats().map(repr),
+        st.integers().map(str),
+    )
+)
+@example("NaN")
+@example('{"to": "ada"')
+def test_a_cli_argument_is_storable_json_or_refused_as_a_command_line_error(text: str) -> None:
+    # old code: "NaN" became float('nan'), which the payload encoder refused later (exit 1)
+    from skiplock._checks import dumps
+    from skiplock._cli_json import CommandLineError, json_arg, json_or_text
+
+    for read in (json_or_text, json_arg):
+        try:
+            value = read(text, "ARG 1")
+        except CommandLineError as exc:
+            assert "ARG 1" in str(exc)
+        else:
+            assert dumps([value], "payload")

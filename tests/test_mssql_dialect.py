@@ -202,3 +202,37 @@ def test_a_refused_connection_is_a_lost_connection_without_the_password() -> Non
     assert info.value.connection_lost and info.value.retryable
     assert "s3cret" not in str(info.value) and "mssql://sa:***@127.0.0.1:1/db" in str(info.value)
     assert type(info.value.__cause__).__name__ == "OperationalError"
+
+
+def test_every_url_option_is_a_parameter_pymssql_connect_applies() -> None:
+    # unit level (no SQL Server here): each keyword skiplock passes is a named parameter
+    # of pymssql.connect, none lost in a **kwargs it ignores
+    import inspect
+
+    pymssql = pytest.importorskip("pymssql")
+    params = inspect.signature(pymssql.connect).parameters
+    assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    accepted = get_dialect(parse_url("mssql://h/db"), TableName.parse("j")).URL_OPTIONS
+    values = {"tds_version": "7.4", "charset": "UTF-8", "encryption": "require"}
+    every = "&".join(
+        f"{n}={values.get(n, 'x' if o.kind == 'text' else '3')}" for n, o in accepted.items()
+    )
+    dialect = get_dialect(parse_url(f"mssql://sa:pw@h:1433/db?{every}"), TableName.parse("j"))
+    kwargs = dialect.connect_kwargs()
+    assert set(dialect.URL_OPTIONS) <= set(kwargs)
+    assert set(kwargs) <= set(params), set(kwargs) - set(params)
+
+
+def test_login_timeout_bounds_a_server_that_never_answers() -> None:
+    import socket
+    import time
+
+    pytest.importorskip("pymssql")
+    with socket.create_server(("127.0.0.1", 0), backlog=16) as silent:
+        port = silent.getsockname()[1]
+        q = skiplock.connect(f"mssql://sa:pw@127.0.0.1:{port}/db?login_timeout=2")
+        start = time.monotonic()
+        with pytest.raises(skiplock.BackendError, match="could not connect"):
+            q.ping()
+        waited = time.monotonic() - start
+    assert 1.5 <= waited < 6, waited  # the default is 10 s

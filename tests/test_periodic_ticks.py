@@ -3,6 +3,8 @@ Europe/Paris, catch-up bounds, and the options a schedule refuses."""
 
 from __future__ import annotations
 
+import zoneinfo
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -170,3 +172,66 @@ def test_app_schedules_a_task_with_its_options_and_refuses_unknown_or_twice() ->
         app.schedule("nobody", cron="* * * * *")
     worker = app.worker()
     assert worker.scheduler is not None and len(worker.scheduler.schedules) == 3
+
+
+@pytest.fixture(params=["TZPATH, then tzdata", "tzdata only"])
+def zone_source(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Zones read from the system's files, or (where a system has none, as on Windows)
+    from the tzdata package only: a folder of zones is a directory there too, and opening
+    it raised IsADirectoryError."""
+    if request.param == "tzdata only":
+        pytest.importorskip("tzdata")
+        zoneinfo.reset_tzpath(to=[])
+    try:
+        yield str(request.param)
+    finally:
+        zoneinfo.reset_tzpath()
+
+
+#: folders of zones, over-long names and names that are not relative keys: old code let
+#: IsADirectoryError, OSError (ENAMETOOLONG) and ValueError (embedded null byte) through
+HOSTILE_ZONES = [
+    "Europe",
+    "America",
+    "US",
+    "America/Argentina",
+    "x" * 300,
+    "Europe/" + "y" * 300,
+    "../etc",
+    "Europe/../../etc",
+    "/etc/passwd",
+    "Europe/",
+    "a\x00b",
+    "Europe/Paris\x00",
+    "",
+    " ",
+    "\udc80",
+    "tzdata.zi",
+    "__init__.py",
+    "Europe/__pycache__",
+]
+
+
+@pytest.mark.parametrize("name", HOSTILE_ZONES)
+def test_zone_folders_and_hostile_zone_names_are_configuration_errors(
+    zone_source: str, name: str
+) -> None:
+    with pytest.raises(skiplock.ConfigurationError, match="timezone"):
+        Schedule(name="s", cron="* * * * *", task="t", timezone=name)
+    app = skiplock.App("postgresql://u@h/db")
+    with pytest.raises(skiplock.ConfigurationError, match="timezone"):
+
+        @app.periodic(cron="* * * * *", timezone=name)
+        def job(tick: datetime) -> None: ...
+
+    # a schedule with a real zone still works from the same source
+    assert schedule("0 3 * * *").payload(datetime(2026, 1, 1, tzinfo=UTC))["periodic"]
+
+
+@pytest.mark.parametrize("name", HOSTILE_ZONES)
+def test_a_stored_tick_in_a_hostile_zone_keeps_its_offset(zone_source: str, name: str) -> None:
+    # the worker reads the zone back from a claimed job's payload (a row anyone may write):
+    # old code raised IsADirectoryError into the task call for {"timezone": "Europe"}
+    payload = {"periodic": {"arg": "tick", "tick": "2026-07-01T03:00:00+02:00", "timezone": name}}
+    (got,) = tick_kwargs(payload).values()
+    assert got == datetime(2026, 7, 1, 1, 0, tzinfo=UTC) and got.utcoffset() == timedelta(hours=2)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 import skiplock
@@ -92,14 +94,14 @@ def test_mask_password_in_free_text() -> None:
             "h1,h2",
             None,
             {"target_session_attrs": "read-write"},
-            "postgresql://h1,h2/app",
+            "postgresql://h1,h2/app?target_session_attrs=read-write",
         ),
         (
             "postgres://u:hunter2@h1:5432,h2:5433/app?sslmode=require",
             "h1,h2",
             None,
             {"sslmode": "require"},
-            "postgres://u:***@h1,h2/app",
+            "postgres://u:***@h1:5432,h2:5433/app?sslmode=require",
         ),
         (
             "postgresql+psycopg://u@[::1]:5433/app",
@@ -142,8 +144,112 @@ def test_bad_host_names_are_configuration_errors(host: str, match: str) -> None:
         skiplock.connect(f"postgresql://u:hunter2@{host}:5432/db")
 
 
+#: old code: "." and "1..2" matched the IPv4 shortcut, and every database's resolver
+#: raised a raw UnicodeError ("label empty or too long") at the first operation
+_EMPTY_LABELS = [".", "..", "1..2", "127.0.0..1", "a..b", ".x", "x..", "a" * 64]
+
+
+@pytest.mark.parametrize("scheme", ["postgresql", "mysql", "mariadb", "mssql"])
+@pytest.mark.parametrize("host", _EMPTY_LABELS)
+def test_hosts_with_an_empty_or_long_label_are_refused_at_connect(scheme: str, host: str) -> None:
+    url = f"{scheme}://u:hunter2@{host}:1234/db"
+    for connect in (skiplock.connect, skiplock.connect_async):
+        with pytest.raises(skiplock.ConfigurationError, match="host name has") as info:
+            connect(url)  # before any driver call: SQL Server's path is checked here too
+        assert "hunter2" not in str(info.value) and f"u:***@{host}:1234/db" in str(info.value)
+
+
+@pytest.mark.parametrize("host", _EMPTY_LABELS)
+def test_hosts_of_a_multi_host_url_are_each_checked(host: str) -> None:
+    pytest.importorskip("psycopg")
+    with pytest.raises(skiplock.ConfigurationError, match="host name has"):
+        skiplock.connect(f"postgresql://u:hunter2@127.0.0.1:1,{host}:2/db")
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        # old code: "127.0.0.1,127.0.0.1/db", the ports lost
+        (
+            "postgresql://u:secret@127.0.0.1:1,127.0.0.1:2/db",
+            "postgresql://u:***@127.0.0.1:1,127.0.0.1:2/db",
+        ),
+        ("postgresql://u:secret@h1,h2:5433/db", "postgresql://u:***@h1,h2:5433/db"),
+        ("postgresql://u:secret@h1:1,h2/db", "postgresql://u:***@h1:1,h2/db"),
+        ("postgresql://u:secret@[::1]:1,[::2]:2/db", "postgresql://u:***@[::1]:1,[::2]:2/db"),
+        ("postgresql://u:secret@h1,h2/db?port=5", "postgresql://u:***@h1:5,h2:5/db"),
+        # old code: the socket folder's port= and every query option were dropped
+        (
+            "postgresql://u:secret@/db?host=/tmp&port=5433",
+            "postgresql://u:***@/db?host=/tmp&port=5433",
+        ),
+        ("postgresql:///db?host=/a,/b&port=1,2", "postgresql:///db?host=/a,/b&port=1,2"),
+        (
+            "postgresql://u:secret@h:5/db?sslmode=require&connect_timeout=3",
+            "postgresql://u:***@h:5/db?sslmode=require&connect_timeout=3",
+        ),
+        (
+            "mysql://u:secret@h:3306/db?ssl_ca=/etc/ca.pem",
+            "mysql://u:***@h:3306/db?ssl_ca=/etc/ca.pem",
+        ),
+        ("mssql://sa:secret@h/db?appname=x", "mssql://sa:***@h/db?appname=x"),
+        ("mysql://us%40er:secret@h/db", "mysql://us%40er:***@h/db"),
+    ],
+)
+def test_urls_are_shown_whole_but_the_password(url: str, shown: str) -> None:
+    if url.startswith("postgresql"):
+        pytest.importorskip("psycopg")
+    q = skiplock.connect(url)
+    aq = skiplock.connect_async(url)
+    assert str(q.url) == shown
+    assert repr(q) == f"<skiplock.Queue {shown} table=skiplock_jobs>"
+    assert repr(aq) == f"<skiplock.AsyncQueue {shown} table=skiplock_jobs>"
+
+
+@pytest.mark.parametrize("key", ["password", "PASSWORD", "passwd", "password1", "pwd"])
+def test_a_password_given_as_a_query_option_is_masked(key: str) -> None:
+    # old code: a URL refused for another reason was shown with ?password=... as given
+    with pytest.raises(skiplock.ConfigurationError) as info:
+        skiplock.connect(f"mysql://u@h:99999/db?{key}=hunter2&ssl_ca=/x")
+    assert "hunter2" not in str(info.value) and f"{key}=***" in str(info.value)
+    assert mask_password(f"see mysql://u@h/db?a=1&{key}=hunter2#x") == (
+        f"see mysql://u@h/db?a=1&{key}=***#x"
+    )
+
+
 @pytest.mark.parametrize(
     "host", ["a" * 63 + ".example.com", "db.example.com.", "127.0.0.1", "[::1]", "bücher.de"]
 )
 def test_good_host_names_pass(host: str) -> None:
     assert parse_url(f"mysql://u@{host}/db").host
+
+
+def test_a_connection_refused_on_every_host_names_each_host_and_port() -> None:
+    pytest.importorskip("psycopg")
+    url = "postgresql://u:secret@127.0.0.1:1,127.0.0.1:2/db?connect_timeout=5"
+    whole = "postgresql://u:***@127.0.0.1:1,127.0.0.1:2/db?connect_timeout=5"
+    q = skiplock.connect(url)
+    with pytest.raises(skiplock.BackendError, match="could not connect") as info:
+        q.stats()
+    assert f"at {whole} could not connect" in str(info.value) and "secret" not in str(info.value)
+
+    async def refused() -> str:
+        aq = skiplock.connect_async(url)
+        try:
+            await aq.stats()
+        except skiplock.BackendError as exc:
+            return str(exc)
+        finally:
+            await aq.close()
+        raise AssertionError("connected to nothing")
+
+    text = asyncio.run(refused())
+    assert f"at {whole} could not connect" in text and "secret" not in text
+
+
+@pytest.mark.parametrize("query", ["host=.", "host=/tmp,1..2", "host=a..b", "host=.."])
+def test_hosts_given_in_the_query_are_checked_too(query: str) -> None:
+    # old code: host=. passed the IPv4 shortcut and reached libpq's resolver
+    pytest.importorskip("psycopg")
+    with pytest.raises(skiplock.ConfigurationError, match="host name has"):
+        skiplock.connect(f"postgresql://u:hunter2@/db?{query}")

@@ -9,6 +9,7 @@ and any option the dialect does not know: a typo must not pass silently.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +25,8 @@ _FALSE = {"0", "false", "no", "off"}
 @dataclass(frozen=True)
 class Option:
     """One accepted URL option: ``kind`` is ``"int"`` (from *low* to *high*), ``"bool"``
-    (1/0, true/false, yes/no, on/off), ``"text"`` or ``"choice"`` (one of *choices*)."""
+    (1/0, true/false, yes/no, on/off), ``"text"``, ``"choice"`` (one of *choices*) or
+    ``"addresses"`` (comma-separated IP addresses)."""
 
     kind: str
     choices: tuple[str, ...] = ()
@@ -46,6 +48,16 @@ class Option:
             if value.lower() in _FALSE:
                 return False
             raise ConfigurationError(f"the URL option {name}={value!r:.40} must be 1 or 0")
+        if self.kind == "addresses":  # libpq's hostaddr: numeric addresses, one per host
+            for piece in value.split(","):
+                try:
+                    ipaddress.ip_address(piece.strip())
+                except ValueError:
+                    if piece.strip():
+                        raise ConfigurationError(
+                            f"the URL option {name}={value!r:.60} must be IP addresses "
+                            "(one per host, comma-separated), not host names"
+                        ) from None
         if self.kind == "choice" and value not in self.choices:
             raise ConfigurationError(
                 f"the URL option {name}={value!r:.40} must be one of {', '.join(self.choices)}"

@@ -69,7 +69,9 @@ def _zone(name: object) -> tzinfo:
 
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        # OSError: a folder of zones (Europe) or an over-long name, read from the tzdata
+        # package where the system has no zone files; ValueError: ../x, a NUL, not TZif
         raise ConfigurationError(
             f"unknown timezone {name!r:.80}: use an IANA name such as 'Europe/Paris'"
         ) from None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from .errors import ConfigurationError
 
@@ -26,11 +26,18 @@ SCHEMES: dict[str, str] = {
 }
 
 _PASSWORD_IN_URL = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^:/?#@\s]*:)[^@\s]*(?=@)")
+#: a password given as a query option (``?password=…``; mysql-connector's ``passwd``,
+#: ``password1``…, ODBC's ``PWD``): refused by every dialect, but a URL refused before its
+#: options are read is shown as given
+_PASSWORD_OPTION = re.compile(r"(?i)(?P<head>[?&](?:password\d?|passwd|pwd)=)[^&#\s]*")
+_IS_PASSWORD_OPTION = re.compile(r"(?i)password\d?|passwd|pwd")
 
 
 def mask_password(text: str) -> str:
-    """Replace every ``scheme://user:password@`` password in *text* with ``***``."""
-    return _PASSWORD_IN_URL.sub(lambda m: m.group("head") + "***", text)
+    """Replace every ``scheme://user:password@`` password in *text* with ``***``, and the
+    value of a ``password=`` query option."""
+    text = _PASSWORD_IN_URL.sub(lambda m: m.group("head") + "***", text)
+    return _PASSWORD_OPTION.sub(lambda m: m.group("head") + "***", text)
 
 
 @dataclass(frozen=True)
@@ -54,15 +61,32 @@ class DatabaseURL:
         return self.scheme.split("+", 1)[0]
 
     def masked(self) -> str:
+        """The whole URL (every host with its port, the query options) with the password
+        replaced by ``***``."""
         auth = ""
         if self.user is not None:
-            auth = self.user + (":***" if self.password else "") + "@"
-        port = f":{self.port}" if self.port is not None else ""
-        if not self.host or self.host.startswith("/"):  # a local socket (folder)
-            folder = f"?host={self.host}" if self.host else ""
-            return f"{self.scheme}://{auth}/{self.database}{folder}"
-        host = f"[{self.host}]" if ":" in self.host and "," not in self.host else self.host
-        return f"{self.scheme}://{auth}{host}{port}/{self.database}"
+            auth = quote(self.user, safe="") + (":***" if self.password else "") + "@"
+        hosts = self.host.split(",") if self.host else []
+        ports = [str(self.port)] if self.port is not None else (self.ports or "").split(",")
+        query = {
+            k: "***" if _IS_PASSWORD_OPTION.fullmatch(k) else v for k, v in self.options.items()
+        }
+        database = quote(self.database, safe="")
+        if not hosts or any(h.startswith("/") for h in hosts):
+            # a local socket (folder): libpq's query form, host= and port= as given
+            where = {"host": self.host} if self.host else {}
+            if any(ports):
+                where["port"] = ",".join(ports)
+            shown = urlencode({**where, **query}, safe="/,")
+            return f"{self.scheme}://{auth}/{database}" + (f"?{shown}" if shown else "")
+        if len(ports) == 1:  # one port for every host (libpq's rule)
+            ports = ports * len(hosts)
+        netloc = ",".join(
+            (f"[{h}]" if ":" in h else h) + (f":{p}" if p else "")
+            for h, p in zip(hosts, ports + [""] * len(hosts), strict=False)
+        )
+        shown = urlencode(query, safe="/,")
+        return f"{self.scheme}://{auth}{netloc}/{database}" + (f"?{shown}" if shown else "")
 
     def __str__(self) -> str:
         return self.masked()
@@ -82,10 +106,11 @@ def _mask_own(url: str) -> str:
 
 def _check_host(host: str, shown: str) -> None:
     """A host name of dot-separated labels of 1 to 63 characters (RFC 1035), at most 253 in
-    all, that the resolver can encode; an IP address passes. Otherwise the driver's resolver
-    fails later with a raw UnicodeError."""
-    if ":" in host or re.fullmatch(r"[0-9.]+", host):
-        return  # IPv6 (urllib checked it) or IPv4 digits
+    all, that the resolver can encode (an IPv4 address is such a name; IPv6 passes).
+    Otherwise the driver's resolver fails later with a raw UnicodeError (``.``, ``1..2``
+    and ``a..b`` alike)."""
+    if ":" in host:
+        return  # IPv6 (urllib and libpq checked it)
     labels = host[:-1].split(".") if host.endswith(".") else host.split(".")
     why = None
     if any(not label for label in labels):

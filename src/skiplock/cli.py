@@ -5,8 +5,9 @@ Exit codes, for scripts:
 ====  ==========================================================================
 0     success (a worker stopped by SIGTERM / SIGINT after its grace period, too)
 1     an unexpected error (a bug: please report it)
-2     bad command line (argparse)
-3     configuration: bad or missing URL, unknown scheme, missing driver, bad name
+2     bad command line (argparse; an enqueue argument that is not JSON)
+3     configuration: bad or missing URL, unknown scheme, missing driver, bad name, a
+      payload refused by the payload checks
 4     the database failed or could not be reached
 5     single-worker lock held elsewhere (``worker --single --no-wait``)
 6     the demo's checks failed (a job lost or written twice)
@@ -28,6 +29,7 @@ from typing import Any
 
 from . import __version__
 from ._cli_jobs import add_commands as add_job_commands
+from ._cli_json import CommandLineError, json_arg, json_or_text
 from ._cli_schema import add_schema_commands, cli_queue, require_url
 from ._cli_targets import _find_task, _load_target
 from ._retention import DEFAULT_RETENTION
@@ -40,6 +42,7 @@ from .errors import (
     BackendError,
     ConfigurationError,
     LockNotAcquired,
+    PayloadError,
     SkiplockError,
     UnsupportedServer,
 )
@@ -74,13 +77,6 @@ def retention(text: str) -> float | None:
     return None if text.strip().lower() in ("none", "never") else duration(text)
 
 
-def _json_or_text(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
 # -- commands -------------------------------------------------------------------------------
 
 
@@ -90,7 +86,7 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {"queue": args.queue, "priority": args.priority}
     options["max_attempts"] = args.max_attempts
     if args.payload is not None:
-        payload = _json_or_text(args.payload)
+        payload = json_arg(args.payload, "--payload")
     else:
         task = _find_task(args.task, args.app)
         if task is None and args.queue is None:
@@ -105,12 +101,12 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
             options = {k: defaults[k] if v is None else v for k, v in options.items()}
             if args.key is not None and args.key_concurrency is None:
                 args.key_concurrency = task.key_concurrency
-        kwargs = _json_or_text(args.kwargs) if args.kwargs else {}
+        kwargs = json_arg(args.kwargs, "--kwargs") if args.kwargs else {}
         if not isinstance(kwargs, dict):
             raise ConfigurationError('--kwargs must be a JSON object, e.g. \'{"to": "ada"}\'')
         payload = {
             "task": args.task,
-            "args": [_json_or_text(a) for a in args.args],
+            "args": [json_or_text(a, f"ARG {i}") for i, a in enumerate(args.args, 1)],
             "kwargs": kwargs,
         }
     defaults = {"queue": "default", "priority": 0, "max_attempts": 5}
@@ -365,9 +361,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.fn(args)
         return code
+    except CommandLineError as exc:
+        print(f"skiplock {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_CODES["usage"]
     except LockNotAcquired as exc:
         return _fail(exc, "locked")
-    except (ConfigurationError, UnsupportedServer) as exc:
+    except (ConfigurationError, UnsupportedServer, PayloadError) as exc:
         return _fail(exc, "config")
     except BackendError as exc:
         return _fail(exc, "database")

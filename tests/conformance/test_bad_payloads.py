@@ -132,3 +132,25 @@ def test_the_worker_survives_an_undecodable_payload(
     wait_until(lambda: queue.stats().done == 3, timeout=30, what="a later job done")
     assert sorted(ran) == ["b", "c", "later"]
     assert stored_outcome(queue, ids[0])[0] == "failed"
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [float("nan"), float("inf"), -float("inf"), {"x": [1, float("nan")]}, {"n": 1e308 * 10}],
+)
+def test_nan_and_infinity_are_payload_errors_and_nothing_is_written(
+    queue: skiplock.Queue, payload: Any
+) -> None:
+    # Python's json writes NaN / Infinity, which is not JSON and no database stores alike
+    with pytest.raises(skiplock.PayloadError, match="finite numbers"):
+        queue.enqueue(payload)
+    with pytest.raises(skiplock.PayloadError):
+        queue.enqueue_many([{"fine": 1}, payload])
+    with pytest.raises(skiplock.PayloadError):
+        queue.enqueue(payload, dedupe_key="nan-key")
+    assert queue.stats().pending == 0 and queue.list_jobs() == []
+    queue.enqueue({"ok": 1})
+    [job] = queue.claim(limit=1)
+    with pytest.raises(skiplock.PayloadError):
+        queue.complete(job, result=payload)
+    assert (queue.get(job.id) or job).status == "running"
