@@ -22,11 +22,13 @@ import ast
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tarfile
 import zipfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -186,29 +188,49 @@ def _clean_env() -> dict[str, str]:
     return env
 
 
-@pytest.fixture(scope="session", params=PYTHONS, ids=lambda v: f"py{v}")
-def venv(
-    request: pytest.FixtureRequest, dists: Dists, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Venv]:
-    version: str = request.param
+def _make_venv(version: str, wheel: Path, top: Path) -> Venv | str:
+    """A fresh venv of Python *version* with *wheel* installed, or why there is none."""
     base = sys.executable if version == RUNNING else find_python(version)
     if base is None:
-        reason = f"no Python {version} (install it with pyenv, or put python{version} on PATH)"
-        if required(f"python{version}"):
-            pytest.fail(f"required python{version} unavailable: {reason}", pytrace=False)
-        pytest.skip(reason)
-    top = tmp_path_factory.mktemp(f"venv{version}")
+        return f"no Python {version} (install it with pyenv, or put python{version} on PATH)"
     env = _clean_env()
+    top.mkdir()
     _ok(_run(base, "-m", "venv", top / "venv", cwd=top, env=env))
     bin_ = top / "venv" / "bin"
     _ok(
         _run(
-            bin_ / "python", "-m", "pip", "install", "-q", f"{dists.wheel}[{EXTRAS}]", *TEST_DEPS,
+            bin_ / "python", "-m", "pip", "install", "-q", f"{wheel}[{EXTRAS}]", *TEST_DEPS,
             cwd=top, env=env, timeout=1200,
         )
     )  # fmt: skip
     (top / "run").mkdir()
-    yield Venv(version, bin_, top / "run", env)
+    return Venv(version, bin_, top / "run", env)
+
+
+@pytest.fixture(scope="session")
+def venvs(dists: Dists, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Venv | str]:
+    """A venv per interpreter of SKIPLOCK_TEST_PYTHONS (or the reason it has none), two
+    made at a time."""
+    top = tmp_path_factory.mktemp("venvs")
+    with ThreadPoolExecutor(2) as pool:
+        made = pool.map(lambda v: _make_venv(v, dists.wheel, top / v), PYTHONS)
+        return dict(zip(PYTHONS, made, strict=True))
+
+
+def _present(found: Venv | str, version: str) -> Venv:
+    if isinstance(found, str):
+        if required(f"python{version}"):
+            pytest.fail(f"required python{version} unavailable: {found}", pytrace=False)
+        pytest.skip(found)
+    return found
+
+
+@pytest.fixture(params=PYTHONS, ids=lambda v: f"py{v}")
+def venv(request: pytest.FixtureRequest, venvs: dict[str, Venv | str]) -> Venv:
+    # the conformance runs, when selected, start now and go on while the other checks run
+    if any(i.name.startswith(CONFORMANCE + "[") for i in request.session.items):
+        request.getfixturevalue("conformance_runs")
+    return _present(venvs[request.param], request.param)
 
 
 #: run in the venv: configure Django (skiplock.contrib.django's models need an app
@@ -283,47 +305,89 @@ def test_every_dialect_loads_its_statements_and_migrations_from_the_wheel(
     assert steps == sorted(p.stem for p in (MIGRATIONS / dialect).glob("*.sql"))
 
 
-def _urls(backends: tuple[str, ...]) -> dict[str, str]:
-    urls = {}
-    for name in backends:
-        url = backend_url(name)
-        if url is None:
-            if required(name):
-                pytest.fail(f"required backend unavailable: {_reasons[name]}", pytrace=False)
-            pytest.skip(_reasons[name])
-        urls[env_var(name)] = url
-    return urls
+def _url(backend: str) -> str:
+    url = backend_url(backend)
+    if url is None:
+        if required(backend):
+            pytest.fail(f"required backend unavailable: {_reasons[backend]}", pytrace=False)
+        pytest.skip(_reasons[backend])
+    return url
 
 
 def test_the_demo_runs_on_postgresql(venv: Venv) -> None:
-    [url] = _urls(("postgresql",)).values()
-    check_demo(venv.run("skiplock", "demo", "--url", url, timeout=300))
+    check_demo(venv.run("skiplock", "demo", "--url", _url("postgresql"), timeout=300))
 
 
-def test_the_conformance_suite_passes_on_the_installed_package(venv: Venv) -> None:
-    backends = ("postgresql", "mariadb") if venv.version == BROAD else ("postgresql",)
-    env = {
-        **venv.env,
-        **_urls(backends),
-        "SKIPLOCK_BACKENDS": ",".join(backends),
-        "SKIPLOCK_REQUIRE": ",".join(backends),  # the venv has no other driver to require
-        "SKIPLOCK_TEST_INSTALLED": "1",
-        "SKIPLOCK_RESTART_SERVERS": "0",
-    }
-    done = _run(
-        venv.bin / "python", "-m", "pytest", ROOT / "tests" / "conformance",
-        "-x", "-p", "no:cacheprovider",
-        cwd=venv.cwd, env=env, timeout=3600,
-    )  # fmt: skip
-    header = re.search(r"^skiplock \S+ from (.+)$", done.stdout, re.M)
-    assert header is not None and header[1].startswith(str(venv.bin.parent)), done.stdout[:3000]
-    tail = "\n".join(done.stdout.splitlines()[-15:])
-    assert done.returncode == 0, tail + done.stderr[-3000:]
-    summary = done.stdout.splitlines()[-1]
+#: the conformance runs: PostgreSQL on every interpreter, MariaDB on one
+RUNS = [
+    (v, b) for v in PYTHONS for b in ("postgresql", "mariadb") if b == "postgresql" or v == BROAD
+]
+
+
+@dataclass
+class Run:
+    process: subprocess.Popen[bytes]
+    output: Path
+
+
+@pytest.fixture(scope="session")
+def conformance_runs(venvs: dict[str, Venv | str]) -> Iterator[dict[tuple[str, str], Run]]:
+    """Every conformance run of RUNS, one pytest process per interpreter and backend, all
+    started at once: the suite mostly waits on the database's clock (leases, polls), so the
+    runs overlap well. A run whose interpreter or backend is missing is not started."""
+    runs = {}
+    for version, backend in RUNS:
+        found, url = venvs[version], backend_url(backend)
+        if isinstance(found, str) or url is None:
+            continue
+        env = {
+            **found.env,
+            env_var(backend): url,
+            "SKIPLOCK_BACKENDS": backend,
+            "SKIPLOCK_REQUIRE": backend,  # the venv has no other driver to require
+            "SKIPLOCK_TEST_INSTALLED": "1",
+            "SKIPLOCK_RESTART_SERVERS": "0",
+        }
+        output = found.cwd / f"conformance-{backend}.log"
+        with output.open("wb") as out:
+            process = subprocess.Popen(
+                [found.bin / "python", "-m", "pytest", ROOT / "tests" / "conformance",
+                 "-x", "-p", "no:cacheprovider"],
+                cwd=found.cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True,  # its worker processes are stopped with it
+            )  # fmt: skip
+        runs[version, backend] = Run(process, output)
+    yield runs
+    for run in runs.values():
+        if run.process.poll() is None:
+            os.killpg(run.process.pid, signal.SIGKILL)
+        run.process.wait()
+
+
+CONFORMANCE = "test_the_conformance_suite_passes_on_the_installed_package"
+
+
+@pytest.mark.parametrize(("version", "backend"), RUNS, ids=[f"py{v}-{b}" for v, b in RUNS])
+def test_the_conformance_suite_passes_on_the_installed_package(
+    venvs: dict[str, Venv | str],
+    conformance_runs: dict[tuple[str, str], Run],
+    version: str,
+    backend: str,
+) -> None:
+    found = _present(venvs[version], version)
+    _url(backend)
+    run = conformance_runs[version, backend]
+    run.process.wait(timeout=3600)
+    out = run.output.read_text(errors="replace")
+    header = re.search(r"^skiplock \S+ from (.+)$", out, re.M)
+    assert header is not None and header[1].startswith(str(found.bin.parent)), out[:3000]
+    tail = "\n".join(out.splitlines()[-15:])
+    assert run.process.returncode == 0, tail
+    summary = out.splitlines()[-1]
     passed = re.search(r"(\d+) passed", summary)
     assert passed is not None and int(passed[1]) > 0, summary
     assert not re.search(r"\d+ (failed|errors?)\b", summary), summary
-    sys.stdout.write(f"python {venv.version} {backends}: {summary}\n")
+    sys.stdout.write(f"python {version} {backend}: {summary}\n")
 
 
 def test_the_conformance_suite_refuses_to_test_the_checkout() -> None:
