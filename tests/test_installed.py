@@ -381,8 +381,9 @@ def test_the_conformance_suite_passes_on_the_installed_package(
     out = run.output.read_text(errors="replace")
     header = re.search(r"^skiplock \S+ from (.+)$", out, re.M)
     assert header is not None and header[1].startswith(str(found.bin.parent)), out[:3000]
-    tail = "\n".join(out.splitlines()[-15:])
-    assert run.process.returncode == 0, tail
+    failures = out[out.find("= FAILURES =") :][:6000] if "= FAILURES =" in out else ""
+    failures += "\n".join(out.splitlines()[-5:])
+    assert run.process.returncode == 0, f"{run.output}:\n{failures}"
     summary = out.splitlines()[-1]
     passed = re.search(r"(\d+) passed", summary)
     assert passed is not None and int(passed[1]) > 0, summary
