@@ -263,7 +263,32 @@ def drop_table(q: skiplock.Queue) -> None:
     q.uninstall()
 
 
+#: the checkout these tests are in
+CHECKOUT = Path(__file__).resolve().parents[1]
+
+
+def _tested_folders() -> list[Path]:
+    """The folders of the skiplock these tests import (the package and its dialects)."""
+    import skiplock.dialects
+
+    return [Path(m.__file__ or "").resolve().parent for m in (skiplock, skiplock.dialects)]
+
+
+def pytest_report_header() -> str:
+    return f"skiplock {skiplock.__version__} from {_tested_folders()[0]}"
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    # SKIPLOCK_TEST_INSTALLED=1 (tests/test_installed.py): the run must test an installed
+    # skiplock, never the checkout's folders (an editable install serves them)
+    if os.environ.get("SKIPLOCK_TEST_INSTALLED") == "1":
+        for folder in _tested_folders():
+            if any(folder.is_relative_to(CHECKOUT / tree) for tree in ("src", "dialects")):
+                raise pytest.UsageError(
+                    f"SKIPLOCK_TEST_INSTALLED=1, but the skiplock under test is the checkout's "
+                    f"({folder}): run these tests with the python of a venv where the wheel is "
+                    "installed, from a folder outside the checkout (tests/test_installed.py)"
+                )
     config.addinivalue_line(
         "markers",
         "one_table: the parametrised cases of this test function share one installed table, "

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import BACKENDS as SELECTED
 from conftest import backend_url, env_var, required
+from interpreters import find_python
 
 ROOT = Path(__file__).resolve().parents[1]
 #: CI keeps it outside its fresh clone (SKIPLOCK_PY312_VENV), so that runs share it
@@ -37,17 +37,7 @@ BACKENDS = tuple(
 
 
 def python312() -> str | None:
-    given = os.environ.get("SKIPLOCK_PYTHON312")
-    if given:
-        return given
-    root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
-    found = sorted(
-        root.glob("versions/3.12.*/bin/python3"),
-        key=lambda p: [int(n) for n in p.parts[-3].split(".") if n.isdigit()],
-    )
-    if found:
-        return str(found[-1])
-    return shutil.which("python3.12")
+    return os.environ.get("SKIPLOCK_PYTHON312") or find_python("3.12")
 
 
 def _venv_python(base: str) -> Path:
