@@ -162,6 +162,10 @@ def test_a_holder_cut_off_for_good_is_told_before_the_next_holder_starts(
     first_b = spans.first_start("B")
     assert first_b is not None and told[0] < first_b
     assert first_b - cut_at >= 1.5, "B started before A's lease could have ended"
+    # A comes back only once B has taken the long job (its expired lease becomes claimable
+    # a moment after B's first claim; A back before that would complete it as attempt 1,
+    # which its lease no longer covers but nobody had taken: failed twice under load).
+    wait_until(lambda: _attempt(direct, long_id) == 2, timeout=30, what="B to take A's job")
     proxy.restore()
     wait_until(lambda: drained(direct), timeout=60, what="every job to be done")
     assert spans.overlaps() == []
@@ -171,3 +175,8 @@ def test_a_holder_cut_off_for_good_is_told_before_the_next_holder_starts(
     wait_until(lambda: a.counts["lost"] == 1, timeout=30, what="A to see its job lost")
     wait_until(lambda: b.counts["done"] == len(short) + 1, what="B to count its jobs done")
     assert a.counts["done"] == 0
+
+
+def _attempt(q: skiplock.Queue, job_id: int) -> int | None:
+    job = q.get(job_id)
+    return None if job is None else job.attempt
