@@ -183,10 +183,10 @@ _LEFT_OUT = pytest.StashKey[int]()
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     left = config.stash.get(_LEFT_OUT, 0)
-    if left:
+    if left and quick_run():
         terminalreporter.write_line(
-            f"quick run: {left} tests of the full run left out (reliability, Django 6); "
-            "scripts/test --full runs everything"
+            f"quick run: {left} tests of the full run left out (reliability, Django, the "
+            "conformance suite on installed wheels); scripts/test --full runs everything"
         )
 
 
@@ -216,10 +216,22 @@ def backend(request: pytest.FixtureRequest, record_testsuite_property: Any) -> s
     return name
 
 
-#: what only ``scripts/test --full`` runs (``SKIPLOCK_TEST_SCOPE=full``): the reliability
-#: suite (kill -9 chaos, server restarts, lock-connection kills) and Django 6 on Python 3.12;
-#: the quick run leaves them out (deselected, and counted in its last lines)
-FULL_ONLY = ("tests/reliability/", "tests/test_django6.py")
+#: what only ``scripts/test --full`` runs (``SKIPLOCK_TEST_SCOPE=full``, the default of a
+#: plain pytest run): the reliability suite (kill -9 chaos, server restarts, lock-connection
+#: kills), the Django projects (Django 5.2 here and Django 6 on Python 3.12), and the
+#: conformance suite on the wheel installed in fresh venvs. ``scripts/test`` (the quick run,
+#: ``SKIPLOCK_TEST_SCOPE=quick``) leaves them out: deselected, and counted in its last lines.
+FULL_ONLY = (
+    "tests/reliability/",
+    "tests/test_django.py",
+    "tests/test_django6.py",
+    "tests/test_installed.py::test_the_conformance_suite_passes_on_the_installed_package",
+)
+#: what ``scripts/test --full`` runs after the rest, in a pytest process of its own
+#: without xdist (``SKIPLOCK_TEST_PHASE=serial``; the rest is ``parallel``): the reliability
+#: suite measures workers under faults and must not share the machine with other tests, and
+#: the installed-package runs start five conformance runs of their own at once.
+SERIAL = ("tests/reliability/", "tests/test_installed.py")
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -228,19 +240,30 @@ def quick_run() -> bool:
     return os.environ.get("SKIPLOCK_TEST_SCOPE", "full").strip().lower() == "quick"
 
 
+def _left_out(nodeid: str) -> bool:
+    """Whether this run leaves the test *nodeid* out (by SKIPLOCK_TEST_SCOPE and
+    SKIPLOCK_TEST_PHASE)."""
+    if quick_run() and nodeid.startswith(FULL_ONLY):
+        return True
+    phase = os.environ.get("SKIPLOCK_TEST_PHASE", "").strip().lower()
+    if phase == "serial":
+        return not nodeid.startswith(SERIAL)
+    if phase == "parallel":
+        return nodeid.startswith(SERIAL)
+    return False
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Leave the full run's own tests out of a quick run; name each test's backend in a
-    JUnit report, even when the backend skips it."""
-    if quick_run():
-        kept, left = [], []
-        for item in items:
-            where = Path(str(item.path)).resolve()
-            rel = where.relative_to(ROOT).as_posix() if where.is_relative_to(ROOT) else ""
-            (left if rel.startswith(FULL_ONLY) else kept).append(item)
-        if left:
-            config.hook.pytest_deselected(items=left)
-            items[:] = kept
-            config.stash[_LEFT_OUT] = len(left)
+    """Leave out what this run does not run (quick run, phase); name each test's backend in
+    a JUnit report, even when the backend skips it."""
+    kept, left = [], []
+    for item in items:
+        # node ids are relative to the checkout (pytest's rootdir, where pyproject.toml is)
+        (left if _left_out(item.nodeid) else kept).append(item)
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = kept
+        config.stash[_LEFT_OUT] = len(left)
     for item in items:
         callspec = getattr(item, "callspec", None)
         if callspec is not None and "backend" in callspec.params:

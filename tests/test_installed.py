@@ -37,7 +37,9 @@ from conftest import _reasons, backend_url, env_var, required
 from interpreters import find_python
 from test_cli import check_demo
 
-pytestmark = pytest.mark.installed
+# one xdist worker runs them all (scripts/test -n 4 --dist loadgroup): the sdist, wheels
+# and venvs are built once per session, not once per worker
+pytestmark = [pytest.mark.installed, pytest.mark.xdist_group("installed")]
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the package's folders and where their files go in the wheel
@@ -186,6 +188,8 @@ class Venv:
 def _clean_env() -> dict[str, str]:
     """This environment without what would reach back into the checkout or this pytest."""
     drop = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTEST_ADDOPTS")
+    # this run's choice of tests (scripts/test's quick run or --full phase) is not theirs
+    drop += ("SKIPLOCK_TEST_SCOPE", "SKIPLOCK_TEST_PHASE")
     env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("PYTEST_")}
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     return env

@@ -54,43 +54,57 @@ def test_ci_opts_in_to_server_restarts() -> None:
     assert ci.index("SKIPLOCK_RESTART_SERVERS=1") < ci.index("\nscripts/test")
 
 
-SCOPE = ("SKIPLOCK_TEST_SCOPE", "SKIPLOCK_BACKENDS", "SKIPLOCK_TEST_PYTHONS")
+SCOPE = ("SKIPLOCK_TEST_SCOPE", "SKIPLOCK_BACKENDS", "SKIPLOCK_TEST_PYTHONS", "SKIPLOCK_TEST_PHASE")
 
 
 def test_scripts_test_is_the_quick_run_on_postgresql_and_mariadb(tmp_path: Path) -> None:
-    scope, backends, pythons, args = _handed(tmp_path, "-x", names=SCOPE)
-    assert (scope, backends, pythons, args) == (
-        "quick",
-        "postgresql,mariadb",
-        "unset",
-        "-m pytest -x",
-    )
+    scope, backends, pythons, phase, args = _handed(tmp_path, "-x", names=SCOPE)
+    assert (scope, backends, pythons, phase) == ("quick", "postgresql,mariadb", "unset", "unset")
+    assert args == "-m pytest -n 4 --dist loadgroup -x"
 
 
 def test_scripts_test_full_runs_every_backend_and_python(tmp_path: Path) -> None:
-    scope, backends, pythons, args = _handed(tmp_path, "--full", "-x", names=SCOPE)
-    assert (scope, backends, args) == ("full", "unset", "-m pytest -x")
-    assert pythons == "3.10,3.11,3.12,3.13"
+    """Two pytest runs: the parallel phase with xdist, then the serial one."""
+    out = _handed(tmp_path, "--full", "-x", names=SCOPE)
+    assert out == [
+        *("full", "unset", "3.10,3.11,3.12,3.13", "parallel"),
+        "-m pytest -n 4 --dist loadgroup -x",
+        *("full", "unset", "3.10,3.11,3.12,3.13", "serial"),
+        "-m pytest -x",
+    ]
 
 
-def test_the_quick_run_leaves_out_the_full_runs_own_tests() -> None:
-    """Collected for real: the reliability suite and Django 6 are deselected and counted."""
-    env = {**os.environ, "SKIPLOCK_TEST_SCOPE": "quick", "SKIPLOCK_BACKENDS": "postgresql"}
-    where = ["tests/test_django6.py", "tests/reliability/test_chaos.py", "tests/test_scripts.py"]
+def _collected(*where: str, **env: str) -> str:
+    """Collected for real, with pytest's own selection of this checkout's tests."""
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *where],
         cwd=ROOT,
-        env=env,
+        env={**os.environ, "SKIPLOCK_BACKENDS": "postgresql", **env},
         capture_output=True,
         text=True,
         timeout=120,
     )
-    out = done.stdout
-    assert done.returncode == 0, out + done.stderr
-    assert "test_django6" not in out.split("deselected")[0], out
-    assert "test_chaos" not in out, out
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+WHERE = ("tests/test_django6.py", "tests/reliability/test_chaos.py", "tests/test_scripts.py")
+
+
+def test_the_quick_run_leaves_out_the_full_runs_own_tests() -> None:
+    """The reliability suite and Django 6 are deselected, and counted."""
+    out = _collected(*WHERE, SKIPLOCK_TEST_SCOPE="quick")
+    assert "test_django6" not in out and "test_chaos" not in out, out
     assert "tests/test_scripts.py::test_ci_runs_the_full_run" in out, out
     assert "quick run: 3 tests of the full run left out" in out, out
+
+
+def test_the_full_runs_phases_split_the_tests_between_them() -> None:
+    parallel = _collected(*WHERE, SKIPLOCK_TEST_SCOPE="full", SKIPLOCK_TEST_PHASE="parallel")
+    serial = _collected(*WHERE, SKIPLOCK_TEST_SCOPE="full", SKIPLOCK_TEST_PHASE="serial")
+    assert "test_django6.py::" in parallel and "test_chaos" not in parallel, parallel
+    assert "test_chaos.py::" in serial and "test_django6" not in serial, serial
+    assert "test_scripts.py::" not in serial and "quick run" not in serial, serial
 
 
 def test_ci_runs_the_full_run() -> None:
