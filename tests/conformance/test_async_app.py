@@ -16,6 +16,10 @@ from skiplock._url import parse_url
 
 from .clients import DATABASE, need
 
+# the examples name their table (app_jobs), as a user's code would: one xdist worker runs
+# every test of both files, so no two of them share it at once (scripts/test -n 4)
+pytestmark = pytest.mark.xdist_group("app_jobs")
+
 DOC = Path(__file__).parents[2] / "docs" / "async.md"
 #: database → SQLAlchemy asyncio driver of the example (a database without one skips)
 SA_ASYNC = {"postgresql": ("postgresql+asyncpg", "asyncpg")}

@@ -19,6 +19,10 @@ from skiplock._url import parse_url
 
 from .clients import DATABASE, need
 
+# the examples name their table (app_jobs), as a user's code would: one xdist worker runs
+# every test of both files, so no two of them share it at once (scripts/test -n 4)
+pytestmark = pytest.mark.xdist_group("app_jobs")
+
 DOC = Path(__file__).parents[2] / "docs" / "application.md"
 _BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 _RUNS_ON = re.compile(r"# runs on: ([\w, ]+)\n")
