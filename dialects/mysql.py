@@ -113,9 +113,8 @@ class MySQLDialect(Dialect):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        _mysql_driver.connect_timeout(
-            self.options
-        )  # both names with two values: refused at connect()
+        # the two timeout names given with two values: refused at connect(), not at first use
+        _mysql_driver.connect_timeout(self.options)
         #: C-extension connections' sockets (None: not found), kept while they live
         self._sockets: weakref.WeakKeyDictionary[Any, int | None] = weakref.WeakKeyDictionary()
         # The claims' key test (a) in MySQL's form until server_info says MariaDB (mysql.sql);

@@ -232,7 +232,6 @@ FULL_ONLY = (
 #: suite measures workers under faults and must not share the machine with other tests, and
 #: the installed-package runs start five conformance runs of their own at once.
 SERIAL = ("tests/reliability/", "tests/test_installed.py")
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def quick_run() -> bool:

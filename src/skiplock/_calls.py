@@ -291,11 +291,7 @@ def fail(
 
 def release(d: Dialect, job: Job, conn: Any) -> Call[None, None]:
     job = _job(job)
-
-    def finish(_: None) -> None:
-        job.status = "pending"
-
-    return _fenced(d, job, "release", {}, "releasing", conn, finish)
+    return _back_to_pending(d, job, "release", {}, "releasing", conn)
 
 
 def unclaim(d: Dialect, job: Job, conn: Any) -> Call[None, None]:
@@ -304,11 +300,18 @@ def unclaim(d: Dialect, job: Job, conn: Any) -> Call[None, None]:
     ``unclaim``); ``LeaseLost`` when it did not, or the job has moved on since."""
     job = _job(job)
     extra = {"lease_until": job.lease_until}
+    return _back_to_pending(d, job, "unclaim", extra, "giving back", conn)
+
+
+def _back_to_pending(
+    d: Dialect, job: Job, name: str, extra: dict[str, Any], doing: str, conn: Any
+) -> Call[None, None]:
+    """The fenced statement *name* that puts *job* back to pending, and *job* marked so."""
 
     def finish(_: None) -> None:
         job.status = "pending"
 
-    return _fenced(d, job, "unclaim", extra, "giving back", conn, finish)
+    return _fenced(d, job, name, extra, doing, conn, finish)
 
 
 def cancel(d: Dialect, job_id: int, conn: Any) -> Call[str | None, str | None]:
