@@ -1,6 +1,6 @@
 """Whether an idle connection is still usable, found without a round trip (the pool asks
-at every checkout): the part of :class:`~skiplock.dialects.base.Dialect` that looks at a
-connection's flag and socket."""
+at every checkout), and how long the server lets one sit idle inside a transaction: the
+part of :class:`~skiplock.dialects.base.Dialect` about a connection's health."""
 
 from __future__ import annotations
 
@@ -9,7 +9,11 @@ from typing import Any
 
 from skiplock.drivers.aio import AsyncAdapter, ThreadAdapter
 
-__all__ = ["ConnectionHealth"]
+__all__ = ["IDLE_TRANSACTION_TIMEOUT", "ConnectionHealth"]
+
+#: see :attr:`ConnectionHealth.idle_transaction_timeout` (skiplock's own transactions take
+#: milliseconds; a pause this long between two of their statements is a frozen client)
+IDLE_TRANSACTION_TIMEOUT = 10.0
 
 
 class ConnectionHealth:
@@ -51,6 +55,31 @@ class ConnectionHealth:
         except Exception:
             return False
         return fd is None or (fd >= 0 and not _readable(fd))
+
+    # -- how long one of skiplock's own sessions may sit idle inside a transaction ----------
+    # A process frozen (SIGSTOP, a paused VM) or cut off without a reset between two
+    # statements of one of skiplock's transactions keeps that transaction's row locks: a
+    # job it was heartbeating stays locked after its lease ends, and every claim skips it.
+    # Where the server can end such a session, each pooled connection asks it to after
+    # IDLE_TRANSACTION_TIMEOUT; ``transaction()`` blocks (the caller's code runs between
+    # their statements) and ``q.connection()`` are exempt.
+
+    #: seconds (None: this server has no such setting; see docs/guarantees.md)
+    @property
+    def idle_transaction_timeout(self) -> float | None:
+        return None
+
+    def idle_limit_sql(self) -> tuple[str, ...]:
+        """Statements that set the limit on a new pooled connection (committed after)."""
+        return ()
+
+    def exempt_begin_sql(self) -> tuple[str, ...]:
+        """Statements run first in a ``transaction()`` block on a pooled connection."""
+        return ()
+
+    def exempt_end_sql(self) -> tuple[str, ...]:
+        """Statements run last in that block, before its COMMIT or ROLLBACK."""
+        return ()
 
 
 def _readable(fd: int) -> bool:

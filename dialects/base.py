@@ -32,10 +32,10 @@ from skiplock.drivers import Adapter
 from skiplock.drivers.aio import AsyncAdapter, ThreadAdapter
 from skiplock.errors import BackendError, ConfigurationError, LeaseLost
 
-from ._health import ConnectionHealth
+from ._health import IDLE_TRANSACTION_TIMEOUT, ConnectionHealth
 from ._lock_wake import LockAndWakeup
 
-__all__ = ["Dialect", "ServerInfo"]
+__all__ = ["IDLE_TRANSACTION_TIMEOUT", "Dialect", "ServerInfo"]
 
 Row = dict[str, Any]
 _PARAM = re.compile(r"%\((\w+)\)s")

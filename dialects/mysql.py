@@ -48,7 +48,7 @@ from skiplock.drivers.mysql import MySQLConnectorAdapter
 
 from . import _mysql_driver
 from ._mysql_server import classify, migration_done, parse_server_version
-from .base import Dialect, Row, ServerInfo
+from .base import IDLE_TRANSACTION_TIMEOUT, Dialect, Row, ServerInfo
 
 __all__ = ["MySQLDialect", "parse_server_version"]
 
@@ -110,6 +110,8 @@ class MySQLDialect(Dialect):
 
     #: set by :meth:`server_info`: MariaDB has INSERT … RETURNING, MySQL has not
     insert_returning = False
+    #: set by :meth:`server_info`
+    mariadb = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -212,11 +214,27 @@ class MySQLDialect(Dialect):
         # mysql-connector reports MariaDB as 5.5.5; VERSION() tells the truth.
         [row] = rows
         info = parse_server_version(str(row["v"]))
-        self.insert_returning = info.product == "MariaDB"
+        self.mariadb = self.insert_returning = info.product == "MariaDB"
         if self.insert_returning:
             for name in _CLAIMS:
                 self.sql[name] = self.sql[name].replace(*self._key_tests)
         return replace(info, driver=_mysql_driver.driver_name(self.driver))
+
+    # MariaDB ends a session idle inside a transaction; MySQL has no such setting
+    @property
+    def idle_transaction_timeout(self) -> float | None:
+        return IDLE_TRANSACTION_TIMEOUT if self.mariadb else None
+
+    def idle_limit_sql(self) -> tuple[str, ...]:
+        if not self.mariadb:
+            return ()
+        return (f"SET SESSION idle_transaction_timeout = {round(IDLE_TRANSACTION_TIMEOUT)}",)
+
+    def exempt_begin_sql(self) -> tuple[str, ...]:
+        return ("SET SESSION idle_transaction_timeout = 0",) if self.mariadb else ()
+
+    def exempt_end_sql(self) -> tuple[str, ...]:
+        return self.idle_limit_sql()
 
     def classify(self, info: ErrorInfo) -> tuple[bool, bool]:
         return classify(info)

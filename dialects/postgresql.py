@@ -35,14 +35,14 @@ from skiplock.drivers.aio_drivers import AsyncPsycopgAdapter
 from skiplock.drivers.postgres import PsycopgAdapter
 from skiplock.errors import UnsupportedServer
 
-from .base import Dialect, Row, ServerInfo
+from .base import IDLE_TRANSACTION_TIMEOUT, Dialect, Row, ServerInfo
 
 __all__ = ["PostgreSQLDialect"]
 
 #: SQLSTATEs after which the same transaction may succeed when run again
 _RETRYABLE = {"40001", "40P01", "55P03", "57014"}
 #: SQLSTATE classes that mean the connection or the server went away
-_CONNECTION_CLASSES = ("08", "57P")
+_CONNECTION_CLASSES = ("08", "57P", "25P03")  # 25P03: ended as idle in a transaction
 #: what the server says at connect time (psycopg gives no SQLSTATE there) when the
 #: database or role is missing or the password is wrong
 _REFUSED = re.compile(
@@ -184,6 +184,17 @@ class PostgreSQLDialect(Dialect):
                 "PostgreSQL 9.5 or newer"
             )
         return info
+
+    @property
+    def idle_transaction_timeout(self) -> float | None:
+        return IDLE_TRANSACTION_TIMEOUT
+
+    def idle_limit_sql(self) -> tuple[str, ...]:
+        ms = round(IDLE_TRANSACTION_TIMEOUT * 1000)
+        return (f"SET idle_in_transaction_session_timeout = {ms}",)
+
+    def exempt_begin_sql(self) -> tuple[str, ...]:
+        return ("SET LOCAL idle_in_transaction_session_timeout = 0",)  # ends with the block
 
     def classify(self, info: ErrorInfo) -> tuple[bool, bool]:
         state = info.state()

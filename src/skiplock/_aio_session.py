@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -23,7 +23,7 @@ from ._aio_pool import AsyncPool
 from ._aio_run import run_async, run_theirs_async
 from ._aio_transaction import AsyncTransaction
 from ._checks import queue_limits as checked_queue_limits
-from ._ops import Op, StatementError
+from ._ops import NOTHING, Op, Statement, StatementError
 from ._pool_state import PoolSettings, PoolStats
 from ._schema import Schema
 from ._sql import TableName
@@ -85,6 +85,30 @@ class AsyncSession:
         )
 
     async def _open(self) -> AsyncAdapter:
+        """A new pooled connection (see :meth:`_connect`), which the server ends if it sits
+        idle inside a transaction for longer than the dialect's
+        ``idle_transaction_timeout``: a process frozen in the middle of one of skiplock's
+        transactions keeps its row locks no longer (``transaction()`` blocks are exempt)."""
+        own = await self._connect()
+        limit = self.dialect.idle_limit_sql()
+        if limit:
+            try:
+                await self._statements(own, limit)
+                await own.commit()
+            except own.errors as exc:
+                await _close_quietly(own)
+                raise self.dialect.wrap(exc, "connecting", own.error_info(exc)) from exc
+            except BaseException:
+                await _close_quietly(own)
+                raise
+        return own
+
+    async def _statements(self, own: AsyncAdapter, sqls: Sequence[str]) -> None:
+        """Run each statement of *sqls* (no parameters, no result) on *own*."""
+        for sql in sqls:
+            await own.execute(Statement(sql, None, NOTHING))
+
+    async def _connect(self) -> AsyncAdapter:
         """A new connection of skiplock's own, in its adapter; the first one opened reads
         the server's version (``UnsupportedServer`` if it is too old)."""
         errors = self.dialect.driver_errors()
@@ -259,12 +283,28 @@ class AsyncSession:
         own = await self._checkout()
         tx = AsyncTransaction(queue, own)
         try:
+            # the block's own code runs between its statements: exempt from the idle limit
+            await self._exempt(own, self.dialect.exempt_begin_sql())
             yield tx
+            await self._exempt(own, self.dialect.exempt_end_sql())
         except BaseException as exc:
             lost = _interrupted(exc) or (isinstance(exc, BackendError) and exc.connection_lost)
+            if not lost and self.dialect.exempt_end_sql():
+                try:  # the limit back before the connection goes back to the pool
+                    await self._statements(own, self.dialect.exempt_end_sql())
+                except Exception:
+                    lost = True  # dropped, not pooled without its limit
             await self._rollback_or_drop(own, lost=lost)
             raise
         await self._commit(own, "committing your transaction")
+
+    async def _exempt(self, own: AsyncAdapter, sqls: Sequence[str]) -> None:
+        """:meth:`_statements` inside a ``transaction()`` block; a driver error raised as
+        the dialect's error."""
+        try:
+            await self._statements(own, sqls)
+        except own.errors as exc:
+            raise self.dialect.wrap(exc, "beginning your transaction", own.error_info(exc)) from exc
 
 
 def _interrupted(exc: BaseException) -> bool:

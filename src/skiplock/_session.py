@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import _calls as calls
 from ._acompat import sleep
 from ._checks import queue_limits as checked_queue_limits
-from ._ops import Op, StatementError
+from ._ops import NOTHING, Op, Statement, StatementError
 from ._pool import Pool
 from ._pool_state import PoolSettings, PoolStats
 from ._run import run_sync, run_theirs
@@ -87,6 +87,30 @@ class Session:
         )
 
     def _open(self) -> Adapter:
+        """A new pooled connection (see :meth:`_connect`), which the server ends if it sits
+        idle inside a transaction for longer than the dialect's
+        ``idle_transaction_timeout``: a process frozen in the middle of one of skiplock's
+        transactions keeps its row locks no longer (``transaction()`` blocks are exempt)."""
+        own = self._connect()
+        limit = self.dialect.idle_limit_sql()
+        if limit:
+            try:
+                self._statements(own, limit)
+                own.commit()
+            except own.errors as exc:
+                _close_quietly(own)
+                raise self.dialect.wrap(exc, "connecting", own.error_info(exc)) from exc
+            except BaseException:
+                _close_quietly(own)
+                raise
+        return own
+
+    def _statements(self, own: Adapter, sqls: Sequence[str]) -> None:
+        """Run each statement of *sqls* (no parameters, no result) on *own*."""
+        for sql in sqls:
+            own.execute(Statement(sql, None, NOTHING))
+
+    def _connect(self) -> Adapter:
         """A new connection of skiplock's own, in its adapter; the first one opened reads
         the server's version (``UnsupportedServer`` if it is too old)."""
         errors = self.dialect.driver_errors()
@@ -252,12 +276,28 @@ class Session:
         own = self._checkout()
         tx = Transaction(queue, own)
         try:
+            # the block's own code runs between its statements: exempt from the idle limit
+            self._exempt(own, self.dialect.exempt_begin_sql())
             yield tx
+            self._exempt(own, self.dialect.exempt_end_sql())
         except BaseException as exc:
             lost = _interrupted(exc) or (isinstance(exc, BackendError) and exc.connection_lost)
+            if not lost and self.dialect.exempt_end_sql():
+                try:  # the limit back before the connection goes back to the pool
+                    self._statements(own, self.dialect.exempt_end_sql())
+                except Exception:
+                    lost = True  # dropped, not pooled without its limit
             self._rollback_or_drop(own, lost=lost)
             raise
         self._commit(own, "committing your transaction")
+
+    def _exempt(self, own: Adapter, sqls: Sequence[str]) -> None:
+        """:meth:`_statements` inside a ``transaction()`` block; a driver error raised as
+        the dialect's error."""
+        try:
+            self._statements(own, sqls)
+        except own.errors as exc:
+            raise self.dialect.wrap(exc, "beginning your transaction", own.error_info(exc)) from exc
 
 
 def _interrupted(exc: BaseException) -> bool:

@@ -97,8 +97,9 @@ class Queue(Session):
 
     def connection(self) -> Any:
         """A new driver connection configured like the queue's own (autocommit off, READ
-        COMMITTED), outside the pool and its bound. The caller owns and closes it."""
-        return self._open().connection
+        COMMITTED), outside the pool and its bound, with no idle-transaction limit. The
+        caller owns and closes it."""
+        return self._connect().connection
 
     def close(self) -> None:
         """Close the pooled connections (those in use as they come back). The queue cannot

@@ -6,6 +6,10 @@ client's drivers fail at once, as when a network path is cut and reset. At most
 ``max_connections`` connections at a time; more are refused. :meth:`Proxy.hold_replies`
 keeps the server's bytes from the clients (counted in :attr:`Proxy.held`) until
 :meth:`Proxy.release_replies`: a client then waits for a reply the server has sent.
+:meth:`Proxy.freeze_on` freezes the one connection whose client next sends a given text
+(that text is not forwarded, nor anything after it, either way, while both sockets stay
+open): the server sees the session idle, as with a client frozen by SIGSTOP or a path
+that drops packets.
 """
 
 from __future__ import annotations
@@ -40,6 +44,9 @@ class Proxy:
         self._cut = False
         self._replies = threading.Event()
         self._replies.set()
+        self._freeze_marker: bytes | None = None
+        #: set once a connection was frozen by :meth:`freeze_on`
+        self.frozen = threading.Event()
         #: bytes from the server held back since :meth:`hold_replies`
         self.held = 0
         self._closed = threading.Event()
@@ -59,6 +66,19 @@ class Proxy:
         with self._mutex:
             self.held = 0
         self._replies.clear()
+
+    def freeze_on(self, marker: bytes) -> None:
+        """Freeze the first connection whose client sends bytes containing *marker*."""
+        with self._mutex:
+            self._freeze_marker = marker
+
+    def _freezes(self, data: bytes) -> bool:
+        with self._mutex:
+            if self._freeze_marker is None or self._freeze_marker not in data:
+                return False
+            self._freeze_marker = None
+        self.frozen.set()
+        return True
 
     def release_replies(self) -> None:
         self._replies.set()
@@ -112,6 +132,9 @@ class Proxy:
     def _pump(self, src: socket.socket, dst: socket.socket, replies: bool = False) -> None:
         try:
             while data := src.recv(65536):
+                if not replies and self._freezes(data):
+                    self._closed.wait()  # until close(): the session stays open, silent
+                    break
                 if replies and not self._replies.is_set():
                     with self._mutex:
                         self.held += len(data)

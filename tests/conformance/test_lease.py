@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import suppress
+from typing import Any
 
 import pytest
 
 import skiplock
 
+from .aio_view import Loop, SyncView
 from .conftest import within
+from .proxy import Proxy
 
 
 def leases_ended(queue: skiplock.Queue, n: int = 1) -> bool:
@@ -233,3 +237,62 @@ def test_run_at_from_delay_is_measured_when_the_statement_runs(queue: skiplock.Q
         tx.enqueue("later", delay=1.0)
     assert queue.claim() == []
     assert queue.stats().scheduled == 1
+
+
+#: the servers that end a session left idle inside a transaction (dialects/*.py)
+_IDLE_LIMITED = ("postgresql", "mariadb")
+
+
+def test_an_ended_lease_is_claimed_while_its_holder_is_frozen_inside_a_heartbeat(
+    queue: skiplock.Queue, url: str, api: str, aio_loop: Loop
+) -> None:
+    """A holder frozen (SIGSTOP, a path that drops packets) between its heartbeat's UPDATE
+    and its COMMIT keeps that row's lock; the server ends such a session after skiplock's
+    idle-transaction timeout, so another worker claims the job once its lease has ended."""
+    job_id = queue.enqueue({"task": "slow"})  # a connection opened: the server is known
+    assert queue.server is not None
+    flavor = queue.server.product.lower()
+    limit = queue.dialect.idle_transaction_timeout
+    if flavor not in _IDLE_LIMITED:
+        assert limit is None  # docs/guarantees.md: the job waits until the holder resumes
+        pytest.skip(f"{flavor} has no idle-transaction timeout (docs/guarantees.md)")
+    assert limit is not None
+    with Proxy(url) as proxy:
+        if api == "sync":
+            holder: Any = skiplock.connect(proxy.url, table=str(queue.table))
+        else:
+            holder = SyncView(skiplock.connect_async(proxy.url, table=str(queue.table)), aio_loop)
+        try:
+            [job] = holder.claim(lease=1)
+            # the heartbeat's second statement: its UPDATE has run, the COMMIT is not sent
+            proxy.freeze_on(b"SELECT lease_until, cancel_requested")
+            beat = threading.Thread(target=_heartbeat_quietly, args=(holder, job), daemon=True)
+            beat.start()
+            assert proxy.frozen.wait(10), "the heartbeat never came"
+            start = time.monotonic()
+            again: list[skiplock.Job] = []
+            while not again and time.monotonic() < start + limit + 15:
+                again = queue.claim(lease=30)
+                time.sleep(0.2)
+            assert [(j.id, j.attempt) for j in again] == [(job_id, 2)], (
+                f"not claimed within {limit + 15:.0f} s of the freeze"
+            )
+            assert time.monotonic() - start >= 1 - 0.2  # not before the lease had ended
+        finally:
+            proxy.close()
+            holder.close()
+    beat.join(15)
+    queue.complete(again[0], result="after the freeze")
+    with pytest.raises(skiplock.LeaseLost):
+        holder_job_write(queue, job)
+
+
+def _heartbeat_quietly(holder: Any, job: skiplock.Job) -> None:
+    """The frozen holder's heartbeat: it fails once its connection is gone, as it should."""
+    with suppress(skiplock.SkiplockError):
+        holder.heartbeat(job)
+
+
+def holder_job_write(queue: skiplock.Queue, job: skiplock.Job) -> None:
+    """The frozen holder, resumed, writing its outcome late (fenced: refused)."""
+    queue.complete(job, result="late")
