@@ -45,6 +45,7 @@ class Proxy:
         self._replies = threading.Event()
         self._replies.set()
         self._freeze_marker: bytes | None = None
+        self._hold_after: bytes | None = None
         #: set once a connection was frozen by :meth:`freeze_on`
         self.frozen = threading.Event()
         #: bytes from the server held back since :meth:`hold_replies`
@@ -61,10 +62,21 @@ class Proxy:
         for s in doomed:
             _close(s)
 
-    def hold_replies(self) -> None:
-        """From now on the server's bytes wait in the proxy (see :attr:`held`)."""
+    def hold_replies(self, *, after: bytes | None = None) -> None:
+        """From now on the server's bytes wait in the proxy (see :attr:`held`); with
+        *after*, from the moment a client sends bytes containing it in any case (its reply
+        is held)."""
         with self._mutex:
             self.held = 0
+            self._hold_after = after
+        if after is None:
+            self._replies.clear()
+
+    def _starts_hold(self, data: bytes) -> None:
+        with self._mutex:
+            if self._hold_after is None or self._hold_after.lower() not in data.lower():
+                return
+            self._hold_after = None
         self._replies.clear()
 
     def freeze_on(self, marker: bytes) -> None:
@@ -132,9 +144,11 @@ class Proxy:
     def _pump(self, src: socket.socket, dst: socket.socket, replies: bool = False) -> None:
         try:
             while data := src.recv(65536):
-                if not replies and self._freezes(data):
-                    self._closed.wait()  # until close(): the session stays open, silent
-                    break
+                if not replies:
+                    if self._freezes(data):
+                        self._closed.wait()  # until close(): the session stays open, silent
+                        break
+                    self._starts_hold(data)
                 if replies and not self._replies.is_set():
                     with self._mutex:
                         self.held += len(data)

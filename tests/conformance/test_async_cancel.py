@@ -143,10 +143,13 @@ def test_calls_cancelled_at_random_points_keep_no_connection_and_lose_no_job(
         aq = async_queue(queue)
         try:
             marker = 0
-            start = time.monotonic()
-            for kind in ("transaction", "enqueue", "claim", "complete"):  # none cancelled
-                marker += 1
-                await random_call(aq, kind, marker, seen, side_table)
+            # none cancelled; the first round opens the connections, the second is timed
+            # (a connection's set-up is no part of a call here)
+            for _ in range(2):
+                start = time.monotonic()
+                for kind in ("transaction", "enqueue", "claim", "complete"):
+                    marker += 1
+                    await random_call(aq, kind, marker, seen, side_table)
             call_time = (time.monotonic() - start) / 4
             # jobs held for the completes, some left pending for the claims
             await aq.enqueue_many([{"ahead": k} for k in range(30)])
@@ -320,10 +323,15 @@ def test_a_block_cancelled_in_its_commit_drops_its_connection(
                 f"UPDATE {side_table} SET job_id = %(id)s WHERE note = 'c'", {"id": job_id}
             )
             if proxy is not None:
-                proxy.hold_replies()  # the next reply is the COMMIT's
+                # the COMMIT's reply (a statement may come before it: see transaction())
+                proxy.hold_replies(after=b"COMMIT")
 
     async def main() -> None:
-        aq = async_queue(queue, proxy.url if proxy is not None else None)
+        through = None
+        if proxy is not None:  # in plain text, so that the proxy can see the COMMIT
+            mysql = queue.dialect.name == "mysql"
+            through = proxy.url + ("?ssl_disabled=true" if mysql else "")
+        aq = async_queue(queue, through)
         try:
             await aq.get(1)  # the schema checked, one connection open and idle
             task = asyncio.ensure_future(block(aq))
