@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 import skiplock
@@ -61,3 +63,32 @@ def test_enqueue_on_the_users_own_connection(queue: skiplock.Queue) -> None:
     finally:
         conn.close()
     assert {j.id for j in queue.claim(limit=5)} == {job_id, *ids}
+
+
+def test_your_blocks_and_connections_may_wait_longer_than_the_idle_limit(
+    queue: skiplock.Queue, side_table: str
+) -> None:
+    """skiplock's pooled connections have the server end a session idle inside a
+    transaction (docs/guarantees.md); a transaction() block runs your code between its
+    statements, and q.connection() is yours: neither is ended, and the pool's connection
+    has its limit back after the block (tests/conformance/test_lease.py)."""
+    queue.enqueue("warm")  # a connection opened: the server is known
+    limit = queue.dialect.idle_transaction_timeout
+    if limit is None:
+        pytest.skip(f"{queue.url.flavor} has no idle-transaction timeout")
+    conn = queue.connection()
+    try:
+        cur = conn.cursor()
+        cur.execute(f"INSERT INTO {side_table} (job_id, note) VALUES (1, 'own')")
+        with queue.transaction() as tx:
+            tx.execute(f"INSERT INTO {side_table} (job_id, note) VALUES (2, 'block')")
+            time.sleep(limit + 1.5)  # idle in the block's transaction, and in conn's
+            job_id = tx.enqueue({"after": "the wait"})
+        cur.execute(f"INSERT INTO {side_table} (job_id, note) VALUES (3, 'own')")
+        conn.commit()
+        cur.close()
+    finally:
+        conn.close()
+    assert _count(queue, side_table) == 3
+    record = queue.get(job_id)
+    assert record is not None and record.status == "pending"
