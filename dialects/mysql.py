@@ -108,10 +108,13 @@ class MySQLDialect(Dialect):
     URL_OPTIONS: ClassVar[Mapping[str, Option]] = URL_OPTIONS
     REFUSED_OPTIONS: ClassVar[Mapping[str, str]] = REFUSED_OPTIONS
 
-    #: set by :meth:`server_info`: MariaDB has INSERT … RETURNING, MySQL has not
-    insert_returning = False
     #: set by :meth:`server_info`
     mariadb = False
+
+    @property
+    def insert_returning(self) -> bool:
+        """MariaDB has INSERT … RETURNING, MySQL has not."""
+        return self.mariadb
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -214,8 +217,8 @@ class MySQLDialect(Dialect):
         # mysql-connector reports MariaDB as 5.5.5; VERSION() tells the truth.
         [row] = rows
         info = parse_server_version(str(row["v"]))
-        self.mariadb = self.insert_returning = info.product == "MariaDB"
-        if self.insert_returning:
+        self.mariadb = info.product == "MariaDB"
+        if self.mariadb:
             for name in _CLAIMS:
                 self.sql[name] = self.sql[name].replace(*self._key_tests)
         return replace(info, driver=_mysql_driver.driver_name(self.driver))
@@ -249,8 +252,8 @@ class MySQLDialect(Dialect):
             return True
 
     def count_sessions(self, conn: Any, sessions: Sequence[int]) -> int:
-        # insert_returning: MariaDB, whose information_schema view works (see mysql.sql)
-        name = "count_sessions" if self.insert_returning else "count_sessions_mysql"
+        # MariaDB's information_schema view works (see mysql.sql)
+        name = "count_sessions" if self.mariadb else "count_sessions_mysql"
         row = self.fetch_one(conn, name, {"sessions": list(sessions)})
         return 0 if row is None else int(row["n"])
 

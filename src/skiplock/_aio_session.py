@@ -284,27 +284,37 @@ class AsyncSession:
         tx = AsyncTransaction(queue, own)
         try:
             # the block's own code runs between its statements: exempt from the idle limit
-            await self._exempt(own, self.dialect.exempt_begin_sql())
+            await self._exempt(own, self.dialect.exempt_begin_sql(), "beginning your transaction")
             yield tx
-            await self._exempt(own, self.dialect.exempt_end_sql())
+            await self._exempt(own, self.dialect.exempt_end_sql(), "ending your transaction")
         except BaseException as exc:
             lost = _interrupted(exc) or (isinstance(exc, BackendError) and exc.connection_lost)
-            if not lost and self.dialect.exempt_end_sql():
-                try:  # the limit back before the connection goes back to the pool
-                    await self._statements(own, self.dialect.exempt_end_sql())
-                except Exception:
-                    lost = True  # dropped, not pooled without its limit
+            if not lost:
+                lost = not await self._unexempt(own)
             await self._rollback_or_drop(own, lost=lost)
             raise
         await self._commit(own, "committing your transaction")
 
-    async def _exempt(self, own: AsyncAdapter, sqls: Sequence[str]) -> None:
+    async def _exempt(self, own: AsyncAdapter, sqls: Sequence[str], doing: str) -> None:
         """:meth:`_statements` inside a ``transaction()`` block; a driver error raised as
         the dialect's error."""
         try:
             await self._statements(own, sqls)
         except own.errors as exc:
-            raise self.dialect.wrap(exc, "beginning your transaction", own.error_info(exc)) from exc
+            raise self.dialect.wrap(exc, doing, own.error_info(exc)) from exc
+
+    async def _unexempt(self, own: AsyncAdapter) -> bool:
+        """After a ``transaction()`` block that raised: its connection's idle limit given
+        back; False when that failed (the connection is then dropped, not pooled without
+        its limit). An interruption drops the connection and is raised."""
+        try:
+            await self._statements(own, self.dialect.exempt_end_sql())
+        except Exception:
+            return False
+        except BaseException:
+            await self._pool.put(own, broken=True)
+            raise
+        return True
 
 
 def _interrupted(exc: BaseException) -> bool:

@@ -277,27 +277,37 @@ class Session:
         tx = Transaction(queue, own)
         try:
             # the block's own code runs between its statements: exempt from the idle limit
-            self._exempt(own, self.dialect.exempt_begin_sql())
+            self._exempt(own, self.dialect.exempt_begin_sql(), "beginning your transaction")
             yield tx
-            self._exempt(own, self.dialect.exempt_end_sql())
+            self._exempt(own, self.dialect.exempt_end_sql(), "ending your transaction")
         except BaseException as exc:
             lost = _interrupted(exc) or (isinstance(exc, BackendError) and exc.connection_lost)
-            if not lost and self.dialect.exempt_end_sql():
-                try:  # the limit back before the connection goes back to the pool
-                    self._statements(own, self.dialect.exempt_end_sql())
-                except Exception:
-                    lost = True  # dropped, not pooled without its limit
+            if not lost:
+                lost = not self._unexempt(own)
             self._rollback_or_drop(own, lost=lost)
             raise
         self._commit(own, "committing your transaction")
 
-    def _exempt(self, own: Adapter, sqls: Sequence[str]) -> None:
+    def _exempt(self, own: Adapter, sqls: Sequence[str], doing: str) -> None:
         """:meth:`_statements` inside a ``transaction()`` block; a driver error raised as
         the dialect's error."""
         try:
             self._statements(own, sqls)
         except own.errors as exc:
-            raise self.dialect.wrap(exc, "beginning your transaction", own.error_info(exc)) from exc
+            raise self.dialect.wrap(exc, doing, own.error_info(exc)) from exc
+
+    def _unexempt(self, own: Adapter) -> bool:
+        """After a ``transaction()`` block that raised: its connection's idle limit given
+        back; False when that failed (the connection is then dropped, not pooled without
+        its limit). An interruption drops the connection and is raised."""
+        try:
+            self._statements(own, self.dialect.exempt_end_sql())
+        except Exception:
+            return False
+        except BaseException:
+            self._pool.put(own, broken=True)
+            raise
+        return True
 
 
 def _interrupted(exc: BaseException) -> bool:
