@@ -84,6 +84,44 @@ def test_idle_workers_start_each_job_at_once(
     assert not late, f"jobs that waited for a poll (index, seconds): {late}"
 
 
+def test_a_job_committed_by_a_transaction_open_while_the_worker_went_idle_starts_at_once(
+    make_queue: Callable[..., skiplock.Queue],
+    workers: list[Worker],
+    no_quick_polls: None,
+) -> None:
+    """The race in its slowest form: a transaction enqueues while the worker is busy (so
+    it notifies nobody), and stays open while the worker finishes, finds nothing and goes
+    idle (on PostgreSQL it cannot be armed while that enqueuer has not ended). The job it
+    commits starts at once, not at the next poll; so does the next one."""
+    enqueuer = make_queue()
+    starts = Starts()
+    gate = threading.Event()
+
+    def handler(job: Job) -> None:
+        starts(job)
+        if job.payload.get("hold"):
+            gate.wait(10)
+
+    # one slot, nothing claimed ahead: busy, it does not wait (so it is not marked) at all
+    worker = Worker(make_queue(), handler, concurrency=1, prefetch=0, lease=30, poll_interval=POLL)
+    workers.append(worker.start())
+    time.sleep(1.0)  # it has found the table empty and waits
+    held = enqueuer.enqueue({"hold": True})
+    assert starts.wait(held, BOUND) is not None
+    time.sleep(0.3)  # its producer has claimed no more and, busy, no longer waits
+    with enqueuer.transaction() as tx:
+        job_id = tx.enqueue({"in": "the transaction"})
+        gate.set()
+        time.sleep(1.5)  # the worker ends the held job, finds nothing, goes idle, and is idle
+    committed = time.monotonic()
+    at = starts.wait(job_id, POLL * 3)
+    assert at is not None and at - committed < BOUND, f"it waited {at and at - committed} s"
+    began = time.monotonic()
+    after = enqueuer.enqueue({"after": True})
+    at = starts.wait(after, POLL * 3)
+    assert at is not None and at - began < BOUND, f"the next job waited {at and at - began} s"
+
+
 def test_a_burst_into_idle_workers_starts_within_the_bound(
     make_queue: Callable[..., skiplock.Queue],
     workers: list[Worker],

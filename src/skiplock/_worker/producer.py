@@ -83,7 +83,10 @@ class Producer:
                 continue
             if self.ledger.free() > 0 and self.wakeup.idle():
                 continue  # armed just now: a job committed before that woke nobody
-            if not wake.wait(idle):  # a wake-up (a job finished) is not idleness
+            retry = self.wakeup.retry_after()
+            if retry is not None and retry < idle:  # not armed: look again soon
+                wake.wait(retry)
+            elif not wake.wait(idle):  # a wake-up (a job finished) is not idleness
                 idle = min(idle * 2, self.settings.poll_interval)
 
     def flush_and_claim(self) -> int:

@@ -45,6 +45,9 @@ PROBE_FAST_FOR = 10.0
 PROBE_SLOW = 0.1
 #: how many times, 2 ms apart, a worker tries to see the enqueuers settled after marking
 _SETTLE_TRIES = 3
+#: while the enqueuers have not settled, the producer looks again after this long, doubling
+#: each time (up to its own back-off): an enqueue is usually committed within milliseconds
+SETTLE_RETRY = 0.01
 
 
 class Wakeup:
@@ -58,6 +61,12 @@ class Wakeup:
 
     def busy(self) -> None:
         """A claim found jobs: the producer will look again by itself."""
+
+    def retry_after(self) -> float | None:
+        """After :meth:`idle`: None when the wake-up is armed (or there is none), else
+        how soon to look at the table and try to arm it again, since a job committed
+        meanwhile may wake nobody."""
+        return None
 
     def threads(self) -> list[threading.Thread]:
         """The helper threads to start with the worker (they end with ``flags.finished``)."""
@@ -129,8 +138,10 @@ class Marks(Wakeup):
     lock exclusively until no enqueuer holds it (every enqueuer that looked for marks
     before this one was visible has then committed) and only then is armed: its next
     claim sees those jobs, and every later enqueuer sees the mark and notifies. While the
-    lock stays taken (a long transaction that enqueued) the worker is not armed and polls
-    with its usual back-off, trying again at each poll."""
+    lock stays taken (a transaction that enqueued has not ended yet) the worker is not
+    armed: it looks at the table and tries again after :data:`SETTLE_RETRY`, doubling up to
+    its usual back-off (:meth:`retry_after`), so a job that transaction commits is found
+    within milliseconds of the commit, however long the poll interval."""
 
     def __init__(self, queue: Queue, listener: Listener) -> None:
         self.queue = queue
@@ -138,6 +149,7 @@ class Marks(Wakeup):
         self.marked: int | None = None  # the pid our mark holds
         self.armed = False
         self.swept: int | None = None  # the pid whose first mark swept stale ones
+        self.retry: float | None = None  # not armed for want of settled enqueuers: see idle
         #: False with statements older than schema version 6 (whose trigger always notifies)
         self.marking = "wake_mark" in queue.dialect.sql
 
@@ -152,6 +164,7 @@ class Marks(Wakeup):
         if self.armed and self.marked == pid:
             return False
         q, d = self.queue, self.queue.dialect
+        retry, self.retry = self.retry, None
         try:
             if self.marked != pid:
                 sweep = self.swept != pid
@@ -163,11 +176,16 @@ class Marks(Wakeup):
                 if q._run("waiting for enqueuers to settle", None, d.wake_settled_op):
                     self.armed = True
                     return True
+            self.retry = SETTLE_RETRY if retry is None else retry * 2
         except BackendError as exc:
             log.debug("could not mark the worker waiting (%s); polling", exc)
         return False
 
+    def retry_after(self) -> float | None:
+        return self.retry
+
     def busy(self) -> None:
+        self.retry = None
         if self.marked is None:
             return
         pid, self.marked, self.armed = self.marked, None, False
