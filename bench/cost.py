@@ -125,7 +125,7 @@ class PgCounters:
 def _embedded(**settings: str) -> tuple[Any, str, int]:
     """(server, URL, postmaster pid) of a started embedded PostgreSQL; *settings* are added
     to (or replace) the durable ones below (bench/statements.py: pg_stat_statements)."""
-    from skiplock import _embedded
+    from skiplock.demo import embedded as _embedded
 
     # bench only: durable settings like a production primary, no autovacuum inside a phase
     _embedded._SETTINGS.update(

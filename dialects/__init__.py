@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import importlib
 
-from skiplock._sql import TableName
-from skiplock._url import DatabaseURL
+from skiplock._core.sql import TableName
+from skiplock._core.url import DatabaseURL
 
 from .base import Dialect, ServerInfo
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from skiplock._ops import COMMIT, Op
-from skiplock._run import run_sync
+from skiplock._core.ops import COMMIT, Op
+from skiplock._shell.run import run_sync
 
 if TYPE_CHECKING:
     from skiplock.drivers import Adapter

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from skiplock._ops import ErrorInfo
+from skiplock._core.ops import ErrorInfo
 from skiplock.errors import UnsupportedServer
 
 from .base import ServerInfo

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, ClassVar
 
-from skiplock._ops import (
+from skiplock._core.ops import (
     NOTHING,
     ROWCOUNT,
     ROWS,
@@ -24,10 +24,10 @@ from skiplock._ops import (
     Statement,
     StatementError,
 )
-from skiplock._options import Option, check_options
-from skiplock._run import run_sync
-from skiplock._sql import TableName, load_statements, render_statements
-from skiplock._url import DatabaseURL, mask_password
+from skiplock._core.options import Option, check_options
+from skiplock._core.sql import TableName, load_statements, render_statements
+from skiplock._core.url import DatabaseURL, mask_password
+from skiplock._shell.run import run_sync
 from skiplock.drivers import Adapter
 from skiplock.drivers.aio import AsyncAdapter, ThreadAdapter
 from skiplock.errors import BackendError, ConfigurationError, LeaseLost
@@ -254,7 +254,7 @@ class Dialect(ConnectionHealth, LockAndWakeup):
     ) -> Row | None:
         return run_sync(self.fetch_one_op(name, params), self.adapter(conn))
 
-    # -- operations: the common path (generators: see skiplock._ops) ----------------------
+    # -- operations: the common path (generators: see skiplock._core.ops) ----------------------
 
     def begin_sql(self) -> str:
         """Starts a transaction on a connection in autocommit mode."""
@@ -321,7 +321,7 @@ class Dialect(ConnectionHealth, LockAndWakeup):
         self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
     ) -> Op[list[int]]:
         """Insert ``(payload_json, idempotency_key)`` rows; ids in the same order. *copy*:
-        the driver can run :class:`~skiplock._ops.Copy`."""
+        the driver can run :class:`~skiplock._core.ops.Copy`."""
         raise NotImplementedError
 
     def claim(self, queues: Sequence[str], limit: int, lease_ms: int) -> Op[list[Row]]:

@@ -24,8 +24,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, ClassVar
 
-from skiplock._ops import ROWS, ErrorInfo, Op, Statement, StatementError
-from skiplock._options import INT, TEXT, Option
+from skiplock._core.ops import ROWS, ErrorInfo, Op, Statement, StatementError
+from skiplock._core.options import INT, TEXT, Option
 from skiplock.drivers import Adapter
 from skiplock.drivers.mssql import PymssqlAdapter
 from skiplock.errors import UnsupportedServer

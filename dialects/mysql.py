@@ -28,8 +28,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any, ClassVar
 
-from skiplock._aio_run import run_async
-from skiplock._ops import (
+from skiplock._core.ops import (
     COMMIT,
     LASTROWID,
     NOTHING,
@@ -39,8 +38,9 @@ from skiplock._ops import (
     Op,
     Statement,
 )
-from skiplock._options import BOOL, INT, TEXT, Option
-from skiplock._run import run_sync
+from skiplock._core.options import BOOL, INT, TEXT, Option
+from skiplock._shell.run import run_sync
+from skiplock._shell.run_async import run_async
 from skiplock.drivers import Adapter
 from skiplock.drivers.aio import AsyncAdapter
 from skiplock.drivers.aio_drivers import AsyncMySQLConnectorAdapter

@@ -15,8 +15,7 @@ from collections.abc import Mapping, Sequence
 from operator import itemgetter
 from typing import Any, ClassVar
 
-from skiplock._aio_run import run_async
-from skiplock._ops import (
+from skiplock._core.ops import (
     COMMIT,
     NOTHING,
     ROLLBACK,
@@ -27,12 +26,13 @@ from skiplock._ops import (
     Statement,
     StatementError,
 )
-from skiplock._options import INT, TEXT, Option
-from skiplock._run import run_sync
+from skiplock._core.options import INT, TEXT, Option
+from skiplock._shell.run import run_sync
+from skiplock._shell.run_async import run_async
 from skiplock.drivers import Adapter
 from skiplock.drivers.aio import AsyncAdapter
 from skiplock.drivers.aio_drivers import AsyncPsycopgAdapter
-from skiplock.drivers.postgres import PsycopgAdapter
+from skiplock.drivers.postgresql import PsycopgAdapter
 from skiplock.errors import UnsupportedServer
 
 from .base import IDLE_TRANSACTION_TIMEOUT, Dialect, Row, ServerInfo

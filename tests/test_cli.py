@@ -15,8 +15,8 @@ import pytest
 from conformance.conftest import wait_until, workers  # noqa: F401 (a fixture)
 
 import skiplock
-from skiplock._embedded import available
-from skiplock.cli import EXIT_CODES, duration, main
+from skiplock.cli.main import EXIT_CODES, duration, main
+from skiplock.demo.embedded import available
 
 MakeQueue = Callable[..., skiplock.Queue]
 
@@ -339,7 +339,7 @@ def test_worker_runs_an_app_s_periodic_tasks_and_prunes_old_jobs(
 
 
 def test_retention_option_parses_durations_and_none() -> None:
-    from skiplock.cli import retention
+    from skiplock.cli.main import retention
 
     assert retention("7d") == 7 * 86400 and retention("none") is None
     assert retention("Never") is None

@@ -26,7 +26,7 @@ import pytest
 from conftest import required
 
 import skiplock
-from skiplock._url import parse_url
+from skiplock._core.url import parse_url
 
 pytest.importorskip("django", reason="pip install 'skiplock[django]'")
 

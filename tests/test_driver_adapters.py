@@ -17,9 +17,9 @@ import pytest
 from skiplock.dialects import get_dialect
 from test_mssql_sql import SAMPLE
 
-from skiplock._ops import ROWCOUNT, ROWS, Statement
-from skiplock._sql import TableName
-from skiplock._url import parse_url
+from skiplock._core.ops import ROWCOUNT, ROWS, Statement
+from skiplock._core.sql import TableName
+from skiplock._core.url import parse_url
 from skiplock.drivers.mssql import PymssqlAdapter, PyodbcAdapter, qmark
 
 
@@ -170,7 +170,7 @@ def test_a_pyodbc_duplicate_key_is_read_as_an_active_key() -> None:
     assert "Cannot insert duplicate key row" in info.message
     op = mssql().insert_dedupe_once(dict(SAMPLE))
     next(op)
-    from skiplock._ops import StatementError
+    from skiplock._core.ops import StatementError
 
     with pytest.raises(StopIteration) as stop:
         op.throw(StatementError(info, exc))

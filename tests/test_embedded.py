@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from skiplock import _embedded, _embedded_install
-from skiplock._embedded import EmbeddedPostgres, available
+from skiplock.demo import embedded as _embedded
+from skiplock.demo import embedded_install as _embedded_install
+from skiplock.demo.embedded import EmbeddedPostgres, available
 
 needs_server = pytest.mark.skipif(
     not available(),

@@ -46,7 +46,7 @@ def test_each_generated_module_is_current(source: Path, target: Path) -> None:
 
 
 def _module_name(target: Path) -> str:
-    return "skiplock." + target.stem
+    return ".".join(("skiplock", *target.relative_to(GEN.PACKAGE).with_suffix("").parts))
 
 
 @pytest.mark.parametrize(("source", "target"), PAIRS, ids=[t.name for _, t in PAIRS])
@@ -64,11 +64,14 @@ def test_the_generated_module_is_the_one_imported(source: Path, target: Path) ->
 
 
 def test_the_queues_run_on_the_generated_machinery() -> None:
-    from skiplock import _aio_pool, _aio_session, _pool, _session
+    from skiplock._shell import pool as _pool
+    from skiplock._shell import pool_async as _aio_pool
+    from skiplock._shell import session as _session
+    from skiplock._shell import session_async as _aio_session
 
     assert skiplock.Queue.__mro__[1] is _session.Session
     assert skiplock.AsyncQueue.__mro__[1] is _aio_session.AsyncSession
-    assert skiplock.Transaction.__module__ == "skiplock._transaction"
+    assert skiplock.Transaction.__module__ == "skiplock._shell.transaction"
     q = skiplock.connect("postgresql://u@127.0.0.1:1/db")
     aq = skiplock.connect_async("postgresql://u@127.0.0.1:1/db")
     assert type(q._pool) is _pool.Pool and type(aq._pool) is _aio_pool.AsyncPool
@@ -84,8 +87,8 @@ def test_the_transformer_rules() -> None:
         '''\
         """Doc: AsyncPool stays as written in text."""
         from collections.abc import AsyncIterator, Awaitable, Callable
-        from ._aio_pool import AsyncPool
-        from ._acompat import asleep
+        from .pool_async import AsyncPool
+        from .acompat import asleep
 
         __all__ = ["AsyncThing"]
 
@@ -117,8 +120,8 @@ def test_the_transformer_rules() -> None:
         '''\
         """Doc: AsyncPool stays as written in text."""
         from collections.abc import Iterator, Callable
-        from ._pool import Pool
-        from ._acompat import sleep
+        from .pool import Pool
+        from .acompat import sleep
 
         __all__ = ["Thing"]
 

@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 import skiplock
-from skiplock._checks import error_text as _error_text
-from skiplock._sql import TableName
-from skiplock._url import parse_url
+from skiplock._core.checks import error_text as _error_text
+from skiplock._core.sql import TableName
+from skiplock._core.url import parse_url
 
 DB = settings(
     max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -402,7 +402,7 @@ def test_error_strings_are_stored_as_given_or_made_storable(
 @example({1: "a", "1": "b"})
 def test_keys_that_are_not_strings_are_refused_anywhere_in_a_payload(value: Any) -> None:
     # json would make them strings (and {1: "a", "1": "b"} would lose one): refused instead
-    from skiplock._checks import dumps
+    from skiplock._core.checks import dumps
 
     with pytest.raises(skiplock.PayloadError, match="key that is not a string"):
         dumps(value, "payload")
@@ -411,7 +411,7 @@ def test_keys_that_are_not_strings_are_refused_anywhere_in_a_payload(value: Any)
 @FAST
 @given(depth=st.integers(0, 3000), wrap=st.sampled_from(["list", "dict"]))
 def test_payload_depth_is_refused_past_the_bound_alone(depth: int, wrap: str) -> None:
-    from skiplock._checks import MAX_DEPTH, dumps
+    from skiplock._core.checks import MAX_DEPTH, dumps
 
     value: Any = 0
     for _ in range(depth):
@@ -436,8 +436,8 @@ def test_lists_bound_through_psycopg_arrive_exactly(
     # and lists of anything else (booleans are ints to Python) go to psycopg as they are.
     if queue.dialect.name != "postgresql":
         pytest.skip("psycopg binds PostgreSQL's arrays")
-    from skiplock._ops import ROWS
-    from skiplock.drivers.postgres import PsycopgAdapter
+    from skiplock._core.ops import ROWS
+    from skiplock.drivers.postgresql import PsycopgAdapter
 
     conn = queue.dialect.connect()
     try:
@@ -468,7 +468,7 @@ zone_names = st.one_of(
 def test_any_timezone_name_makes_a_schedule_or_a_configuration_error(name: str) -> None:
     # old code: a folder of zones (Europe) raised IsADirectoryError, an over-long name
     # OSError, where the tzdata package supplies the zones
-    from skiplock._periodic import Schedule
+    from skiplock._worker.services.periodic import Schedule
 
     try:
         s = Schedule(name="s", cron="0 * * * *", task="t", timezone=name)
@@ -513,8 +513,8 @@ def test_a_host_accepted_is_one_the_resolver_can_encode(host: str, scheme: str) 
 @example('{"to": "ada"')
 def test_a_cli_argument_is_storable_json_or_refused_as_a_command_line_error(text: str) -> None:
     # old code: "NaN" became float('nan'), which the payload encoder refused later (exit 1)
-    from skiplock._checks import dumps
-    from skiplock._cli_json import CommandLineError, json_arg, json_or_text
+    from skiplock._core.checks import dumps
+    from skiplock.cli.json_args import CommandLineError, json_arg, json_or_text
 
     for read in (json_or_text, json_arg):
         try:

@@ -14,9 +14,9 @@ from skiplock.dialects.mssql import (
 )
 
 import skiplock
-from skiplock._ops import ErrorInfo
-from skiplock._sql import TableName
-from skiplock._url import parse_url
+from skiplock._core.ops import ErrorInfo
+from skiplock._core.sql import TableName
+from skiplock._core.url import parse_url
 from skiplock.drivers.mssql import pymssql_error_number as error_number
 from skiplock.drivers.mssql import pymssql_error_numbers
 

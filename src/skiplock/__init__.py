@@ -13,9 +13,9 @@ PostgreSQL, MySQL 8 / MariaDB and SQL Server behind one interface, chosen by URL
 
 from __future__ import annotations
 
-from ._periodic import Schedule
-from ._pool_state import PoolStats
-from ._url import mask_password
+from ._core.url import mask_password
+from ._shell.pool_state import PoolStats
+from ._worker.services.periodic import Schedule
 from .admin import prune, retry_failed
 from .aio_queue import AsyncQueue, AsyncTransaction, connect_async
 from .app import App, Task

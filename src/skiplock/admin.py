@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ._checks import integer as _int
-from ._checks import milliseconds as _ms
-from ._checks import queue_names as _queues
+from ._core.checks import integer as _int
+from ._core.checks import milliseconds as _ms
+from ._core.checks import queue_names as _queues
 from .errors import ConfigurationError
 from .queue import Queue
 

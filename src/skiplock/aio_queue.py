@@ -1,7 +1,7 @@
 """The asyncio queue: :class:`~skiplock.Queue`'s methods as coroutines, from the same core.
 
-Each method is one line over :mod:`skiplock._calls` (the argument checks and the dialect
-operations the sync queue uses too), driven by :func:`skiplock._aio_run.run_async` over
+Each method is one line over :mod:`skiplock._core.calls` (the argument checks and the dialect
+operations the sync queue uses too), driven by :func:`skiplock._shell.run_async.run_async` over
 an asynchronous driver: psycopg 3's ``AsyncConnection`` (PostgreSQL) and
 ``mysql.connector.aio`` (MySQL, MariaDB) for skiplock's own connections; SQL Server has
 no asyncio driver here, so pymssql's calls run in a thread (``asyncio.to_thread``)
@@ -15,9 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from . import _calls as calls
-from ._aio_session import AsyncSession
-from ._aio_transaction import AsyncTransaction
+from ._core import calls
+from ._shell.session_async import AsyncSession
+from ._shell.transaction_async import AsyncTransaction
 from .dialects import ServerInfo
 from .drivers.aio import AsyncAdapter
 from .drivers.aio_adapt import adapt_async
@@ -83,7 +83,7 @@ class AsyncQueue(AsyncSession):
         (what :class:`~skiplock.AsyncWorker` uses for its own I/O). The caller closes it."""
         return Queue(self._url_text, **_settings_of(self))
 
-    # -- connections (the machinery: skiplock._aio_session) -------------------------------
+    # -- connections (the machinery: skiplock._shell.session_async) -------------------------------
 
     async def close(self) -> None:
         """Close the pooled connections (those in use as they come back). The queue cannot
@@ -106,7 +106,7 @@ class AsyncQueue(AsyncSession):
     async def ping(self) -> ServerInfo:
         return await self._call(calls.ping(self))
 
-    # -- the queue's methods: one line each over skiplock._calls -------------------------
+    # -- the queue's methods: one line each over skiplock._core.calls -------------------------
 
     async def install(self) -> None:
         await self.migrate()

@@ -22,11 +22,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
-from ._calls import MAX_KEY_CONCURRENCY
-from ._checks import integer, seconds
-from ._checks import queue_limits as queue_limits_checked
-from ._periodic import Schedule, tick_kwargs
+from ._core.calls import MAX_KEY_CONCURRENCY
+from ._core.checks import integer, seconds
+from ._core.checks import queue_limits as queue_limits_checked
 from ._worker.aio import is_async_handler
+from ._worker.services.periodic import Schedule, tick_kwargs
 from .aio_queue import AsyncQueue
 from .async_worker import AsyncWorker
 from .errors import ConfigurationError, Discard

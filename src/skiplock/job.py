@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from ._checks import loads
+from ._core.checks import loads
 from .errors import Cancelled
 
 __all__ = ["Job", "Stats", "utc"]

@@ -3,7 +3,7 @@
 Every method runs as one short transaction of its own on a pooled connection, committed
 before it returns; or, given ``conn=``, inside the caller's open transaction on the
 caller's own driver connection, which the caller commits (see :meth:`Queue.transaction`).
-Each method is one line over :mod:`skiplock._calls`, the core that
+Each method is one line over :mod:`skiplock._core.calls`, the core that
 :class:`~skiplock.AsyncQueue` shares.
 """
 
@@ -13,17 +13,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from . import _calls as calls
-from ._calls import backoff
-from ._checks import dumps as _dumps
-from ._checks import error_text as _error_text
-from ._checks import integer as _int
-from ._checks import milliseconds as _ms
-from ._checks import queue_names as _queues
-from ._checks import seconds as _seconds
-from ._checks import text as _text
-from ._session import Session
-from ._transaction import Transaction
+from ._core import calls
+from ._core.calls import backoff
+from ._core.checks import dumps as _dumps
+from ._core.checks import error_text as _error_text
+from ._core.checks import integer as _int
+from ._core.checks import milliseconds as _ms
+from ._core.checks import queue_names as _queues
+from ._core.checks import seconds as _seconds
+from ._core.checks import text as _text
+from ._shell.session import Session
+from ._shell.transaction import Transaction
 from .dialects import ServerInfo
 from .drivers import Adapter, adapt
 from .job import Job, Stats
@@ -93,7 +93,7 @@ class Queue(Session):
     def __repr__(self) -> str:
         return f"<skiplock.Queue {self.url.masked()} table={self.table}>"
 
-    # -- connections (the machinery: skiplock._session, generated) ------------------------
+    # -- connections (the machinery: skiplock._shell.session, generated) ------------------------
 
     def connection(self) -> Any:
         """A new driver connection configured like the queue's own (autocommit off, READ

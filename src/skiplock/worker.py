@@ -29,16 +29,16 @@ from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
-from ._checks import queue_names as _queues
-from ._checks import seconds as _seconds
-from ._lock import SingleLock
-from ._outcome import last_line
-from ._periodic import Schedule, Scheduler
-from ._retention import DEFAULT_RETENTION, Retention, retention_seconds
+from ._core.checks import queue_names as _queues
+from ._core.checks import seconds as _seconds
+from ._worker.joblog import last_line
 from ._worker.ledger import Ledger
 from ._worker.lifecycle import Crew
 from ._worker.outcome import Outcomes
 from ._worker.runners import Handler, Runner, ThreadRunner
+from ._worker.services.lock import SingleLock
+from ._worker.services.periodic import Schedule, Scheduler
+from ._worker.services.retention import DEFAULT_RETENTION, Retention, retention_seconds
 from ._worker.settings import Settings
 from ._worker.signals import SignalRelay
 from .errors import ConfigurationError
@@ -138,7 +138,7 @@ class WorkerOptions:
 
         self._crew = self._build()
         self.retention = None if keep is None else Retention(queue, keep, counts=self.counts)
-        #: enqueues the ticks of *periodic* schedules while the worker runs (see _periodic)
+        #: enqueues the ticks of *periodic* schedules while the worker runs (see _worker.services.periodic)
         self.scheduler = Scheduler(queue, periodic, counts=self.counts) if periodic else None
         self._crew.services = [h for h in (self.retention, self.scheduler) if h is not None]
 
@@ -180,7 +180,7 @@ class Worker(WorkerOptions):
     ``timeout`` (seconds, or a function of the job) abandons a job after that long: the
     attempt fails and ``job.lost`` is set; the handler's thread cannot be killed, so it
     keeps its slot until it returns. ``mode="single"`` holds an advisory lock for the
-    worker's lifetime (see :class:`~skiplock._lock.SingleLock`); with ``wait_for_lock``
+    worker's lifetime (see :class:`~._worker.services.lock.SingleLock`); with ``wait_for_lock``
     false a held lock raises :class:`~skiplock.LockNotAcquired`. A worker that loses the
     lock sets ``job.lock_lost`` on its running jobs: another worker may start once they
     finish, or once they have gone without a heartbeat for about two leases.

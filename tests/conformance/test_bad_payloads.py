@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import skiplock
-from skiplock._checks import MAX_DEPTH
+from skiplock._core.checks import MAX_DEPTH
 
 from .conftest import wait_until
 

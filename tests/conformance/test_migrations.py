@@ -17,7 +17,7 @@ from skiplock.dialects.base import split_statements
 
 import skiplock
 from skiplock import Worker
-from skiplock._sql import parse_statements, render_statements
+from skiplock._core.sql import parse_statements, render_statements
 
 from .conftest import wait_until
 

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import pytest
 
 import skiplock
-from skiplock._run import run_sync
-from skiplock._schema import load_migrations
+from skiplock._core.schema import load_migrations
+from skiplock._shell.run import run_sync
 
 from .test_migrations import v1_statements
 
@@ -86,7 +86,7 @@ def test_install_is_idempotent_on_a_table_made_by_the_old_ddl(url: str) -> None:
 
 
 def test_the_longest_table_name_installs(url: str) -> None:
-    from skiplock._sql import MAX_IDENT
+    from skiplock._core.sql import MAX_IDENT
 
     table = f"L{uuid.uuid4().hex}".ljust(MAX_IDENT, "x")
     q = skiplock.connect(url, table=table)

@@ -19,8 +19,8 @@ Lock order (a thread holding one may take only those below it):
    release, read-back), held across that write's I/O.
 2. ``Ledger._lock``: a few dictionary operations; no I/O, no callbacks, nothing else taken.
 
-The single-worker lock's own mutex (:class:`skiplock._lock.SingleLock`) is held across the
-lock connection's I/O (acquire, check, the claim in single mode) and is never held
+The single-worker lock's own mutex (:class:`.services.lock.SingleLock`) is held across
+the lock connection's I/O (acquire, check, the claim in single mode) and is never held
 together with either of the two: the producer and the heartbeat call it with neither
 held, and it calls nothing of the worker. The thread runner has no lock (only the
 producer's thread touches its counters); flags are :class:`threading.Event` objects.

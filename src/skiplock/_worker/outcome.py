@@ -26,12 +26,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .. import _calls as calls
-from .._checks import dumps as _dumps
-from .._outcome import last_line, log_outcome
+from .._core import calls
+from .._core.checks import dumps as _dumps
 from ..errors import BackendError, Cancelled, Discard, LeaseLost, SkiplockError
 from ..job import Job
 from ..queue import Queue
+from .joblog import last_line, log_outcome
 from .ledger import Held, Ledger
 from .settings import Flags
 

@@ -10,9 +10,9 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .._lock import SingleLock
 from ..job import Job
 from ..queue import Queue
+from .services.lock import SingleLock
 
 __all__ = ["Flags", "Settings"]
 

@@ -18,7 +18,7 @@ from skiplock.errors import ConfigurationError
 from .base import Adapter
 from .mssql import PymssqlAdapter, PyodbcAdapter
 from .mysql import MySQLConnectorAdapter, MySQLdbAdapter, PyMySQLAdapter
-from .postgres import Psycopg2Adapter, PsycopgAdapter
+from .postgresql import Psycopg2Adapter, PsycopgAdapter
 from .wrappers import unwrap
 
 __all__ = ["ACCEPTED", "Adapter", "adapt", "adapter_class"]

@@ -1,7 +1,7 @@
 """Asynchronous driver adapters: how one asyncio driver runs skiplock's SQL.
 
 An :class:`AsyncAdapter` answers the same requests as a sync :class:`~.base.Adapter`
-(:mod:`skiplock._ops`), with the same row shape (``list[dict]``, JSON as text), awaited.
+(:mod:`skiplock._core.ops`), with the same row shape (``list[dict]``, JSON as text), awaited.
 Whatever does not need I/O (the driver's name and database, reading its errors, the
 cursor it asks for) is the sync adapter of the same driver family, held as ``sync``: an
 async adapter adds only the awaiting.
@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, TypeVar
 
-from skiplock._ops import ROWS, Control, Copy, ErrorInfo, Request, Statement
+from skiplock._core.ops import ROWS, Control, Copy, ErrorInfo, Request, Statement
 
 from .base import Adapter, as_dicts, counted
 
@@ -55,7 +55,7 @@ class AsyncAdapter:
         return self.sync.error_info(exc)
 
     async def execute(self, request: Request) -> Any:
-        """Run *request*; answer as :mod:`skiplock._ops` says."""
+        """Run *request*; answer as :mod:`skiplock._core.ops` says."""
         if type(request) is Statement:
             return await self.statement(request.sql, request.params, request.want)
         if isinstance(request, Copy):

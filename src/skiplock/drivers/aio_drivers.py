@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 from .aio import AsyncAdapter, AsyncCursorAdapter
 from .base import Adapter
 from .mysql import MySQLConnectorAdapter
-from .postgres import PsycopgAdapter
+from .postgresql import PsycopgAdapter
 
 __all__ = ["AsyncMySQLConnectorAdapter", "AsyncPsycopgAdapter", "AsyncpgAdapter", "numbered"]
 
@@ -149,7 +149,7 @@ class AsyncpgAdapter(AsyncAdapter):
     json_decoded = False
 
     async def statement(self, sql: str, params: Mapping[str, Any] | None, want: int) -> Any:
-        from skiplock._ops import ROWCOUNT, ROWS
+        from skiplock._core.ops import ROWCOUNT, ROWS
 
         text, args = numbered(sql, params)
         conn = self.connection

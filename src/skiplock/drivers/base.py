@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from types import ModuleType
 from typing import Any, ClassVar
 
-from skiplock._ops import (
+from skiplock._core.ops import (
     LASTROWID,
     NOTHING,
     ROWCOUNT,
@@ -61,7 +61,7 @@ class Adapter:
 
     database: ClassVar[str]
     driver: ClassVar[str]
-    #: the adapter can run :class:`~skiplock._ops.Copy` requests
+    #: the adapter can run :class:`~skiplock._core.ops.Copy` requests
     can_copy: ClassVar[bool] = False
 
     def __init__(self, connection: Any, module: ModuleType, *, owned: bool = False) -> None:
@@ -81,7 +81,7 @@ class Adapter:
         return self.connection.cursor()
 
     def execute(self, request: Request) -> Any:
-        """Run *request*; answer as :mod:`skiplock._ops` says."""
+        """Run *request*; answer as :mod:`skiplock._core.ops` says."""
         if type(request) is Statement:
             return self.statement(request.sql, request.params, request.want)
         if isinstance(request, Copy):

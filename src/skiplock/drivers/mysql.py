@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .._ops import ErrorInfo
+from .._core.ops import ErrorInfo
 from .base import Adapter
 
 __all__ = ["MySQLConnectorAdapter", "MySQLdbAdapter", "PyMySQLAdapter"]

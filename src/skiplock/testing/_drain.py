@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._checks import integer, queue_names
+from .._core.checks import integer, queue_names
 from .._worker.aio import AsyncioRunner, is_async_handler
 from .._worker.completer import Completer
 from .._worker.ledger import Ledger

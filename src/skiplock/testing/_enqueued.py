@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._checks import dumps, integer
+from .._core.checks import dumps, integer
 from ..aio_queue import AsyncQueue
 from ..app import App, Task
 from ..errors import ConfigurationError

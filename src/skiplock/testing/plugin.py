@@ -31,7 +31,7 @@ def skiplock_url() -> Iterator[str]:
     if url:
         yield url
         return
-    from .._embedded import EmbeddedPostgres, available
+    from ..demo.embedded import EmbeddedPostgres, available
     from ..errors import ConfigurationError
 
     if not available():

@@ -19,7 +19,7 @@ from typing import Any
 from django.db import close_old_connections, transaction
 from django.utils import timezone
 
-from skiplock._checks import dumps as _dumps
+from skiplock._core.checks import dumps as _dumps
 from skiplock.job import Job
 
 from ._compat import TaskContext, normalize_json, task_finished, task_started

@@ -1,0 +1,393 @@
+"""The one core under :class:`~skiplock.Queue` and :class:`~skiplock.AsyncQueue`.
+
+Each public method of both queues is one line: it hands its arguments to the builder of
+the same name here and runs the :class:`Call` it gets back, the sync queue with
+``run_sync``, the async one with ``run_async`` (tests/test_async_parity.py checks the
+names, the signatures and the one line). A builder checks every argument (so bad input
+raises the same error, before any I/O, from both queues), names what is being done (for
+error messages) and builds the dialect operation; ``finish`` turns the operation's
+value into the method's, after the transaction committed (so a job is marked done only
+once its completion is durable).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from ..dialects import Dialect, ServerInfo
+from ..errors import ConfigurationError, PayloadError
+from ..job import STATUSES, Job, Stats, utc
+from .checks import dumps, error_text, integer, milliseconds, queue_names, run_at_or_delay, text
+from .ops import ROWCOUNT, Op
+
+__all__ = ["Call", "backoff"]
+
+log = logging.getLogger("skiplock")
+T = TypeVar("T")
+R = TypeVar("R")
+#: the largest ``key_concurrency`` (a claim counts a key's running jobs for each of its rows)
+MAX_KEY_CONCURRENCY = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Generic[T, R]):
+    """What a queue method runs: ``make(can_copy)`` builds a fresh operation (again for
+    each retry), on the caller's *conn* or on a pooled connection; ``finish`` makes the
+    method's value from the operation's. Without ``make`` there is nothing to send (an
+    empty batch): ``finish(None)`` is the value, and no connection is used. With ``check``
+    the queue first makes sure the table's schema version is current (once per queue)."""
+
+    doing: str
+    conn: Any
+    make: Callable[[bool], Op[T]] | None
+    finish: Callable[[T], R]
+    check: bool = True
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def backoff(attempt: int, *, base: float = 1.0, cap: float = 3600.0, jitter: float = 0.25) -> float:
+    """Seconds to wait before retrying after *attempt* failed: ``base * 2**(attempt-1)``,
+    capped, spread by ±*jitter* so that jobs failing together do not return together."""
+    delay = min(cap, base * 2.0 ** max(0, min(attempt - 1, 62)))
+    return max(0.0, delay * (1.0 + random.uniform(-jitter, jitter)))
+
+
+def uuid4_batch(n: int) -> list[str]:
+    """*n* random (version 4) UUIDs as text, from one read of the OS's random source:
+    ``str(uuid.uuid4())`` costs a system call per key, a third of a bulk enqueue."""
+    raw = bytearray(os.urandom(16 * n))
+    raw[6::16] = bytes((b & 0x0F) | 0x40 for b in raw[6::16])  # version 4
+    raw[8::16] = bytes((b & 0x3F) | 0x80 for b in raw[8::16])  # RFC 4122 variant
+    h = raw.hex()
+    return [
+        f"{h[o : o + 8]}-{h[o + 8 : o + 12]}-{h[o + 12 : o + 16]}-{h[o + 16 : o + 20]}-"
+        f"{h[o + 20 : o + 32]}"
+        for o in range(0, 32 * n, 32)
+    ]
+
+
+def nothing() -> Op[None]:
+    """An operation of no statement (reaching the server is the point)."""
+    return
+    yield
+
+
+def enqueue_params(
+    queue: str,
+    priority: int,
+    run_at: object,
+    delay: object,
+    max_attempts: int,
+    key: object = None,
+    key_concurrency: object = None,
+) -> dict[str, Any]:
+    when, delay_ms = run_at_or_delay(run_at, delay)
+    return {
+        "queue": text(queue, "queue"),
+        "priority": integer(priority, "priority", -(2**31)),
+        "max_attempts": integer(max_attempts, "max_attempts", 1),
+        "run_at": when,
+        "delay_ms": delay_ms,
+        "order_key": None if key is None else text(key, "key"),
+        "key_limit": key_limit(key, key_concurrency),
+    }
+
+
+def key_limit(key: object, key_concurrency: object) -> int | None:
+    """The stored N of ``key_concurrency`` (None: 1, strict order, as older releases wrote
+    it); :class:`ConfigurationError` for an N that is not 1 to 10,000, or one without a
+    key (it would limit nothing)."""
+    if key_concurrency is None:
+        return None
+    n = integer(key_concurrency, "key_concurrency", 1, MAX_KEY_CONCURRENCY)
+    if key is None:
+        raise ConfigurationError("key_concurrency limits the jobs of one key: pass key=... with it")
+    return None if n == 1 else n
+
+
+def schema_version(q: Any, conn: Any = None) -> Call[int, int]:
+    """The table's schema version (0: no table); not itself checked."""
+    return Call("reading the schema version", conn, lambda _: q.schema.version(), _same, False)
+
+
+def uninstall(q: Any) -> Call[Any, None]:
+    """Drop the table and what belongs to it; the queue checks the schema again next."""
+    d: Dialect = q.dialect
+
+    def finish(_: Any) -> None:
+        q._schema_ok = False
+
+    doing = f"dropping table {d.table}"
+    return Call(doing, None, lambda _: d.statements_op("uninstall"), finish, False)
+
+
+def enqueue(
+    d: Dialect,
+    payload: Any,
+    queue: str,
+    priority: int,
+    run_at: Any,
+    delay: Any,
+    max_attempts: int,
+    dedupe_key: str | None,
+    key: str | None,
+    key_concurrency: int | None,
+    conn: Any,
+) -> Call[int, int]:
+    params = enqueue_params(queue, priority, run_at, delay, max_attempts, key, key_concurrency)
+    params["payload"] = dumps(payload, "payload")
+    params["idempotency_key"] = str(uuid.uuid4())
+    if dedupe_key is None:
+        return Call("enqueueing", conn, lambda _: d.insert(params), _same)
+    params["dedupe_key"] = text(dedupe_key, "dedupe_key")
+    return Call("enqueueing", conn, lambda _: d.insert_dedupe(params), _same)
+
+
+def enqueue_many(
+    d: Dialect,
+    payloads: Iterable[Any],
+    queue: str,
+    priority: int,
+    run_at: Any,
+    delay: Any,
+    max_attempts: int,
+    key: str | None,
+    key_concurrency: int | None,
+    conn: Any,
+) -> Call[list[int], list[int]]:
+    common = enqueue_params(queue, priority, run_at, delay, max_attempts, key, key_concurrency)
+    texts = [dumps(p, "payload") for p in payloads]
+    if not texts:
+        return Call("enqueueing", None, None, lambda _: [])
+    rows = list(zip(texts, uuid4_batch(len(texts)), strict=True))
+    return Call("enqueueing", conn, lambda copy: d.insert_many(common, rows, copy), _same)
+
+
+def claim(
+    d: Dialect, queues: Any, limit: int, lease: float, limits: dict[str, int], conn: Any
+) -> Call[Any, list[Job]]:
+    names = queue_names(queues)
+    n = integer(limit, "limit", 1, 10_000)
+    lease_ms = milliseconds(lease, "lease", low=0.001)
+    return Call("claiming", conn, lambda _: _claim(d, names, n, lease_ms, limits), _same)
+
+
+def _claim(
+    d: Dialect, names: list[str], n: int, lease_ms: int, limits: dict[str, int]
+) -> Op[list[Job]]:
+    """The dialect's claim, then the jobs built from its rows (an operation)."""
+    # A limited queue is claimed on its own, under its lock (see claim_capped); the
+    # others together, in one statement, as ever.
+    rows: list[dict[str, Any]] = []
+    for name in (m for m in names if m in limits):
+        rows += yield from d.claim_capped(name, n - len(rows), lease_ms, limits[name])
+    free = [m for m in names if m not in limits]
+    if free and len(rows) < n:
+        rows += yield from d.claim(free, n - len(rows), lease_ms)
+    jobs = []
+    for row in rows:
+        try:
+            job = Job.from_row(row)
+        except PayloadError as exc:
+            # A row written behind our back that no worker could ever decode: it fails
+            # alone (fenced, in this transaction) and the batch goes on.
+            log.error("job %s: %s; it ends failed", row["id"], exc)
+            params = {"id": row["id"], "attempt": row["attempt"], "error": error_text(exc)}
+            yield d.stmt("fail", params, ROWCOUNT)
+            continue
+        job.lease = lease_ms / 1000
+        jobs.append(job)
+    return jobs
+
+
+def _job(job: object) -> Job:
+    if not isinstance(job, Job):
+        raise ConfigurationError(f"expected a skiplock.Job, not {type(job).__name__}")
+    return job
+
+
+def _fenced(
+    d: Dialect, job: Job, name: str, extra: dict[str, Any], doing: str, conn: Any, after: Any
+) -> Call[None, Any]:
+    params = {"id": job.id, "attempt": job.attempt, **extra}
+    return Call(f"{doing} job {job.id}", conn, lambda _: d.fenced(name, params), after)
+
+
+def heartbeat(d: Dialect, job: Job, lease: float | None, conn: Any) -> Call[Any, None]:
+    job = _job(job)
+    if lease is None:
+        lease = job.lease if job.lease is not None else 30.0
+    params = {
+        "id": job.id,
+        "attempt": job.attempt,
+        "lease_ms": milliseconds(lease, "lease", low=0.001),
+    }
+
+    def finish(row: Any) -> None:
+        job.lease_until = utc(row.get("lease_until"))
+        job.cancel_requested = job.cancel_requested or bool(row.get("cancel_requested"))
+
+    return Call(f"heartbeat of job {job.id}", conn, lambda _: d.heartbeat(params), finish)
+
+
+def complete(d: Dialect, job: Job, result: Any, conn: Any) -> Call[None, None]:
+    job = _job(job)
+    stored = None if result is None else dumps(result, "result")
+
+    def finish(_: None) -> None:
+        job.status, job.result = "done", result
+
+    return _fenced(d, job, "complete", {"result": stored}, "completing", conn, finish)
+
+
+def complete_many(
+    d: Dialect, items: Iterable[Job | tuple[Job, Any]], conn: Any
+) -> Call[set[int], list[Job]]:
+    jobs = [(item, None) if isinstance(item, Job) else (_job(item[0]), item[1]) for item in items]
+    batch = [(j.id, j.attempt, None if r is None else dumps(r, "result")) for j, r in jobs]
+
+    def finish(held: set[int]) -> list[Job]:
+        lost = []
+        for job, result in jobs:
+            if job.id in held:
+                job.status, job.result = "done", result
+            else:
+                lost.append(job)
+        return lost
+
+    if not jobs:
+        return Call("completing jobs", None, None, lambda _: [])
+    return Call("completing jobs", conn, lambda _: d.complete_many(batch), finish)
+
+
+def fail(
+    d: Dialect, job: Job, error: object, retry_in: float | None, final: bool, conn: Any
+) -> Call[None, str]:
+    job = _job(job)
+    message = error_text(error)
+    extra: dict[str, Any]
+    if final or job.attempt >= job.max_attempts:
+        name, extra, doing, status = "fail", {"error": message}, "failing", "failed"
+    else:
+        delay = backoff(job.attempt) if retry_in is None else retry_in
+        name, doing, status = "retry", "retrying", "pending"
+        extra = {"error": message, "delay_ms": milliseconds(delay, "retry_in")}
+
+    def finish(_: None) -> str:
+        job.status, job.last_error = status, message
+        return status
+
+    return _fenced(d, job, name, extra, doing, conn, finish)
+
+
+def release(d: Dialect, job: Job, conn: Any) -> Call[None, None]:
+    job = _job(job)
+    return _back_to_pending(d, job, "release", {}, "releasing", conn)
+
+
+def unclaim(d: Dialect, job: Job, conn: Any) -> Call[None, None]:
+    """Give back a job returned by a claim whose COMMIT outcome is unknown, if that claim
+    committed (fenced by its attempt and the lease's end it wrote: the dialect's
+    ``unclaim``); ``LeaseLost`` when it did not, or the job has moved on since."""
+    job = _job(job)
+    extra = {"lease_until": job.lease_until}
+    return _back_to_pending(d, job, "unclaim", extra, "giving back", conn)
+
+
+def _back_to_pending(
+    d: Dialect, job: Job, name: str, extra: dict[str, Any], doing: str, conn: Any
+) -> Call[None, None]:
+    """The fenced statement *name* that puts *job* back to pending, and *job* marked so."""
+
+    def finish(_: None) -> None:
+        job.status = "pending"
+
+    return _fenced(d, job, name, extra, doing, conn, finish)
+
+
+def cancel(d: Dialect, job_id: int, conn: Any) -> Call[str | None, str | None]:
+    integer(job_id, "job_id", 1, 2**63 - 1)
+    return Call(f"cancelling job {job_id}", conn, lambda _: d.cancel(job_id), _same)
+
+
+def mark_cancelled(d: Dialect, job: Job, reason: object, conn: Any) -> Call[None, None]:
+    job = _job(job)
+
+    def finish(_: None) -> None:
+        job.status = "cancelled"
+
+    extra = {"error": error_text(reason)}
+    return _fenced(d, job, "cancelled", extra, "cancelling", conn, finish)
+
+
+def list_jobs(
+    d: Dialect,
+    status: Sequence[str] | str | None,
+    queue: str | None,
+    limit: int,
+    before_id: int | None,
+    conn: Any,
+) -> Call[Any, list[Job]]:
+    statuses = [status] if isinstance(status, str) else status
+    if statuses is not None and (
+        not isinstance(statuses, Sequence)
+        or not statuses
+        or any(s not in STATUSES for s in statuses)
+    ):
+        raise ConfigurationError(
+            f"status must be one or more of {', '.join(STATUSES)}, not {status!r:.80}"
+        )
+    params = {
+        "all_statuses": status is None,
+        "statuses": list(dict.fromkeys(statuses or [""])),
+        "all_queues": queue is None,
+        "queue": "" if queue is None else text(queue, "queue"),
+        "limit": integer(limit, "limit", 1, 1000),
+        "before_id": 2**63 - 1
+        if before_id is None
+        else integer(before_id, "before_id", 1, 2**63 - 1),
+    }
+
+    def finish(rows: Any) -> list[Job]:
+        return [Job.from_row(r) for r in rows]
+
+    return Call("listing jobs", conn, lambda _: d.fetch_op("list_jobs", params), finish)
+
+
+def get(d: Dialect, job_id: int, conn: Any) -> Call[Any, Job | None]:
+    integer(job_id, "job_id", 1, 2**63 - 1)
+
+    def finish(row: Any) -> Job | None:
+        return None if row is None else Job.from_row(row)
+
+    return Call("reading a job", conn, lambda _: d.fetch_one_op("get", {"id": job_id}), finish)
+
+
+def stats(d: Dialect, queues: Sequence[str] | str | None, conn: Any) -> Call[Any, Stats]:
+    names = [""] if queues is None else queue_names(queues)
+    params = {"all_queues": queues is None, "queues": names}
+
+    def finish(row: Any) -> Stats:
+        return Stats.from_row(row or {})
+
+    return Call("reading stats", conn, lambda _: d.fetch_one_op("stats", params), finish)
+
+
+def ping(q: Any) -> Call[None, ServerInfo]:
+    """Reach the server (a connection reads its version); the queue's ``server``."""
+
+    def finish(_: None) -> ServerInfo:
+        server: ServerInfo | None = q.server
+        assert server is not None
+        return server
+
+    return Call("connecting", None, lambda _: nothing(), finish, False)

@@ -1,0 +1,117 @@
+"""Sans-I/O operations: what a dialect asks of a connection.
+
+A dialect operation (claim, insert, a fenced write, …) is a generator that yields
+requests and receives their results; it never touches a connection, a socket or a clock,
+so the same operation can be driven by the synchronous loop (:mod:`skiplock._shell.run`) or by
+the asyncio loop over an asynchronous driver (:mod:`skiplock._shell.run_async`, its source). The
+idea is psycopg 3's ``generators.py`` (the protocol as generators) and ``waiting.py`` (the
+loops that drive them).
+
+The requests:
+
+- :class:`Statement` (SQL text with ``%(name)s`` placeholders, its parameters, and what
+  the operation wants back: :data:`ROWS` as ``list[dict]``, :data:`ROWCOUNT`,
+  :data:`LASTROWID` or :data:`NOTHING`);
+- :class:`Copy` (PostgreSQL ``COPY … FROM STDIN`` of row tuples; only sent to a driver
+  whose adapter has ``can_copy``);
+- :data:`COMMIT` / :data:`ROLLBACK`, used only on skiplock's own connections.
+
+A statement that fails is thrown back into the operation as :class:`StatementError`,
+carrying what the adapter read from the driver's exception (:class:`ErrorInfo`), so an
+operation may treat an expected error (a duplicate key) as an answer; one it does not
+catch leaves the loop and becomes a :class:`~skiplock.BackendError` above.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+__all__ = [
+    "COMMIT",
+    "LASTROWID",
+    "NOTHING",
+    "ROLLBACK",
+    "ROWCOUNT",
+    "ROWS",
+    "Control",
+    "Copy",
+    "ErrorInfo",
+    "Op",
+    "Request",
+    "Statement",
+    "StatementError",
+]
+
+T = TypeVar("T")
+
+#: what a :class:`Statement` wants back
+NOTHING, ROWS, ROWCOUNT, LASTROWID = 0, 1, 2, 3
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """Run *sql* with *params* bound; answer with what *want* names."""
+
+    sql: str
+    params: Mapping[str, Any] | None = None
+    want: int = ROWS
+
+
+@dataclass(frozen=True, slots=True)
+class Copy:
+    """``COPY … FROM STDIN`` of *rows* (tuples in the statement's column order)."""
+
+    sql: str
+    rows: Iterable[tuple[Any, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class Control:
+    """End the transaction on skiplock's own connection: ``commit`` or ``rollback``."""
+
+    action: str
+
+
+COMMIT = Control("commit")
+ROLLBACK = Control("rollback")
+
+Request = Statement | Copy | Control
+#: an operation: yields requests, receives their results, returns its value
+Op = Generator[Request, Any, T]
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """What an adapter read from a driver's exception, for the dialect to classify.
+
+    ``codes``: SQLSTATEs (text) and server or client error numbers (int) it carries.
+    ``kind``: the DB-API class it belongs to: ``operational``, ``interface``,
+    ``integrity``, ``programming`` or ``other``. ``message``: the exception's text, for
+    the few errors a code alone does not tell apart.
+    """
+
+    codes: frozenset[int | str] = field(default_factory=frozenset)
+    kind: str = "other"
+    message: str = ""
+
+    def number(self) -> int:
+        """The first integer code, or 0."""
+        return next((c for c in self.codes if isinstance(c, int)), 0)
+
+    def state(self) -> str:
+        """The first text code (a SQLSTATE), or ''."""
+        return next((c for c in self.codes if isinstance(c, str)), "")
+
+
+class StatementError(Exception):
+    """A request failed in the driver (internal: thrown into the operation; what leaves
+    the loop is turned into a :class:`~skiplock.BackendError` by the queue)."""
+
+    def __init__(self, info: ErrorInfo, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.info = info
+        self.cause = cause

@@ -1,0 +1,259 @@
+"""The versioned schema: numbered migrations per dialect, the version kept in the database.
+
+A dialect's migrations are the files ``dialects/migrations/<dialect>/NNNN_name.sql``
+(shipped in the wheel, read with :mod:`importlib.resources`). File ``NNNN`` brings a table
+from version ``NNNN - 1`` to ``NNNN``; ``0001_initial.sql`` is the DDL ``install`` ran
+before versions existed, so a table with no version record is version 1. A file is one
+transaction, or several where a line ``-- commit`` ends one (so that a long, lightly
+locking statement does not share a transaction with a short exclusive one). Every
+statement is idempotent, so a migration that stopped half-way runs again from its start.
+
+The version lives in ``<table>_schema`` next to the queue's table: one row per applied
+version (``max(version)`` is the table's version).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, TypeVar
+
+from .._shell.run import run_sync
+from ..dialects import Dialect
+from ..dialects.base import split_statements
+from ..drivers import Adapter
+from ..errors import BackendError, ConfigurationError, LockNotAcquired
+from .ops import NOTHING, Op, Statement, StatementError
+from .sql import render_statements
+
+__all__ = ["Migration", "Schema", "load_migrations"]
+
+log = logging.getLogger("skiplock")
+T = TypeVar("T")
+
+_FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+_COMMIT = re.compile(r"^--\s*commit\s*$", re.MULTILINE)
+#: how long ``migrate`` waits for another ``migrate`` of the same table to finish
+LOCK_WAIT = 300.0
+#: tries of one transaction of a migration that timed out waiting for a table lock
+_TRIES = 12
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One numbered migration, rendered for a table: its transactions, each a list of
+    statements."""
+
+    version: int
+    name: str
+    steps: tuple[tuple[str, ...], ...]
+
+
+@functools.cache
+def _files(dialect_name: str) -> tuple[tuple[int, str, str], ...]:
+    folder = resources.files("skiplock.dialects").joinpath("migrations").joinpath(dialect_name)
+    found = []
+    for entry in folder.iterdir():
+        match = _FILE.fullmatch(entry.name)
+        if match:
+            text = entry.read_text(encoding="utf-8")
+            found.append((int(match[1]), entry.name.removesuffix(".sql"), text))
+    found.sort()
+    if [v for v, _, _ in found] != list(range(1, len(found) + 1)):  # a packaging mistake
+        raise RuntimeError(f"{dialect_name} migrations are not numbered 1..n: {found!r:.200}")
+    return tuple(found)
+
+
+def _is_code(statement: str) -> bool:
+    return any(
+        line.strip() and not line.lstrip().startswith("--") for line in statement.split("\n")
+    )
+
+
+def load_migrations(dialect: Dialect) -> list[Migration]:
+    """The dialect's migrations, in order, rendered for its table."""
+    out = []
+    for version, name, text in _files(dialect.name):
+        rendered = render_statements({name: text}, dialect.table, dialect.quote)[name]
+        steps = tuple(
+            tuple(s for s in split_statements(part) if _is_code(s))
+            for part in _COMMIT.split(rendered)
+        )
+        out.append(Migration(version, name, tuple(s for s in steps if s)))
+    return out
+
+
+def _lock_name(dialect: Dialect) -> tuple[int, str]:
+    """The advisory lock that serialises ``migrate`` calls on one table."""
+    text = f"skiplock-migrate:{dialect.url.database}.{dialect.table}"
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    key = int.from_bytes(digest[:8], "big") & (2**63 - 1)
+    return key, (text if len(text) <= 64 else "skiplock-migrate:" + digest.hex()[:40])
+
+
+class Schema:
+    """The schema of one queue table: which version it has, what brings it up to date."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        self.dialect = dialect
+        self.migrations = load_migrations(dialect)
+        self.latest = len(self.migrations)
+
+    def version(self) -> Op[int]:
+        """The table's version: 0 when it does not exist, 1 when it has no record. Reads
+        the catalog and the version table only, so it is safe inside a caller's
+        transaction."""
+        t = self.dialect.table
+        params = {"schema": t.schema, "name": t.name, "version_name": t.version_table}
+        state = (yield from self.dialect.fetch_one_op("schema_state", params)) or {}
+        if not state.get("has_jobs"):
+            return 0
+        if not state.get("has_version"):
+            return 1
+        row = (yield from self.dialect.fetch_one_op("schema_version")) or {}
+        return 1 if row.get("version") is None else int(row["version"])
+
+    def check(self, version: int) -> None:
+        """Raise :class:`ConfigurationError` unless *version* is the one this code knows."""
+        table = self.dialect.table
+        if version == 0:
+            raise ConfigurationError(
+                f"the table {table} does not exist in {self.dialect.url.masked()}: run "
+                "`skiplock install` (or q.install()) to create it"
+            )
+        if version < self.latest:
+            raise ConfigurationError(
+                f"the table {table} has schema version {version}, this skiplock needs "
+                f"{self.latest}: run `skiplock migrate` (or q.migrate()); it is online"
+            )
+        if version > self.latest:
+            raise ConfigurationError(
+                f"the table {table} has schema version {version}, newer than this skiplock "
+                f"knows ({self.latest}): upgrade skiplock"
+            )
+
+    def migrate(self, connect: Callable[[], Any], to: int | None = None) -> list[int]:
+        """Bring the table to version *to* (default: the latest); return the versions
+        applied. Runs on a connection of its own, holding an advisory lock named after the
+        table, so concurrent calls run one after the other (the later ones find nothing
+        to do). Raises ``ConfigurationError`` for a newer schema or a downgrade,
+        ``LockNotAcquired`` if another migrate holds the lock for ``LOCK_WAIT`` seconds."""
+        target = self.latest if to is None else to
+        if (
+            isinstance(target, bool)
+            or not isinstance(target, int)
+            or not 1 <= target <= self.latest
+        ):
+            raise ConfigurationError(
+                f"to must be a version from 1 to {self.latest}, not {to!r:.40}"
+            )
+        d = self.dialect
+        conn = connect()
+        key, name = _lock_name(d)
+        try:
+            own = d.adapter(conn)
+            self._step(own, lambda: d.count_op("schema_session"), "preparing to migrate")
+            self._lock(conn, key, name)
+            try:
+                current = self._step(own, self.version, "reading the version")
+                if current > self.latest:
+                    self.check(current)
+                if current > target:
+                    raise ConfigurationError(
+                        f"the table {d.table} has schema version {current}; skiplock does not "
+                        f"migrate down to {target}"
+                    )
+                self._step(own, lambda: self._record_upto(current), "recording versions")
+                applied = []
+                for m in self.migrations[current:target]:
+                    self._apply(own, m)
+                    applied.append(m.version)
+                    log.info(
+                        "table %s migrated to schema version %d (%s)", d.table, m.version, m.name
+                    )
+                return applied
+            finally:
+                d.lock_release(conn, key, name)
+        finally:
+            conn.close()
+
+    def _record_upto(self, version: int) -> Op[None]:
+        d = self.dialect
+        yield d.stmt("schema_create", None, NOTHING)
+        for m in self.migrations[:version]:
+            yield d.stmt("schema_record", {"version": m.version, "name": m.name}, NOTHING)
+
+    def _lock(self, conn: Any, key: int, name: str) -> None:
+        deadline = time.monotonic() + LOCK_WAIT
+        while not self.dialect.lock_acquire(conn, key, name, 1.0):
+            if time.monotonic() > deadline:
+                raise LockNotAcquired(
+                    f"another `skiplock migrate` of table {self.dialect.table} has held its "
+                    f"lock for {LOCK_WAIT:.0f} s; wait for it, then run migrate again"
+                )
+
+    def _step(self, own: Adapter, make: Callable[[], Op[T]], doing: str) -> T:
+        """Run the operation ``make()`` on skiplock's own connection and commit; run it
+        again (bounded) after a lock timeout or deadlock."""
+        for attempt in range(1, _TRIES + 1):
+            try:
+                result = run_sync(make(), own)
+                own.connection.commit()
+                return result
+            except StatementError as exc:
+                own.connection.rollback()
+                err = self.dialect.wrap(exc, f"{doing} (table {self.dialect.table})")
+                if not err.retryable or err.connection_lost or attempt == _TRIES:
+                    raise err from exc.cause
+                log.warning("%s; trying again", err)
+                time.sleep(min(5.0, 0.2 * attempt))
+        raise BackendError("unreachable")
+
+    def _apply_step(self, m: Migration, step: tuple[str, ...], last: bool) -> Op[None]:
+        """One transaction of migration *m*: its statements, then (the last one) its
+        version record. A statement whose effect is already there is skipped."""
+        for statement in step:
+            try:
+                yield Statement(statement, None, NOTHING)
+            except StatementError as exc:
+                if not self.dialect.migration_done(exc.info):
+                    raise
+                log.info("skipped, already done: %s (%s)", statement[:80], exc)
+        if last:
+            params = {"version": m.version, "name": m.name}
+            yield self.dialect.stmt("schema_record", params, NOTHING)
+
+    def _apply(self, own: Adapter, m: Migration) -> None:
+        for i, step in enumerate(m.steps):
+            last = i == len(m.steps) - 1
+            doing = f"migrating to schema version {m.version} ({m.name})"
+            self._step(own, functools.partial(self._apply_step, m, step, last), doing)
+
+    def script(self, from_version: int = 0) -> str:
+        """The DDL that brings the table from *from_version* to the latest, as a script
+        (what :meth:`migrate` runs, the version numbers written in)."""
+        if isinstance(from_version, bool) or not 0 <= from_version <= self.latest:
+            raise ConfigurationError(
+                f"--from must be a version from 0 to {self.latest}, not {from_version!r:.40}"
+            )
+        d, end = self.dialect, self.dialect.script_end
+        out = [
+            f"-- skiplock schema of table {d.table} ({d.name}), version {from_version} to "
+            f"{self.latest}",
+            d.sql["schema_create"] + end,
+        ]
+        for m in self.migrations[from_version:]:
+            out.append(f"\n-- {m.name}: schema version {m.version}")
+            for i, step in enumerate(m.steps):
+                if i:
+                    out.append("-- commit: the statements below run in a new transaction")
+                out.extend(s + end for s in step)
+            record = d.sql["schema_record"].replace("%(version)s", str(m.version))
+            out.append(record.replace("%(name)s", f"'{m.name}'") + end)
+        return "\n".join(out) + "\n"

@@ -1,0 +1,131 @@
+"""Named SQL statements and identifiers.
+
+A dialect's ``.sql`` file is a list of blocks, each opened by ``-- name: <name>``. The only
+text ever put into a statement is a checked identifier: ``{table}`` (quoted, maybe
+schema-qualified), ``{version_table}`` (the table's schema-version table, ``<table>_schema``,
+quoted the same way), ``{ticks_table}`` (the periodic ledger, ``<table>_ticks``, quoted the
+same way), ``{idle_table}`` (PostgreSQL's waiting workers, ``<table>_idle``),
+``{counters_table}`` (the running totals, ``<table>_counters``, quoted the same way),
+``{prefix}`` (the bare table name, for index names) and ``{tag}`` (8 hex digits hashed
+from the exact bare name, for names a database compares without case); ``{schema}`` is
+the bare schema name, or empty when the name has none. Values are always bound as
+``%(name)s`` parameters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+
+from ..errors import ConfigurationError
+
+__all__ = ["TableName", "load_statements", "parse_statements", "render_statements"]
+
+_NAME_LINE = re.compile(r"^--\s*name:\s*([a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: room is left in 63/64/128-character identifier limits for index-name suffixes
+MAX_IDENT = 48
+
+
+@dataclass(frozen=True)
+class TableName:
+    """A checked table name, optionally ``schema.table``."""
+
+    schema: str | None
+    name: str
+
+    @classmethod
+    def parse(cls, text: object) -> TableName:
+        if not isinstance(text, str):
+            raise ConfigurationError(f"the table name must be a string, not {type(text).__name__}")
+        parts = text.split(".")
+        if len(parts) > 2 or not all(_IDENT.fullmatch(p) and len(p) <= MAX_IDENT for p in parts):
+            raise ConfigurationError(
+                f"unsafe table name {text!r}: use letters, digits and underscores, starting "
+                f"with a letter or underscore, at most {MAX_IDENT} characters, optionally "
+                "as schema.table"
+            )
+        if len(parts) == 2:
+            return cls(schema=parts[0], name=parts[1])
+        return cls(schema=None, name=parts[0])
+
+    @property
+    def version_table(self) -> str:
+        """The bare name of the table that records this table's schema version."""
+        return self.name + "_schema"
+
+    @property
+    def ticks_table(self) -> str:
+        """The bare name of the periodic ledger: one row per tick enqueued."""
+        return self.name + "_ticks"
+
+    @property
+    def counters_table(self) -> str:
+        """The bare name of the table's running totals (``pruned``): one row per name."""
+        return self.name + "_counters"
+
+    @property
+    def keys_table(self) -> str:
+        """The bare name of the per-key lock rows (MySQL/MariaDB): one row per key used."""
+        return self.name + "_keys"
+
+    @property
+    def idle_table(self) -> str:
+        """The bare name of the waiting workers' marks (PostgreSQL): one row per worker."""
+        return self.name + "_idle"
+
+    def __str__(self) -> str:
+        return f"{self.schema}.{self.name}" if self.schema else self.name
+
+    @property
+    def tag(self) -> str:
+        """8 hex digits from the exact bare name: "Jobs" and "jobs" get different tags, so
+        names derived from them differ where a database ignores case (MySQL constraint
+        names are schema-wide and compared without case)."""
+        return hashlib.blake2s(self.name.encode("ascii"), digest_size=4).hexdigest()
+
+
+def load_statements(package: str, filename: str) -> dict[str, str]:
+    """Read the named blocks of *filename* in *package* (works from a wheel or a checkout)."""
+    text = resources.files(package).joinpath(filename).read_text(encoding="utf-8")
+    return parse_statements(text, filename)
+
+
+def parse_statements(text: str, filename: str) -> dict[str, str]:
+    """The named blocks of *text* (read from *filename*, named in errors)."""
+    pieces = _NAME_LINE.split(text)
+    statements: dict[str, str] = {}
+    for name, body in zip(pieces[1::2], pieces[2::2], strict=True):
+        if name in statements:
+            raise ValueError(f"{filename}: statement {name!r} is defined twice")
+        statements[name] = body.strip().rstrip(";").strip()
+    return statements
+
+
+def render_statements(
+    statements: Mapping[str, str], table: TableName, quote: Callable[[str], str]
+) -> dict[str, str]:
+    """Put the quoted table names into every statement."""
+
+    def qualified(name: str) -> str:
+        return quote(name) if table.schema is None else f"{quote(table.schema)}.{quote(name)}"
+
+    jobs, versions = qualified(table.name), qualified(table.version_table)
+    ticks, keys = qualified(table.ticks_table), qualified(table.keys_table)
+    idle = qualified(table.idle_table)
+    counters = qualified(table.counters_table)
+    return {
+        name: sql.replace("{table}", jobs)
+        .replace("{version_table}", versions)
+        .replace("{ticks_table}", ticks)
+        .replace("{keys_table}", keys)
+        .replace("{idle_table}", idle)
+        .replace("{counters_table}", counters)
+        .replace("{prefix}", table.name)
+        .replace("{tag}", table.tag)
+        .replace("{schema}", table.schema or "")
+        for name, sql in statements.items()
+    }

@@ -1,0 +1,76 @@
+# Generated from src/skiplock/_shell/run_async.py by scripts/async_to_sync; do not edit.
+# Edit the source and run scripts/async_to_sync (tests/test_generated.py checks).
+"""The loops that drive the sans-I/O operations of :mod:`skiplock._core.ops` over a connection.
+
+``skiplock._shell.run_async`` is the source (``run_async`` / ``run_theirs_async``, each request
+awaited on an :class:`~skiplock.drivers.aio.AsyncAdapter`); ``skiplock._shell.run``
+(``run_sync`` / ``run_theirs``, over a sync :class:`~skiplock.drivers.Adapter`) is
+generated from it by ``scripts/async_to_sync``. The operations (the MySQL two-step claim,
+SQL Server's batches, every fenced write and its row-count check) are the same
+generators, so they exist once.
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+from typing import TYPE_CHECKING, TypeVar
+
+from .._core.ops import NOTHING, Op, Statement, StatementError
+
+if TYPE_CHECKING:
+    from ..drivers import Adapter
+
+__all__ = ["run_sync", "run_theirs"]
+
+T = TypeVar("T")
+
+
+def run_sync(op: Op[T], adapter: Adapter) -> T:
+    """Drive *op* to its end over *adapter*'s connection; return its value.
+
+    Raises :class:`~skiplock._core.ops.StatementError` for a driver error the operation did not
+    handle, and whatever else the operation raises (``LeaseLost``, …).
+    """
+    errors = adapter.errors
+    execute = adapter.execute
+    try:
+        request = next(op)
+        while True:
+            try:
+                result = execute(request)
+            except errors as exc:
+                request = op.throw(StatementError(adapter.error_info(exc), exc))
+                continue
+            request = op.send(result)
+    except StopIteration as stop:
+        value: T = stop.value
+        return value
+
+
+def run_theirs(op: Op[T], adapter: Adapter, begin_sql: str) -> T:
+    """Drive *op* on a caller's connection, never ending the caller's transaction.
+
+    A connection in autocommit mode (asyncpg outside a transaction, a DB-API one with
+    autocommit on) would commit each statement by itself, and an operation of several
+    statements (MySQL's claim, a batch insert by COPY, a heartbeat) would be torn: there
+    the operation runs in a transaction of its own (*begin_sql* … ``COMMIT`` on the
+    caller's connection), committed when it ends, as if the caller had wrapped it in one.
+    Raises :class:`~skiplock._core.ops.StatementError` for any driver error.
+    """
+    try:
+        if not adapter.autocommit():  # mysql-connector asks the server
+            return run_sync(op, adapter)
+        adapter.execute(Statement(begin_sql, None, NOTHING))
+    except adapter.errors as exc:
+        raise StatementError(adapter.error_info(exc), exc) from exc
+    try:
+        result = run_sync(op, adapter)
+    except BaseException:
+        with suppress(Exception):
+            adapter.execute(Statement("ROLLBACK", None, NOTHING))
+        raise
+    try:
+        adapter.execute(Statement("COMMIT", None, NOTHING))
+    except adapter.errors as exc:
+        raise StatementError(adapter.error_info(exc), exc) from exc
+    return result

@@ -1,0 +1,328 @@
+# Generated from src/skiplock/_shell/session_async.py by scripts/async_to_sync; do not edit.
+# Edit the source and run scripts/async_to_sync (tests/test_generated.py checks).
+"""The I/O shell under a queue: its pool, checkout, the retry loop, COMMIT, rollback or
+drop, and :meth:`transaction`.
+
+``skiplock._shell.session_async`` is the source (``AsyncSession``, the base of
+:class:`~skiplock.AsyncQueue`); ``skiplock._shell.session`` (``Session``, the base of
+:class:`~skiplock.Queue`) is generated from it by ``scripts/async_to_sync``. The queue
+sets the attributes declared here and defines ``adapt``; every public queue method is one
+line over :mod:`skiplock._core.calls` that runs its :class:`~skiplock._core.calls.Call` with
+:meth:`_call`.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .._core import calls
+from .._core.checks import queue_limits as checked_queue_limits
+from .._core.ops import NOTHING, Op, Statement, StatementError
+from .._core.schema import Schema
+from .._core.sql import TableName
+from .._core.url import DatabaseURL, parse_url
+from ..dialects import Dialect, ServerInfo, get_dialect
+from ..drivers import Adapter
+from ..errors import BackendError
+from .acompat import sleep
+from .pool import Pool
+from .pool_state import PoolSettings, PoolStats
+from .run import run_sync, run_theirs
+from .transaction import Transaction
+
+if TYPE_CHECKING:
+    from ..queue import Queue
+
+__all__ = ["Session"]
+
+log = logging.getLogger("skiplock")
+T = TypeVar("T")
+R = TypeVar("R")
+
+_RETRIES = 5
+
+
+class Session:
+    """The connections of one queue and the transactions run on them (see the module)."""
+
+    def _setup(
+        self,
+        url: str | None,
+        table: str,
+        queue_limits: Mapping[str, int] | None,
+        *pool: object,
+    ) -> None:
+        """The queue's settings, checked (``ConfigurationError``), and its pool; no
+        connection is opened. *pool*: ``max_size, max_idle, pool_timeout, max_lifetime,
+        max_idle_time`` as the queue's constructor takes them."""
+        self.url: DatabaseURL = parse_url(url)
+        #: queue name → the most of its jobs that may hold a live lease at once
+        self.queue_limits: dict[str, int] = checked_queue_limits(queue_limits)
+        self.table: TableName = TableName.parse(table)
+        self.dialect: Dialect = get_dialect(self.url, self.table)
+        #: the server's product and version, read on the first connection
+        self.server: ServerInfo | None = None
+        self.schema = Schema(self.dialect)
+        #: set once the table's schema version was found to be the one this code knows
+        self._schema_ok = False
+        self.pool_settings = PoolSettings.check(*pool)
+        self._pool = self._make_pool()
+
+    def adapt(self, conn: Any) -> Adapter:
+        raise NotImplementedError  # the queue's
+
+    # -- connections ----------------------------------------------------------------------
+
+    def _make_pool(self) -> Pool:
+        """The queue's pool of adapters (see :class:`~skiplock._shell.pool_async.AsyncPool`)."""
+        return Pool(
+            self._open,
+            usable=self._usable,
+            settings=self.pool_settings,
+            name=f"{self.url.flavor} at {self.url.masked()}",
+        )
+
+    def _open(self) -> Adapter:
+        """A new pooled connection (see :meth:`_connect`), which the server ends if it sits
+        idle inside a transaction for longer than the dialect's
+        ``idle_transaction_timeout``: a process frozen in the middle of one of skiplock's
+        transactions keeps its row locks no longer (``transaction()`` blocks are exempt)."""
+        own = self._connect()
+        limit = self.dialect.idle_limit_sql()
+        if limit:
+            try:
+                self._statements(own, limit)
+                own.commit()
+            except own.errors as exc:
+                _close_quietly(own)
+                raise self.dialect.wrap(exc, "connecting", own.error_info(exc)) from exc
+            except BaseException:
+                _close_quietly(own)
+                raise
+        return own
+
+    def _statements(self, own: Adapter, sqls: Sequence[str]) -> None:
+        """Run each statement of *sqls* (no parameters, no result) on *own*."""
+        for sql in sqls:
+            own.execute(Statement(sql, None, NOTHING))
+
+    def _connect(self) -> Adapter:
+        """A new connection of skiplock's own, in its adapter; the first one opened reads
+        the server's version (``UnsupportedServer`` if it is too old)."""
+        errors = self.dialect.driver_errors()
+        try:
+            own = self.dialect.adapter(self.dialect.connect())
+        except errors as exc:
+            raise self.dialect.wrap(exc, "connecting") from exc
+        if self.server is None:
+            try:
+                self.server = self.dialect.server_info(own.connection)
+            except StatementError as exc:
+                _close_quietly(own)
+                raise self.dialect.wrap(exc, "connecting") from exc.cause
+            except BaseException:
+                _close_quietly(own)
+                raise
+        return own
+
+    def _usable(self, own: Adapter) -> bool:
+        """An idle pooled connection is not known to be broken (no round trip)."""
+        return self.dialect.is_usable(own.connection)
+
+    def _checkout(self) -> Adapter:
+        own: Adapter = self._pool.get()
+        return own
+
+    def pool_stats(self) -> PoolStats:
+        """How many of the pool's connections are open, idle, in use, and how many callers
+        wait for one, now (no I/O). ``in_use`` goes back to 0 when every call has ended,
+        however it ended: one interrupted (a cancelled task, ``KeyboardInterrupt``) drops
+        its connection rather than keep it (see docs/pool.md)."""
+        return self._pool.state.stats()
+
+    # -- running one operation ------------------------------------------------------------
+
+    def _call(self, call: calls.Call[T, R]) -> R:
+        """Run a :class:`~skiplock._core.calls.Call` (see :mod:`skiplock._core.calls`)."""
+        if call.make is None:
+            return call.finish(None)  # type: ignore[arg-type]
+        return call.finish(self._run_op(call.doing, call.conn, call.make, call.check))
+
+    def _run(
+        self, doing: str, conn: Any, make: Callable[..., Op[T]], *args: Any, check: bool = True
+    ) -> T:
+        """Run the operation ``make(*args)`` (see :meth:`_run_op`)."""
+        return self._run_op(doing, conn, lambda _: make(*args), check)
+
+    def _run_op(
+        self, doing: str, conn: Any, make: Callable[[bool], Op[T]], check: bool = True
+    ) -> T:
+        """Run the operation ``make(can_copy)`` in a transaction of its own, or in the
+        caller's when *conn* is given.
+
+        The first call that *check*s reads the table's schema version (see
+        :meth:`_check_schema`) and raises ``ConfigurationError`` unless it is current.
+        A failure before COMMIT rolls back; if it was a deadlock, a lock timeout or a lost
+        connection the whole transaction runs again (bounded, with jitter), with a new
+        operation. A connection lost during COMMIT leaves the outcome unknown: that is
+        raised, never retried. An interruption (a cancelled task, ``KeyboardInterrupt``,
+        ``SystemExit``, ``GeneratorExit``) anywhere drops the connection (see
+        :meth:`_rollback_or_drop`) and is raised, never retried.
+        """
+        theirs = None if conn is None else self.adapt(conn)
+        if check and not self._schema_ok:
+            self._check_schema(theirs)
+        if theirs is not None:
+            return self._run_theirs(doing, theirs, make(theirs.can_copy))
+        for attempt in range(1, _RETRIES + 1):
+            own = self._checkout()
+            try:
+                result = run_sync(make(own.can_copy), own)
+            except StatementError as exc:
+                err = self.dialect.wrap(exc, doing)
+                self._rollback_or_drop(own, lost=err.connection_lost)
+                if err.retryable and attempt < _RETRIES:
+                    log.debug("retrying %s after %s", doing, err)
+                    sleep(random.uniform(0.005, 0.02 * 2**attempt))
+                    continue
+                raise err from exc.cause
+            except BaseException as exc:
+                self._rollback_or_drop(own, lost=_interrupted(exc))
+                raise
+            self._commit(own, f"committing ({doing})")
+            return result
+        raise AssertionError("unreachable")
+
+    def _check_schema(self, theirs: Adapter | None) -> None:
+        """Read the table's schema version, once per queue until it is found current;
+        raise ``ConfigurationError`` unless it is. On the caller's connection when the
+        operation runs there (a read of the catalog and the version table inside their
+        transaction, which it leaves as it was, and no second connection taken from the
+        pool while theirs is busy); otherwise in a transaction of its own."""
+        doing = "reading the schema version"
+        if theirs is None:
+            version = self._run(doing, None, self.schema.version, check=False)
+        else:
+            version = self._run_theirs(doing, theirs, self.schema.version())
+        self.schema.check(version)
+        self._schema_ok = True
+
+    def _run_theirs(self, doing: str, theirs: Adapter, op: Op[T]) -> T:
+        """Run *op* on the caller's connection (see :func:`~skiplock._shell.run.run_theirs`)."""
+        try:
+            return run_theirs(op, theirs, self.dialect.begin_sql())
+        except StatementError as exc:
+            raise self.dialect.wrap(exc, doing) from exc.cause
+
+    def _commit(self, own: Adapter, doing: str) -> None:
+        """COMMIT a pooled connection and return it to the pool. A connection lost during
+        COMMIT leaves the outcome unknown: the error says so and nothing is retried. So
+        does an interruption during COMMIT (the server may have committed or not): the
+        connection is dropped and the interruption raised."""
+        try:
+            own.commit()
+        except own.errors as exc:
+            err = self.dialect.wrap(exc, doing, own.error_info(exc))
+            self._rollback_or_drop(own, lost=err.connection_lost)
+            if err.connection_lost:
+                err.args = (str(err) + "; whether it committed is unknown",)
+            raise err from exc
+        except BaseException:
+            self._pool.put(own, broken=True)
+            raise
+        self._pool.put(own)
+
+    def _rollback_or_drop(self, own: Adapter, *, lost: bool = False) -> None:
+        """Return the connection to the pool rolled back; drop it (closed, its pool slot
+        freed) if its last use lost the connection or was interrupted (*lost*: a driver
+        interrupted in the middle of a statement may have a reply left unread, so no
+        rollback is sent; closing the session makes the server roll back), or if the
+        rollback fails or is interrupted."""
+        if not lost:
+            try:
+                own.rollback()
+            except Exception:
+                lost = True
+            except BaseException:
+                self._pool.put(own, broken=True)
+                raise
+        self._pool.put(own, broken=lost)
+
+    @contextmanager
+    def transaction(self, *, conn: Any = None) -> Iterator[Transaction]:
+        """One transaction for your own writes and skiplock's, committed together.
+
+        ::
+
+            with q.transaction() as tx:
+                tx.execute("INSERT INTO receipts (job_id) VALUES (%(id)s)", {"id": job.id})
+                tx.complete(job)     # LeaseLost here rolls back the INSERT too
+
+        Commits when the block ends, rolls back when it raises (and re-raises); a block
+        interrupted (a cancelled task, ``KeyboardInterrupt``), in its body or in its
+        COMMIT, drops its connection instead (see :meth:`_commit`). With
+        ``conn=`` (any connection :meth:`adapt` accepts), the block works in the caller's
+        own transaction on that connection and neither commits nor rolls back: the
+        caller does.
+        """
+        queue: Queue = self  # type: ignore[assignment]
+        if conn is not None:
+            yield Transaction(queue, self.adapt(conn))
+            return
+        own = self._checkout()
+        tx = Transaction(queue, own)
+        try:
+            # the block's own code runs between its statements: exempt from the idle limit
+            self._exempt(own, self.dialect.exempt_begin_sql(), "beginning your transaction")
+            yield tx
+            self._exempt(own, self.dialect.exempt_end_sql(), "ending your transaction")
+        except BaseException as exc:
+            lost = _interrupted(exc) or (isinstance(exc, BackendError) and exc.connection_lost)
+            if not lost:
+                lost = not self._unexempt(own)
+            self._rollback_or_drop(own, lost=lost)
+            raise
+        self._commit(own, "committing your transaction")
+
+    def _exempt(self, own: Adapter, sqls: Sequence[str], doing: str) -> None:
+        """:meth:`_statements` inside a ``transaction()`` block; a driver error raised as
+        the dialect's error."""
+        try:
+            self._statements(own, sqls)
+        except own.errors as exc:
+            raise self.dialect.wrap(exc, doing, own.error_info(exc)) from exc
+
+    def _unexempt(self, own: Adapter) -> bool:
+        """After a ``transaction()`` block that raised: its connection's idle limit given
+        back; False when that failed (the connection is then dropped, not pooled without
+        its limit). An interruption drops the connection and is raised."""
+        try:
+            self._statements(own, self.dialect.exempt_end_sql())
+        except Exception:
+            return False
+        except BaseException:
+            self._pool.put(own, broken=True)
+            raise
+        return True
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """*exc* is an interruption (``CancelledError``, ``KeyboardInterrupt``, ``SystemExit``,
+    ``GeneratorExit``), not an error: it may have come in the middle of a driver call."""
+    return not isinstance(exc, Exception)
+
+
+def _close_quietly(own: Adapter) -> None:
+    """Close *own*, ignoring its errors; aborted if that fails or is interrupted (the
+    interruption is raised)."""
+    try:
+        own.close()
+    except BaseException as exc:
+        with suppress(Exception):
+            own.abort()
+        if _interrupted(exc):
+            raise

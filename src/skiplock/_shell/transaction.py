@@ -1,0 +1,94 @@
+# Generated from src/skiplock/_shell/transaction_async.py by scripts/async_to_sync; do not edit.
+# Edit the source and run scripts/async_to_sync (tests/test_generated.py checks).
+"""The transaction of a queue's ``transaction()``: skiplock's writes and the caller's own
+SQL on one connection, committed together (by the queue for its own connection, by the
+caller for theirs). Each method is one line over the queue's.
+
+``skiplock._shell.transaction_async`` (asyncio) is the source; ``skiplock._shell.transaction`` is
+generated from it by ``scripts/async_to_sync``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..drivers import Adapter
+from ..job import Job, Stats
+
+if TYPE_CHECKING:
+    from ..queue import Queue
+
+__all__ = ["Transaction"]
+
+
+class Transaction:
+    """A transaction opened by :meth:`Queue.transaction`: skiplock's writes and yours,
+    committed together. ``connection`` is the driver connection for your own SQL (in the
+    driver's parameter style: asyncpg's takes ``$1`` placeholders and a sequence)."""
+
+    def __init__(self, queue: Queue, adapter: Adapter) -> None:
+        self.queue = queue
+        self.adapter = adapter
+        self.connection = adapter.connection
+
+    def _user(self, sql: str, params: Any) -> tuple[int, list[tuple[Any, ...]]]:
+        try:
+            return self.adapter.user_execute(sql, params)
+        except self.adapter.errors as exc:
+            info = self.adapter.error_info(exc)
+            raise self.queue.dialect.wrap(exc, "running your statement", info) from exc
+
+    def execute(self, sql: str, params: Any = None) -> int:
+        """Run your own statement (the driver's parameter style); return its row count.
+        Rows it returns are read and dropped (see :meth:`fetchall`)."""
+        count, _ = self._user(sql, params)
+        return count
+
+    def fetchall(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+        """Run your own query (the driver's parameter style); return its rows as tuples."""
+        _, rows = self._user(sql, params)
+        return rows
+
+    def fetchone(self, sql: str, params: Any = None) -> tuple[Any, ...] | None:
+        """The first row of your own query, or None."""
+        _, rows = self._user(sql, params)
+        return rows[0] if rows else None
+
+    def enqueue(self, payload: Any, **options: Any) -> int:
+        return self.queue.enqueue(payload, conn=self.adapter, **options)
+
+    def enqueue_many(self, payloads: Iterable[Any], **options: Any) -> list[int]:
+        return self.queue.enqueue_many(payloads, conn=self.adapter, **options)
+
+    def claim(self, **options: Any) -> list[Job]:
+        return self.queue.claim(conn=self.adapter, **options)
+
+    def heartbeat(self, job: Job, *, lease: float | None = None) -> None:
+        self.queue.heartbeat(job, lease=lease, conn=self.adapter)
+
+    def complete(self, job: Job, *, result: Any = None) -> None:
+        self.queue.complete(job, result=result, conn=self.adapter)
+
+    def complete_many(self, items: Iterable[Job | tuple[Job, Any]]) -> list[Job]:
+        return self.queue.complete_many(items, conn=self.adapter)
+
+    def fail(
+        self, job: Job, error: object, *, retry_in: float | None = None, final: bool = False
+    ) -> str:
+        return self.queue.fail(job, error, retry_in=retry_in, final=final, conn=self.adapter)
+
+    def cancel(self, job_id: int) -> str | None:
+        return self.queue.cancel(job_id, conn=self.adapter)
+
+    def mark_cancelled(self, job: Job, *, reason: object = "cancelled") -> None:
+        self.queue.mark_cancelled(job, reason=reason, conn=self.adapter)
+
+    def release(self, job: Job) -> None:
+        self.queue.release(job, conn=self.adapter)
+
+    def get(self, job_id: int) -> Job | None:
+        return self.queue.get(job_id, conn=self.adapter)
+
+    def stats(self, queues: Sequence[str] | str | None = None) -> Stats:
+        return self.queue.stats(queues, conn=self.adapter)

@@ -1,0 +1,92 @@
+"""The transaction of a queue's ``transaction()``: skiplock's writes and the caller's own
+SQL on one connection, committed together (by the queue for its own connection, by the
+caller for theirs). Each method is one line over the queue's.
+
+``skiplock._shell.transaction_async`` (asyncio) is the source; ``skiplock._shell.transaction`` is
+generated from it by ``scripts/async_to_sync``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..drivers.aio import AsyncAdapter
+from ..job import Job, Stats
+
+if TYPE_CHECKING:
+    from ..aio_queue import AsyncQueue
+
+__all__ = ["AsyncTransaction"]
+
+
+class AsyncTransaction:
+    """A transaction opened by :meth:`Queue.transaction`: skiplock's writes and yours,
+    committed together. ``connection`` is the driver connection for your own SQL (in the
+    driver's parameter style: asyncpg's takes ``$1`` placeholders and a sequence)."""
+
+    def __init__(self, queue: AsyncQueue, adapter: AsyncAdapter) -> None:
+        self.queue = queue
+        self.adapter = adapter
+        self.connection = adapter.connection
+
+    async def _user(self, sql: str, params: Any) -> tuple[int, list[tuple[Any, ...]]]:
+        try:
+            return await self.adapter.user_execute(sql, params)
+        except self.adapter.errors as exc:
+            info = self.adapter.error_info(exc)
+            raise self.queue.dialect.wrap(exc, "running your statement", info) from exc
+
+    async def execute(self, sql: str, params: Any = None) -> int:
+        """Run your own statement (the driver's parameter style); return its row count.
+        Rows it returns are read and dropped (see :meth:`fetchall`)."""
+        count, _ = await self._user(sql, params)
+        return count
+
+    async def fetchall(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+        """Run your own query (the driver's parameter style); return its rows as tuples."""
+        _, rows = await self._user(sql, params)
+        return rows
+
+    async def fetchone(self, sql: str, params: Any = None) -> tuple[Any, ...] | None:
+        """The first row of your own query, or None."""
+        _, rows = await self._user(sql, params)
+        return rows[0] if rows else None
+
+    async def enqueue(self, payload: Any, **options: Any) -> int:
+        return await self.queue.enqueue(payload, conn=self.adapter, **options)
+
+    async def enqueue_many(self, payloads: Iterable[Any], **options: Any) -> list[int]:
+        return await self.queue.enqueue_many(payloads, conn=self.adapter, **options)
+
+    async def claim(self, **options: Any) -> list[Job]:
+        return await self.queue.claim(conn=self.adapter, **options)
+
+    async def heartbeat(self, job: Job, *, lease: float | None = None) -> None:
+        await self.queue.heartbeat(job, lease=lease, conn=self.adapter)
+
+    async def complete(self, job: Job, *, result: Any = None) -> None:
+        await self.queue.complete(job, result=result, conn=self.adapter)
+
+    async def complete_many(self, items: Iterable[Job | tuple[Job, Any]]) -> list[Job]:
+        return await self.queue.complete_many(items, conn=self.adapter)
+
+    async def fail(
+        self, job: Job, error: object, *, retry_in: float | None = None, final: bool = False
+    ) -> str:
+        return await self.queue.fail(job, error, retry_in=retry_in, final=final, conn=self.adapter)
+
+    async def cancel(self, job_id: int) -> str | None:
+        return await self.queue.cancel(job_id, conn=self.adapter)
+
+    async def mark_cancelled(self, job: Job, *, reason: object = "cancelled") -> None:
+        await self.queue.mark_cancelled(job, reason=reason, conn=self.adapter)
+
+    async def release(self, job: Job) -> None:
+        await self.queue.release(job, conn=self.adapter)
+
+    async def get(self, job_id: int) -> Job | None:
+        return await self.queue.get(job_id, conn=self.adapter)
+
+    async def stats(self, queues: Sequence[str] | str | None = None) -> Stats:
+        return await self.queue.stats(queues, conn=self.adapter)

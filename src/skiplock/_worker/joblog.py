@@ -1,0 +1,58 @@
+"""The one log line a worker writes per job outcome.
+
+Each line carries ``extra`` fields for structured logging (``record.job_id``, ``task``,
+``queue``, ``attempt``, ``max_attempts``, ``outcome``, ``duration`` in seconds): done,
+retried and cancelled at INFO; failed at WARNING, with the handler's traceback (once per
+job: earlier attempts that were retried log their error's last line only). A job that
+can never run (:class:`~skiplock.Discard`) logs its reason, no traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+
+from ..errors import Cancelled, Discard
+from ..job import Job
+
+__all__ = ["last_line", "log_outcome"]
+
+log = logging.getLogger("skiplock.worker")
+
+
+def last_line(exc: BaseException) -> str:
+    """The traceback's last line: ``ValueError: bad input``."""
+    return traceback.format_exception_only(type(exc), exc)[-1].strip()
+
+
+def log_outcome(job: Job, outcome: str, duration: float, error: BaseException | None) -> None:
+    """Log *job*'s *outcome* (done, retried, failed, cancelled) after *duration* seconds."""
+    level = logging.WARNING if outcome == "failed" else logging.INFO
+    if not log.isEnabledFor(level):
+        return
+    payload = job.payload
+    task = payload.get("task") if isinstance(payload, dict) else None
+    fields = {
+        "job_id": job.id,
+        "task": task if isinstance(task, str) else None,
+        "queue": job.queue,
+        "attempt": job.attempt,
+        "max_attempts": job.max_attempts,
+        "outcome": outcome,
+        "duration": round(duration, 6),
+    }
+    trace = error if outcome == "failed" and not isinstance(error, (Discard, Cancelled)) else None
+    log.log(
+        level,
+        "job %d %s: %s, queue %s, attempt %d/%d, %.3fs%s",
+        job.id,
+        outcome,
+        fields["task"] or "no task",
+        job.queue,
+        job.attempt,
+        job.max_attempts,
+        duration,
+        "" if error is None else f": {last_line(error)}",
+        exc_info=trace,
+        extra=fields,
+    )

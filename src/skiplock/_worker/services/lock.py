@@ -1,0 +1,211 @@
+"""The single-worker lock: one database advisory lock, held on a connection of its own.
+
+The lock is session-level (``pg_advisory_lock``, ``GET_LOCK``, ``sp_getapplock`` with a
+Session owner): the server drops it when the connection ends, whatever the client does, so
+a worker that dies or is cut off cannot keep it. Its name is derived from the database and
+the table, so one worker per queue table holds it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import threading
+from collections.abc import Callable, Collection
+from contextlib import suppress
+from typing import Any, TypeVar
+
+from ...errors import ConfigurationError, LockNotAcquired
+from ...queue import Queue
+
+__all__ = ["SingleLock", "lock_identity"]
+
+log = logging.getLogger("skiplock.worker")
+T = TypeVar("T")
+
+#: MySQL lock names are at most 64 characters
+_MAX_NAME = 64
+#: how long one acquire statement waits before the caller may look at its stop flag
+_WAIT_STEP = 1.0
+#: how long one attempt to take the lock back waits: the worker's loop, which writes its
+#: running jobs' outcomes, is blocked meanwhile, and the next holder waits for those jobs
+_RETAKE_STEP = 0.2
+#: a margin's bound (a day), so the statement's date arithmetic cannot overflow
+_MAX_MARGIN = 86_400
+
+
+def lock_identity(queue: Queue, purpose: str = "") -> tuple[int, str]:
+    """``(key, name)``: a non-negative 63-bit key (PostgreSQL) and a name of at most 64
+    characters (MySQL, SQL Server), both derived from the database and the table (and
+    *purpose*, for locks other than the single-worker lock)."""
+    text = f"skiplock{purpose and '-' + purpose}:{queue.url.database}.{queue.table}"
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    key = int.from_bytes(digest[:8], "big") & (2**63 - 1)
+    name = text if len(text) <= _MAX_NAME else "skiplock:" + digest.hex()[:40]
+    return key, name
+
+
+class SingleLock:
+    """The advisory lock of one :class:`~skiplock.Worker` in ``mode="single"``.
+
+    Thread-safe: the worker's loop acquires, its heartbeat thread checks. ``held`` turns
+    false as soon as a check finds the lock or its connection gone.
+    """
+
+    def __init__(self, queue: Queue) -> None:
+        if not queue.dialect.supports_lock():
+            raise ConfigurationError(
+                f"single-worker mode is not available on {queue.url.flavor}: its dialect has "
+                "no advisory-lock statements; run with mode='lease'"
+            )
+        self.queue = queue
+        self.key, self.name = lock_identity(queue)
+        self.held = False
+        self._conn: Any = None
+        self._mutex = threading.Lock()
+
+    def acquire(self, *, wait: bool = True, stop: threading.Event | None = None) -> bool:
+        """Take the lock, waiting while another worker holds it (until *stop* is set, then
+        False). With ``wait=False``, raise :class:`~skiplock.LockNotAcquired` at once.
+
+        Database errors while waiting are retried with a pause; the lock connection is
+        opened again as needed."""
+        pause = 0.5
+        while True:
+            try:
+                if self._try(0.0 if not wait else _WAIT_STEP):
+                    return True
+                pause = 0.5
+            except Exception as exc:  # the server is away: wait for it
+                log.warning("could not take the single-worker lock (%s); retrying", exc)
+                self._drop()
+                if stop is not None and stop.wait(pause):
+                    return False
+                pause = min(pause * 2, 10.0)
+                continue
+            if not wait:
+                raise LockNotAcquired(
+                    f"another worker holds the single-worker lock {self.name!r} on "
+                    f"{self.queue.url.masked()}: stop it, or start this one without "
+                    "--no-wait to wait for it"
+                )
+            if stop is not None and stop.is_set():
+                return False
+
+    def retake(self) -> bool:
+        """One attempt to take the lock back, waiting at most 0.2 s; False on any failure
+        (the caller goes on finishing its running jobs and tries again)."""
+        try:
+            return self._try(_RETAKE_STEP)
+        except Exception as exc:
+            log.debug("could not take the single-worker lock back yet (%s)", exc)
+            self._drop()
+            return False
+
+    def _try(self, wait: float) -> bool:
+        # The statement itself waits up to *wait* seconds inside the server, in the queue
+        # of waiters: when the holder's connection ends, the first waiter gets the lock.
+        d = self.queue.dialect
+        with self._mutex:
+            if self._conn is None or d.is_closed(self._conn):
+                self._drop_locked()
+                self._conn = self.queue.connection()
+            self.held = d.lock_acquire(self._conn, self.key, self.name, wait)
+            return self.held
+
+    def check(self) -> bool:
+        """Ask the server whether this connection still holds the lock; update ``held``."""
+        with self._mutex:
+            if not self.held or self._conn is None:
+                return False
+            return self._check_locked()
+
+    def _check_locked(self) -> bool:
+        try:
+            self.held = self.queue.dialect.lock_check(self._conn, self.key, self.name)
+        except Exception:
+            self.held = False
+        if not self.held:
+            self._drop_locked()
+        return self.held
+
+    def run(
+        self, fn: Callable[[Any], T], doing: str, unsure: Callable[[T], None] | None = None
+    ) -> T | None:
+        """Run *fn(conn)* in a transaction on the lock's own connection and commit it.
+
+        A session lock lasts exactly as long as its connection, so what *fn* writes commits
+        only while the lock is held: if the connection was cut a moment ago (and another
+        worker took the lock), the transaction dies with it. Returns None, with ``held``
+        false, when the lock or its connection is gone; raises
+        :class:`~skiplock.BackendError` for other failures while the lock is still held.
+
+        When *fn* returned and the COMMIT then lost the connection, the transaction may
+        have committed (a server can commit and end the connection before it answers):
+        *unsure* is called with what *fn* returned, once this lock's mutex is released."""
+        d = self.queue.dialect
+        returned: list[T] = []
+        with self._mutex:
+            if not self.held or self._conn is None:
+                return None
+            try:
+                returned.append(fn(self._conn))
+                self._conn.commit()
+                return returned[0]
+            except Exception as exc:
+                with suppress(Exception):
+                    self._conn.rollback()
+                if self._check_locked():
+                    if isinstance(exc, d.driver_errors()):
+                        raise d.wrap(exc, doing) from exc
+                    raise
+        if returned and unsure is not None:
+            unsure(returned[0])
+        return None
+
+    def others_running(self, ours: Collection[tuple[int, int]], margin: float) -> bool:
+        """True while a job of the table that is not one of *ours* (``(id, attempt)``) is
+        running under a lease that has not ended, or ended less than *margin* seconds ago,
+        on the database's clock (one statement on a pooled connection; raises
+        :class:`~skiplock.BackendError` when the database is away).
+
+        A new holder claims nothing while this is true. The previous holder may have lost
+        only its lock connection, or may be cut off from the database altogether: then its
+        heartbeats fail, its leases end while its handlers still run, and once it is back
+        they renew the leases. A job is taken as finished only when it is no longer
+        running, or when nobody has renewed its lease for *margin* seconds after it ended:
+        with equal leases, no heartbeat for ``lease + margin`` seconds."""
+        q, wanted = self.queue, set(ours)
+        params = {"margin_s": min(_MAX_MARGIN, math.ceil(margin)), "limit": len(wanted) + 1}
+        rows = q._run("reading the running jobs", None, q.dialect.fetch_op, "live_leases", params)
+        # At most len(ours) + 1 rows: more than ours is enough to know another one runs.
+        return any((int(r["id"]), int(r["attempt"])) not in wanted for r in rows)
+
+    def session_id(self) -> int | None:
+        """The server's id of the lock connection (for tests and operators)."""
+        with self._mutex:
+            if self._conn is None:
+                return None
+            row = self.queue.dialect.fetch_one(self._conn, "session_id")
+            self._conn.commit()
+            return None if row is None else int(row["session"])
+
+    def release(self) -> None:
+        """Give the lock up and close its connection. Never raises."""
+        with self._mutex:
+            if self.held and self._conn is not None:
+                with suppress(Exception):
+                    self.queue.dialect.lock_release(self._conn, self.key, self.name)
+            self.held = False
+            self._drop_locked()
+
+    def _drop(self) -> None:
+        with self._mutex:
+            self._drop_locked()
+
+    def _drop_locked(self) -> None:
+        if self._conn is not None:
+            with suppress(Exception):
+                self._conn.close()
+        self._conn = None

@@ -1,0 +1,108 @@
+"""The CLI's read-only views of jobs: ``skiplock jobs`` (a table) and ``skiplock show ID``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from dataclasses import fields
+from datetime import datetime
+from typing import Any
+
+from ..errors import ConfigurationError
+from ..job import STATUSES, Job
+from .schema import cli_queue
+
+__all__ = ["add_commands"]
+
+#: fields of a job's record, in the order ``show`` prints them
+_FIELDS = [f.name for f in fields(Job) if f.name not in ("lease", "lost", "lock_lost")]
+
+
+def record(job: Job) -> dict[str, Any]:
+    """The job's stored fields as JSON-ready values (times in ISO 8601, UTC)."""
+    out: dict[str, Any] = {}
+    for name in _FIELDS:
+        value = getattr(job, name)
+        out[name] = value.isoformat() if isinstance(value, datetime) else value
+    return out
+
+
+def _what(job: Job) -> str:
+    """The task's name for a task call, otherwise the payload as JSON."""
+    p = job.payload
+    if isinstance(p, dict) and isinstance(p.get("task"), str):
+        return str(p["task"])
+    return json.dumps(p, ensure_ascii=False)
+
+
+def _cut(text: str, width: int) -> str:
+    text = " ".join(text.split())  # one line per job, whatever the error holds
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _when(value: datetime | None) -> str:
+    return "-" if value is None else value.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def table(jobs: list[Job]) -> str:
+    """One line per job: id, queue, status, attempts, task, run_at, finished_at, last_error."""
+    lines = [
+        f"{'id':>8}  {'queue':<12} {'status':<8} {'attempt':>7}  {'task':<28} "
+        f"{'run_at':<19}  {'finished_at':<19}  last_error"
+    ]
+    for j in jobs:
+        lines.append(
+            f"{j.id:>8}  {_cut(j.queue, 12):<12} {j.status:<8} "
+            f"{f'{j.attempt}/{j.max_attempts}':>7}  {_cut(_what(j), 28):<28} "
+            f"{_when(j.run_at):<19}  {_when(j.finished_at):<19}  {_cut(j.last_error or '', 60)}"
+        )
+    return "\n".join(lines)
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    q = cli_queue(args)
+    jobs = q.list_jobs(
+        status=args.status, queue=args.queue, limit=args.limit, before_id=args.before_id
+    )
+    if args.json:
+        print(json.dumps([record(j) for j in jobs], ensure_ascii=False))
+    elif jobs:
+        print(table(jobs))
+        if len(jobs) == args.limit:
+            print(f"(more may follow: --before-id {jobs[-1].id})")
+    else:
+        print("no jobs")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    q = cli_queue(args)
+    job = q.get(args.id)
+    if job is None:
+        raise ConfigurationError(f"no job {args.id} in table {q.table}")
+    if args.json:
+        print(json.dumps(record(job), ensure_ascii=False, indent=2))
+        return 0
+    for name, value in record(job).items():
+        shown = value if isinstance(value, str) or value is None else json.dumps(value)
+        if name == "last_error" and isinstance(value, str) and "\n" in value:
+            shown = "\n  " + value.replace("\n", "\n  ")
+        print(f"{name + ':':<17}{'-' if shown is None else shown}")
+    return 0
+
+
+def add_commands(add: Callable[[str, str], argparse.ArgumentParser]) -> None:
+    """Add ``jobs`` and ``show`` to the CLI; *add(name, help)* makes a sub-command parser."""
+    p = add("jobs", "list jobs, newest first (a table, or --json)")
+    p.add_argument("--status", action="append", choices=STATUSES, help="repeatable")
+    p.add_argument("--queue", help="only this queue")
+    p.add_argument("--limit", type=int, default=50, help="at most this many (1-1000)")
+    p.add_argument("--before-id", type=int, help="the next page: jobs older than this id")
+    p.add_argument("--json", action="store_true", help="a JSON array of whole records")
+    p.set_defaults(fn=cmd_jobs)
+
+    p = add("show", "one job's whole record, with its last error")
+    p.add_argument("id", type=int)
+    p.add_argument("--json", action="store_true", help="as a JSON object")
+    p.set_defaults(fn=cmd_show)

