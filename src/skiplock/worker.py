@@ -138,7 +138,7 @@ class WorkerOptions:
 
         self._crew = self._build()
         self.retention = None if keep is None else Retention(queue, keep, counts=self.counts)
-        #: enqueues the ticks of *periodic* schedules while the worker runs (_worker.services.periodic)
+        #: enqueues the ticks of *periodic* schedules while the worker runs (see Scheduler)
         self.scheduler = Scheduler(queue, periodic, counts=self.counts) if periodic else None
         self._crew.services = [h for h in (self.retention, self.scheduler) if h is not None]
 
