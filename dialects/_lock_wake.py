@@ -1,25 +1,22 @@
 """The single-worker lock and the wake-ups of idle workers: the part of
-:class:`~skiplock.dialects.base.Dialect` that runs on the lock's and the listener's
-connections, not on a job's."""
+:class:`~skiplock.dialects.base.BaseDialect` that runs on the lock's and the listener's
+connections, not on a job's.
+
+May import: :mod:`.contract` and the standard library.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from skiplock._core.ops import COMMIT, Op
-from skiplock._shell.run import run_sync
-
-if TYPE_CHECKING:
-    from skiplock.drivers import Adapter
+from .contract import COMMIT, Adapter, Op, Row, run_sync
 
 __all__ = ["LockAndWakeup"]
 
-Row = dict[str, Any]
-
 
 class LockAndWakeup:
-    """Mixed into :class:`~skiplock.dialects.base.Dialect`, which defines what is declared
+    """Mixed into :class:`~skiplock.dialects.base.BaseDialect`, which defines what is declared
     here."""
 
     if TYPE_CHECKING:
@@ -39,7 +36,7 @@ class LockAndWakeup:
 
     # -- single-worker lock and wake-ups -------------------------------------------------
     # Optional: a dialect whose .sql file lacks the lock_* statements cannot run
-    # mode="single", and one without supports_notify is woken by polling only.
+    # mode="single"; one whose WAKEUP is "none" is woken by polling only.
 
     LOCK_STATEMENTS: ClassVar[frozenset[str]] = frozenset(
         {"lock_acquire", "lock_check", "lock_release", "live_leases", "session_id", "kill_session"}
