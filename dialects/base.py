@@ -1,9 +1,10 @@
 """The common path that most dialects share: :class:`BaseDialect` implements the contract
 (:class:`~skiplock.dialects.contract.Dialect`); a dialect subclass writes only what
-differs from this path, and says why. The single-worker lock and wake-ups live in a
-module of their own and are mixed in (``_lock_wake``).
+differs from this path, and says why. Two parts live in modules of their own and are
+mixed in: a connection's health and the idle-transaction limit (``_health``), and the
+single-worker lock and wake-ups (``_lock_wake``).
 
-May import: :mod:`.contract`, :mod:`._lock_wake` and the standard library.
+May import: :mod:`.contract`, :mod:`._health`, :mod:`._lock_wake` and the standard library.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any, ClassVar
 
+from ._health import IDLE_TRANSACTION_TIMEOUT, ConnectionHealth
 from ._lock_wake import LockAndWakeup
 from .contract import (
     NOTHING,
@@ -35,10 +37,7 @@ from .contract import (
     StatementError,
     TableName,
     ThreadAdapter,
-    Wakeup,
     check_options,
-    is_usable,
-    is_usable_async,
     load_statements,
     mask_password,
     render_statements,
@@ -50,12 +49,7 @@ __all__ = ["IDLE_TRANSACTION_TIMEOUT", "BaseDialect", "Row", "ServerInfo", "spli
 _PARAM = re.compile(r"%\((\w+)\)s")
 
 
-#: see :attr:`BaseDialect.idle_transaction_timeout` (skiplock's own transactions take
-#: milliseconds; a pause this long between two of their statements is a frozen client)
-IDLE_TRANSACTION_TIMEOUT = 10.0
-
-
-class BaseDialect(LockAndWakeup):
+class BaseDialect(ConnectionHealth, LockAndWakeup):
     """One database: its statements, the operations that need more than one statement
     there, and the capabilities it declares; its driver is named (:attr:`driver_module`,
     :attr:`adapter_class`) and called through ``skiplock.drivers.<database>_connect``.
@@ -74,11 +68,6 @@ class BaseDialect(LockAndWakeup):
     array_params: ClassVar[bool] = False
     #: PostgreSQL-style LISTEN/NOTIFY can wake idle workers (and carries cancel requests)
     supports_notify: ClassVar[bool] = False
-    #: declared: how an idle worker is woken (see :data:`~.contract.Wakeup`)
-    WAKEUP: ClassVar[Wakeup] = "none"
-    #: declared: the enqueue trigger notifies only while a worker has marked itself waiting
-    #: (PostgreSQL's migration 0006)
-    WAKE_MARKS: ClassVar[bool] = False
     #: what ends a statement in a printed script (``skiplock sql``)
     script_end: ClassVar[str] = ";"
     #: the URL query options this dialect hands its driver, with their types (documented
@@ -138,22 +127,6 @@ class BaseDialect(LockAndWakeup):
         self.sql: dict[str, str] = render_statements(raw, table, self.quote)
         self._driver: ModuleType | None = None
 
-    # -- capabilities: declared above; the statements held can only narrow them ---------
-    # (a test of an upgrade swaps in an older release's statements, which lack them)
-
-    @property
-    def wakeup(self) -> Wakeup:
-        """:attr:`WAKEUP`, or ``none`` while the statements held lack the idle probe."""
-        if self.WAKEUP == "probe" and "wake_probe" not in self.sql:
-            return "none"
-        return self.WAKEUP
-
-    @property
-    def wake_marks(self) -> bool:
-        """:attr:`WAKE_MARKS`, False while the statements held are older than the marks
-        (schema version 6), whose trigger notifies at every enqueue."""
-        return self.WAKE_MARKS and "wake_mark" in self.sql
-
     # -- driver ---------------------------------------------------------------------------
 
     @property
@@ -193,49 +166,6 @@ class BaseDialect(LockAndWakeup):
     def server_info(self, conn: Any) -> ServerInfo:
         """Read the server's product and version (raises ``UnsupportedServer`` if too old)."""
         raise NotImplementedError
-
-    # -- a connection's health (the checks are the driver's: skiplock.drivers.health) -------
-
-    def is_closed(self, conn: Any) -> bool:
-        """The driver says *conn* is closed (the driver module's ``is_closed``)."""
-        return False
-
-    def fileno(self, conn: Any) -> int | None:
-        """The socket of *conn* (-1 once closed), or None where the driver hides it."""
-        return None
-
-    def is_usable(self, conn: Any) -> bool:
-        """False if an idle *conn* is known to be broken, found without a round trip."""
-        return is_usable(conn, self.fileno, self.is_closed)
-
-    def is_usable_async(self, own: AsyncAdapter) -> bool:
-        """:meth:`is_usable` for a connection of :meth:`connect_async`."""
-        return is_usable_async(own, self.is_usable)
-
-    # -- how long one of skiplock's own sessions may sit idle inside a transaction ----------
-    # A process frozen (SIGSTOP, a paused VM) or cut off without a reset between two
-    # statements of one of skiplock's transactions keeps that transaction's row locks: a
-    # job it was heartbeating stays locked after its lease ends, and every claim skips it.
-    # Where the server can end such a session, each pooled connection asks it to after
-    # IDLE_TRANSACTION_TIMEOUT; ``transaction()`` blocks (the caller's code runs between
-    # their statements) and ``q.connection()`` are exempt.
-
-    #: seconds (None: this server has no such setting; see docs/guarantees.md)
-    @property
-    def idle_transaction_timeout(self) -> float | None:
-        return None
-
-    def idle_limit_sql(self) -> tuple[str, ...]:
-        """Statements that set the limit on a new pooled connection (committed after)."""
-        return ()
-
-    def exempt_begin_sql(self) -> tuple[str, ...]:
-        """Statements run first in a ``transaction()`` block on a pooled connection."""
-        return ()
-
-    def exempt_end_sql(self) -> tuple[str, ...]:
-        """Statements run last in that block, before its COMMIT or ROLLBACK."""
-        return ()
 
     def quote(self, ident: str) -> str:
         raise NotImplementedError
