@@ -1,18 +1,22 @@
 """The dialect layer: the only code that knows which database it talks to.
 
-One module and one ``.sql`` file per database. :func:`get_dialect` picks the class for a
-parsed URL; everything above this package calls the :class:`~skiplock.dialects.base.Dialect`
-interface only.
+One module and one ``.sql`` file per database (MySQL's server facts in ``_mysql_server``),
+the common path they share (:mod:`.base`, with :mod:`._lock_wake`), and the contract
+(:mod:`.contract`): the :class:`~skiplock.dialects.contract.Dialect` protocol that
+everything above this package calls, and the only skiplock module a dialect imports from.
+:func:`get_dialect` picks the class for a parsed URL. What a driver does (connecting,
+LISTEN, socket health) lives in :mod:`skiplock.drivers`, reached through the contract.
+
+May import: :mod:`.contract` (which re-exports what a dialect needs from skiplock) and
+the standard library.
 """
 
 from __future__ import annotations
 
 import importlib
 
-from skiplock._core.sql import TableName
-from skiplock._core.url import DatabaseURL
-
-from .base import Dialect, ServerInfo
+from .base import BaseDialect
+from .contract import DatabaseURL, Dialect, ServerInfo, TableName
 
 __all__ = ["DIALECT_MODULES", "Dialect", "ServerInfo", "get_dialect"]
 
@@ -27,5 +31,5 @@ DIALECT_MODULES: dict[str, tuple[str, str]] = {
 def get_dialect(url: DatabaseURL, table: TableName) -> Dialect:
     """The dialect for *url*, with its statements rendered for *table*."""
     module_name, class_name = DIALECT_MODULES[url.dialect]
-    cls: type[Dialect] = getattr(importlib.import_module(module_name), class_name)
+    cls: type[BaseDialect] = getattr(importlib.import_module(module_name), class_name)
     return cls(url, table)

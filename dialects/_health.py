@@ -1,13 +1,18 @@
-"""Whether an idle connection is still usable, found without a round trip (the pool asks
-at every checkout), and how long the server lets one sit idle inside a transaction: the
-part of :class:`~skiplock.dialects.base.Dialect` about a connection's health."""
+"""A connection's health and how long the server lets one of skiplock's sessions sit idle
+inside a transaction: the part of :class:`~skiplock.dialects.base.BaseDialect` about a
+connection's health. The checks themselves are the driver's
+(``skiplock.drivers.health``, the socket and closed flag from
+``skiplock.drivers.<database>_connect``); a dialect says which to use and what the server's
+limit is.
+
+May import: :mod:`.contract` and the standard library.
+"""
 
 from __future__ import annotations
 
-import select
 from typing import Any
 
-from skiplock.drivers.aio import AsyncAdapter, ThreadAdapter
+from .contract import AsyncAdapter, is_usable, is_usable_async
 
 __all__ = ["IDLE_TRANSACTION_TIMEOUT", "ConnectionHealth"]
 
@@ -18,9 +23,10 @@ IDLE_TRANSACTION_TIMEOUT = 10.0
 
 class ConnectionHealth:
     """A dialect's health checks; a dialect overrides :meth:`is_closed` and
-    :meth:`fileno` where its driver tells more."""
+    :meth:`fileno` with its driver's where the driver tells more."""
 
     def is_closed(self, conn: Any) -> bool:
+        """The driver says *conn* is closed (the driver module's ``is_closed``)."""
         return False
 
     def fileno(self, conn: Any) -> int | None:
@@ -28,33 +34,12 @@ class ConnectionHealth:
         return None
 
     def is_usable(self, conn: Any) -> bool:
-        """False if an idle *conn* is known to be broken, found without a round trip: the
-        driver says it is closed, or the server sent something unasked or closed the
-        socket (what a killed session, a server shutdown or an idle timeout does: the
-        socket turns readable). Where the driver hides its socket only the driver's flag
-        is looked at, and a server-side kill is found at the connection's next use."""
-        try:
-            fd = self.fileno(conn)
-        except Exception:
-            return False
-        if fd is None:
-            return not self.is_closed(conn)
-        return fd >= 0 and not _readable(fd)
+        """False if an idle *conn* is known to be broken, found without a round trip."""
+        return is_usable(conn, self.fileno, self.is_closed)
 
     def is_usable_async(self, own: AsyncAdapter) -> bool:
-        """:meth:`is_usable` for a connection of :meth:`connect_async` (an async adapter).
-        An asyncio driver's socket is read by its event loop, so only psycopg's (read
-        only when awaited) is looked at; for the others the adapter's flag is, and a
-        server-side kill is found at the connection's next use (then retried)."""
-        if isinstance(own, ThreadAdapter):
-            return self.is_usable(own.connection)
-        if own.is_closed():
-            return False
-        try:
-            fd = own.fileno()
-        except Exception:
-            return False
-        return fd is None or (fd >= 0 and not _readable(fd))
+        """:meth:`is_usable` for a connection of :meth:`connect_async`."""
+        return is_usable_async(own, self.is_usable)
 
     # -- how long one of skiplock's own sessions may sit idle inside a transaction ----------
     # A process frozen (SIGSTOP, a paused VM) or cut off without a reset between two
@@ -80,14 +65,3 @@ class ConnectionHealth:
     def exempt_end_sql(self) -> tuple[str, ...]:
         """Statements run last in that block, before its COMMIT or ROLLBACK."""
         return ()
-
-
-def _readable(fd: int) -> bool:
-    try:
-        if hasattr(select, "poll"):  # any descriptor number, unlike select()
-            poller = select.poll()
-            poller.register(fd, select.POLLIN | select.POLLPRI)
-            return bool(poller.poll(0))
-        return bool(select.select([fd], [], [], 0)[0])
-    except (OSError, ValueError):
-        return True  # not a socket we can ask about: treat it as broken

@@ -1,25 +1,22 @@
 """The single-worker lock and the wake-ups of idle workers: the part of
-:class:`~skiplock.dialects.base.Dialect` that runs on the lock's and the listener's
-connections, not on a job's."""
+:class:`~skiplock.dialects.base.BaseDialect` that runs on the lock's and the listener's
+connections, not on a job's.
+
+May import: :mod:`.contract` and the standard library.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from skiplock._core.ops import COMMIT, Op
-from skiplock._shell.run import run_sync
-
-if TYPE_CHECKING:
-    from skiplock.drivers import Adapter
+from .contract import COMMIT, Adapter, Op, Row, Wakeup, run_sync
 
 __all__ = ["LockAndWakeup"]
 
-Row = dict[str, Any]
-
 
 class LockAndWakeup:
-    """Mixed into :class:`~skiplock.dialects.base.Dialect`, which defines what is declared
+    """Mixed into :class:`~skiplock.dialects.base.BaseDialect`, which defines what is declared
     here."""
 
     if TYPE_CHECKING:
@@ -37,9 +34,29 @@ class LockAndWakeup:
             self, conn: Any, name: str, params: Mapping[str, Any] | None = None
         ) -> Row | None: ...
 
-    # -- single-worker lock and wake-ups -------------------------------------------------
-    # Optional: a dialect whose .sql file lacks the lock_* statements cannot run
-    # mode="single", and one without supports_notify is woken by polling only.
+    # -- capabilities: declared by each dialect; the statements it holds can only narrow
+    # them (a test of an upgrade swaps in an older release's statements, which lack them).
+    # A dialect whose .sql file lacks the lock_* statements cannot run mode="single"; one
+    # whose WAKEUP is "none" is woken by polling only.
+
+    #: declared: how an idle worker is woken (see :data:`~.contract.Wakeup`)
+    WAKEUP: ClassVar[Wakeup] = "none"
+    #: declared: the enqueue trigger notifies only while a worker has marked itself waiting
+    #: (PostgreSQL's migration 0006)
+    WAKE_MARKS: ClassVar[bool] = False
+
+    @property
+    def wakeup(self) -> Wakeup:
+        """:attr:`WAKEUP`, or ``none`` while the statements held lack the idle probe."""
+        if self.WAKEUP == "probe" and "wake_probe" not in self.sql:
+            return "none"
+        return self.WAKEUP
+
+    @property
+    def wake_marks(self) -> bool:
+        """:attr:`WAKE_MARKS`, False while the statements held are older than the marks
+        (schema version 6), whose trigger notifies at every enqueue."""
+        return self.WAKE_MARKS and "wake_mark" in self.sql
 
     LOCK_STATEMENTS: ClassVar[frozenset[str]] = frozenset(
         {"lock_acquire", "lock_check", "lock_release", "live_leases", "session_id", "kill_session"}
@@ -47,6 +64,8 @@ class LockAndWakeup:
 
     def supports_lock(self) -> bool:
         return self.sql.keys() >= self.LOCK_STATEMENTS
+
+    # -- single-worker lock and wake-ups -------------------------------------------------
 
     def lock_acquire_op(self, key: int, name: str, wait: float) -> Op[bool]:
         # GET_LOCK takes fractional seconds (MariaDB honours them; MySQL rounds): a retake

@@ -1,15 +1,15 @@
 """What a MySQL or MariaDB server says, read: its version (:func:`parse_server_version`,
 which refuses a server whose ``SKIP LOCKED`` is missing or does not lock) and its error
-numbers (:func:`classify`, :func:`migration_done`)."""
+numbers (:func:`classify`, :func:`migration_done`).
+
+May import: :mod:`.contract` and the standard library.
+"""
 
 from __future__ import annotations
 
 import re
 
-from skiplock._core.ops import ErrorInfo
-from skiplock.errors import UnsupportedServer
-
-from .base import ServerInfo
+from .contract import ErrorInfo, ServerInfo, UnsupportedServer
 
 __all__ = ["classify", "migration_done", "parse_server_version"]
 

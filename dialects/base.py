@@ -1,8 +1,10 @@
-"""What every dialect provides, and the common path that most of them share.
+"""The common path that most dialects share: :class:`BaseDialect` implements the contract
+(:class:`~skiplock.dialects.contract.Dialect`); a dialect subclass writes only what
+differs from this path, and says why. Two parts live in modules of their own and are
+mixed in: a connection's health and the idle-transaction limit (``_health``), and the
+single-worker lock and wake-ups (``_lock_wake``).
 
-A dialect subclass writes only what differs from this path, and says why. Two parts live
-in modules of their own and are mixed in: the connection health checks (``_health``) and
-the single-worker lock and wake-ups (``_lock_wake``).
+May import: :mod:`.contract`, :mod:`._health`, :mod:`._lock_wake` and the standard library.
 """
 
 from __future__ import annotations
@@ -11,51 +13,46 @@ import asyncio
 import importlib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, ClassVar
 
-from skiplock._core.ops import (
+from ._health import IDLE_TRANSACTION_TIMEOUT, ConnectionHealth
+from ._lock_wake import LockAndWakeup
+from .contract import (
     NOTHING,
     ROWCOUNT,
     ROWS,
+    Adapter,
+    AsyncAdapter,
+    BackendError,
+    ConfigurationError,
+    DatabaseURL,
     ErrorInfo,
+    LeaseLost,
     Op,
+    Option,
+    Row,
+    ServerInfo,
     Statement,
     StatementError,
+    TableName,
+    ThreadAdapter,
+    check_options,
+    load_statements,
+    mask_password,
+    render_statements,
+    run_sync,
 )
-from skiplock._core.options import Option, check_options
-from skiplock._core.sql import TableName, load_statements, render_statements
-from skiplock._core.url import DatabaseURL, mask_password
-from skiplock._shell.run import run_sync
-from skiplock.drivers import Adapter
-from skiplock.drivers.aio import AsyncAdapter, ThreadAdapter
-from skiplock.errors import BackendError, ConfigurationError, LeaseLost
 
-from ._health import IDLE_TRANSACTION_TIMEOUT, ConnectionHealth
-from ._lock_wake import LockAndWakeup
+__all__ = ["IDLE_TRANSACTION_TIMEOUT", "BaseDialect", "Row", "ServerInfo", "split_statements"]
 
-__all__ = ["IDLE_TRANSACTION_TIMEOUT", "Dialect", "ServerInfo"]
-
-Row = dict[str, Any]
 _PARAM = re.compile(r"%\((\w+)\)s")
 
 
-@dataclass(frozen=True)
-class ServerInfo:
-    """What the server said about itself."""
-
-    product: str  #: "PostgreSQL", "MySQL", "MariaDB", "SQL Server"
-    version: tuple[int, ...]
-    version_string: str
-    #: the driver our own connections use, where it matters (``mysql-connector-python
-    #: 9.7.0, C extension``); empty where there is only one way
-    driver: str = ""
-
-
-class Dialect(ConnectionHealth, LockAndWakeup):
-    """One database: its driver, its statements, and the operations that need more than
-    one statement there.
+class BaseDialect(ConnectionHealth, LockAndWakeup):
+    """One database: its statements, the operations that need more than one statement
+    there, and the capabilities it declares; its driver is named (:attr:`driver_module`,
+    :attr:`adapter_class`) and called through ``skiplock.drivers.<database>_connect``.
 
     Every statement name in :attr:`REQUIRED_STATEMENTS` exists in every ``.sql`` file.
     """
@@ -69,7 +66,7 @@ class Dialect(ConnectionHealth, LockAndWakeup):
     #: the driver binds a Python list as an array (``= ANY(%(ids)s)``); otherwise lists are
     #: expanded into ``%(ids__0)s, %(ids__1)s, …`` for ``IN (%(ids)s)``
     array_params: ClassVar[bool] = False
-    #: PostgreSQL-style LISTEN/NOTIFY can wake idle workers
+    #: PostgreSQL-style LISTEN/NOTIFY can wake idle workers (and carries cancel requests)
     supports_notify: ClassVar[bool] = False
     #: what ends a statement in a printed script (``skiplock sql``)
     script_end: ClassVar[str] = ";"

@@ -15,6 +15,8 @@ What differs from the common path, and why:
 - No ``ON CONFLICT``: a duplicate key in ``enqueue_dedupe`` (2601/2627) under
   ``XACT_ABORT OFF`` ends only that statement, and is read as "an active job holds the key".
 - DATETIME2 comes back as ``datetime`` only over TDS 7.3+, so 7.4 is asked for.
+
+pymssql's calls (connect, the closed flag) are in ``skiplock.drivers.mssql_connect``.
 """
 
 from __future__ import annotations
@@ -24,13 +26,24 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, ClassVar
 
-from skiplock._core.ops import ROWS, ErrorInfo, Op, Statement, StatementError
-from skiplock._core.options import INT, TEXT, Option
-from skiplock.drivers import Adapter
-from skiplock.drivers.mssql import PymssqlAdapter
-from skiplock.errors import UnsupportedServer
-
-from .base import Dialect, Row, ServerInfo
+from .base import BaseDialect
+from .contract import (
+    INT,
+    ROWS,
+    TEXT,
+    Adapter,
+    ErrorInfo,
+    Op,
+    Option,
+    PymssqlAdapter,
+    Row,
+    ServerInfo,
+    Statement,
+    StatementError,
+    UnsupportedServer,
+    Wakeup,
+)
+from .contract import mssql_connect as own
 
 __all__ = ["MSSQLDialect", "classify_error", "parse_server_version"]
 
@@ -102,7 +115,7 @@ def sql_datetime(value: datetime) -> str:
     return value.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds")
 
 
-class MSSQLDialect(Dialect):
+class MSSQLDialect(BaseDialect):
     name: ClassVar[str] = "mssql"
     sql_file: ClassVar[str] = "mssql.sql"
     driver_module: ClassVar[str] = "pymssql"
@@ -110,6 +123,7 @@ class MSSQLDialect(Dialect):
     extra: ClassVar[str] = "mssql"
     URL_OPTIONS: ClassVar[Mapping[str, Option]] = URL_OPTIONS
     REFUSED_OPTIONS: ClassVar[Mapping[str, str]] = REFUSED_OPTIONS
+    WAKEUP: ClassVar[Wakeup] = "probe"
 
     #: sqlcmd and SSMS run a script batch by batch
     script_end: ClassVar[str] = ";\nGO"
@@ -136,18 +150,7 @@ class MSSQLDialect(Dialect):
         return kwargs
 
     def connect(self) -> Any:
-        conn = self.driver.connect(**self.connect_kwargs())
-        try:
-            cur = conn.cursor()
-            try:
-                cur.execute(self.sql["session"])
-            finally:
-                cur.close()
-            conn.commit()
-        except BaseException:
-            conn.close()
-            raise
-        return conn
+        return own.connect(self.driver, self.connect_kwargs(), self.sql["session"])
 
     def server_info(self, conn: Any) -> ServerInfo:
         row = self.fetch_one(conn, "server_version")
@@ -167,10 +170,7 @@ class MSSQLDialect(Dialect):
         return "BEGIN TRANSACTION"
 
     def is_closed(self, conn: Any) -> bool:
-        try:
-            return not conn._conn.connected  # pymssql raises InterfaceError once closed
-        except Exception:
-            return True
+        return own.is_closed(conn)
 
     def bind(self, sql: str, params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         prepared: dict[str, Any] = {}

@@ -1,5 +1,5 @@
 """MySQL 8.0.1+ and MariaDB 10.6+ through mysql-connector-python (its C extension where
-it loads: see ``_mysql_driver``).
+it loads: mysql-connector's calls are in ``skiplock.drivers.mysql_connect``).
 
 What differs from the common path, and why:
 
@@ -13,42 +13,45 @@ What differs from the common path, and why:
 - No partial indexes: stored generated columns stand in (see ``mysql.sql``).
 - ``FOUND_ROWS``: a fenced UPDATE that matches a row counts it even if no value changed,
   so a match is never mistaken for a lost lease.
-- ``use_pure`` is decided by ``_mysql_driver``: the C extension where it loads, pure Python
-  where it does not (it needs an OpenSSL the system may lack); never chosen by the URL.
+- ``use_pure`` is decided by ``skiplock.drivers.mysql_connect``: the C extension where it
+  loads, pure Python where it does not (it needs an OpenSSL the system may lack); never
+  chosen by the URL.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import weakref
 from collections.abc import Mapping, Sequence
-from contextlib import suppress
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any, ClassVar
 
-from skiplock._core.ops import (
+from ._mysql_server import classify, migration_done, parse_server_version
+from .base import IDLE_TRANSACTION_TIMEOUT, BaseDialect
+from .contract import (
+    BOOL,
     COMMIT,
+    INT,
     LASTROWID,
     NOTHING,
     ROWCOUNT,
     ROWS,
+    TEXT,
+    Adapter,
+    AsyncAdapter,
     ErrorInfo,
+    MySQLConnectorAdapter,
     Op,
+    Option,
+    Row,
+    ServerInfo,
     Statement,
+    Wakeup,
+    run_async,
+    run_sync,
 )
-from skiplock._core.options import BOOL, INT, TEXT, Option
-from skiplock._shell.run import run_sync
-from skiplock._shell.run_async import run_async
-from skiplock.drivers import Adapter
-from skiplock.drivers.aio import AsyncAdapter
-from skiplock.drivers.aio_drivers import AsyncMySQLConnectorAdapter
-from skiplock.drivers.mysql import MySQLConnectorAdapter
-
-from . import _mysql_driver
-from ._mysql_server import classify, migration_done, parse_server_version
-from .base import IDLE_TRANSACTION_TIMEOUT, Dialect, Row, ServerInfo
+from .contract import mysql_connect as own
 
 __all__ = ["MySQLDialect", "parse_server_version"]
 
@@ -64,7 +67,7 @@ URL_OPTIONS: dict[str, Option] = {
     "ssl_verify_identity": BOOL,
     "unix_socket": TEXT,
 }
-_ASYNC = _mysql_driver.ASYNC
+_ASYNC = own.ASYNC
 _SESSION = "skiplock sets it on every connection: "
 REFUSED_OPTIONS = {
     "sql_mode": _SESSION + "a mode such as ANSI_QUOTES changes how statements parse",
@@ -99,7 +102,7 @@ def _code(sql: str) -> str:  # a statement without its comment lines
     return "\n".join(line for line in sql.splitlines() if not line.startswith("--"))
 
 
-class MySQLDialect(Dialect):
+class MySQLDialect(BaseDialect):
     name: ClassVar[str] = "mysql"
     sql_file: ClassVar[str] = "mysql.sql"
     driver_module: ClassVar[str] = "mysql.connector"
@@ -107,6 +110,7 @@ class MySQLDialect(Dialect):
     extra: ClassVar[str] = "mysql"
     URL_OPTIONS: ClassVar[Mapping[str, Option]] = URL_OPTIONS
     REFUSED_OPTIONS: ClassVar[Mapping[str, str]] = REFUSED_OPTIONS
+    WAKEUP: ClassVar[Wakeup] = "probe"
 
     #: set by :meth:`server_info`
     mariadb = False
@@ -119,9 +123,7 @@ class MySQLDialect(Dialect):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # the two timeout names given with two values: refused at connect(), not at first use
-        _mysql_driver.connect_timeout(self.options)
-        #: C-extension connections' sockets (None: not found), kept while they live
-        self._sockets: weakref.WeakKeyDictionary[Any, int | None] = weakref.WeakKeyDictionary()
+        own.connect_timeout(self.options)
         # The claims' key test (a) in MySQL's form until server_info says MariaDB (mysql.sql);
         # swapped by text, so statements a test changed keep their changes.
         mysql, maria = (
@@ -151,61 +153,25 @@ class MySQLDialect(Dialect):
             "user": u.user or "root",
             "password": u.password or "",
             "autocommit": False,
-            "connection_timeout": _mysql_driver.connect_timeout(self.options),
+            "connection_timeout": own.connect_timeout(self.options),
             "charset": "utf8mb4",
             "collation": "utf8mb4_bin",
         }
         # connect_timeout is mysql-connector's alias, read only where connection_timeout is
         # not given: sent as it was, it never applied (the connect waited 10 s)
-        kwargs.update({k: v for k, v in self.options.items() if k not in _mysql_driver.TIMEOUTS})
+        kwargs.update({k: v for k, v in self.options.items() if k not in own.TIMEOUTS})
         return kwargs
 
     def connect(self) -> Any:
-        from mysql.connector.constants import ClientFlag
-
-        kwargs = {
-            "use_pure": _mysql_driver.use_pure(self.driver),
-            "client_flags": [ClientFlag.FOUND_ROWS],
-        }
-        conn = self.driver.connect(**{**kwargs, **self.connect_kwargs()})
-        try:
-            cur = conn.cursor()
-            try:
-                for sql in self._SESSION:
-                    cur.execute(sql)
-            finally:
-                cur.close()
-            if not hasattr(conn, "_socket"):  # the C extension hides its socket
-                self._sockets[conn] = _mysql_driver.socket_of(conn)
-        except BaseException:  # a failure or KeyboardInterrupt: not left open
-            with suppress(Exception):
-                conn.close()
-            raise
-        return conn
+        return own.connect(self.driver, self.connect_kwargs(), self._SESSION)
 
     probe_autocommit: ClassVar[bool] = True  # one round trip per probe, no COMMIT
 
     def probe_connect(self) -> Any:
-        conn = self.connect()
-        conn.autocommit = True
-        return conn
+        return own.connect(self.driver, self.connect_kwargs(), self._SESSION, autocommit=True)
 
     async def connect_async(self) -> AsyncAdapter:
-        from mysql.connector.constants import ClientFlag
-
-        # the aio API takes the flags as one number, not a list
-        kwargs = {"client_flags": ClientFlag.get_default() | ClientFlag.FOUND_ROWS}
-        kwargs.update(self.connect_kwargs())
-        conn = await _mysql_driver.aio_connect(self.driver, kwargs)
-        own = AsyncMySQLConnectorAdapter(conn, self.driver, owned=True)
-        try:
-            for sql in self._SESSION:
-                await own.execute(Statement(sql, None, NOTHING))
-        except BaseException:  # a failure or a cancelled task: not left open
-            with suppress(Exception):
-                own.abort()
-            raise
-        return own
+        return await own.connect_async(self.driver, self.connect_kwargs(), self._SESSION)
 
     def server_info(self, conn: Any) -> ServerInfo:
         return self._server(run_sync(self.version_op(), self.adapter(conn)))
@@ -221,7 +187,7 @@ class MySQLDialect(Dialect):
         if self.mariadb:
             for name in _CLAIMS:
                 self.sql[name] = self.sql[name].replace(*self._key_tests)
-        return replace(info, driver=_mysql_driver.driver_name(self.driver))
+        return replace(info, driver=own.driver_name(self.driver))
 
     # MariaDB ends a session idle inside a transaction; MySQL has no such setting
     @property
@@ -246,10 +212,7 @@ class MySQLDialect(Dialect):
         return migration_done(info)
 
     def is_closed(self, conn: Any) -> bool:
-        try:
-            return not conn.is_connected()
-        except Exception:
-            return True
+        return own.is_closed(conn)
 
     def count_sessions(self, conn: Any, sessions: Sequence[int]) -> int:
         # MariaDB's information_schema view works (see mysql.sql)
@@ -263,13 +226,9 @@ class MySQLDialect(Dialect):
         return rows
 
     def fileno(self, conn: Any) -> int | None:
-        # is_connected() above pings the server; a pooled connection is checked at every
+        # is_closed() above pings the server; a pooled connection is checked at every
         # checkout without that round trip, on the driver's socket.
-        if conn in self._sockets:  # C extension: the socket found at connect time
-            fd = self._sockets[conn]
-            return fd if fd is None or conn._cmysql.connected() else -1
-        sock = getattr(getattr(conn, "_socket", None), "sock", None)
-        return -1 if sock is None else int(sock.fileno())
+        return own.fileno(conn)
 
     def begin_sql(self) -> str:
         return "START TRANSACTION"

@@ -5,7 +5,8 @@ What differs from the common path: arrays bind as parameters (``= ANY(%(queues)s
 (``UPDATE … RETURNING``); ``json`` columns are read as text so every dialect decodes
 payloads the same way. LISTEN/NOTIFY wakes idle workers (a statement-level trigger made by
 ``install``). ``pg_advisory_lock`` has no wait limit of its own, so ``lock_timeout`` bounds
-it and its error means "not granted".
+it and its error means "not granted". psycopg's calls (connect, LISTEN, the socket) are in
+``skiplock.drivers.postgresql_connect``.
 """
 
 from __future__ import annotations
@@ -15,27 +16,31 @@ from collections.abc import Mapping, Sequence
 from operator import itemgetter
 from typing import Any, ClassVar
 
-from skiplock._core.ops import (
+from .base import IDLE_TRANSACTION_TIMEOUT, BaseDialect
+from .contract import (
     COMMIT,
+    INT,
     NOTHING,
     ROLLBACK,
     ROWS,
+    TEXT,
+    Adapter,
+    AsyncAdapter,
     Copy,
     ErrorInfo,
     Op,
+    Option,
+    PsycopgAdapter,
+    Row,
+    ServerInfo,
     Statement,
     StatementError,
+    UnsupportedServer,
+    Wakeup,
+    run_async,
+    run_sync,
 )
-from skiplock._core.options import INT, TEXT, Option
-from skiplock._shell.run import run_sync
-from skiplock._shell.run_async import run_async
-from skiplock.drivers import Adapter
-from skiplock.drivers.aio import AsyncAdapter
-from skiplock.drivers.aio_drivers import AsyncPsycopgAdapter
-from skiplock.drivers.postgresql import PsycopgAdapter
-from skiplock.errors import UnsupportedServer
-
-from .base import IDLE_TRANSACTION_TIMEOUT, Dialect, Row, ServerInfo
+from .contract import postgresql_connect as own
 
 __all__ = ["PostgreSQLDialect"]
 
@@ -99,7 +104,7 @@ REFUSED_OPTIONS = {
 }
 
 
-class PostgreSQLDialect(Dialect):
+class PostgreSQLDialect(BaseDialect):
     name: ClassVar[str] = "postgresql"
     sql_file: ClassVar[str] = "postgresql.sql"
     driver_module: ClassVar[str] = "psycopg"
@@ -107,6 +112,8 @@ class PostgreSQLDialect(Dialect):
     extra: ClassVar[str] = "postgresql"
     array_params: ClassVar[bool] = True
     supports_notify: ClassVar[bool] = True
+    WAKEUP: ClassVar[Wakeup] = "notify"
+    WAKE_MARKS: ClassVar[bool] = True  # migration 0006
     URL_OPTIONS: ClassVar[Mapping[str, Option]] = URL_OPTIONS
     REFUSED_OPTIONS: ClassVar[Mapping[str, str]] = REFUSED_OPTIONS
 
@@ -132,40 +139,13 @@ class PostgreSQLDialect(Dialect):
         return kwargs
 
     def connect(self) -> Any:
-        psycopg = self.driver
-        from psycopg.types.string import TextLoader
-
-        conn = psycopg.connect(autocommit=False, **self.connect_kwargs())
-        try:
-            conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
-            conn.execute(_UTC_SESSION)
-            conn.commit()
-        except BaseException:
-            conn.close()
-            raise
-        # Read json as text: every dialect then decodes payloads with the same json.loads.
-        conn.adapters.register_loader("json", TextLoader)
-        conn.adapters.register_loader("jsonb", TextLoader)
-        return conn
+        return own.connect(self.driver, self.connect_kwargs(), (_UTC_SESSION,))
 
     async_in_thread: ClassVar[bool] = False
     _VERSION_SQL = "SELECT current_setting('server_version_num')::int AS n, version() AS v"
 
     async def connect_async(self) -> AsyncAdapter:
-        psycopg = self.driver
-        from psycopg.types.string import TextLoader
-
-        conn = await psycopg.AsyncConnection.connect(autocommit=False, **self.connect_kwargs())
-        try:
-            await conn.set_isolation_level(psycopg.IsolationLevel.READ_COMMITTED)
-            await conn.execute(_UTC_SESSION)
-            await conn.commit()
-        except BaseException:
-            await conn.close()
-            raise
-        conn.adapters.register_loader("json", TextLoader)
-        conn.adapters.register_loader("jsonb", TextLoader)
-        return AsyncPsycopgAdapter(conn, psycopg, owned=True)
+        return await own.connect_async(self.driver, self.connect_kwargs(), (_UTC_SESSION,))
 
     def server_info(self, conn: Any) -> ServerInfo:
         return self._server(run_sync(self.version_op(self._VERSION_SQL), self.adapter(conn)))
@@ -208,7 +188,7 @@ class PostgreSQLDialect(Dialect):
         return (lost or state in _RETRYABLE), lost
 
     def is_closed(self, conn: Any) -> bool:
-        return bool(conn.closed) or conn.info.transaction_status == 4  # UNKNOWN: broken
+        return own.is_closed(conn)
 
     def version_op(self, sql: str) -> Op[list[Row]]:
         rows: list[Row] = yield Statement(sql, None, ROWS)
@@ -216,7 +196,7 @@ class PostgreSQLDialect(Dialect):
         return rows
 
     def fileno(self, conn: Any) -> int | None:
-        return -1 if self.is_closed(conn) else int(conn.fileno())
+        return own.fileno(conn)
 
     def insert_many(
         self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
@@ -286,19 +266,15 @@ class PostgreSQLDialect(Dialect):
         return True
 
     def listen(self) -> Any:
-        conn = self.connect()
-        conn.autocommit = True  # a notification is delivered between transactions only
-        conn.execute(self.sql["listen"])
-        conn.execute(self.sql["listen_cancel"])
-        return conn
+        return own.listen(self.connect(), (self.sql["listen"], self.sql["listen_cancel"]))
 
     def wait_notify(self, conn: Any, timeout: float, cancels: list[int] | None = None) -> bool:
         woken = False
-        for n in conn.notifies(timeout=timeout, stop_after=1):
-            if n.channel != self.cancel_channel:
+        for channel, payload in own.notifications(conn, timeout):
+            if channel != self.cancel_channel:
                 woken = True
-            elif cancels is not None and n.payload.isdigit():
-                cancels.append(int(n.payload))
+            elif cancels is not None and payload.isdigit():
+                cancels.append(int(payload))
         return woken
 
     @property
@@ -320,7 +296,7 @@ class PostgreSQLDialect(Dialect):
 
     def listen_pid(self, conn: Any) -> int:
         """The backend pid of a :meth:`listen` connection: a waiting worker's mark."""
-        return int(conn.info.backend_pid)
+        return own.backend_pid(conn)
 
     def wake_mark_op(self, pid: int, sweep: bool) -> Op[None]:
         """Mark the worker LISTENing on backend *pid* as waiting (see migration 0006)."""

@@ -11,13 +11,10 @@ piece is ever repeated.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode
 
 from ..errors import ConfigurationError
-
-if TYPE_CHECKING:
-    from .url import DatabaseURL
+from .dburl import SCHEMES, DatabaseURL, check_host
 
 __all__ = ["parse_libpq_url"]
 
@@ -34,8 +31,6 @@ def parse_libpq_url(url: str, scheme: str, shown: str) -> DatabaseURL | None:
         from psycopg.conninfo import conninfo_to_dict
     except ImportError:
         return None
-    from .url import SCHEMES, DatabaseURL, _check_host
-
     rest = url.partition("://")[2]
     netloc_end = min((i for i in map(rest.find, "/?#") if i >= 0), default=len(rest))
     if "@" in rest[netloc_end:] or rest[:netloc_end].count("@") > 1:
@@ -65,7 +60,7 @@ def parse_libpq_url(url: str, scheme: str, shown: str) -> DatabaseURL | None:
         raise ConfigurationError(f"malformed database URL {shown!r}: an empty host in the list")
     for host in hosts.split(",") if hosts else ():
         if not host.startswith("/"):  # a socket folder is a path, not a host name
-            _check_host(host, shown)
+            check_host(host, shown)
     ports = params.pop("port", "")
     for port in ports.split(","):
         if port and not (port.isdigit() and 1 <= int(port) <= 65535):

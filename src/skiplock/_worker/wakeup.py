@@ -6,10 +6,13 @@ be waiting. Whatever the wake-up, the producer still polls, backing off to
 ``poll_interval`` while idle (see :mod:`.producer`): that finds scheduled jobs and expired
 leases, and covers a wake-up path that is down.
 
-- PostgreSQL (:class:`Marks` with a :class:`Listener`): LISTEN/NOTIFY. The enqueue trigger
-  notifies only while a worker has marked itself waiting (migration 0006), because a
-  NOTIFY makes concurrent enqueuers commit one at a time.
-- Elsewhere (:class:`Prober`): while the producer waits, a thread reads the table's
+Which one is the dialect's declared capability (``dialect.wakeup``), never its database:
+
+- ``notify`` (PostgreSQL; :class:`Marks` with a :class:`Listener`): LISTEN/NOTIFY. The
+  enqueue trigger notifies only while a worker has marked itself waiting (migration
+  0006; ``dialect.wake_marks``), because a NOTIFY makes concurrent enqueuers commit one
+  at a time.
+- ``probe`` (:class:`Prober`): while the producer waits, a thread reads the table's
   highest id every :data:`PROBE_INTERVAL` (every :data:`PROBE_SLOW` once idle for
   :data:`PROBE_FAST_FOR`) on a connection of its own and wakes the producer when it
   changes.
@@ -85,9 +88,10 @@ def make_wakeup(
 ) -> Wakeup:
     """The wake-up path of *queue*'s database; *on_cancel* gets the id of a running job
     whose cancel request the LISTEN connection heard."""
-    if queue.dialect.supports_notify:
+    wakeup = queue.dialect.wakeup
+    if wakeup == "notify":
         return Marks(queue, Listener(queue, flags, on_cancel))
-    if "wake_probe" in queue.dialect.sql:
+    if wakeup == "probe":
         return Prober(queue, flags)
     return Wakeup()
 
@@ -151,7 +155,7 @@ class Marks(Wakeup):
         self.swept: int | None = None  # the pid whose first mark swept stale ones
         self.retry: float | None = None  # not armed for want of settled enqueuers: see idle
         #: False with statements older than schema version 6 (whose trigger always notifies)
-        self.marking = "wake_mark" in queue.dialect.sql
+        self.marking = queue.dialect.wake_marks
 
     def threads(self) -> list[threading.Thread]:
         return [threading.Thread(target=self.listener.run, name="skiplock-listen", daemon=True)]

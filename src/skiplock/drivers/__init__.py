@@ -1,103 +1,19 @@
-"""Driver adapters: how one DB-API driver runs skiplock's SQL.
+"""Drivers: how each DB-API driver runs skiplock's SQL (the adapters, sync and async side
+by side, per database), and how skiplock opens connections of its own
+(``<database>_connect.py``: connect, LISTEN, the socket a pooled connection's health is
+read from; :mod:`.health`).
 
-:func:`adapt` turns what a caller passes as ``conn=`` into an :class:`Adapter`: a driver
-connection of an accepted driver, or a SQLAlchemy ``Connection`` / ``Session`` or a
-Django connection (unwrapped here). Anything else, or a connection to another kind of
-database than the queue's, raises :class:`~skiplock.ConfigurationError` before anything
-is sent. Driver modules are looked up in ``sys.modules`` only: an object cannot come from
-a driver that was never imported, so nothing is imported here.
+:func:`adapt` (:mod:`.adapt`) turns what a caller passes as ``conn=`` into an
+:class:`Adapter`; :mod:`.aio_adapt` does the same for the AsyncQueue.
+
+May import: :mod:`skiplock._core.ops` (the requests an adapter runs), :mod:`skiplock.errors`
+and the standard library; a driver package only inside the functions that need it. Never
+the dialects, the shell or anything above them.
 """
 
 from __future__ import annotations
 
-import sys
-from typing import Any
-
-from skiplock.errors import ConfigurationError
-
+from .adapt import ACCEPTED, adapt, adapter_class
 from .base import Adapter
-from .mssql import PymssqlAdapter, PyodbcAdapter
-from .mysql import MySQLConnectorAdapter, MySQLdbAdapter, PyMySQLAdapter
-from .postgresql import Psycopg2Adapter, PsycopgAdapter
-from .wrappers import unwrap
 
 __all__ = ["ACCEPTED", "Adapter", "adapt", "adapter_class"]
-
-#: database → the drivers accepted for ``conn=``, as the error message names them
-ACCEPTED: dict[str, str] = {
-    "postgresql": "a psycopg 3 connection (also from psycopg_pool) or a psycopg2 connection",
-    "mysql": "a mysql-connector-python, PyMySQL or mysqlclient (MySQLdb) connection",
-    "mssql": "a pymssql or pyodbc connection",
-}
-_WRAPPERS = "a SQLAlchemy Connection or Session, or a Django connection"
-
-#: (module that must be imported, attribute path of the connection class, adapter)
-_CLASSES: tuple[tuple[str, str, type[Adapter]], ...] = (
-    ("psycopg", "Connection", PsycopgAdapter),
-    ("psycopg2.extensions", "connection", Psycopg2Adapter),
-    ("mysql.connector.abstracts", "MySQLConnectionAbstract", MySQLConnectorAdapter),
-    ("pymysql.connections", "Connection", PyMySQLAdapter),
-    ("MySQLdb.connections", "Connection", MySQLdbAdapter),
-    ("pymssql", "Connection", PymssqlAdapter),
-    ("pyodbc", "Connection", PyodbcAdapter),
-)
-
-
-def adapter_class(raw: Any) -> tuple[type[Adapter], Any] | None:
-    """The adapter class for a driver connection and the driver's DB-API module."""
-    for module_name, attr, cls in _CLASSES:
-        module = sys.modules.get(module_name)
-        if module is None:
-            continue
-        conn_cls = getattr(module, attr, None)
-        if isinstance(conn_cls, type) and isinstance(raw, conn_cls):
-            top = module_name.split(".")[0]
-            dbapi = sys.modules["mysql.connector"] if top == "mysql" else sys.modules[top]
-            return cls, dbapi
-    return None
-
-
-def _accepted(database: str) -> str:
-    return f"{ACCEPTED[database]}, or {_WRAPPERS}"
-
-
-def adapt(obj: Any, database: str, flavor: str) -> Adapter:
-    """An adapter for the caller's *obj*, checked to talk to *database* (a dialect name;
-    *flavor* names it in messages). Raises ``ConfigurationError`` otherwise."""
-    if isinstance(obj, Adapter):
-        adapter = obj
-    else:
-        raw = unwrap(obj, _accepted(database))
-        found = adapter_class(raw)
-        if found is None:
-            from .aio_adapt import async_adapter_class
-
-            hint = ""
-            if async_adapter_class(raw) is not None:
-                hint = " (an asyncio connection: use it with skiplock.connect_async())"
-            raise ConfigurationError(
-                f"conn= must be {_accepted(database)}; got {type(obj).__module__}."
-                f"{type(obj).__qualname__}{hint}"
-            )
-        cls, module = found
-        adapter = cls(raw, module)
-    if adapter.database != database:
-        raise ConfigurationError(
-            f"conn= is a {adapter.driver} connection to {adapter.database}, but this queue is "
-            f"on {flavor}: pass {_accepted(database)} to the queue's database"
-        )
-    if adapter.database == "mssql" and isinstance(adapter, PyodbcAdapter):
-        _check_odbc_server(adapter)
-    return adapter
-
-
-def _check_odbc_server(adapter: PyodbcAdapter) -> None:
-    """pyodbc reaches any ODBC data source: refuse one that is not SQL Server."""
-    try:
-        name = str(adapter.connection.getinfo(adapter.module.SQL_DBMS_NAME))
-    except Exception:  # the driver cannot say: let the statements tell
-        return
-    if "sql server" not in name.lower():
-        raise ConfigurationError(
-            f"conn= is a pyodbc connection to {name!r}, but this queue is on SQL Server"
-        )

@@ -11,14 +11,13 @@ raises :class:`~skiplock.ConfigurationError` before anything is sent.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from skiplock.errors import ConfigurationError
 
-from . import adapt, adapter_class
+from .adapt import ACCEPTED, adapt, adapter_class
 from .aio import AsyncAdapter, ThreadAdapter
-from .aio_drivers import AsyncMySQLConnectorAdapter, AsyncpgAdapter, AsyncPsycopgAdapter
+from .aio_drivers import AsyncpgAdapter, async_adapter_class
 from .wrappers import is_instance
 
 __all__ = ["ACCEPTED_ASYNC", "adapt_async", "async_adapter_class"]
@@ -29,31 +28,9 @@ ACCEPTED_ASYNC: dict[str, str] = {
 }
 _WRAPPERS = "or a SQLAlchemy AsyncConnection or AsyncSession over one"
 
-_CLASSES: tuple[tuple[str, str, str, type[AsyncAdapter]], ...] = (
-    ("psycopg", "AsyncConnection", "psycopg", AsyncPsycopgAdapter),
-    ("asyncpg.connection", "Connection", "asyncpg", AsyncpgAdapter),
-    ("asyncpg.pool", "PoolConnectionProxy", "asyncpg", AsyncpgAdapter),
-    (
-        "mysql.connector.aio.abstracts",
-        "MySQLConnectionAbstract",
-        "mysql.connector",
-        AsyncMySQLConnectorAdapter,
-    ),
-)
-
-
-def async_adapter_class(raw: Any) -> tuple[type[AsyncAdapter], Any] | None:
-    """The async adapter class for an asyncio driver connection, and the driver module."""
-    for module_name, attr, top, cls in _CLASSES:
-        if is_instance(raw, module_name, attr) and top in sys.modules:
-            return cls, sys.modules[top]
-    return None
-
 
 def _accepted(database: str, in_thread: bool) -> str:
     if in_thread:
-        from . import ACCEPTED
-
         return f"{ACCEPTED[database]} (run in a thread: no asyncio driver is used there)"
     return f"{ACCEPTED_ASYNC[database]}, {_WRAPPERS}"
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any, ClassVar
@@ -25,8 +26,15 @@ from .aio import AsyncAdapter, AsyncCursorAdapter
 from .base import Adapter
 from .mysql import MySQLConnectorAdapter
 from .postgresql import PsycopgAdapter
+from .wrappers import is_instance
 
-__all__ = ["AsyncMySQLConnectorAdapter", "AsyncPsycopgAdapter", "AsyncpgAdapter", "numbered"]
+__all__ = [
+    "AsyncMySQLConnectorAdapter",
+    "AsyncPsycopgAdapter",
+    "AsyncpgAdapter",
+    "async_adapter_class",
+    "numbered",
+]
 
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s")
 
@@ -188,3 +196,26 @@ class AsyncpgAdapter(AsyncAdapter):
         rows = await stmt.fetch(*(params or ()))
         last = (stmt.get_statusmsg() or "").rsplit(" ", 1)[-1]
         return (int(last) if last.isdigit() else len(rows)), [tuple(r) for r in rows]
+
+
+#: (module, connection class, driver module, adapter) of the asyncio drivers accepted as
+#: ``conn=`` (the module named must be imported already: nothing is imported here)
+_CLASSES: tuple[tuple[str, str, str, type[AsyncAdapter]], ...] = (
+    ("psycopg", "AsyncConnection", "psycopg", AsyncPsycopgAdapter),
+    ("asyncpg.connection", "Connection", "asyncpg", AsyncpgAdapter),
+    ("asyncpg.pool", "PoolConnectionProxy", "asyncpg", AsyncpgAdapter),
+    (
+        "mysql.connector.aio.abstracts",
+        "MySQLConnectionAbstract",
+        "mysql.connector",
+        AsyncMySQLConnectorAdapter,
+    ),
+)
+
+
+def async_adapter_class(raw: Any) -> tuple[type[AsyncAdapter], Any] | None:
+    """The async adapter class for an asyncio driver connection, and the driver module."""
+    for module_name, attr, top, cls in _CLASSES:
+        if is_instance(raw, module_name, attr) and top in sys.modules:
+            return cls, sys.modules[top]
+    return None

@@ -1,5 +1,6 @@
-"""How skiplock's own connections use mysql-connector-python: its C extension where it
-loads, pure Python where it does not.
+"""skiplock's own MySQL / MariaDB connections through mysql-connector-python: opened (sync
+and ``mysql.connector.aio``) with the flags and session statements the statements rely
+on, its C extension where it loads, pure Python where it does not, and their health.
 
 The C extension decodes rows in C; the pure-Python driver decodes every row in Python under
 the GIL (most of a drain's time on MySQL). ``mysql.connector.connect(use_pure=False)`` falls
@@ -8,7 +9,11 @@ Debian 12 lacks), so the choice is made here, once, and said: :func:`driver_name
 ``skiplock install`` and ``Queue.ping().driver`` report.
 
 The C extension hides its socket, which the pool needs to see a connection the server has
-closed without a round trip; :func:`socket_of` finds it by the client port the server sees.
+closed without a round trip; :func:`socket_of` finds it by the client port the server sees,
+at connect time, and :func:`fileno` hands it out while the connection lives.
+
+May import: the standard library, :mod:`skiplock.errors`, :mod:`.aio_drivers`;
+mysql-connector inside the functions.
 """
 
 from __future__ import annotations
@@ -16,19 +21,28 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-from collections.abc import Mapping
+import weakref
+from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from types import ModuleType
 from typing import Any
 
 from skiplock.errors import ConfigurationError
+
+from .._core.ops import NOTHING, Statement
+from .aio_drivers import AsyncMySQLConnectorAdapter
 
 __all__ = [
     "ASYNC",
     "TIMEOUTS",
     "aio_connect",
     "c_extension_error",
+    "connect",
+    "connect_async",
     "connect_timeout",
     "driver_name",
+    "fileno",
+    "is_closed",
     "socket_of",
     "use_pure",
 ]
@@ -176,3 +190,77 @@ async def _aio_connect_within(connector: ModuleType, kwargs: dict[str, Any]) -> 
             f"(no answer within connect_timeout={timeout} s)",
             errno=2003,
         ) from None
+
+
+#: C-extension connections' sockets (None: not found), kept while the connections live
+_SOCKETS: weakref.WeakKeyDictionary[Any, int | None] = weakref.WeakKeyDictionary()
+
+
+def connect(
+    connector: ModuleType,
+    kwargs: Mapping[str, Any],
+    session: Sequence[str],
+    autocommit: bool = False,
+) -> Any:
+    """A new connection: the C extension where it loads, ``CLIENT_FOUND_ROWS`` (a fenced
+    UPDATE counts the row it matched), *session* run, *autocommit* set (an idle probe's:
+    no COMMIT per read). Closed again if any of that fails."""
+    from mysql.connector.constants import ClientFlag
+
+    flags = {"use_pure": use_pure(connector), "client_flags": [ClientFlag.FOUND_ROWS]}
+    conn = connector.connect(**{**flags, **kwargs})
+    try:
+        cur = conn.cursor()
+        try:
+            for sql in session:
+                cur.execute(sql)
+        finally:
+            cur.close()
+        if not hasattr(conn, "_socket"):  # the C extension hides its socket
+            _SOCKETS[conn] = socket_of(conn)
+        if autocommit:
+            conn.autocommit = True
+    except BaseException:  # a failure or KeyboardInterrupt: not left open
+        with suppress(Exception):
+            conn.close()
+        raise
+    return conn
+
+
+async def connect_async(
+    connector: ModuleType, kwargs: Mapping[str, Any], session: Sequence[str]
+) -> AsyncMySQLConnectorAdapter:
+    """:func:`connect` for the AsyncQueue, through ``mysql.connector.aio``, in its (owned)
+    adapter."""
+    from mysql.connector.constants import ClientFlag
+
+    # the aio API takes the flags as one number, not a list
+    flags = {"client_flags": ClientFlag.get_default() | ClientFlag.FOUND_ROWS}
+    conn = await aio_connect(connector, {**flags, **kwargs})
+    own = AsyncMySQLConnectorAdapter(conn, connector, owned=True)
+    try:
+        for sql in session:
+            await own.execute(Statement(sql, None, NOTHING))
+    except BaseException:  # a failure or a cancelled task: not left open
+        with suppress(Exception):
+            own.abort()
+        raise
+    return own
+
+
+def is_closed(conn: Any) -> bool:
+    """Asks the server (``is_connected()`` pings it)."""
+    try:
+        return not conn.is_connected()
+    except Exception:
+        return True
+
+
+def fileno(conn: Any) -> int | None:
+    """The socket of *conn* without a round trip (-1 once closed; None where the C
+    extension's could not be found at connect time)."""
+    if conn in _SOCKETS:  # C extension: the socket found at connect time
+        fd = _SOCKETS[conn]
+        return fd if fd is None or conn._cmysql.connected() else -1
+    sock = getattr(getattr(conn, "_socket", None), "sock", None)
+    return -1 if sock is None else int(sock.fileno())

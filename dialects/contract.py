@@ -1,0 +1,301 @@
+"""The dialect contract: what a dialect provides (:class:`Dialect`, a ``Protocol``), and the
+only skiplock module a dialect imports from.
+
+Everything above the dialects (the shell's sessions and transactions, the call builders,
+the worker and its services, the CLI) calls a dialect through :class:`Dialect` only, and
+never names a statement: what a dialect can do beyond the common path it declares
+(:attr:`Dialect.supports_notify`, :attr:`Dialect.wakeup`, :attr:`Dialect.wake_marks`,
+:meth:`Dialect.supports_lock`).
+
+What a dialect module needs from skiplock is re-exported here, so ``dialects/*.py`` import
+``from .contract import …`` (and each other, and the standard library):
+
+- the requests of an operation and their answers (:mod:`skiplock._core.ops`), the URL
+  option types (:mod:`skiplock._core.options`), the statement loader
+  (:mod:`skiplock._core.sql`), the parsed URL;
+- the errors a dialect raises or wraps;
+- its own driver: the adapter class of the connections it opens and the module that opens
+  them (``skiplock.drivers.<database>_connect``: connect, LISTEN, socket health); a dialect
+  gives that module its keywords and statements, and holds no driver call itself;
+- the loops (``run_sync``, ``run_async``) that run an operation on one connection, for the
+  sync helpers on skiplock's own connections (single-worker lock, server version).
+
+May import: :mod:`skiplock._core`, :mod:`skiplock._shell.run`, :mod:`skiplock._shell.run_async`,
+:mod:`skiplock.drivers`, :mod:`skiplock.errors`. Nothing here imports a dialect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Literal, Protocol
+
+from skiplock._core.ops import (
+    COMMIT,
+    LASTROWID,
+    NOTHING,
+    ROLLBACK,
+    ROWCOUNT,
+    ROWS,
+    Copy,
+    ErrorInfo,
+    Op,
+    Statement,
+    StatementError,
+)
+from skiplock._core.options import BOOL, INT, TEXT, Option, check_options
+from skiplock._core.sql import TableName, load_statements, render_statements
+from skiplock._core.url import DatabaseURL, mask_password
+from skiplock._shell.run import run_sync
+from skiplock._shell.run_async import run_async
+from skiplock.drivers import Adapter, mssql_connect, mysql_connect, postgresql_connect
+from skiplock.drivers.aio import AsyncAdapter, ThreadAdapter
+from skiplock.drivers.health import is_usable, is_usable_async
+from skiplock.drivers.mssql import PymssqlAdapter
+from skiplock.drivers.mysql import MySQLConnectorAdapter
+from skiplock.drivers.postgresql import PsycopgAdapter
+from skiplock.errors import BackendError, ConfigurationError, LeaseLost, UnsupportedServer
+
+__all__ = [
+    "BOOL",
+    "COMMIT",
+    "INT",
+    "LASTROWID",
+    "NOTHING",
+    "ROLLBACK",
+    "ROWCOUNT",
+    "ROWS",
+    "TEXT",
+    "Adapter",
+    "AsyncAdapter",
+    "BackendError",
+    "ConfigurationError",
+    "Copy",
+    "DatabaseURL",
+    "Dialect",
+    "ErrorInfo",
+    "LeaseLost",
+    "MySQLConnectorAdapter",
+    "Op",
+    "Option",
+    "PsycopgAdapter",
+    "PymssqlAdapter",
+    "Row",
+    "ServerInfo",
+    "Statement",
+    "StatementError",
+    "TableName",
+    "ThreadAdapter",
+    "UnsupportedServer",
+    "Wakeup",
+    "check_options",
+    "is_usable",
+    "is_usable_async",
+    "load_statements",
+    "mask_password",
+    "mssql_connect",
+    "mysql_connect",
+    "postgresql_connect",
+    "render_statements",
+    "run_async",
+    "run_sync",
+]
+
+Row = dict[str, Any]
+#: how an idle worker learns at once that a job was enqueued: ``notify`` (LISTEN/NOTIFY on a
+#: connection of :meth:`Dialect.listen`), ``probe`` (:meth:`Dialect.wake_probe` read on a
+#: connection of :meth:`Dialect.probe_connect`), ``none`` (polling only)
+Wakeup = Literal["notify", "probe", "none"]
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """What the server said about itself."""
+
+    product: str  #: "PostgreSQL", "MySQL", "MariaDB", "SQL Server"
+    version: tuple[int, ...]
+    version_string: str
+    #: the driver our own connections use, where it matters (``mysql-connector-python
+    #: 9.7.0, C extension``); empty where there is only one way
+    driver: str = ""
+
+
+class Dialect(Protocol):
+    """One database: its statements, the operations that need more than one statement
+    there, error classification, and the capabilities it declares. Operations are
+    generators of requests (see :mod:`skiplock._core.ops`), run by the shell on a
+    connection; the ``conn`` methods run on a connection of :meth:`connect`."""
+
+    # -- what it is ---------------------------------------------------------------------
+    url: DatabaseURL
+    table: TableName
+    #: the URL's query options, checked and converted (see URL_OPTIONS)
+    options: dict[str, Any]
+    #: the statements by name, rendered for :attr:`table`
+    sql: dict[str, str]
+
+    @property
+    def name(self) -> str:
+        """``postgresql``, ``mysql``, ``mssql``."""
+        ...
+
+    @property
+    def URL_OPTIONS(self) -> Mapping[str, Option]:
+        """The URL query options it hands its driver (docs/getting-started.md)."""
+        ...
+
+    @property
+    def script_end(self) -> str:
+        """What ends a statement in a printed script (``skiplock sql``)."""
+        ...
+
+    @property
+    def driver_module(self) -> str:
+        """The module name of skiplock's own driver (``psycopg``, ``mysql.connector``)."""
+        ...
+
+    # -- capabilities ---------------------------------------------------------------------
+    @property
+    def supports_notify(self) -> bool:
+        """LISTEN/NOTIFY can wake idle workers, and carries cancel requests."""
+        ...
+
+    @property
+    def async_in_thread(self) -> bool:
+        """No asyncio driver: the AsyncQueue runs the sync driver in a thread."""
+        ...
+
+    @property
+    def wakeup(self) -> Wakeup:
+        """How an idle worker is woken (see :data:`Wakeup`)."""
+        ...
+
+    @property
+    def wake_marks(self) -> bool:
+        """The enqueue trigger notifies only while a worker has marked itself waiting
+        (:meth:`wake_mark_op`); False where it always notifies."""
+        ...
+
+    def supports_lock(self) -> bool:
+        """It can run ``mode="single"`` (:meth:`lock_acquire` and the rest)."""
+        ...
+
+    # -- the driver -----------------------------------------------------------------------
+    @property
+    def driver(self) -> ModuleType: ...
+
+    def connect(self) -> Any: ...
+
+    async def connect_async(self) -> AsyncAdapter: ...
+
+    def adapter(self, conn: Any) -> Adapter: ...
+
+    def driver_errors(self) -> tuple[type[BaseException], ...]: ...
+
+    def server_info(self, conn: Any) -> ServerInfo: ...
+
+    async def server_info_async(self, own: AsyncAdapter) -> ServerInfo: ...
+
+    def is_closed(self, conn: Any) -> bool: ...
+
+    def is_usable(self, conn: Any) -> bool: ...
+
+    def is_usable_async(self, own: AsyncAdapter) -> bool: ...
+
+    # -- errors and sessions ---------------------------------------------------------------
+    def quote(self, ident: str) -> str: ...
+
+    def classify(self, info: ErrorInfo) -> tuple[bool, bool]: ...
+
+    def wrap(
+        self, exc: BaseException, doing: str, info: ErrorInfo | None = None
+    ) -> BackendError: ...
+
+    def migration_done(self, info: ErrorInfo) -> bool: ...
+
+    def begin_sql(self) -> str: ...
+
+    @property
+    def idle_transaction_timeout(self) -> float | None: ...
+
+    def idle_limit_sql(self) -> tuple[str, ...]: ...
+
+    def exempt_begin_sql(self) -> tuple[str, ...]: ...
+
+    def exempt_end_sql(self) -> tuple[str, ...]: ...
+
+    # -- statements and operations ---------------------------------------------------------
+    def stmt(
+        self, name: str, params: Mapping[str, Any] | None = None, want: int = ROWS
+    ) -> Statement: ...
+
+    def fetch_op(self, name: str, params: Mapping[str, Any] | None = None) -> Op[list[Row]]: ...
+
+    def fetch_one_op(
+        self, name: str, params: Mapping[str, Any] | None = None
+    ) -> Op[Row | None]: ...
+
+    def count_op(self, name: str, params: Mapping[str, Any] | None = None) -> Op[int]: ...
+
+    def statements_op(self, name: str) -> Op[None]: ...
+
+    def insert(self, params: Mapping[str, Any]) -> Op[int]: ...
+
+    def insert_dedupe(self, params: Mapping[str, Any]) -> Op[int]: ...
+
+    def insert_many(
+        self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
+    ) -> Op[list[int]]: ...
+
+    def claim(self, queues: Sequence[str], limit: int, lease_ms: int) -> Op[list[Row]]: ...
+
+    def claim_capped(self, queue: str, limit: int, lease_ms: int, cap: int) -> Op[list[Row]]: ...
+
+    def fenced(self, name: str, params: Mapping[str, Any]) -> Op[None]: ...
+
+    def heartbeat(self, params: Mapping[str, Any]) -> Op[Row]: ...
+
+    def complete_many(self, items: Sequence[tuple[int, int, str | None]]) -> Op[set[int]]: ...
+
+    def cancel(self, job_id: int) -> Op[str | None]: ...
+
+    def prune_op(self, params: Mapping[str, Any]) -> Op[int]: ...
+
+    def enqueue_tick(
+        self, key: Mapping[str, Any], params: Mapping[str, Any], prune: Mapping[str, Any]
+    ) -> Op[int | None]: ...
+
+    # -- on one of skiplock's own connections -----------------------------------------------
+    def run(self, conn: Any, name: str, params: Mapping[str, Any] | None = None) -> int: ...
+
+    def fetch_one(
+        self, conn: Any, name: str, params: Mapping[str, Any] | None = None
+    ) -> Row | None: ...
+
+    def lock_acquire(self, conn: Any, key: int, name: str, wait: float) -> bool: ...
+
+    def lock_check(self, conn: Any, key: int, name: str) -> bool: ...
+
+    def lock_release(self, conn: Any, key: int, name: str) -> None: ...
+
+    def count_sessions(self, conn: Any, sessions: Sequence[int]) -> int: ...
+
+    # -- wake-ups (see :attr:`wakeup`) ------------------------------------------------------
+    def listen(self) -> Any: ...
+
+    def wait_notify(self, conn: Any, timeout: float, cancels: list[int] | None = None) -> bool: ...
+
+    def listen_pid(self, conn: Any) -> int: ...
+
+    def wake_mark_op(self, pid: int, sweep: bool) -> Op[None]: ...
+
+    def wake_settled_op(self) -> Op[bool]: ...
+
+    def wake_unmark_op(self, pid: int) -> Op[None]: ...
+
+    def notify_stop(self) -> Op[None]: ...
+
+    def probe_connect(self) -> Any: ...
+
+    def wake_probe(self, conn: Any) -> object: ...
