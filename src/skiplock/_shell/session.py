@@ -52,10 +52,11 @@ class Session:
     def _setup(self, settings: QueueSettings) -> None:
         """The queue's attributes from its checked *settings*, and its pool; no connection
         is opened (``ConfigurationError`` for a URL no dialect serves)."""
-        self.settings = settings
+        #: what the queue was made with, checked (a queue on the same database takes it whole)
+        self.settings: QueueSettings = settings
         self.url: DatabaseURL = settings.url
         #: queue name → the most of its jobs that may hold a live lease at once
-        self.queue_limits: dict[str, int] = settings.queue_limits
+        self.queue_limits: dict[str, int] = dict(settings.queue_limits)  # this queue's own
         self.table: TableName = settings.table
         self.dialect: Dialect = get_dialect(self.url, self.table)
         #: the server's product and version, read on the first connection
