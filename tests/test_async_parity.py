@@ -94,3 +94,43 @@ def test_each_method_is_one_call_of_its_builder(cls: type, name: str) -> None:
         if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "calls"
     ]
     assert [c.attr for c in calls] == [name], name
+
+
+def _keywords(fn: Any) -> dict[str, str]:
+    """The keyword-only parameters of *fn* and their annotations, ``conn`` aside."""
+    return {
+        n: str(p.annotation)
+        for n, p in inspect.signature(fn).parameters.items()
+        if p.kind is p.KEYWORD_ONLY and n != "conn"
+    }
+
+
+def _typed(typed_dict: Any) -> dict[str, str]:
+    """A TypedDict's keys (its bases' too) and their annotations, as text."""
+    return {n: getattr(t, "__forward_arg__", t) for n, t in typed_dict.__annotations__.items()}
+
+
+@pytest.mark.parametrize("name", ["enqueue", "enqueue_many", "claim"])
+def test_a_transactions_keywords_are_the_queues(name: str) -> None:
+    """A transaction's enqueue/claim forward their keywords (typed as a TypedDict of
+    skiplock._core.arguments) to the queue's: the TypedDict names exactly the queue's
+    keywords but ``conn``, with the same types."""
+    from skiplock._core import arguments
+
+    fn = getattr(skiplock.Transaction, name)
+    (options,) = [p for p in inspect.signature(fn).parameters.values() if p.kind is p.VAR_KEYWORD]
+    typed = str(options.annotation).removeprefix("Unpack[").removesuffix("]")
+    assert _typed(getattr(arguments, typed)) == _keywords(getattr(skiplock.Queue, name))
+
+
+def test_the_constructors_take_the_keywords_of_queue_settings() -> None:
+    """``connect``, ``Queue``, ``connect_async`` and ``AsyncQueue`` forward their keywords
+    to ``QueueSettings.check``, the one place they are written with their defaults; the
+    TypedDict that types them names the same keywords with the same types."""
+    from skiplock._shell.settings import QueueKeywords, QueueSettings
+
+    assert _typed(QueueKeywords) == _keywords(QueueSettings.check)
+    constructors = (skiplock.connect, skiplock.Queue, skiplock.connect_async, skiplock.AsyncQueue)
+    for fn in constructors:
+        settings = inspect.signature(fn).parameters["settings"]
+        assert str(settings.annotation) == "Unpack[QueueKeywords]", fn

@@ -1,89 +1,108 @@
-"""The asyncio queue: :class:`~skiplock.Queue`'s methods as coroutines, from the same core.
+"""The queue: enqueue, claim, and the fenced writes that follow a claim.
 
-Each method is one line over :mod:`skiplock._core.calls` (the argument checks and the dialect
-operations the sync queue uses too), driven by :func:`skiplock._shell.run_async.run_async` over
-an asynchronous driver: psycopg 3's ``AsyncConnection`` (PostgreSQL) and
-``mysql.connector.aio`` (MySQL, MariaDB) for skiplock's own connections; SQL Server has
-no asyncio driver here, so pymssql's calls run in a thread (``asyncio.to_thread``)
-behind the same interface. The docstrings are the sync methods' (copied at import).
+This module (:class:`AsyncQueue`, :func:`connect_async`) is the source; ``queue.py``
+(:class:`~skiplock.Queue`, :func:`skiplock.connect`) is generated from it by
+``scripts/async_to_sync``, so the two queues have one text: the same methods, signatures
+and docstrings. Every method runs as one short transaction of its own on a pooled
+connection, committed before it returns; or, given ``conn=``, inside the caller's open
+transaction on the caller's own driver connection, which the caller commits (see
+``transaction()``). Each method is one line over :mod:`skiplock._core.calls` (the checks
+and the dialect operations), its keywords checked into one frozen object of
+:mod:`skiplock._core.arguments`, run by the session it inherits
+(:mod:`skiplock._shell.session_async`).
+
+The asyncio queue drives an asynchronous driver: psycopg 3's ``AsyncConnection``
+(PostgreSQL) and ``mysql.connector.aio`` (MySQL, MariaDB) for skiplock's own connections;
+SQL Server has no asyncio driver here, so pymssql's calls run in a thread
+(``asyncio.to_thread``) behind the same interface.
+
+May import: :mod:`skiplock._core`, :mod:`skiplock._shell`, :mod:`skiplock.drivers`,
+:mod:`skiplock.dialects`, :mod:`skiplock.job` (and, asyncio only, the sync queue).
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._core import calls
+from ._core.arguments import ClaimOptions, EnqueueOptions, ListOptions
+from ._core.calls import backoff
 from ._shell.session_async import AsyncSession
+from ._shell.settings import DEFAULT_TABLE, QueueKeywords, QueueSettings
 from ._shell.transaction_async import AsyncTransaction
 from .dialects import ServerInfo
 from .drivers.aio import AsyncAdapter
 from .drivers.aio_adapt import adapt_async
 from .job import Job, Stats
-from .queue import DEFAULT_TABLE, Queue
 
-__all__ = ["AsyncQueue", "AsyncTransaction", "connect_async"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+if True:  # ASYNC
+    import asyncio
+
+    from .queue import Queue
+
+__all__ = ["DEFAULT_TABLE", "AsyncQueue", "AsyncTransaction", "backoff", "connect_async"]
 
 
-def connect_async(
-    url: str | None = None,
-    *,
-    table: str = DEFAULT_TABLE,
-    max_size: int | None = None,
-    max_idle: int | None = None,
-    pool_timeout: float = 30.0,
-    max_lifetime: float = 3600.0,
-    max_idle_time: float = 600.0,
-    queue_limits: Mapping[str, int] | None = None,
-) -> AsyncQueue:
-    """An :class:`AsyncQueue` on *url* (default ``$SKIPLOCK_URL``) and *table*, with the
-    pool settings of :func:`skiplock.connect` (the same bound, wait, recycling and errors);
-    as there, no connection is opened yet. ``async with skiplock.connect_async(url) as q:``
-    closes it at the end."""
-    return AsyncQueue(
-        url,
-        table=table,
-        max_size=max_size,
-        max_idle=max_idle,
-        pool_timeout=pool_timeout,
-        max_lifetime=max_lifetime,
-        max_idle_time=max_idle_time,
-        queue_limits=queue_limits,
-    )
+def connect_async(url: str | None = None, **settings: Unpack[QueueKeywords]) -> AsyncQueue:
+    """A queue on *url* (default ``$SKIPLOCK_URL``) and *table* (default
+    ``skiplock_jobs``): :func:`skiplock.connect` makes a :class:`~skiplock.Queue`,
+    :func:`skiplock.connect_async` an :class:`~skiplock.AsyncQueue`. ``with`` (``async
+    with``) closes it at the end.
+
+    Its pool holds at most ``max_size`` connections (default 10, or ``max_idle`` if that
+    is larger), keeps up to ``max_idle`` of them idle (default: all), makes a caller wait
+    up to ``pool_timeout`` seconds (default 30) for a free one (then
+    :class:`~skiplock.PoolTimeout`), and closes a connection older than ``max_lifetime``
+    (default 3600) or unused for ``max_idle_time`` (default 600) seconds. ``queue_limits``
+    (queue name → N) caps how many jobs of that queue hold a live lease at once, across
+    every worker that claims through a queue object given the same limits. No connection
+    is opened yet; a bad URL, unknown scheme, unsafe table name, pool setting or limit
+    raises :class:`~skiplock.ConfigurationError` here, a missing driver at the first use.
+    """
+    return AsyncQueue(url, **settings)
 
 
 class AsyncQueue(AsyncSession):
-    """A job queue in one table of one database, for asyncio code. Safe to share between
-    the tasks of one event loop (not between loops: its connections belong to one)."""
+    """A job queue in one table of one database (see :func:`skiplock.connect`). A
+    :class:`~skiplock.Queue` is thread-safe; an :class:`~skiplock.AsyncQueue` is safe to
+    share between the tasks of one event loop (not between loops: its connections belong
+    to one)."""
 
-    def __init__(
-        self,
-        url: str | None = None,
-        *,
-        table: str = DEFAULT_TABLE,
-        max_size: int | None = None,
-        max_idle: int | None = None,
-        pool_timeout: float = 30.0,
-        max_lifetime: float = 3600.0,
-        max_idle_time: float = 600.0,
-        queue_limits: Mapping[str, int] | None = None,
-    ):
-        self._url_text = url
-        self._setup(
-            url, table, queue_limits, max_size, max_idle, pool_timeout, max_lifetime, max_idle_time
-        )
+    def __init__(self, url: str | None = None, **settings: Unpack[QueueKeywords]) -> None:
+        self._setup(QueueSettings.check(url, **settings))
+
+    @classmethod
+    def _of(cls, settings: QueueSettings) -> AsyncQueue:
+        """A new queue with the *settings* of another (checked already)."""
+        queue = cls.__new__(cls)
+        queue._setup(settings)
+        return queue
 
     def __repr__(self) -> str:
-        return f"<skiplock.AsyncQueue {self.url.masked()} table={self.table}>"
+        return f"<skiplock.{AsyncQueue.__name__} {self.url.masked()} table={self.table}>"
 
-    def sync_queue(self) -> Queue:
-        """A new sync :class:`~skiplock.Queue` on the same URL, table and pool settings
-        (what :class:`~skiplock.AsyncWorker` uses for its own I/O). The caller closes it."""
-        return Queue(self._url_text, **_settings_of(self))
+    if True:  # ASYNC
 
-    # -- connections (the machinery: skiplock._shell.session_async) -------------------------------
+        def sync_queue(self) -> Queue:
+            """A new sync :class:`~skiplock.Queue` on the same URL, table and pool settings
+            (what :class:`~skiplock.AsyncWorker` uses for its own I/O). The caller closes
+            it."""
+            return Queue._of(self.settings)
+
+    else:
+
+        def connection(self) -> Any:
+            """A new driver connection configured like the queue's own (autocommit off,
+            READ COMMITTED), outside the pool and its bound, with no idle-transaction
+            limit. The caller owns and closes it."""
+            return self._connect().connection
+
+    # -- connections (the machinery: the session this queue inherits) --------------------
 
     async def close(self) -> None:
         """Close the pooled connections (those in use as they come back). The queue cannot
@@ -97,33 +116,57 @@ class AsyncQueue(AsyncSession):
         await self.close()
 
     async def adapt(self, conn: Any) -> AsyncAdapter:
-        """The async driver adapter for a caller's *conn* (see
-        :mod:`skiplock.drivers.aio_adapt`); ``ConfigurationError`` before anything is sent
-        for an object skiplock cannot use here or a connection to another database."""
+        """The driver adapter for a caller's *conn* (see :mod:`skiplock.drivers`; for an
+        AsyncQueue, an asyncio connection: :mod:`skiplock.drivers.aio_adapt`).
+
+        Raises :class:`~skiplock.ConfigurationError`, before anything is sent, for an
+        object skiplock cannot use or a connection to another kind of database.
+        """
         d = self.dialect
-        return await adapt_async(conn, d.name, self.url.flavor, d.async_in_thread)
+        if True:  # ASYNC
+            return await adapt_async(conn, d.name, self.url.flavor, d.async_in_thread)
+        else:
+            return adapt_async(conn, d.name, self.url.flavor)
 
     async def ping(self) -> ServerInfo:
+        """Reach the server; return what it is. Raises ``UnsupportedServer`` if it is too old
+        for skiplock, ``BackendError`` if it does not answer."""
         return await self._call(calls.ping(self))
 
-    # -- the queue's methods: one line each over skiplock._core.calls -------------------------
+    # -- schema ---------------------------------------------------------------------------
 
     async def install(self) -> None:
+        """Create the jobs table, or bring it to the current schema version: the same as
+        :meth:`migrate`. Idempotent."""
         await self.migrate()
 
     async def migrate(self, *, to: int | None = None) -> list[int]:
-        # The migration runs its DDL steps under an advisory lock on a connection of its
-        # own: the sync code, in a thread, on the sync driver (one path to keep right).
-        with self.sync_queue() as q:
-            applied = await asyncio.to_thread(q.migrate, to=to)
+        """Bring the table from any earlier schema version to *to* (default: the current
+        one); return the versions applied (empty when it was current). Online: see
+        docs/migrations.md for what each step locks. Concurrent calls are serialised by an
+        advisory lock; workers may keep running. Raises ``ConfigurationError`` for a
+        schema newer than this skiplock knows."""
+        if True:  # ASYNC
+            # The migration runs its DDL steps under an advisory lock on a connection of
+            # its own: the sync code, in a thread, on the sync driver (one path to keep
+            # right).
+            with self.sync_queue() as q:
+                applied = await asyncio.to_thread(q.migrate, to=to)
+        else:
+            applied = self.schema.migrate(self.connection, to)
         self._schema_ok = False  # checked again at the next use
         return applied
 
     async def schema_version(self) -> int:
+        """The table's schema version: 0 if the table does not exist."""
         return await self._call(calls.schema_version(self))
 
     async def uninstall(self) -> None:
+        """Drop the jobs table, its version table and what belongs to them (PostgreSQL: the
+        trigger and its function). Every job is lost. Idempotent."""
         return await self._call(calls.uninstall(self))
+
+    # -- enqueue --------------------------------------------------------------------------
 
     async def enqueue(
         self,
@@ -139,18 +182,33 @@ class AsyncQueue(AsyncSession):
         key_concurrency: int | None = None,
         conn: Any = None,
     ) -> int:
+        """Add one job; return its id.
+
+        Lower ``priority`` runs first. ``run_at`` (aware datetime) or ``delay`` (seconds on
+        the database's clock) defer it. With ``dedupe_key``, while a job with that key is
+        pending or running its id is returned and nothing is added. With ``conn``, the job
+        is written in the caller's open transaction and exists only if that commits.
+
+        With ``key``, jobs of that key start in the order they were enqueued, one at a
+        time (docs/worker.md, "Per-key order"): the next is claimable only once the
+        previous is done, failed or cancelled. With ``key_concurrency=N`` as well, this job
+        starts once every earlier job of its key has started and fewer than N jobs of its
+        key run. Enqueues of one key wait for each other's transactions.
+        """
         return await self._call(
             calls.enqueue(
                 self.dialect,
                 payload,
-                queue,
-                priority,
-                run_at,
-                delay,
-                max_attempts,
-                dedupe_key,
-                key,
-                key_concurrency,
+                EnqueueOptions.check(
+                    queue=queue,
+                    priority=priority,
+                    run_at=run_at,
+                    delay=delay,
+                    max_attempts=max_attempts,
+                    dedupe_key=dedupe_key,
+                    key=key,
+                    key_concurrency=key_concurrency,
+                ),
                 conn,
             )
         )
@@ -168,20 +226,27 @@ class AsyncQueue(AsyncSession):
         key_concurrency: int | None = None,
         conn: Any = None,
     ) -> list[int]:
+        """Add many jobs with the same options in one statement; return their ids in order.
+        With ``key``, all of them share it and start in the order given, one at a time
+        (or up to ``key_concurrency`` at once)."""
         return await self._call(
             calls.enqueue_many(
                 self.dialect,
                 payloads,
-                queue,
-                priority,
-                run_at,
-                delay,
-                max_attempts,
-                key,
-                key_concurrency,
+                EnqueueOptions.check(
+                    queue=queue,
+                    priority=priority,
+                    run_at=run_at,
+                    delay=delay,
+                    max_attempts=max_attempts,
+                    key=key,
+                    key_concurrency=key_concurrency,
+                ),
                 conn,
             )
         )
+
+    # -- claim and the fenced writes ------------------------------------------------------
 
     async def claim(
         self,
@@ -191,19 +256,44 @@ class AsyncQueue(AsyncSession):
         lease: float = 30.0,
         conn: Any = None,
     ) -> list[Job]:
+        """Take up to *limit* claimable jobs for *lease* seconds, lowest priority first.
+
+        Claimable: pending with ``run_at`` reached, or running with an expired lease (its
+        worker is presumed dead). Each claim adds one to ``attempt``. Rows locked by other
+        claims are skipped, never waited for. A job with an expired lease and no attempts
+        left ends ``failed`` instead of being returned, and so does a job whose stored
+        payload cannot be decoded (``last_error`` says why; the batch's other jobs are
+        returned). A queue of ``queue_limits`` gives at most its limit less its jobs holding
+        a live lease, and nothing while another claim of it is under way (never waited for).
+        """
         return await self._call(
-            calls.claim(self.dialect, queues, limit, lease, self.queue_limits, conn)
+            calls.claim(
+                self.dialect,
+                ClaimOptions.check(queues=queues, limit=limit, lease=lease),
+                self.queue_limits,
+                conn,
+            )
         )
 
     async def heartbeat(self, job: Job, *, lease: float | None = None, conn: Any = None) -> None:
+        """Move the lease's end to now + *lease* seconds (default: 30 s or the claim's).
+
+        Sets ``job.cancel_requested`` when :meth:`cancel` asked the job to stop. Raises
+        :class:`~skiplock.LeaseLost` when the job is no longer ours.
+        """
         return await self._call(calls.heartbeat(self.dialect, job, lease, conn))
 
     async def complete(self, job: Job, *, result: Any = None, conn: Any = None) -> None:
+        """Mark the job done, storing *result* (JSON). Fenced: raises
+        :class:`~skiplock.LeaseLost` and changes nothing if the job is no longer ours."""
         return await self._call(calls.complete(self.dialect, job, result, conn))
 
     async def complete_many(
         self, items: Iterable[Job | tuple[Job, Any]], *, conn: Any = None
     ) -> list[Job]:
+        """Complete many jobs in one fenced statement; each row is checked against its own
+        ``attempt``. Items are jobs or ``(job, result)`` pairs. Returns the jobs that were
+        no longer held (lost); the others are done."""
         return await self._call(calls.complete_many(self.dialect, items, conn))
 
     async def fail(
@@ -215,20 +305,45 @@ class AsyncQueue(AsyncSession):
         final: bool = False,
         conn: Any = None,
     ) -> str:
+        """Record a failed attempt. With attempts left (and not *final*) the job is pending
+        again after *retry_in* seconds (default :func:`backoff`); otherwise it ends
+        ``failed``. Returns the new status. Fenced: raises :class:`~skiplock.LeaseLost` if
+        no longer ours."""
         return await self._call(calls.fail(self.dialect, job, error, retry_in, final, conn))
 
     async def release(self, job: Job, *, conn: Any = None) -> None:
+        """Give the job back now, e.g. at shutdown. Fenced. The attempt it used is kept
+        (the fencing token never goes back) and ``max_attempts`` grows by one, so a
+        release is not counted as one of the job's attempts: neither a later failure nor
+        a lease that ends ends it ``failed`` sooner."""
         return await self._call(calls.release(self.dialect, job, conn))
 
     async def cancel(self, job_id: int, *, conn: Any = None) -> str | None:
+        """Cancel a job; return its status afterwards, or None if there is no such job.
+
+        Pending or scheduled: it becomes ``cancelled`` at once and is never claimed.
+        Running: a cancel request is recorded and ``"running"`` returned; its worker sees
+        ``job.cancel_requested`` at its next heartbeat (on PostgreSQL at once: this
+        transaction notifies the workers' listeners when it commits), an
+        :class:`~skiplock.AsyncWorker` cancels an ``async def`` handler's task, and the
+        job ends ``cancelled`` if the handler raises (:class:`~skiplock.Cancelled` from
+        ``job.raise_if_cancelled()``, or any error but Discard); a handler that returns
+        anyway completes it. Finished: nothing changes, and its status (``done``,
+        ``failed``, ``cancelled``) is returned. One transaction."""
         return await self._call(calls.cancel(self.dialect, job_id, conn))
 
     async def mark_cancelled(
         self, job: Job, *, reason: object = "cancelled", conn: Any = None
     ) -> None:
+        """End a claimed job ``cancelled`` (its handler stopped on a cancel request),
+        with *reason* as its ``last_error``. Fenced: raises
+        :class:`~skiplock.LeaseLost` and changes nothing if the job is no longer ours."""
         return await self._call(calls.mark_cancelled(self.dialect, job, reason, conn))
 
+    # -- reading --------------------------------------------------------------------------
+
     async def get(self, job_id: int, *, conn: Any = None) -> Job | None:
+        """The job's record, or None if there is no such job."""
         return await self._call(calls.get(self.dialect, job_id, conn))
 
     async def list_jobs(
@@ -240,35 +355,28 @@ class AsyncQueue(AsyncSession):
         before_id: int | None = None,
         conn: Any = None,
     ) -> list[Job]:
+        """Up to *limit* (1 to 1000) jobs, newest (highest id) first, with every field.
+
+        *status* (one state or several) and *queue* narrow the list (None: all). For the
+        next page pass the last job's id as *before_id*: pages never repeat or skip a job,
+        whatever is enqueued meanwhile. Reads only: nothing is locked beyond the statement.
+        """
         return await self._call(
-            calls.list_jobs(self.dialect, status, queue, limit, before_id, conn)
+            calls.list_jobs(
+                self.dialect,
+                ListOptions.check(status=status, queue=queue, limit=limit, before_id=before_id),
+                conn,
+            )
         )
 
     async def stats(self, queues: Sequence[str] | str | None = None, *, conn: Any = None) -> Stats:
+        """Counts by state for *queues* (default: all queues)."""
         return await self._call(calls.stats(self.dialect, queues, conn))
 
 
-for _name, _method in list(vars(AsyncQueue).items()):
-    _sync = getattr(Queue, _name, None)
-    if callable(_method) and _sync is not None and _sync.__doc__ and not _method.__doc__:
-        _method.__doc__ = _sync.__doc__
+if True:  # ASYNC
 
-
-def _settings_of(q: Queue | AsyncQueue) -> dict[str, Any]:
-    """The table, pool settings and queue limits of *q*, as both constructors take them."""
-    s = q.pool_settings
-    return {
-        "table": str(q.table),
-        "max_size": s.max_size,
-        "max_idle": s.max_idle,
-        "pool_timeout": s.timeout,
-        "max_lifetime": s.max_lifetime,
-        "max_idle_time": s.max_idle_time,
-        "queue_limits": q.queue_limits,
-    }
-
-
-def twin(queue: Queue) -> AsyncQueue:
-    """A new :class:`AsyncQueue` on *queue*'s URL, table and settings (the reverse of
-    :meth:`AsyncQueue.sync_queue`); the caller closes it."""
-    return AsyncQueue(queue._url_text, **_settings_of(queue))
+    def twin(queue: Queue) -> AsyncQueue:
+        """A new :class:`AsyncQueue` on *queue*'s URL, table and settings (the reverse of
+        :meth:`AsyncQueue.sync_queue`); the caller closes it."""
+        return AsyncQueue._of(queue.settings)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
-from ._core.calls import MAX_KEY_CONCURRENCY
+from ._core.arguments import MAX_KEY_CONCURRENCY
 from ._core.checks import integer, seconds
 from ._core.checks import queue_limits as queue_limits_checked
 from ._worker.aio import is_async_handler

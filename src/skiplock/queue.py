@@ -1,105 +1,95 @@
+# Generated from src/skiplock/aio_queue.py by scripts/async_to_sync; do not edit.
+# Edit the source and run scripts/async_to_sync (tests/test_generated.py checks).
 """The queue: enqueue, claim, and the fenced writes that follow a claim.
 
-Every method runs as one short transaction of its own on a pooled connection, committed
-before it returns; or, given ``conn=``, inside the caller's open transaction on the
-caller's own driver connection, which the caller commits (see :meth:`Queue.transaction`).
-Each method is one line over :mod:`skiplock._core.calls`, the core that
-:class:`~skiplock.AsyncQueue` shares.
+This module (:class:`AsyncQueue`, :func:`connect_async`) is the source; ``queue.py``
+(:class:`~skiplock.Queue`, :func:`skiplock.connect`) is generated from it by
+``scripts/async_to_sync``, so the two queues have one text: the same methods, signatures
+and docstrings. Every method runs as one short transaction of its own on a pooled
+connection, committed before it returns; or, given ``conn=``, inside the caller's open
+transaction on the caller's own driver connection, which the caller commits (see
+``transaction()``). Each method is one line over :mod:`skiplock._core.calls` (the checks
+and the dialect operations), its keywords checked into one frozen object of
+:mod:`skiplock._core.arguments`, run by the session it inherits
+(:mod:`skiplock._shell.session_async`).
+
+The asyncio queue drives an asynchronous driver: psycopg 3's ``AsyncConnection``
+(PostgreSQL) and ``mysql.connector.aio`` (MySQL, MariaDB) for skiplock's own connections;
+SQL Server has no asyncio driver here, so pymssql's calls run in a thread
+(``asyncio.to_thread``) behind the same interface.
+
+May import: :mod:`skiplock._core`, :mod:`skiplock._shell`, :mod:`skiplock.drivers`,
+:mod:`skiplock.dialects`, :mod:`skiplock.job` (and, asyncio only, the sync queue).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._core import calls
+from ._core.arguments import ClaimOptions, EnqueueOptions, ListOptions
 from ._core.calls import backoff
-from ._core.checks import dumps as _dumps
-from ._core.checks import error_text as _error_text
-from ._core.checks import integer as _int
-from ._core.checks import milliseconds as _ms
-from ._core.checks import queue_names as _queues
-from ._core.checks import seconds as _seconds
-from ._core.checks import text as _text
 from ._shell.session import Session
+from ._shell.settings import DEFAULT_TABLE, QueueKeywords, QueueSettings
 from ._shell.transaction import Transaction
 from .dialects import ServerInfo
 from .drivers import Adapter, adapt
 from .job import Job, Stats
 
-__all__ = ["Queue", "Transaction", "backoff", "connect"]
-# the checks other modules (worker, admin) import from here
-_CHECKS = (_dumps, _error_text, _int, _ms, _queues, _seconds, _text)
-
-DEFAULT_TABLE = "skiplock_jobs"
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 
-def connect(
-    url: str | None = None,
-    *,
-    table: str = DEFAULT_TABLE,
-    max_size: int | None = None,
-    max_idle: int | None = None,
-    pool_timeout: float = 30.0,
-    max_lifetime: float = 3600.0,
-    max_idle_time: float = 600.0,
-    queue_limits: Mapping[str, int] | None = None,
-) -> Queue:
-    """A :class:`Queue` on *url* (default ``$SKIPLOCK_URL``) and *table*.
+__all__ = ["DEFAULT_TABLE", "Queue", "Transaction", "backoff", "connect"]
+
+
+def connect(url: str | None = None, **settings: Unpack[QueueKeywords]) -> Queue:
+    """A queue on *url* (default ``$SKIPLOCK_URL``) and *table* (default
+    ``skiplock_jobs``): :func:`skiplock.connect` makes a :class:`~skiplock.Queue`,
+    :func:`skiplock.connect_async` an :class:`~skiplock.AsyncQueue`. ``with`` (``async
+    with``) closes it at the end.
 
     Its pool holds at most ``max_size`` connections (default 10, or ``max_idle`` if that
     is larger), keeps up to ``max_idle`` of them idle (default: all), makes a caller wait
-    up to ``pool_timeout`` seconds for a free one (then :class:`~skiplock.PoolTimeout`),
-    and closes a connection older than ``max_lifetime`` or unused for ``max_idle_time``
-    seconds. ``queue_limits`` (queue name → N) caps how many jobs of that queue hold a
-    live lease at once, across every worker that claims through a queue object given the
-    same limits. No connection is opened yet; a bad URL, unknown scheme, unsafe table
-    name, pool setting or limit raises :class:`~skiplock.ConfigurationError` here, a
-    missing driver at the first use.
+    up to ``pool_timeout`` seconds (default 30) for a free one (then
+    :class:`~skiplock.PoolTimeout`), and closes a connection older than ``max_lifetime``
+    (default 3600) or unused for ``max_idle_time`` (default 600) seconds. ``queue_limits``
+    (queue name → N) caps how many jobs of that queue hold a live lease at once, across
+    every worker that claims through a queue object given the same limits. No connection
+    is opened yet; a bad URL, unknown scheme, unsafe table name, pool setting or limit
+    raises :class:`~skiplock.ConfigurationError` here, a missing driver at the first use.
     """
-    return Queue(
-        url,
-        table=table,
-        max_size=max_size,
-        max_idle=max_idle,
-        pool_timeout=pool_timeout,
-        max_lifetime=max_lifetime,
-        max_idle_time=max_idle_time,
-        queue_limits=queue_limits,
-    )
+    return Queue(url, **settings)
 
 
 class Queue(Session):
-    """A job queue in one table of one database. Thread-safe; see :func:`connect`."""
+    """A job queue in one table of one database (see :func:`skiplock.connect`). A
+    :class:`~skiplock.Queue` is thread-safe; an :class:`~skiplock.AsyncQueue` is safe to
+    share between the tasks of one event loop (not between loops: its connections belong
+    to one)."""
 
-    def __init__(
-        self,
-        url: str | None = None,
-        *,
-        table: str = DEFAULT_TABLE,
-        max_size: int | None = None,
-        max_idle: int | None = None,
-        pool_timeout: float = 30.0,
-        max_lifetime: float = 3600.0,
-        max_idle_time: float = 600.0,
-        queue_limits: Mapping[str, int] | None = None,
-    ):
-        self._url_text = url  # for an AsyncQueue on the same URL (skiplock.aio_queue.twin)
-        self._setup(
-            url, table, queue_limits, max_size, max_idle, pool_timeout, max_lifetime, max_idle_time
-        )
+    def __init__(self, url: str | None = None, **settings: Unpack[QueueKeywords]) -> None:
+        self._setup(QueueSettings.check(url, **settings))
+
+    @classmethod
+    def _of(cls, settings: QueueSettings) -> Queue:
+        """A new queue with the *settings* of another (checked already)."""
+        queue = cls.__new__(cls)
+        queue._setup(settings)
+        return queue
 
     def __repr__(self) -> str:
-        return f"<skiplock.Queue {self.url.masked()} table={self.table}>"
-
-    # -- connections (the machinery: skiplock._shell.session, generated) ------------------------
+        return f"<skiplock.{Queue.__name__} {self.url.masked()} table={self.table}>"
 
     def connection(self) -> Any:
-        """A new driver connection configured like the queue's own (autocommit off, READ
-        COMMITTED), outside the pool and its bound, with no idle-transaction limit. The
-        caller owns and closes it."""
+        """A new driver connection configured like the queue's own (autocommit off,
+        READ COMMITTED), outside the pool and its bound, with no idle-transaction
+        limit. The caller owns and closes it."""
         return self._connect().connection
+
+    # -- connections (the machinery: the session this queue inherits) --------------------
 
     def close(self) -> None:
         """Close the pooled connections (those in use as they come back). The queue cannot
@@ -113,12 +103,14 @@ class Queue(Session):
         self.close()
 
     def adapt(self, conn: Any) -> Adapter:
-        """The driver adapter for a caller's *conn* (see :mod:`skiplock.drivers`).
+        """The driver adapter for a caller's *conn* (see :mod:`skiplock.drivers`; for an
+        AsyncQueue, an asyncio connection: :mod:`skiplock.drivers.aio_adapt`).
 
         Raises :class:`~skiplock.ConfigurationError`, before anything is sent, for an
         object skiplock cannot use or a connection to another kind of database.
         """
-        return adapt(conn, self.dialect.name, self.url.flavor)
+        d = self.dialect
+        return adapt(conn, d.name, self.url.flavor)
 
     def ping(self) -> ServerInfo:
         """Reach the server; return what it is. Raises ``UnsupportedServer`` if it is too old
@@ -184,14 +176,16 @@ class Queue(Session):
             calls.enqueue(
                 self.dialect,
                 payload,
-                queue,
-                priority,
-                run_at,
-                delay,
-                max_attempts,
-                dedupe_key,
-                key,
-                key_concurrency,
+                EnqueueOptions.check(
+                    queue=queue,
+                    priority=priority,
+                    run_at=run_at,
+                    delay=delay,
+                    max_attempts=max_attempts,
+                    dedupe_key=dedupe_key,
+                    key=key,
+                    key_concurrency=key_concurrency,
+                ),
                 conn,
             )
         )
@@ -216,13 +210,15 @@ class Queue(Session):
             calls.enqueue_many(
                 self.dialect,
                 payloads,
-                queue,
-                priority,
-                run_at,
-                delay,
-                max_attempts,
-                key,
-                key_concurrency,
+                EnqueueOptions.check(
+                    queue=queue,
+                    priority=priority,
+                    run_at=run_at,
+                    delay=delay,
+                    max_attempts=max_attempts,
+                    key=key,
+                    key_concurrency=key_concurrency,
+                ),
                 conn,
             )
         )
@@ -247,7 +243,14 @@ class Queue(Session):
         returned). A queue of ``queue_limits`` gives at most its limit less its jobs holding
         a live lease, and nothing while another claim of it is under way (never waited for).
         """
-        return self._call(calls.claim(self.dialect, queues, limit, lease, self.queue_limits, conn))
+        return self._call(
+            calls.claim(
+                self.dialect,
+                ClaimOptions.check(queues=queues, limit=limit, lease=lease),
+                self.queue_limits,
+                conn,
+            )
+        )
 
     def heartbeat(self, job: Job, *, lease: float | None = None, conn: Any = None) -> None:
         """Move the lease's end to now + *lease* seconds (default: 30 s or the claim's).
@@ -333,7 +336,13 @@ class Queue(Session):
         next page pass the last job's id as *before_id*: pages never repeat or skip a job,
         whatever is enqueued meanwhile. Reads only: nothing is locked beyond the statement.
         """
-        return self._call(calls.list_jobs(self.dialect, status, queue, limit, before_id, conn))
+        return self._call(
+            calls.list_jobs(
+                self.dialect,
+                ListOptions.check(status=status, queue=queue, limit=limit, before_id=before_id),
+                conn,
+            )
+        )
 
     def stats(self, queues: Sequence[str] | str | None = None, *, conn: Any = None) -> Stats:
         """Counts by state for *queues* (default: all queues)."""

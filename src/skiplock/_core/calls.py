@@ -4,10 +4,11 @@ Each public method of both queues is one line: it hands its arguments to the bui
 the same name here and runs the :class:`Call` it gets back, the sync queue with
 ``run_sync``, the async one with ``run_async`` (tests/test_async_parity.py checks the
 names, the signatures and the one line). A builder checks every argument (so bad input
-raises the same error, before any I/O, from both queues), names what is being done (for
-error messages) and builds the dialect operation; ``finish`` turns the operation's
-value into the method's, after the transaction committed (so a job is marked done only
-once its completion is durable).
+raises the same error, before any I/O, from both queues; the keywords of enqueue, claim
+and list_jobs come checked already, as one frozen object of :mod:`.arguments`), names
+what is being done (for error messages) and builds the dialect operation; ``finish``
+turns the operation's value into the method's, after the transaction committed (so a job
+is marked done only once its completion is durable).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from typing import Any, Generic, TypeVar
 
 from ..dialects import Dialect, ServerInfo
 from ..errors import ConfigurationError, PayloadError
-from ..job import STATUSES, Job, Stats, utc
-from .checks import dumps, error_text, integer, milliseconds, queue_names, run_at_or_delay, text
+from ..job import Job, Stats, utc
+from .arguments import ClaimOptions, EnqueueOptions, ListOptions
+from .checks import dumps, error_text, integer, milliseconds, queue_names
 from .ops import ROWCOUNT, Op
 
 __all__ = ["Call", "backoff"]
@@ -31,8 +33,6 @@ __all__ = ["Call", "backoff"]
 log = logging.getLogger("skiplock")
 T = TypeVar("T")
 R = TypeVar("R")
-#: the largest ``key_concurrency`` (a claim counts a key's running jobs for each of its rows)
-MAX_KEY_CONCURRENCY = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,39 +81,6 @@ def nothing() -> Op[None]:
     yield
 
 
-def enqueue_params(
-    queue: str,
-    priority: int,
-    run_at: object,
-    delay: object,
-    max_attempts: int,
-    key: object = None,
-    key_concurrency: object = None,
-) -> dict[str, Any]:
-    when, delay_ms = run_at_or_delay(run_at, delay)
-    return {
-        "queue": text(queue, "queue"),
-        "priority": integer(priority, "priority", -(2**31)),
-        "max_attempts": integer(max_attempts, "max_attempts", 1),
-        "run_at": when,
-        "delay_ms": delay_ms,
-        "order_key": None if key is None else text(key, "key"),
-        "key_limit": key_limit(key, key_concurrency),
-    }
-
-
-def key_limit(key: object, key_concurrency: object) -> int | None:
-    """The stored N of ``key_concurrency`` (None: 1, strict order, as older releases wrote
-    it); :class:`ConfigurationError` for an N that is not 1 to 10,000, or one without a
-    key (it would limit nothing)."""
-    if key_concurrency is None:
-        return None
-    n = integer(key_concurrency, "key_concurrency", 1, MAX_KEY_CONCURRENCY)
-    if key is None:
-        raise ConfigurationError("key_concurrency limits the jobs of one key: pass key=... with it")
-    return None if n == 1 else n
-
-
 def schema_version(q: Any, conn: Any = None) -> Call[int, int]:
     """The table's schema version (0: no table); not itself checked."""
     return Call("reading the schema version", conn, lambda _: q.schema.version(), _same, False)
@@ -130,41 +97,20 @@ def uninstall(q: Any) -> Call[Any, None]:
     return Call(doing, None, lambda _: d.statements_op("uninstall"), finish, False)
 
 
-def enqueue(
-    d: Dialect,
-    payload: Any,
-    queue: str,
-    priority: int,
-    run_at: Any,
-    delay: Any,
-    max_attempts: int,
-    dedupe_key: str | None,
-    key: str | None,
-    key_concurrency: int | None,
-    conn: Any,
-) -> Call[int, int]:
-    params = enqueue_params(queue, priority, run_at, delay, max_attempts, key, key_concurrency)
+def enqueue(d: Dialect, payload: Any, options: EnqueueOptions, conn: Any) -> Call[int, int]:
+    params = options.params()
     params["payload"] = dumps(payload, "payload")
     params["idempotency_key"] = str(uuid.uuid4())
-    if dedupe_key is None:
+    if options.dedupe_key is None:
         return Call("enqueueing", conn, lambda _: d.insert(params), _same)
-    params["dedupe_key"] = text(dedupe_key, "dedupe_key")
+    params["dedupe_key"] = options.dedupe_key
     return Call("enqueueing", conn, lambda _: d.insert_dedupe(params), _same)
 
 
 def enqueue_many(
-    d: Dialect,
-    payloads: Iterable[Any],
-    queue: str,
-    priority: int,
-    run_at: Any,
-    delay: Any,
-    max_attempts: int,
-    key: str | None,
-    key_concurrency: int | None,
-    conn: Any,
+    d: Dialect, payloads: Iterable[Any], options: EnqueueOptions, conn: Any
 ) -> Call[list[int], list[int]]:
-    common = enqueue_params(queue, priority, run_at, delay, max_attempts, key, key_concurrency)
+    common = options.params()
     texts = [dumps(p, "payload") for p in payloads]
     if not texts:
         return Call("enqueueing", None, None, lambda _: [])
@@ -173,16 +119,14 @@ def enqueue_many(
 
 
 def claim(
-    d: Dialect, queues: Any, limit: int, lease: float, limits: dict[str, int], conn: Any
+    d: Dialect, options: ClaimOptions, limits: dict[str, int], conn: Any
 ) -> Call[Any, list[Job]]:
-    names = queue_names(queues)
-    n = integer(limit, "limit", 1, 10_000)
-    lease_ms = milliseconds(lease, "lease", low=0.001)
+    names, n, lease_ms = options.queues, options.limit, options.lease_ms
     return Call("claiming", conn, lambda _: _claim(d, names, n, lease_ms, limits), _same)
 
 
 def _claim(
-    d: Dialect, names: list[str], n: int, lease_ms: int, limits: dict[str, int]
+    d: Dialect, names: Sequence[str], n: int, lease_ms: int, limits: dict[str, int]
 ) -> Op[list[Job]]:
     """The dialect's claim, then the jobs built from its rows (an operation)."""
     # A limited queue is claimed on its own, under its lock (see claim_capped); the
@@ -329,33 +273,8 @@ def mark_cancelled(d: Dialect, job: Job, reason: object, conn: Any) -> Call[None
     return _fenced(d, job, "cancelled", extra, "cancelling", conn, finish)
 
 
-def list_jobs(
-    d: Dialect,
-    status: Sequence[str] | str | None,
-    queue: str | None,
-    limit: int,
-    before_id: int | None,
-    conn: Any,
-) -> Call[Any, list[Job]]:
-    statuses = [status] if isinstance(status, str) else status
-    if statuses is not None and (
-        not isinstance(statuses, Sequence)
-        or not statuses
-        or any(s not in STATUSES for s in statuses)
-    ):
-        raise ConfigurationError(
-            f"status must be one or more of {', '.join(STATUSES)}, not {status!r:.80}"
-        )
-    params = {
-        "all_statuses": status is None,
-        "statuses": list(dict.fromkeys(statuses or [""])),
-        "all_queues": queue is None,
-        "queue": "" if queue is None else text(queue, "queue"),
-        "limit": integer(limit, "limit", 1, 1000),
-        "before_id": 2**63 - 1
-        if before_id is None
-        else integer(before_id, "before_id", 1, 2**63 - 1),
-    }
+def list_jobs(d: Dialect, options: ListOptions, conn: Any) -> Call[Any, list[Job]]:
+    params = options.params()
 
     def finish(rows: Any) -> list[Job]:
         return [Job.from_row(r) for r in rows]

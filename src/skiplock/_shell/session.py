@@ -15,16 +15,15 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._core import calls
-from .._core.checks import queue_limits as checked_queue_limits
 from .._core.ops import NOTHING, Op, Statement, StatementError
 from .._core.schema import Schema
 from .._core.sql import TableName
-from .._core.url import DatabaseURL, parse_url
+from .._core.url import DatabaseURL
 from ..dialects import Dialect, ServerInfo, get_dialect
 from ..drivers import Adapter
 from ..errors import BackendError
@@ -32,6 +31,7 @@ from .acompat import sleep
 from .pool import Pool
 from .pool_state import PoolSettings, PoolStats
 from .run import run_sync, run_theirs
+from .settings import QueueSettings
 from .transaction import Transaction
 
 if TYPE_CHECKING:
@@ -49,27 +49,22 @@ _RETRIES = 5
 class Session:
     """The connections of one queue and the transactions run on them (see the module)."""
 
-    def _setup(
-        self,
-        url: str | None,
-        table: str,
-        queue_limits: Mapping[str, int] | None,
-        *pool: object,
-    ) -> None:
-        """The queue's settings, checked (``ConfigurationError``), and its pool; no
-        connection is opened. *pool*: ``max_size, max_idle, pool_timeout, max_lifetime,
-        max_idle_time`` as the queue's constructor takes them."""
-        self.url: DatabaseURL = parse_url(url)
+    def _setup(self, settings: QueueSettings) -> None:
+        """The queue's attributes from its checked *settings*, and its pool; no connection
+        is opened (``ConfigurationError`` for a URL no dialect serves)."""
+        #: what the queue was made with, checked (a queue on the same database takes it whole)
+        self.settings: QueueSettings = settings
+        self.url: DatabaseURL = settings.url
         #: queue name → the most of its jobs that may hold a live lease at once
-        self.queue_limits: dict[str, int] = checked_queue_limits(queue_limits)
-        self.table: TableName = TableName.parse(table)
+        self.queue_limits: dict[str, int] = dict(settings.queue_limits)  # this queue's own
+        self.table: TableName = settings.table
         self.dialect: Dialect = get_dialect(self.url, self.table)
         #: the server's product and version, read on the first connection
         self.server: ServerInfo | None = None
         self.schema = Schema(self.dialect)
         #: set once the table's schema version was found to be the one this code knows
         self._schema_ok = False
-        self.pool_settings = PoolSettings.check(*pool)
+        self.pool_settings: PoolSettings = settings.pool
         self._pool = self._make_pool()
 
     def adapt(self, conn: Any) -> Adapter:

@@ -13,10 +13,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._core.arguments import ClaimKeywords, EnqueueKeywords, EnqueueManyKeywords
 from ..drivers import Adapter
 from ..job import Job, Stats
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from ..queue import Queue
 
 __all__ = ["Transaction"]
@@ -55,13 +58,18 @@ class Transaction:
         _, rows = self._user(sql, params)
         return rows[0] if rows else None
 
-    def enqueue(self, payload: Any, **options: Any) -> int:
+    def enqueue(self, payload: Any, **options: Unpack[EnqueueKeywords]) -> int:
+        """:meth:`Queue.enqueue` in this transaction (the same keywords but ``conn``)."""
         return self.queue.enqueue(payload, conn=self.adapter, **options)
 
-    def enqueue_many(self, payloads: Iterable[Any], **options: Any) -> list[int]:
+    def enqueue_many(
+        self, payloads: Iterable[Any], **options: Unpack[EnqueueManyKeywords]
+    ) -> list[int]:
+        """:meth:`Queue.enqueue_many` in this transaction (the same keywords but ``conn``)."""
         return self.queue.enqueue_many(payloads, conn=self.adapter, **options)
 
-    def claim(self, **options: Any) -> list[Job]:
+    def claim(self, **options: Unpack[ClaimKeywords]) -> list[Job]:
+        """:meth:`Queue.claim` in this transaction (the same keywords but ``conn``)."""
         return self.queue.claim(conn=self.adapter, **options)
 
     def heartbeat(self, job: Job, *, lease: float | None = None) -> None:

@@ -11,10 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._core.arguments import ClaimKeywords, EnqueueKeywords, EnqueueManyKeywords
 from ..drivers.aio import AsyncAdapter
 from ..job import Job, Stats
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from ..aio_queue import AsyncQueue
 
 __all__ = ["AsyncTransaction"]
@@ -53,13 +56,18 @@ class AsyncTransaction:
         _, rows = await self._user(sql, params)
         return rows[0] if rows else None
 
-    async def enqueue(self, payload: Any, **options: Any) -> int:
+    async def enqueue(self, payload: Any, **options: Unpack[EnqueueKeywords]) -> int:
+        """:meth:`Queue.enqueue` in this transaction (the same keywords but ``conn``)."""
         return await self.queue.enqueue(payload, conn=self.adapter, **options)
 
-    async def enqueue_many(self, payloads: Iterable[Any], **options: Any) -> list[int]:
+    async def enqueue_many(
+        self, payloads: Iterable[Any], **options: Unpack[EnqueueManyKeywords]
+    ) -> list[int]:
+        """:meth:`Queue.enqueue_many` in this transaction (the same keywords but ``conn``)."""
         return await self.queue.enqueue_many(payloads, conn=self.adapter, **options)
 
-    async def claim(self, **options: Any) -> list[Job]:
+    async def claim(self, **options: Unpack[ClaimKeywords]) -> list[Job]:
+        """:meth:`Queue.claim` in this transaction (the same keywords but ``conn``)."""
         return await self.queue.claim(conn=self.adapter, **options)
 
     async def heartbeat(self, job: Job, *, lease: float | None = None) -> None:

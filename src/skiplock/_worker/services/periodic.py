@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any
 
-from ..._core.calls import enqueue_params
+from ..._core.arguments import EnqueueOptions
 from ..._core.checks import dumps as _dumps
 from ..._core.checks import integer as _int
 from ..._core.checks import text as _text
@@ -281,7 +281,10 @@ class Scheduler:
         q = self.queue
         key = {"schedule": s.name, "tick": tick}
 
-        params = enqueue_params(s.queue, s.priority, None, None, s.max_attempts)
+        options = EnqueueOptions.check(
+            queue=s.queue, priority=s.priority, max_attempts=s.max_attempts
+        )
+        params = options.params()
         params["payload"] = _dumps(s.payload(tick), "payload")
         params["idempotency_key"] = str(uuid.uuid4())
         prune = {"schedule": s.name, "before": tick - _HISTORY}

@@ -1,0 +1,196 @@
+"""The keywords of the queue's enqueue, claim and list methods, checked once into a frozen
+object that the call builders of :mod:`.calls` take whole.
+
+A public method (:class:`~skiplock.Queue`'s, :class:`~skiplock.AsyncQueue`'s: the same
+generated source) builds its options with ``check(...)`` from its own keywords, so a bad
+value raises :class:`~skiplock.ConfigurationError` there, before anything is sent. The
+``*Keywords`` TypedDicts name the same keywords for the methods that forward them (a
+transaction's, with its own ``conn``); tests/test_async_parity.py checks that they stay the
+queue's.
+
+May import: :mod:`skiplock.errors`, the rest of :mod:`skiplock._core` and the standard
+library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypedDict
+
+from ..errors import ConfigurationError
+from ..job import STATUSES
+from .checks import integer, milliseconds, queue_names, run_at_or_delay, text
+
+__all__ = [
+    "ClaimKeywords",
+    "ClaimOptions",
+    "EnqueueKeywords",
+    "EnqueueManyKeywords",
+    "EnqueueOptions",
+    "ListOptions",
+]
+
+#: the largest ``key_concurrency`` (a claim counts a key's running jobs for each of its rows)
+MAX_KEY_CONCURRENCY = 10_000
+_MAX_ID = 2**63 - 1
+
+
+class EnqueueManyKeywords(TypedDict, total=False):
+    """The keywords of ``enqueue_many`` but ``conn``."""
+
+    queue: str
+    priority: int
+    run_at: datetime | None
+    delay: float | None
+    max_attempts: int
+    key: str | None
+    key_concurrency: int | None
+
+
+class EnqueueKeywords(EnqueueManyKeywords, total=False):
+    """The keywords of ``enqueue`` but ``conn``."""
+
+    dedupe_key: str | None
+
+
+class ClaimKeywords(TypedDict, total=False):
+    """The keywords of ``claim`` but ``conn``."""
+
+    queues: Sequence[str] | str
+    limit: int
+    lease: float
+
+
+@dataclass(frozen=True, slots=True)
+class EnqueueOptions:
+    """How a job is enqueued (``enqueue``, ``enqueue_many``), checked: the columns every
+    row of the call shares, as the dialect's insert statements take them."""
+
+    queue: str
+    priority: int
+    max_attempts: int
+    #: in UTC; None: now + ``delay_ms`` on the database's clock
+    run_at: datetime | None
+    delay_ms: int
+    #: ``key``: jobs of one key start in the order they were enqueued
+    order_key: str | None
+    #: ``key_concurrency`` (None: 1, strict order, as older releases wrote it)
+    key_limit: int | None
+    dedupe_key: str | None
+
+    @classmethod
+    def check(
+        cls,
+        *,
+        queue: object,
+        priority: object,
+        max_attempts: object,
+        run_at: object = None,
+        delay: object = None,
+        key: object = None,
+        key_concurrency: object = None,
+        dedupe_key: object = None,
+    ) -> EnqueueOptions:
+        """The public method's keywords (None: not given), checked. Raises
+        :class:`ConfigurationError` for a value out of range or of the wrong type, for
+        ``run_at`` with ``delay``, and for ``key_concurrency`` without ``key``."""
+        when, delay_ms = run_at_or_delay(run_at, delay)
+        return cls(
+            queue=text(queue, "queue"),
+            priority=integer(priority, "priority", -(2**31)),
+            max_attempts=integer(max_attempts, "max_attempts", 1),
+            run_at=when,
+            delay_ms=delay_ms,
+            order_key=None if key is None else text(key, "key"),
+            key_limit=_key_limit(key, key_concurrency),
+            dedupe_key=None if dedupe_key is None else text(dedupe_key, "dedupe_key"),
+        )
+
+    def params(self) -> dict[str, Any]:
+        """The statement parameters every row shares (a new dict: the caller adds the
+        row's own)."""
+        return {
+            "queue": self.queue,
+            "priority": self.priority,
+            "max_attempts": self.max_attempts,
+            "run_at": self.run_at,
+            "delay_ms": self.delay_ms,
+            "order_key": self.order_key,
+            "key_limit": self.key_limit,
+        }
+
+
+def _key_limit(key: object, key_concurrency: object) -> int | None:
+    """The stored N of ``key_concurrency`` (None for 1); :class:`ConfigurationError` for
+    an N that is not 1 to 10,000, or one without a key (it would limit nothing)."""
+    if key_concurrency is None:
+        return None
+    n = integer(key_concurrency, "key_concurrency", 1, MAX_KEY_CONCURRENCY)
+    if key is None:
+        raise ConfigurationError("key_concurrency limits the jobs of one key: pass key=... with it")
+    return None if n == 1 else n
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimOptions:
+    """What a claim asks for, checked: up to ``limit`` jobs of ``queues`` (deduplicated,
+    in the order given) for ``lease_ms`` milliseconds."""
+
+    queues: tuple[str, ...]
+    limit: int
+    lease_ms: int
+
+    @classmethod
+    def check(cls, *, queues: object, limit: object, lease: object) -> ClaimOptions:
+        """Raises :class:`ConfigurationError` for no queue, a bad name, a limit out of 1 to
+        10,000 or a lease under a millisecond."""
+        return cls(
+            queues=tuple(queue_names(queues)),
+            limit=integer(limit, "limit", 1, 10_000),
+            lease_ms=milliseconds(lease, "lease", low=0.001),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ListOptions:
+    """Which jobs ``list_jobs`` reads, checked (None: every status, every queue)."""
+
+    statuses: tuple[str, ...] | None
+    queue: str | None
+    limit: int
+    before_id: int | None
+
+    @classmethod
+    def check(
+        cls, *, status: object, queue: object, limit: object, before_id: object
+    ) -> ListOptions:
+        """Raises :class:`ConfigurationError` for an unknown status, a bad queue name, a
+        limit out of 1 to 1,000 or an id that is not a positive 64-bit integer."""
+        statuses = [status] if isinstance(status, str) else status
+        if statuses is not None and (
+            not isinstance(statuses, Sequence)
+            or not statuses
+            or any(s not in STATUSES for s in statuses)
+        ):
+            raise ConfigurationError(
+                f"status must be one or more of {', '.join(STATUSES)}, not {status!r:.80}"
+            )
+        return cls(
+            statuses=None if statuses is None else tuple(dict.fromkeys(statuses)),
+            queue=None if queue is None else text(queue, "queue"),
+            limit=integer(limit, "limit", 1, 1000),
+            before_id=None if before_id is None else integer(before_id, "before_id", 1, _MAX_ID),
+        )
+
+    def params(self) -> dict[str, Any]:
+        """The parameters of the dialect's ``list_jobs`` statement."""
+        return {
+            "all_statuses": self.statuses is None,
+            "statuses": list(self.statuses or [""]),
+            "all_queues": self.queue is None,
+            "queue": "" if self.queue is None else self.queue,
+            "limit": self.limit,
+            "before_id": _MAX_ID if self.before_id is None else self.before_id,
+        }
