@@ -20,7 +20,7 @@ What a dialect module needs from skiplock is re-exported here, so ``dialects/*.p
 - the loops (``run_sync``, ``run_async``) that run an operation on one connection, for the
   sync helpers on skiplock's own connections (single-worker lock, server version).
 
-May import: :mod:`skiplock._core`, :mod:`skiplock._shell.run`, :mod:`skiplock._shell.run_async`,
+May import: :mod:`skiplock._core`, :mod:`skiplock.drivers.run`, :mod:`skiplock.drivers.run_async`,
 :mod:`skiplock.drivers`, :mod:`skiplock.errors`. Nothing here imports a dialect.
 """
 
@@ -47,14 +47,14 @@ from skiplock._core.ops import (
 from skiplock._core.options import BOOL, INT, TEXT, Option, check_options
 from skiplock._core.sql import TableName, load_statements, render_statements
 from skiplock._core.url import DatabaseURL, mask_password
-from skiplock._shell.run import run_sync
-from skiplock._shell.run_async import run_async
 from skiplock.drivers import Adapter, mssql_connect, mysql_connect, postgresql_connect
 from skiplock.drivers.aio import AsyncAdapter, ThreadAdapter
 from skiplock.drivers.health import is_usable, is_usable_async
 from skiplock.drivers.mssql import PymssqlAdapter
 from skiplock.drivers.mysql import MySQLConnectorAdapter
 from skiplock.drivers.postgresql import PsycopgAdapter
+from skiplock.drivers.run import run_sync
+from skiplock.drivers.run_async import run_async
 from skiplock.errors import BackendError, ConfigurationError, LeaseLost, UnsupportedServer
 
 __all__ = [

@@ -210,7 +210,7 @@ def test_mssql_claim_ends_spent_leases_failed_like_postgresql() -> None:
 
 
 def test_mssql_install_has_the_filtered_indexes() -> None:
-    from skiplock._core.schema import load_migrations
+    from skiplock._shell.schema import load_migrations
 
     text = "\n".join(load_migrations(dialect("mssql"))[0].steps[0])
     assert "WHERE status IN ('pending', 'running')" in text
@@ -247,7 +247,7 @@ def test_mssql_batches_are_chunked() -> None:
 
 @pytest.mark.parametrize("name", sorted(URLS))
 def test_schema_script_matches_its_golden_file(name: str) -> None:
-    from skiplock._core.schema import Schema
+    from skiplock._shell.schema import Schema
 
     rendered = Schema(dialect(name)).script()
     path = GOLDEN / name / "schema_script.sql.txt"
@@ -259,7 +259,7 @@ def test_schema_script_matches_its_golden_file(name: str) -> None:
 
 
 def test_schema_script_from_a_version_starts_after_it() -> None:
-    from skiplock._core.schema import Schema
+    from skiplock._shell.schema import Schema
 
     schema = Schema(dialect("postgresql"))
     script = schema.script(1)
@@ -269,7 +269,7 @@ def test_schema_script_from_a_version_starts_after_it() -> None:
 
 
 def mssql_migration_statements() -> list[str]:
-    from skiplock._core.schema import load_migrations
+    from skiplock._shell.schema import load_migrations
 
     d = dialect("mssql")
     found = [s for m in load_migrations(d) for step in m.steps for s in step]

@@ -13,6 +13,7 @@ PostgreSQL, MySQL 8 / MariaDB and SQL Server behind one interface, chosen by URL
 
 from __future__ import annotations
 
+from ._core.job import Job, Stats
 from ._core.url import mask_password
 from ._shell.pool_state import PoolStats
 from ._worker.services.periodic import Schedule
@@ -32,7 +33,6 @@ from .errors import (
     SkiplockError,
     UnsupportedServer,
 )
-from .job import Job, Stats
 from .queue import Queue, Transaction, backoff, connect
 from .worker import Worker
 

@@ -25,12 +25,12 @@ from typing import Any, overload
 from ._core.arguments import MAX_KEY_CONCURRENCY
 from ._core.checks import integer, seconds
 from ._core.checks import queue_limits as queue_limits_checked
+from ._core.job import Job
 from ._worker.aio import is_async_handler
 from ._worker.services.periodic import Schedule, tick_kwargs
 from .aio_queue import AsyncQueue
 from .async_worker import AsyncWorker
 from .errors import ConfigurationError, Discard
-from .job import Job
 from .queue import DEFAULT_TABLE, Queue
 from .worker import Worker
 

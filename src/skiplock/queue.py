@@ -19,7 +19,7 @@ SQL Server has no asyncio driver here, so pymssql's calls run in a thread
 (``asyncio.to_thread``) behind the same interface.
 
 May import: :mod:`skiplock._core`, :mod:`skiplock._shell`, :mod:`skiplock.drivers`,
-:mod:`skiplock.dialects`, :mod:`skiplock.job` (and, asyncio only, the sync queue).
+:mod:`skiplock.dialects`, :mod:`skiplock._core.job` (and, asyncio only, the sync queue).
 """
 
 from __future__ import annotations
@@ -31,12 +31,12 @@ from typing import TYPE_CHECKING, Any
 from ._core import calls
 from ._core.arguments import ClaimOptions, EnqueueOptions, ListOptions
 from ._core.calls import backoff
+from ._core.job import Job, Stats
 from ._shell.session import Session
 from ._shell.settings import DEFAULT_TABLE, QueueKeywords, QueueSettings
 from ._shell.transaction import Transaction
 from .dialects import ServerInfo
 from .drivers import Adapter, adapt
-from .job import Job, Stats
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

@@ -31,6 +31,7 @@ from typing import Any
 
 from ._core.checks import queue_names as _queues
 from ._core.checks import seconds as _seconds
+from ._core.job import Job
 from ._worker.joblog import last_line
 from ._worker.ledger import Ledger
 from ._worker.lifecycle import Crew
@@ -42,7 +43,6 @@ from ._worker.services.retention import DEFAULT_RETENTION, Retention, retention_
 from ._worker.settings import Settings
 from ._worker.signals import SignalRelay
 from .errors import ConfigurationError
-from .job import Job
 from .queue import Queue
 
 __all__ = ["Worker", "last_line"]

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import pytest
 
 import skiplock
-from skiplock._core.schema import load_migrations
-from skiplock._shell.run import run_sync
+from skiplock._shell.schema import load_migrations
+from skiplock.drivers.run import run_sync
 
 from .test_migrations import v1_statements
 

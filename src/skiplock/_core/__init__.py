@@ -6,6 +6,6 @@ every public Queue method (:mod:`.calls`), argument checks (:mod:`.checks`), URL
 statements (:mod:`.sql`) and the versioned schema (:mod:`.schema`). Nothing here opens a
 connection, sleeps or starts a thread, so all of it is tested without a server.
 
-May import: :mod:`skiplock.errors`, :mod:`skiplock.job` and the standard library (the
+May import: :mod:`skiplock.errors`, :mod:`skiplock._core.job` and the standard library (the
 dialect contract for types only). Imported by every layer above it.
 """

@@ -20,8 +20,8 @@ from datetime import datetime
 from typing import Any, TypedDict
 
 from ..errors import ConfigurationError
-from ..job import STATUSES
 from .checks import integer, milliseconds, queue_names, run_at_or_delay, text
+from .job import STATUSES
 
 __all__ = [
     "ClaimKeywords",

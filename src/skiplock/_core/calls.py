@@ -19,14 +19,16 @@ import random
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from ..dialects import Dialect, ServerInfo
 from ..errors import ConfigurationError, PayloadError
-from ..job import Job, Stats, utc
 from .arguments import ClaimOptions, EnqueueOptions, ListOptions
 from .checks import dumps, error_text, integer, milliseconds, queue_names
+from .job import Job, Stats, utc
 from .ops import ROWCOUNT, Op
+
+if TYPE_CHECKING:  # the contract, for the annotations only
+    from ..dialects.contract import Dialect, ServerInfo
 
 __all__ = ["Call", "backoff"]
 

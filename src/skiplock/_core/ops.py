@@ -2,8 +2,8 @@
 
 A dialect operation (claim, insert, a fenced write, …) is a generator that yields
 requests and receives their results; it never touches a connection, a socket or a clock,
-so the same operation can be driven by the synchronous loop (:mod:`skiplock._shell.run`) or by
-the asyncio loop over an asynchronous driver (:mod:`skiplock._shell.run_async`, its source). The
+so the same operation can be driven by the synchronous loop (:mod:`skiplock.drivers.run`) or by
+the asyncio loop over an asynchronous driver (:mod:`skiplock.drivers.run_async`, its source). The
 idea is psycopg 3's ``generators.py`` (the protocol as generators) and ``waiting.py`` (the
 loops that drive them).
 

@@ -21,16 +21,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._core import calls
 from .._core.ops import NOTHING, Op, Statement, StatementError
-from .._core.schema import Schema
 from .._core.sql import TableName
 from .._core.url import DatabaseURL
 from ..dialects import Dialect, ServerInfo, get_dialect
 from ..drivers import Adapter
+from ..drivers.run import run_sync, run_theirs
 from ..errors import BackendError
 from .acompat import sleep
 from .pool import Pool
 from .pool_state import PoolSettings, PoolStats
-from .run import run_sync, run_theirs
+from .schema import Schema
 from .settings import QueueSettings
 from .transaction import Transaction
 
@@ -207,7 +207,7 @@ class Session:
         self._schema_ok = True
 
     def _run_theirs(self, doing: str, theirs: Adapter, op: Op[T]) -> T:
-        """Run *op* on the caller's connection (see :func:`~skiplock._shell.run.run_theirs`)."""
+        """Run *op* on the caller's connection (see :func:`~skiplock.drivers.run.run_theirs`)."""
         try:
             return run_theirs(op, theirs, self.dialect.begin_sql())
         except StatementError as exc:

@@ -19,16 +19,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._core import calls
 from .._core.ops import NOTHING, Op, Statement, StatementError
-from .._core.schema import Schema
 from .._core.sql import TableName
 from .._core.url import DatabaseURL
 from ..dialects import Dialect, ServerInfo, get_dialect
 from ..drivers.aio import AsyncAdapter
+from ..drivers.run_async import run_async, run_theirs_async
 from ..errors import BackendError
 from .acompat import asleep
 from .pool_async import AsyncPool
 from .pool_state import PoolSettings, PoolStats
-from .run_async import run_async, run_theirs_async
+from .schema import Schema
 from .settings import QueueSettings
 from .transaction_async import AsyncTransaction
 
@@ -214,7 +214,7 @@ class AsyncSession:
         self._schema_ok = True
 
     async def _run_theirs(self, doing: str, theirs: AsyncAdapter, op: Op[T]) -> T:
-        """Run *op* on the caller's connection (see :func:`~skiplock._shell.run.run_theirs`)."""
+        """Run *op* on the caller's connection (see :func:`~skiplock.drivers.run.run_theirs`)."""
         try:
             return await run_theirs_async(op, theirs, self.dialect.begin_sql())
         except StatementError as exc:

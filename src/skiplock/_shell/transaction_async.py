@@ -12,8 +12,8 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._core.arguments import ClaimKeywords, EnqueueKeywords, EnqueueManyKeywords
+from .._core.job import Job, Stats
 from ..drivers.aio import AsyncAdapter
-from ..job import Job, Stats
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

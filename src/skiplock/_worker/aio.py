@@ -28,8 +28,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from .._core.job import Job
 from ..errors import Cancelled
-from ..job import Job
 from .ledger import Ledger
 from .outcome import Outcomes
 from .runners import Handler, run_sync

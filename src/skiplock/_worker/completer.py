@@ -13,8 +13,8 @@ import logging
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from .._core.job import Job
 from ..errors import BackendError
-from ..job import Job
 from ..queue import Queue
 from .ledger import Ledger
 from .outcome import Outcomes

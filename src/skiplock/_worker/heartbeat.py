@@ -17,8 +17,8 @@ import logging
 import time
 from collections.abc import Callable
 
+from .._core.job import Job
 from ..errors import LeaseLost, SkiplockError
-from ..job import Job
 from .ledger import Held, Ledger
 from .outcome import Outcomes
 from .settings import Flags, Settings

@@ -12,8 +12,8 @@ from __future__ import annotations
 import logging
 import traceback
 
+from .._core.job import Job
 from ..errors import Cancelled, Discard
-from ..job import Job
 
 __all__ = ["last_line", "log_outcome"]
 

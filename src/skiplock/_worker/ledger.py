@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..job import Job
+from .._core.job import Job
 
 __all__ = ["NO_COMPLETION", "Held", "Ledger"]
 

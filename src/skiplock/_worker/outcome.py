@@ -28,8 +28,8 @@ from typing import Any
 
 from .._core import calls
 from .._core.checks import dumps as _dumps
+from .._core.job import Job
 from ..errors import BackendError, Cancelled, Discard, LeaseLost, SkiplockError
-from ..job import Job
 from ..queue import Queue
 from .joblog import last_line, log_outcome
 from .ledger import Held, Ledger

@@ -13,8 +13,8 @@ import logging
 import random
 from typing import Any
 
+from .._core.job import Job
 from ..errors import BackendError
-from ..job import Job
 from .completer import Completer
 from .ledger import Ledger
 from .runners import Runner

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from ..job import Job
+from .._core.job import Job
 from .ledger import Ledger
 from .outcome import Outcomes
 

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..job import Job
+from .._core.job import Job
 from ..queue import Queue
 from .services.lock import SingleLock
 

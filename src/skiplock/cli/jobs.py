@@ -9,8 +9,8 @@ from dataclasses import fields
 from datetime import datetime
 from typing import Any
 
+from .._core.job import STATUSES, Job
 from ..errors import ConfigurationError
-from ..job import STATUSES, Job
 from .schema import cli_queue
 
 __all__ = ["add_commands"]

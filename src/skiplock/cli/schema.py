@@ -7,9 +7,9 @@ import argparse
 import os
 from collections.abc import Callable
 
-from .._core.schema import Schema
 from .._core.sql import TableName
 from .._core.url import parse_url
+from .._shell.schema import Schema
 from ..dialects import DIALECT_MODULES, get_dialect
 from ..errors import ConfigurationError
 from ..queue import Queue

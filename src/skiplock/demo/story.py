@@ -25,9 +25,9 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from .._core.job import Job
 from ..app import App
 from ..errors import ConfigurationError, LeaseLost
-from ..job import Job
 from ..queue import Queue
 
 __all__ = ["app", "run_demo"]

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._core.checks import integer, queue_names
+from .._core.job import Job
 from .._worker.aio import AsyncioRunner, is_async_handler
 from .._worker.completer import Completer
 from .._worker.ledger import Ledger
@@ -33,7 +34,6 @@ from .._worker.settings import Flags
 from ..aio_queue import AsyncQueue
 from ..app import App
 from ..errors import ConfigurationError
-from ..job import Job
 from ..queue import Queue
 
 __all__ = ["DRAIN_LEASE", "JobFailed", "drain", "drain_async"]

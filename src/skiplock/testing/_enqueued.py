@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._core.checks import dumps, integer
+from .._core.job import STATUSES, Job, Stats
 from ..aio_queue import AsyncQueue
 from ..app import App, Task
 from ..errors import ConfigurationError
-from ..job import STATUSES, Job, Stats
 from ..queue import Queue
 
 __all__ = ["assert_enqueued", "assert_enqueued_async"]

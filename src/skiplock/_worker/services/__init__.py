@@ -3,6 +3,6 @@ the single-worker lock (:mod:`.lock`), retention (:mod:`.retention`) and periodi
 (:mod:`.periodic`).
 
 May import: the public queue API (:mod:`skiplock.queue`), :mod:`skiplock._core`,
-:mod:`skiplock.errors`, :mod:`skiplock.job`. Imported by :mod:`skiplock._worker`, the
+:mod:`skiplock.errors`, :mod:`skiplock._core.job`. Imported by :mod:`skiplock._worker`, the
 public worker modules and :mod:`skiplock.app`.
 """

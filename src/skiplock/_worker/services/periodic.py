@@ -34,8 +34,8 @@ from ..._core.arguments import EnqueueOptions
 from ..._core.checks import dumps as _dumps
 from ..._core.checks import integer as _int
 from ..._core.checks import text as _text
+from ..._core.job import utc
 from ...errors import ConfigurationError, SkiplockError
-from ...job import utc
 from ...queue import Queue
 
 __all__ = ["MAX_CATCH_UP", "Schedule", "Scheduler", "tick_kwargs"]

@@ -17,9 +17,9 @@ from datetime import timedelta
 from typing import Any
 
 from ..._core.checks import seconds as _seconds
+from ..._core.job import STATUSES
 from ..._core.ops import StatementError
 from ...errors import ConfigurationError, SkiplockError
-from ...job import STATUSES
 from ...queue import Queue
 from .lock import lock_identity
 

@@ -27,8 +27,8 @@ from django.db import connections
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
+from skiplock._core.job import Job
 from skiplock.errors import ConfigurationError
-from skiplock.job import Job
 from skiplock.queue import Queue
 
 from ._compat import (

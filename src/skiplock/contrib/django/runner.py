@@ -20,7 +20,7 @@ from django.db import close_old_connections, transaction
 from django.utils import timezone
 
 from skiplock._core.checks import dumps as _dumps
-from skiplock.job import Job
+from skiplock._core.job import Job
 
 from ._compat import TaskContext, normalize_json, task_finished, task_started
 from .backend import SkiplockBackend

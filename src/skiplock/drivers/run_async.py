@@ -1,7 +1,7 @@
 """The loops that drive the sans-I/O operations of :mod:`skiplock._core.ops` over a connection.
 
-``skiplock._shell.run_async`` is the source (``run_async`` / ``run_theirs_async``, each request
-awaited on an :class:`~skiplock.drivers.aio.AsyncAdapter`); ``skiplock._shell.run``
+``skiplock.drivers.run_async`` is the source (``run_async`` / ``run_theirs_async``, each
+request awaited on an :class:`~skiplock.drivers.aio.AsyncAdapter`); ``skiplock.drivers.run``
 (``run_sync`` / ``run_theirs``, over a sync :class:`~skiplock.drivers.Adapter`) is
 generated from it by ``scripts/async_to_sync``. The operations (the MySQL two-step claim,
 SQL Server's batches, every fenced write and its row-count check) are the same
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 from .._core.ops import NOTHING, Op, Statement, StatementError
 
 if TYPE_CHECKING:
-    from ..drivers.aio import AsyncAdapter
+    from .aio import AsyncAdapter
 
 __all__ = ["run_async", "run_theirs_async"]
 

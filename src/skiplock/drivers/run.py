@@ -1,9 +1,9 @@
-# Generated from src/skiplock/_shell/run_async.py by scripts/async_to_sync; do not edit.
+# Generated from src/skiplock/drivers/run_async.py by scripts/async_to_sync; do not edit.
 # Edit the source and run scripts/async_to_sync (tests/test_generated.py checks).
 """The loops that drive the sans-I/O operations of :mod:`skiplock._core.ops` over a connection.
 
-``skiplock._shell.run_async`` is the source (``run_async`` / ``run_theirs_async``, each request
-awaited on an :class:`~skiplock.drivers.aio.AsyncAdapter`); ``skiplock._shell.run``
+``skiplock.drivers.run_async`` is the source (``run_async`` / ``run_theirs_async``, each
+request awaited on an :class:`~skiplock.drivers.aio.AsyncAdapter`); ``skiplock.drivers.run``
 (``run_sync`` / ``run_theirs``, over a sync :class:`~skiplock.drivers.Adapter`) is
 generated from it by ``scripts/async_to_sync``. The operations (the MySQL two-step claim,
 SQL Server's batches, every fenced write and its row-count check) are the same
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, TypeVar
 from .._core.ops import NOTHING, Op, Statement, StatementError
 
 if TYPE_CHECKING:
-    from ..drivers import Adapter
+    from .base import Adapter
 
 __all__ = ["run_sync", "run_theirs"]
 

@@ -24,13 +24,13 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, TypeVar
 
-from .._shell.run import run_sync
+from .._core.ops import NOTHING, Op, Statement, StatementError
+from .._core.sql import render_statements
 from ..dialects import Dialect
 from ..dialects.base import split_statements
 from ..drivers import Adapter
+from ..drivers.run import run_sync
 from ..errors import BackendError, ConfigurationError, LockNotAcquired
-from .ops import NOTHING, Op, Statement, StatementError
-from .sql import render_statements
 
 __all__ = ["Migration", "Schema", "load_migrations"]
 
