@@ -1,4 +1,4 @@
-"""The code stays ruff and mypy --strict clean (the wheel: tests/test_installed.py)."""
+"""The code stays ruff and mypy --strict clean (the wheel: tests/quality/test_installed.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
