@@ -13,7 +13,7 @@ from .conftest import drained, wait_until, worker_log_handler
 
 
 def test_runner_threads_are_reused_bounded_and_ended(
-    queue: skiplock.Queue, workers: list[Worker]
+    queue: skiplock.Queue, workers: list[Worker], worker_cls: type[Worker]
 ) -> None:
     queue.enqueue_many(list(range(40)))
     runners: set[threading.Thread] = set()
@@ -24,7 +24,7 @@ def test_runner_threads_are_reused_bounded_and_ended(
             runners.add(threading.current_thread())
         time.sleep(0.005)
 
-    worker = Worker(queue, handler, concurrency=3, lease=5).start()
+    worker = worker_cls(queue, handler, concurrency=3, lease=5).start()
     workers.append(worker)
     wait_until(lambda: worker.counts["done"] == 40, timeout=60, what="40 jobs done")
     assert 1 <= len(runners) <= 3  # 40 jobs on at most `concurrency` threads, not 40
@@ -35,7 +35,7 @@ def test_runner_threads_are_reused_bounded_and_ended(
 
 
 def test_one_free_slot_is_refilled_while_the_others_stay_busy(
-    queue: skiplock.Queue, workers: list[Worker]
+    queue: skiplock.Queue, workers: list[Worker], worker_cls: type[Worker]
 ) -> None:
     # Three jobs hold three of four slots; the quick jobs pass one at a time through the
     # fourth. Gathering (claim when half the slots are free) must not leave it empty. No
@@ -52,7 +52,7 @@ def test_one_free_slot_is_refilled_while_the_others_stay_busy(
         else:
             quick_done.append(job.id)
 
-    workers.append(Worker(queue, handler, concurrency=4, lease=300, poll_interval=600).start())
+    workers.append(worker_cls(queue, handler, concurrency=4, lease=300, poll_interval=600).start())
     try:
         wait_until(lambda: len(quick_done) == 10, timeout=120, what="the quick jobs")
         assert not release.is_set()
@@ -63,7 +63,7 @@ def test_one_free_slot_is_refilled_while_the_others_stay_busy(
 
 
 def test_the_helper_threads_have_ended_when_stop_returns(
-    queue: skiplock.Queue, workers: list[Worker]
+    queue: skiplock.Queue, workers: list[Worker], worker_cls: type[Worker]
 ) -> None:
     """The heartbeat, the wake-up thread (listener or probe), retention and the periodic
     scheduler return before the worker does: a process that exits while one of them is in
@@ -73,7 +73,7 @@ def test_the_helper_threads_have_ended_when_stop_returns(
     that was under way is in its counts."""
     before = set(threading.enumerate())
     tick = skiplock.Schedule(name="helpers", cron="0 0 1 1 *", task="never")
-    worker = Worker(queue, lambda job: None, concurrency=2, lease=5, heartbeat=0.5,
+    worker = worker_cls(queue, lambda job: None, concurrency=2, lease=5, heartbeat=0.5,
                     retention=3600, periodic=[tick]).start()  # fmt: skip
     workers.append(worker)
     queue.enqueue("one")
