@@ -223,15 +223,15 @@ def backend(request: pytest.FixtureRequest, record_testsuite_property: Any) -> s
 #: ``SKIPLOCK_TEST_SCOPE=quick``) leaves them out: deselected, and counted in its last lines.
 FULL_ONLY = (
     "tests/reliability/",
-    "tests/test_django.py",
-    "tests/test_django6.py",
-    "tests/test_installed.py::test_the_conformance_suite_passes_on_the_installed_package",
+    "tests/integration/test_django.py",
+    "tests/integration/test_django6.py",
+    "tests/quality/test_installed.py::test_the_conformance_suite_passes_on_the_installed_package",
 )
 #: what ``scripts/test --full`` runs after the rest, in a pytest process of its own
 #: without xdist (``SKIPLOCK_TEST_PHASE=serial``; the rest is ``parallel``): the reliability
 #: suite measures workers under faults and must not share the machine with other tests, and
 #: the installed-package runs start five conformance runs of their own at once.
-SERIAL = ("tests/reliability/", "tests/test_installed.py")
+SERIAL = ("tests/reliability/", "tests/quality/test_installed.py")
 
 
 def quick_run() -> bool:
@@ -301,15 +301,16 @@ def pytest_report_header() -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # SKIPLOCK_TEST_INSTALLED=1 (tests/test_installed.py): the run must test an installed
-    # skiplock, never the checkout's folders (an editable install serves them)
+    # SKIPLOCK_TEST_INSTALLED=1 (tests/quality/test_installed.py): the run must test an
+    # installed skiplock, never the checkout's folders (an editable install serves them)
     if os.environ.get("SKIPLOCK_TEST_INSTALLED") == "1":
         for folder in _tested_folders():
             if any(folder.is_relative_to(CHECKOUT / tree) for tree in ("src", "dialects")):
                 raise pytest.UsageError(
                     f"SKIPLOCK_TEST_INSTALLED=1, but the skiplock under test is the checkout's "
                     f"({folder}): run these tests with the python of a venv where the wheel is "
-                    "installed, from a folder outside the checkout (tests/test_installed.py)"
+                    "installed, from a folder outside the checkout "
+                    "(tests/quality/test_installed.py)"
                 )
     config.addinivalue_line(
         "markers",

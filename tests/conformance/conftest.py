@@ -1,10 +1,9 @@
 """Helpers for the worker tests: waiting on a condition, and workers stopped at the end.
 
-Every test that takes the ``workers`` fixture in a module that names ``Worker`` runs twice,
-once per worker kind: ``thread`` (:class:`skiplock.Worker`) and ``asyncio``
-(:class:`skiplock.AsyncWorker` on an event loop of its own, behind the same sync controls:
-:class:`LoopWorker`). The module's ``Worker`` is swapped for the test, so one test body
-serves both kinds.
+Every test that takes the ``worker_cls`` fixture runs twice, once per worker kind:
+``thread`` (:class:`skiplock.Worker`) and ``asyncio`` (:class:`skiplock.AsyncWorker` on an
+event loop of its own, behind the same sync controls: :class:`LoopWorker`). The test builds
+its workers with ``worker_cls(queue, handler, ...)``, so one test body serves both kinds.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -102,22 +101,27 @@ class LoopWorker:
             self._thread.join(timeout)
 
 
-WORKER_KINDS: dict[str, Any] = {"thread": Worker, "asyncio": LoopWorker}
+#: the worker kinds, by test id: a LoopWorker has a Worker's sync controls, so the tests
+#: type it as one
+WORKER_KINDS: dict[str, type[Worker]] = {
+    "thread": Worker,
+    "asyncio": cast("type[Worker]", LoopWorker),
+}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     _generate_api(metafunc)
-    if "workers" in metafunc.fixturenames and hasattr(metafunc.module, "Worker"):
-        metafunc.fixturenames.append("worker_kind")  # the test body need not name it
-        metafunc.parametrize("worker_kind", list(WORKER_KINDS), indirect=True)
+    if "worker_cls" in metafunc.fixturenames:
+        # here rather than as the fixture's params, so the kind comes first in the test's
+        # id ([thread-postgresql]), as it always has
+        metafunc.parametrize("worker_cls", list(WORKER_KINDS), indirect=True)
 
 
 @pytest.fixture
-def worker_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The kind of worker the test's ``Worker`` builds (see the module's docstring)."""
-    kind: str = getattr(request, "param", "thread")
-    monkeypatch.setattr(request.module, "Worker", WORKER_KINDS[kind])
-    return kind
+def worker_cls(request: pytest.FixtureRequest) -> type[Worker]:
+    """The worker class of this run of the test: ``thread`` or ``asyncio`` (see the module's
+    docstring)."""
+    return WORKER_KINDS[getattr(request, "param", "thread")]
 
 
 @pytest.fixture

@@ -81,7 +81,7 @@ def test_the_final_cancelled_write_is_fenced(queue: skiplock.Queue) -> None:
 
 
 def test_a_worker_stops_a_running_job_on_request(
-    queue: skiplock.Queue, workers: list[Worker]
+    queue: skiplock.Queue, workers: list[Worker], worker_cls: type[Worker]
 ) -> None:
     started: list[int] = []
 
@@ -95,7 +95,7 @@ def test_a_worker_stops_a_running_job_on_request(
 
     job_id = queue.enqueue({"n": 1})
     other = queue.enqueue({"n": 2}, queue="other")
-    w = Worker(queue, handler, lease=3, heartbeat=0.2, poll_interval=0.1).start()
+    w = worker_cls(queue, handler, lease=3, heartbeat=0.2, poll_interval=0.1).start()
     workers.append(w)
     wait_until(lambda: started, 30, "the job to start")
     assert queue.cancel(job_id) == "running"
@@ -107,12 +107,14 @@ def test_a_worker_stops_a_running_job_on_request(
     assert queue.get(other).status == "pending"  # type: ignore[union-attr]
 
 
-def test_discard_fails_the_job_at_once(queue: skiplock.Queue, workers: list[Worker]) -> None:
+def test_discard_fails_the_job_at_once(
+    queue: skiplock.Queue, workers: list[Worker], worker_cls: type[Worker]
+) -> None:
     def handler(job: skiplock.Job) -> None:
         raise skiplock.Discard("the address does not exist")
 
     job_id = queue.enqueue({"n": 1}, max_attempts=5)
-    w = Worker(queue, handler, lease=5, poll_interval=0.1).start()
+    w = worker_cls(queue, handler, lease=5, poll_interval=0.1).start()
     workers.append(w)
     wait_until(lambda: queue.get(job_id).status == "failed", 30, "the job to fail")  # type: ignore[union-attr]
     record = queue.get(job_id)
@@ -124,7 +126,7 @@ def test_discard_fails_the_job_at_once(queue: skiplock.Queue, workers: list[Work
 
 
 def test_a_cancel_reaches_a_running_handler_at_the_heartbeat_or_by_notification(
-    queue: skiplock.Queue, workers: list[Worker]
+    queue: skiplock.Queue, workers: list[Worker], worker_cls: type[Worker]
 ) -> None:
     """Where the database has a notification channel (PostgreSQL) the request reaches the
     handler well before the next heartbeat; elsewhere at the next heartbeat."""
@@ -142,7 +144,7 @@ def test_a_cancel_reaches_a_running_handler_at_the_heartbeat_or_by_notification(
         job.raise_if_cancelled()
 
     job_id = queue.enqueue({"n": 1})
-    w = Worker(queue, handler, lease=30, heartbeat=heartbeat, poll_interval=0.1).start()
+    w = worker_cls(queue, handler, lease=30, heartbeat=heartbeat, poll_interval=0.1).start()
     workers.append(w)
     assert started.wait(30)
     if queue.dialect.supports_notify:  # the listener, started with the worker, is ready
@@ -173,7 +175,7 @@ def listening(queue: skiplock.Queue) -> bool:
 
 @pytest.mark.parametrize("ending", ["raises Cancelled", "raises ValueError", "returns"])
 def test_how_the_handler_ends_after_a_cancel_request_decides_the_state(
-    queue: skiplock.Queue, workers: list[Worker], ending: str
+    queue: skiplock.Queue, workers: list[Worker], worker_cls: type[Worker], ending: str
 ) -> None:
     """Cancelled, or any error, ends the job ``cancelled`` (never retried); a handler that
     returns anyway did its work: the job ends ``done`` with its result."""
@@ -189,7 +191,7 @@ def test_how_the_handler_ends_after_a_cancel_request_decides_the_state(
         return "finished anyway"
 
     job_id = queue.enqueue({"n": 1}, max_attempts=5)
-    w = Worker(queue, handler, lease=5, heartbeat=0.2, poll_interval=0.1).start()
+    w = worker_cls(queue, handler, lease=5, heartbeat=0.2, poll_interval=0.1).start()
     workers.append(w)
     wait_until(lambda: queue.get(job_id).status == "running", 30, "the job to start")  # type: ignore[union-attr]
     assert queue.cancel(job_id) == "running"
@@ -208,7 +210,7 @@ def test_how_the_handler_ends_after_a_cancel_request_decides_the_state(
 
 
 def test_a_late_workers_cancelled_write_is_fenced(
-    queue: skiplock.Queue, workers: list[Worker]
+    queue: skiplock.Queue, workers: list[Worker], worker_cls: type[Worker]
 ) -> None:
     seen, go = threading.Event(), threading.Event()
 
@@ -221,7 +223,7 @@ def test_a_late_workers_cancelled_write_is_fenced(
         job.raise_if_cancelled()
 
     job_id = queue.enqueue({"n": 1})
-    w = Worker(queue, handler, lease=30, heartbeat=0.5, poll_interval=0.1).start()
+    w = worker_cls(queue, handler, lease=30, heartbeat=0.5, poll_interval=0.1).start()
     workers.append(w)
     wait_until(lambda: queue.get(job_id).status == "running", 30, "the job to start")  # type: ignore[union-attr]
     assert queue.cancel(job_id) == "running"
@@ -236,7 +238,7 @@ def test_a_late_workers_cancelled_write_is_fenced(
 
 
 def test_a_worker_never_runs_a_cancelled_job_nor_one_claimed_with_a_request(
-    queue: skiplock.Queue, workers: list[Worker]
+    queue: skiplock.Queue, workers: list[Worker], worker_cls: type[Worker]
 ) -> None:
     ran: list[int] = []
     cancelled = queue.enqueue({"n": 1})
@@ -246,7 +248,7 @@ def test_a_worker_never_runs_a_cancelled_job_nor_one_claimed_with_a_request(
     assert queue.cancel(cancelled) == "cancelled"
     other = queue.enqueue({"n": 3})
     wait_until(lambda: queue.stats().expired == 1, 30, "the lease to expire")
-    w = Worker(queue, lambda job: ran.append(job.id), lease=5, poll_interval=0.1).start()
+    w = worker_cls(queue, lambda job: ran.append(job.id), lease=5, poll_interval=0.1).start()
     workers.append(w)
     wait_until(lambda: queue.get(asked).status == "cancelled", 30, "the asked job to end")  # type: ignore[union-attr]
     wait_until(lambda: queue.get(other).status == "done", 30, "the other job to run")  # type: ignore[union-attr]

@@ -62,7 +62,7 @@ def test_schedulers_racing_for_one_tick_enqueue_it_once(queue: skiplock.Queue) -
 
 
 def test_four_workers_over_several_ticks_make_one_job_per_tick(
-    queue: skiplock.Queue, workers: list[Worker]
+    queue: skiplock.Queue, workers: list[Worker], worker_cls: type[Worker]
 ) -> None:
     app = skiplock.App(queue)
     ran: list[tuple[int, datetime]] = []

@@ -229,7 +229,10 @@ def test_close_closes_every_connection_and_refuses_more(
 
 
 def test_a_worker_at_concurrency_100_drains_through_a_small_pool(
-    make_queue: Callable[..., skiplock.Queue], workers: list[Worker], api: str
+    make_queue: Callable[..., skiplock.Queue],
+    workers: list[Worker],
+    worker_cls: type[Worker],
+    api: str,
 ) -> None:
     if api == "async":
         pytest.skip("the sync Worker over a Queue (an AsyncWorker's queue is a sync Queue)")
@@ -244,7 +247,7 @@ def test_a_worker_at_concurrency_100_drains_through_a_small_pool(
         if job.payload % 10 == 0 and job.attempt == 1:
             raise RuntimeError("fail once: a fenced retry write")
 
-    worker = Worker(queue, handler, concurrency=100, lease=30, heartbeat=0.2).start()
+    worker = worker_cls(queue, handler, concurrency=100, lease=30, heartbeat=0.2).start()
     workers.append(worker)
     wait_until(lambda: drained(queue), timeout=120, what="the queue to drain")
     wait_until(lambda: worker.counts["done"] == 300, timeout=30, what="all 300 done")

@@ -53,10 +53,10 @@ def claimed_ahead(queue: skiplock.Queue, worker: Any, seen: list[Any]) -> list[i
 
 
 def test_prefetched_jobs_wait_heartbeated_and_their_timeout_starts_when_they_do(
-    queue: skiplock.Queue, workers: list[Worker]
+    queue: skiplock.Queue, workers: list[Worker], worker_cls: type[Worker]
 ) -> None:
     gate, seen = threading.Event(), []
-    worker = Worker(
+    worker = worker_cls(
         queue,
         gated(gate, seen),
         concurrency=1,
@@ -80,10 +80,10 @@ def test_prefetched_jobs_wait_heartbeated_and_their_timeout_starts_when_they_do(
 
 
 def test_a_stop_gives_prefetched_jobs_back_at_once(
-    queue: skiplock.Queue, workers: list[Worker]
+    queue: skiplock.Queue, workers: list[Worker], worker_cls: type[Worker]
 ) -> None:
     gate, seen = threading.Event(), []
-    worker = Worker(
+    worker = worker_cls(
         queue, gated(gate, seen), concurrency=1, prefetch=AHEAD, grace=30, poll_interval=0.1
     )
     workers.append(worker.start())
@@ -104,13 +104,13 @@ def test_a_stop_gives_prefetched_jobs_back_at_once(
 
 
 def test_no_claim_ahead_on_a_queue_with_a_limit(
-    make_queue: Callable[..., skiplock.Queue], workers: list[Worker]
+    make_queue: Callable[..., skiplock.Queue], workers: list[Worker], worker_cls: type[Worker]
 ) -> None:
     # A prefetched job holds a live lease, so it would take a slot of the limit while it
     # waits: a limited queue's worker claims only for its free slots.
     queue = make_queue(queue_limits={"default": 3})
     gate, seen = threading.Event(), []
-    worker = Worker(queue, gated(gate, seen), concurrency=1, prefetch=AHEAD, poll_interval=0.1)
+    worker = worker_cls(queue, gated(gate, seen), concurrency=1, prefetch=AHEAD, poll_interval=0.1)
     workers.append(worker.start())
     queue.enqueue("warm-up")
     wait_until(lambda: worker.counts["done"] == 1, what="the warm-up job")
@@ -123,12 +123,12 @@ def test_no_claim_ahead_on_a_queue_with_a_limit(
 
 
 def test_single_mode_gives_prefetched_jobs_back_when_it_loses_its_lock(
-    queue: skiplock.Queue, workers: list[Worker]
+    queue: skiplock.Queue, workers: list[Worker], worker_cls: type[Worker]
 ) -> None:
     if not queue.dialect.supports_lock():
         pytest.skip("this database has no advisory-lock statements")
     gate, seen = threading.Event(), []
-    worker = Worker(
+    worker = worker_cls(
         queue,
         gated(gate, seen),
         mode="single",

@@ -32,7 +32,10 @@ def _finish(q: skiplock.Queue, n: int) -> list[int]:
 
 
 def test_a_worker_prunes_only_finished_jobs_older_than_its_retention(
-    queue: skiplock.Queue, workers: list[Worker], make_queue: Callable[..., skiplock.Queue]
+    queue: skiplock.Queue,
+    workers: list[Worker],
+    worker_cls: type[Worker],
+    make_queue: Callable[..., skiplock.Queue],
 ) -> None:
     old = _finish(queue, 30)
     time.sleep(1.0)  # older than the retention below, by the database's clock
@@ -42,7 +45,7 @@ def test_a_worker_prunes_only_finished_jobs_older_than_its_retention(
     (running,) = queue.claim(queues="held", lease=60)
     assert running.id == held
 
-    w = Worker(queue, lambda job: None, queues=["none"], retention=0.5)
+    w = worker_cls(queue, lambda job: None, queues=["none"], retention=0.5)
     assert w.retention is not None and w.retention.batch > 0
     w.retention.batch = 7  # several batches for 30 rows
     workers.append(w.start())
@@ -86,17 +89,17 @@ def test_the_pruned_total_is_the_tables_across_workers_and_prune_calls(
 
 
 def test_recent_jobs_are_kept_and_none_keeps_everything(
-    queue: skiplock.Queue, workers: list[Worker]
+    queue: skiplock.Queue, workers: list[Worker], worker_cls: type[Worker]
 ) -> None:
     _finish(queue, 6)
-    keeper = Worker(queue, lambda job: None, retention=None)
+    keeper = worker_cls(queue, lambda job: None, retention=None)
     assert keeper.retention is None
     recent = Retention(queue, 3600.0)
     assert recent.run_once() == 0
     s = queue.stats()
     assert (s.done, s.failed, s.cancelled) == (4, 2, 1)
-    assert Worker(queue, lambda job: None).retention.keep == DEFAULT_RETENTION  # type: ignore[union-attr]
-    assert Worker(queue, lambda job: None, retention=timedelta(days=1)).retention.keep == 86400  # type: ignore[union-attr]
+    assert worker_cls(queue, lambda job: None).retention.keep == DEFAULT_RETENTION  # type: ignore[union-attr]
+    assert worker_cls(queue, lambda job: None, retention=timedelta(days=1)).retention.keep == 86400  # type: ignore[union-attr]
 
 
 def test_one_worker_prunes_at_a_time(queue: skiplock.Queue) -> None:

@@ -23,7 +23,7 @@ def kill_session(queue: skiplock.Queue, session: int) -> None:
 
 
 def test_second_worker_waits_then_takes_over_when_the_lock_connection_dies(
-    make_queue: object, workers: list[Worker]
+    make_queue: object, workers: list[Worker], worker_cls: type[Worker]
 ) -> None:
     q1, q2 = make_queue(), make_queue()  # type: ignore[operator]
     if not q1.dialect.supports_lock():
@@ -36,11 +36,11 @@ def test_second_worker_waits_then_takes_over_when_the_lock_connection_dies(
 
         return handler
 
-    first = Worker(q1, handler_for("first"), mode="single", lease=1.5, heartbeat=0.2)
+    first = worker_cls(q1, handler_for("first"), mode="single", lease=1.5, heartbeat=0.2)
     workers.append(first.start())
     assert first.lock is not None
     wait_until(lambda: first.lock.held, what="the first worker to hold the lock")  # type: ignore[union-attr]
-    second = Worker(q2, handler_for("second"), mode="single", lease=1.5, heartbeat=0.2)
+    second = worker_cls(q2, handler_for("second"), mode="single", lease=1.5, heartbeat=0.2)
     workers.append(second.start())
     assert second.lock is not None
     q1.enqueue_many(list(range(5)))
@@ -61,28 +61,30 @@ def test_second_worker_waits_then_takes_over_when_the_lock_connection_dies(
     assert not first.lock.held  # it waits behind the second one now
 
 
-def test_no_wait_raises_lock_not_acquired(make_queue: object, workers: list[Worker]) -> None:
+def test_no_wait_raises_lock_not_acquired(
+    make_queue: object, workers: list[Worker], worker_cls: type[Worker]
+) -> None:
     q1, q2 = make_queue(), make_queue()  # type: ignore[operator]
     if not q1.dialect.supports_lock():
         pytest.skip("this database has no advisory-lock statements")
-    first = Worker(q1, lambda job: None, mode="single")
+    first = worker_cls(q1, lambda job: None, mode="single")
     workers.append(first.start())
     wait_until(lambda: first.lock.held, what="the first worker to hold the lock")  # type: ignore[union-attr]
-    second = Worker(q2, lambda job: None, mode="single", wait_for_lock=False)
+    second = worker_cls(q2, lambda job: None, mode="single", wait_for_lock=False)
     with pytest.raises(skiplock.LockNotAcquired, match="another worker holds"):
         second.run(install_signals=False)
 
 
 def test_the_lock_is_released_when_the_worker_stops(
-    make_queue: object, workers: list[Worker]
+    make_queue: object, workers: list[Worker], worker_cls: type[Worker]
 ) -> None:
     q1, q2 = make_queue(), make_queue()  # type: ignore[operator]
     if not q1.dialect.supports_lock():
         pytest.skip("this database has no advisory-lock statements")
-    first = Worker(q1, lambda job: None, mode="single").start()
+    first = worker_cls(q1, lambda job: None, mode="single").start()
     wait_until(lambda: first.lock.held, what="the lock")  # type: ignore[union-attr]
     first.stop(timeout=10)
-    second = Worker(q2, lambda job: None, mode="single", wait_for_lock=False)
+    second = worker_cls(q2, lambda job: None, mode="single", wait_for_lock=False)
     done = threading.Event()
     second_thread = threading.Thread(target=lambda: (second.run(install_signals=False), done.set()))
     second_thread.start()
@@ -104,7 +106,11 @@ def session_gone(queue: skiplock.Queue, session: int) -> bool:
 
 @pytest.mark.parametrize("committed", [True, False], ids=["committed", "not-committed"])
 def test_a_claim_whose_commit_lost_the_lock_connection_uses_up_no_attempt(
-    make_queue: object, workers: list[Worker], monkeypatch: pytest.MonkeyPatch, committed: bool
+    make_queue: object,
+    workers: list[Worker],
+    worker_cls: type[Worker],
+    monkeypatch: pytest.MonkeyPatch,
+    committed: bool,
 ) -> None:
     """The lock's connection dies while the claim commits: the worker cannot know whether
     it took the job (the server may have committed and died before answering). A job it
@@ -138,7 +144,7 @@ def test_a_claim_whose_commit_lost_the_lock_connection_uses_up_no_attempt(
 
     monkeypatch.setattr(q, "claim", claim_then_lose_the_lock_connection)
     ran: list[int] = []
-    w = Worker(q, lambda job: ran.append(job.attempt), mode="single", lease=2.0, heartbeat=0.2)
+    w = worker_cls(q, lambda job: ran.append(job.attempt), mode="single", lease=2.0, heartbeat=0.2)
     workers.append(w.start())
     wait_until(lambda: cut, what="a claim on the lock connection")
     # before it counted the attempt, the claim's lease (2 s) and the hand-over's wait for

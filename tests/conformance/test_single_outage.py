@@ -89,20 +89,23 @@ def start_pair(
     proxied: skiplock.Queue,
     handler_for: Callable[[str], Callable[[Job], None]],
     workers: list[Worker],
+    worker_cls: type[Worker],
     lease: float,
 ) -> tuple[Worker, Worker]:
     """A (through the proxy) holding the lock, then B waiting for it."""
     options = {"mode": "single", "lease": lease, "heartbeat": 0.25, "poll_interval": 0.1}
-    a = Worker(proxied, handler_for("A"), concurrency=2, **options)  # type: ignore[arg-type]
+    a = worker_cls(proxied, handler_for("A"), concurrency=2, **options)  # type: ignore[arg-type]
     workers.append(a.start())
     wait_until(lambda: a.lock is not None and a.lock.held, what="A to hold the lock")
-    b = Worker(direct, handler_for("B"), concurrency=4, **options)  # type: ignore[arg-type]
+    b = worker_cls(direct, handler_for("B"), concurrency=4, **options)  # type: ignore[arg-type]
     workers.append(b.start())
     return a, b
 
 
 def test_a_holder_cut_off_longer_than_its_lease_is_waited_for_when_it_comes_back(
-    cut_off: tuple[skiplock.Queue, skiplock.Queue, Proxy], workers: list[Worker]
+    cut_off: tuple[skiplock.Queue, skiplock.Queue, Proxy],
+    workers: list[Worker],
+    worker_cls: type[Worker],
 ) -> None:
     direct, proxied, proxy = cut_off
     long_started = threading.Event()
@@ -114,7 +117,7 @@ def test_a_holder_cut_off_longer_than_its_lease_is_waited_for_when_it_comes_back
     spans, handler_for = handlers(long_job)
     # Unheartbeated, A's job would let B start 2 leases after A's last beat (~4.3 s after
     # the long job began); A comes back before that (3 s) and beats it until it ends (6 s).
-    a, b = start_pair(direct, proxied, handler_for, workers, lease=2.0)
+    a, b = start_pair(direct, proxied, handler_for, workers, worker_cls, lease=2.0)
     [long_id] = direct.enqueue_many(["long"])
     assert long_started.wait(30), "A did not start the long job"
     time.sleep(0.5)  # a heartbeat or two
@@ -134,7 +137,9 @@ def test_a_holder_cut_off_longer_than_its_lease_is_waited_for_when_it_comes_back
 
 
 def test_a_holder_cut_off_for_good_is_told_before_the_next_holder_starts(
-    cut_off: tuple[skiplock.Queue, skiplock.Queue, Proxy], workers: list[Worker]
+    cut_off: tuple[skiplock.Queue, skiplock.Queue, Proxy],
+    workers: list[Worker],
+    worker_cls: type[Worker],
 ) -> None:
     direct, proxied, proxy = cut_off
     long_started = threading.Event()
@@ -150,7 +155,7 @@ def test_a_holder_cut_off_for_good_is_told_before_the_next_holder_starts(
         told.append(time.monotonic())
 
     spans, handler_for = handlers(long_job)
-    a, b = start_pair(direct, proxied, handler_for, workers, lease=1.5)
+    a, b = start_pair(direct, proxied, handler_for, workers, worker_cls, lease=1.5)
     [long_id] = direct.enqueue_many(["long"])
     assert long_started.wait(30), "A did not start the long job"
     proxy.cut()

@@ -54,14 +54,19 @@ class Starts:
             return self.at.get(job_id)
 
 
-def _start(workers: list[Worker], queue: skiplock.Queue, starts: Starts, n: int) -> None:
+def _start(
+    workers: list[Worker], worker_cls: type[Worker], queue: skiplock.Queue, starts: Starts, n: int
+) -> None:
     for _ in range(n):
-        workers.append(Worker(queue, starts, concurrency=2, lease=30, poll_interval=POLL).start())
+        workers.append(
+            worker_cls(queue, starts, concurrency=2, lease=30, poll_interval=POLL).start()
+        )
 
 
 def test_idle_workers_start_each_job_at_once(
     make_queue: Callable[..., skiplock.Queue],
     workers: list[Worker],
+    worker_cls: type[Worker],
     no_quick_polls: None,
 ) -> None:
     """Two idle workers; jobs enqueued one at a time from another queue (its own pool, as
@@ -69,7 +74,7 @@ def test_idle_workers_start_each_job_at_once(
     worker that ran it goes idle again: the race), some after a pause."""
     enqueuer = make_queue()
     starts = Starts()
-    _start(workers, make_queue(), starts, 2)
+    _start(workers, worker_cls, make_queue(), starts, 2)
     time.sleep(1.0)  # both have found the table empty and wait
     rnd = random.Random(13)
     late = []
@@ -87,6 +92,7 @@ def test_idle_workers_start_each_job_at_once(
 def test_a_job_committed_by_a_transaction_open_while_the_worker_went_idle_starts_at_once(
     make_queue: Callable[..., skiplock.Queue],
     workers: list[Worker],
+    worker_cls: type[Worker],
     no_quick_polls: None,
 ) -> None:
     """The race in its slowest form: a transaction enqueues while the worker is busy (so
@@ -103,7 +109,9 @@ def test_a_job_committed_by_a_transaction_open_while_the_worker_went_idle_starts
             gate.wait(10)
 
     # one slot, nothing claimed ahead: busy, it does not wait (so it is not marked) at all
-    worker = Worker(make_queue(), handler, concurrency=1, prefetch=0, lease=30, poll_interval=POLL)
+    worker = worker_cls(
+        make_queue(), handler, concurrency=1, prefetch=0, lease=30, poll_interval=POLL
+    )
     workers.append(worker.start())
     time.sleep(1.0)  # it has found the table empty and waits
     held = enqueuer.enqueue({"hold": True})
@@ -125,12 +133,13 @@ def test_a_job_committed_by_a_transaction_open_while_the_worker_went_idle_starts
 def test_a_burst_into_idle_workers_starts_within_the_bound(
     make_queue: Callable[..., skiplock.Queue],
     workers: list[Worker],
+    worker_cls: type[Worker],
     no_quick_polls: None,
 ) -> None:
     """Eight threads enqueue at once into idle workers, 5 rounds: every job starts fast."""
     enqueuer = make_queue(max_size=8)
     starts = Starts()
-    _start(workers, make_queue(), starts, 2)
+    _start(workers, worker_cls, make_queue(), starts, 2)
     time.sleep(1.0)
     for _ in range(5):
         ids: list[int] = []
@@ -161,14 +170,14 @@ def listener(queue: skiplock.Queue) -> Iterator[object]:
 
 
 def test_enqueues_notify_only_while_a_worker_waits(
-    queue: skiplock.Queue, listener: object, workers: list[Worker]
+    queue: skiplock.Queue, listener: object, workers: list[Worker], worker_cls: type[Worker]
 ) -> None:
     """No waiting worker, no NOTIFY (so enqueuers are not made to commit one at a time);
     a waiting worker's mark makes the next enqueue notify; a stopped worker's mark goes."""
     d = queue.dialect
     queue.enqueue({"n": 1})
     assert not d.wait_notify(listener, 0.5)
-    worker = Worker(queue, lambda job: None, poll_interval=POLL).start()
+    worker = worker_cls(queue, lambda job: None, poll_interval=POLL).start()
     workers.append(worker)
     wait_until(lambda: queue.stats().done == 1, 10, "the worker to run the first job")
     time.sleep(0.5)  # it has gone idle again and marked itself waiting
@@ -194,7 +203,10 @@ def test_an_enqueue_outside_read_committed_always_notifies(
 
 
 def test_upgrade_from_version_5_keeps_every_job_and_wakes_idle_workers(
-    make_queue: Callable[..., skiplock.Queue], workers: list[Worker], no_quick_polls: None
+    make_queue: Callable[..., skiplock.Queue],
+    workers: list[Worker],
+    worker_cls: type[Worker],
+    no_quick_polls: None,
 ) -> None:
     """Schema version 6 (PostgreSQL: the conditional NOTIFY and ``<table>_idle``; a no-op
     elsewhere) on a table of version 5 holding jobs in every state, while enqueues go on:
@@ -270,7 +282,7 @@ def test_upgrade_from_version_5_keeps_every_job_and_wakes_idle_workers(
         if listen is not None:
             listen.close()
     starts = Starts()
-    workers.append(Worker(new, starts, concurrency=4, lease=30, poll_interval=POLL).start())
+    workers.append(worker_cls(new, starts, concurrency=4, lease=30, poll_interval=POLL).start())
     wait_until(lambda: all(i in starts.at for i in [*pending, stale_id]), 60, "the drain")
     with pytest.raises(skiplock.LeaseLost):  # fencing: the expired attempt is rejected
         old.complete(stale)

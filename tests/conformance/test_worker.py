@@ -18,7 +18,9 @@ from skiplock._worker import producer
 from .conftest import drained, take_away, wait_until, worker_log_handler
 
 
-def test_return_completes_with_the_result(queue: skiplock.Queue, workers: list[Worker]) -> None:
+def test_return_completes_with_the_result(
+    queue: skiplock.Queue, workers: list[Worker], worker_cls: type[Worker]
+) -> None:
     ids = queue.enqueue_many([{"n": i} for i in range(10)])
     seen: list[tuple[int, str]] = []
 
@@ -26,7 +28,7 @@ def test_return_completes_with_the_result(queue: skiplock.Queue, workers: list[W
         seen.append((job.id, job.idempotency_key))
         return {"double": job.payload["n"] * 2}
 
-    workers.append(Worker(queue, handler, concurrency=3, lease=5).start())
+    workers.append(worker_cls(queue, handler, concurrency=3, lease=5).start())
     wait_until(lambda: drained(queue), what="the queue to drain")
     for i, job_id in enumerate(ids):
         record = queue.get(job_id)
@@ -38,7 +40,7 @@ def test_return_completes_with_the_result(queue: skiplock.Queue, workers: list[W
 
 
 def test_exception_retries_with_backoff_then_fails_with_the_last_line(
-    queue: skiplock.Queue, workers: list[Worker]
+    queue: skiplock.Queue, workers: list[Worker], worker_cls: type[Worker]
 ) -> None:
     job_id = queue.enqueue("x", max_attempts=2)
     runs: list[float] = []
@@ -47,7 +49,7 @@ def test_exception_retries_with_backoff_then_fails_with_the_last_line(
         runs.append(time.monotonic())
         raise ValueError(f"bad input on attempt {job.attempt}")
 
-    workers.append(Worker(queue, handler, lease=5).start())
+    workers.append(worker_cls(queue, handler, lease=5).start())
     wait_until(lambda: queue.stats().failed == 1, timeout=15, what="the job to fail")
     record = queue.get(job_id)
     assert record is not None
@@ -82,12 +84,15 @@ def returns_once_lost(running: threading.Event, returning: threading.Event) -> C
 
 
 def test_lost_heartbeat_marks_the_job_lost_and_skips_completion(
-    queue: skiplock.Queue, workers: list[Worker], caplog: pytest.LogCaptureFixture
+    queue: skiplock.Queue,
+    workers: list[Worker],
+    worker_cls: type[Worker],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     job_id = queue.enqueue("x")
     running, saw_lost = threading.Event(), threading.Event()
     caplog.set_level(logging.WARNING, logger="skiplock.worker")
-    workers.append(Worker(queue, returns_once_lost(running, saw_lost), lease=1.0,
+    workers.append(worker_cls(queue, returns_once_lost(running, saw_lost), lease=1.0,
                           heartbeat=0.2).start())  # fmt: skip
     assert running.wait(10)
     take_away(queue, job_id)
@@ -103,7 +108,7 @@ def test_lost_heartbeat_marks_the_job_lost_and_skips_completion(
 
 
 def test_a_loss_is_counted_when_the_handler_ends_as_it_is_found(
-    queue: skiplock.Queue, workers: list[Worker]
+    queue: skiplock.Queue, workers: list[Worker], worker_cls: type[Worker]
 ) -> None:
     """The handler sees ``job.lost`` and returns while the heartbeat is still saying so in
     its log line: the loss is counted all the same (it was counted after the line, and a
@@ -118,7 +123,7 @@ def test_a_loss_is_counted_when_the_handler_ends_as_it_is_found(
                 time.sleep(0.3)  # its runner settles the job's end meanwhile
 
     with worker_log_handler(SlowLine(), logging.WARNING):
-        w = Worker(queue, returns_once_lost(running, returned), lease=1.0, heartbeat=0.2)
+        w = worker_cls(queue, returns_once_lost(running, returned), lease=1.0, heartbeat=0.2)
         workers.append(w.start())
         assert running.wait(10)
         take_away(queue, job_id)
@@ -128,7 +133,10 @@ def test_a_loss_is_counted_when_the_handler_ends_as_it_is_found(
 
 
 def test_jobs_finishing_together_complete_in_one_batch(
-    queue: skiplock.Queue, workers: list[Worker], monkeypatch: pytest.MonkeyPatch
+    queue: skiplock.Queue,
+    workers: list[Worker],
+    worker_cls: type[Worker],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     queue.enqueue_many(list(range(8)))
     gate = threading.Barrier(8)
@@ -141,7 +149,7 @@ def test_jobs_finishing_together_complete_in_one_batch(
         return real(items, **kw)
 
     monkeypatch.setattr(queue, "complete_many", counting)
-    workers.append(Worker(queue, lambda job: gate.wait(10), concurrency=8, lease=5).start())
+    workers.append(worker_cls(queue, lambda job: gate.wait(10), concurrency=8, lease=5).start())
     wait_until(lambda: drained(queue), what="the queue to drain")
     assert sum(batches) == 8
     assert len(batches) < 8 and max(batches) > 1, batches
@@ -149,7 +157,7 @@ def test_jobs_finishing_together_complete_in_one_batch(
 
 
 def test_a_handler_may_complete_the_job_itself(
-    queue: skiplock.Queue, workers: list[Worker]
+    queue: skiplock.Queue, workers: list[Worker], worker_cls: type[Worker]
 ) -> None:
     job_id = queue.enqueue("x")
 
@@ -157,14 +165,17 @@ def test_a_handler_may_complete_the_job_itself(
         with queue.transaction() as tx:
             tx.complete(job, result="by the handler")
 
-    workers.append(Worker(queue, handler, lease=5).start())
+    workers.append(worker_cls(queue, handler, lease=5).start())
     wait_until(lambda: workers[0].counts["done"] == 1, what="the job to be done")
     record = queue.get(job_id)
     assert record is not None and (record.status, record.result) == ("done", "by the handler")
 
 
 def test_a_heartbeat_after_the_handlers_own_completion_is_not_a_lost_lease(
-    queue: skiplock.Queue, workers: list[Worker], caplog: pytest.LogCaptureFixture
+    queue: skiplock.Queue,
+    workers: list[Worker],
+    worker_cls: type[Worker],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     queue.enqueue("x")
 
@@ -173,14 +184,16 @@ def test_a_heartbeat_after_the_handlers_own_completion_is_not_a_lost_lease(
             tx.complete(job)
         time.sleep(0.6)  # heartbeats (every 0.1 s) come before the handler returns
 
-    worker = Worker(queue, handler, lease=2, heartbeat=0.1)
+    worker = worker_cls(queue, handler, lease=2, heartbeat=0.1)
     workers.append(worker.start())
     wait_until(lambda: worker.counts["done"] == 1, what="the job to be done")
     assert worker.counts["lost"] == 0
     assert "lost its lease" not in caplog.text
 
 
-def test_timeout_abandons_the_attempt(queue: skiplock.Queue, workers: list[Worker]) -> None:
+def test_timeout_abandons_the_attempt(
+    queue: skiplock.Queue, workers: list[Worker], worker_cls: type[Worker]
+) -> None:
     job_id = queue.enqueue("x", max_attempts=1)
     flags: list[bool] = []
 
@@ -189,7 +202,7 @@ def test_timeout_abandons_the_attempt(queue: skiplock.Queue, workers: list[Worke
         flags.append(job.lost)
         return "too late"
 
-    workers.append(Worker(queue, handler, lease=5, heartbeat=0.1, timeout=0.3).start())
+    workers.append(worker_cls(queue, handler, lease=5, heartbeat=0.1, timeout=0.3).start())
     wait_until(lambda: queue.stats().failed == 1, what="the job to fail")
     record = queue.get(job_id)
     assert record is not None and record.last_error is not None
@@ -198,14 +211,17 @@ def test_timeout_abandons_the_attempt(queue: skiplock.Queue, workers: list[Worke
 
 
 def test_an_enqueue_wakes_an_idle_worker_at_once(
-    queue: skiplock.Queue, workers: list[Worker], monkeypatch: pytest.MonkeyPatch
+    queue: skiplock.Queue,
+    workers: list[Worker],
+    worker_cls: type[Worker],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """LISTEN/NOTIFY on PostgreSQL; elsewhere the idle worker's probe (every 25 ms)."""
     # Its poll after the first empty claim comes 5 s later: a start within 0.5 s is the
     # wake-up's (without this, the back-off from 50 ms needs 2 s of idleness for that).
     monkeypatch.setattr(producer, "MIN_POLL", 5.0)
     done = threading.Event()
-    workers.append(Worker(queue, lambda job: done.set(), poll_interval=20, lease=5).start())
+    workers.append(worker_cls(queue, lambda job: done.set(), poll_interval=20, lease=5).start())
     time.sleep(1.0)  # it has found the table empty and waits
     started = time.monotonic()
     queue.enqueue("wake up")
@@ -216,6 +232,7 @@ def test_an_enqueue_wakes_an_idle_worker_at_once(
 def test_the_worker_survives_its_connections_being_killed(
     make_queue: Callable[..., skiplock.Queue],
     workers: list[Worker],
+    worker_cls: type[Worker],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     queue, theirs = make_queue(), make_queue()  # the worker's queue opens no connection yet
@@ -237,7 +254,7 @@ def test_the_worker_survives_its_connections_being_killed(
         time.sleep(0.02)
 
     monkeypatch.setattr(theirs.dialect, "connect", recording_connect)
-    workers.append(Worker(theirs, handler, concurrency=2, lease=1.0).start())
+    workers.append(worker_cls(theirs, handler, concurrency=2, lease=1.0).start())
     killer = connect()
     try:
         for _ in range(4):  # the database drops every connection the worker has
@@ -258,6 +275,7 @@ def test_the_worker_survives_its_connections_being_killed(
 def test_a_completion_whose_commit_outcome_is_unknown_is_read_back(
     queue: skiplock.Queue,
     workers: list[Worker],
+    worker_cls: type[Worker],
     monkeypatch: pytest.MonkeyPatch,
     committed: bool,
 ) -> None:
@@ -279,7 +297,7 @@ def test_a_completion_whose_commit_outcome_is_unknown_is_read_back(
         raise err
 
     monkeypatch.setattr(queue, "complete_many", commit_then_lose_the_connection)
-    w = Worker(queue, lambda job: "ok", concurrency=3, lease=10)
+    w = worker_cls(queue, lambda job: "ok", concurrency=3, lease=10)
     workers.append(w.start())
     wait_until(lambda: w.counts["done"] == 3, timeout=15, what="three completions")
     time.sleep(0.3)

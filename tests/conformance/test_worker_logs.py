@@ -14,7 +14,10 @@ from .conftest import wait_until
 
 
 def test_one_line_per_outcome_and_one_traceback_per_job(
-    queue: skiplock.Queue, workers: list[Worker], caplog: pytest.LogCaptureFixture
+    queue: skiplock.Queue,
+    workers: list[Worker],
+    worker_cls: type[Worker],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     def handler(job: skiplock.Job) -> str:
         if job.payload["fail"]:
@@ -24,7 +27,7 @@ def test_one_line_per_outcome_and_one_traceback_per_job(
     caplog.set_level(logging.INFO, logger="skiplock.worker")
     good = queue.enqueue({"task": "report", "fail": False}, queue="logs")
     bad = queue.enqueue({"fail": True}, queue="logs", max_attempts=2)
-    w = Worker(queue, handler, queues="logs", lease=5, poll_interval=0.1)
+    w = worker_cls(queue, handler, queues="logs", lease=5, poll_interval=0.1)
     workers.append(w.start())
     # the retry waits for its backoff (about a second)
     wait_until(lambda: queue.get(bad).status == "failed", 60, "the bad job to fail")  # type: ignore[union-attr]

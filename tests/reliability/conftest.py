@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from conformance.conftest import (  # noqa: F401  (shared: the fixtures, the parametrising)
     pytest_generate_tests,
-    worker_kind,
+    worker_cls,
     workers,
 )
 

@@ -57,7 +57,7 @@ def busy_holder_session(competing: list[Worker], overlap: Overlap) -> int | None
 
 
 def test_killing_the_lock_holders_connection_never_lets_two_workers_run_jobs(
-    backend: str, make_queue: object, workers: list[Worker]
+    backend: str, make_queue: object, workers: list[Worker], worker_cls: type[Worker]
 ) -> None:
     probe: skiplock.Queue = make_queue()  # type: ignore[operator]
     if not probe.dialect.supports_lock():
@@ -75,7 +75,7 @@ def test_killing_the_lock_holders_connection_never_lets_two_workers_run_jobs(
         return handler
 
     competing = [
-        Worker(
+        worker_cls(
             make_queue(),  # type: ignore[operator]
             handler_for(f"w{i}"),  # type: ignore[arg-type]
             mode="single",

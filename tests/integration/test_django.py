@@ -3,7 +3,7 @@ project (tests/django_project) run in subprocesses against each database server.
 
 Each test gets a database of its own on the server (created and dropped here), migrated
 by ``manage.py migrate``. Runs on the default Python with Django 5.2 and the django-tasks
-backport; tests/test_django6.py runs this file again on Python 3.12 with Django 6.
+backport; tests/integration/test_django6.py runs this file again on Python 3.12 with Django 6.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from skiplock._core.url import parse_url
 
 pytest.importorskip("django", reason="pip install 'skiplock[django]'")
 
-PROJECT = Path(__file__).resolve().parent / "django_project"
+PROJECT = Path(__file__).resolve().parents[1] / "django_project"
 _counter = itertools.count()
 
 
@@ -400,7 +400,7 @@ def test_migrate_names_a_backend_it_cannot_reach_and_still_makes_the_others(
     assert _version(url, "skiplock_second") == current  # the backend after it is made
 
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "django.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "django.md"
 _DOC_SETTINGS = """\
 import sys
 sys.path.insert(0, {project!r})

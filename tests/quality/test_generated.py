@@ -17,7 +17,7 @@ import pytest
 
 import skiplock
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _generator() -> ModuleType:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _handed(tmp_path: Path, *args: str, names: tuple[str, ...], **env: str) -> list[str]:
@@ -88,14 +88,18 @@ def _collected(*where: str, **env: str) -> str:
     return done.stdout
 
 
-WHERE = ("tests/test_django6.py", "tests/reliability/test_chaos.py", "tests/test_scripts.py")
+WHERE = (
+    "tests/integration/test_django6.py",
+    "tests/reliability/test_chaos.py",
+    "tests/integration/test_scripts.py",
+)
 
 
 def test_the_quick_run_leaves_out_the_full_runs_own_tests() -> None:
     """The reliability suite and Django 6 are deselected, and counted."""
     out = _collected(*WHERE, SKIPLOCK_TEST_SCOPE="quick")
     assert "test_django6" not in out and "test_chaos" not in out, out
-    assert "tests/test_scripts.py::test_ci_runs_the_full_run" in out, out
+    assert "tests/integration/test_scripts.py::test_ci_runs_the_full_run" in out, out
     assert "quick run: 3 tests of the full run left out" in out, out
 
 

@@ -21,7 +21,7 @@ from skiplock.dialects import DIALECT_MODULES, Dialect, get_dialect
 from skiplock._core.sql import TableName
 from skiplock._core.url import parse_url
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parents[1] / "golden"
 TABLE = "skiplock_jobs"
 UPDATE = os.environ.get("SKIPLOCK_UPDATE_GOLDEN") == "1"
 URLS = {

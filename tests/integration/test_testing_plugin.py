@@ -17,7 +17,7 @@ import pytest
 import skiplock
 from skiplock.demo import embedded as _embedded
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "testing-your-code"
 
 

@@ -1,5 +1,6 @@
-"""Django 6 (its own ``django.tasks``) needs Python 3.12: tests/test_django.py runs again
-in a Python 3.12 venv kept in ``.venv-py312`` (git-ignored), against the same servers.
+"""Django 6 (its own ``django.tasks``) needs Python 3.12: tests/integration/test_django.py
+runs again in a Python 3.12 venv kept in ``.venv-py312`` (git-ignored), against the same
+servers.
 
 Python 3.12 is ``$SKIPLOCK_PYTHON312``, else the newest 3.12 under ``$PYENV_ROOT`` (or
 ``~/.pyenv``), else ``python3.12`` on PATH; without one the test skips, and
@@ -21,14 +22,14 @@ from conftest import BACKENDS as SELECTED
 from conftest import backend_url, env_var, required
 from interpreters import find_python
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: CI keeps it outside its fresh clone (SKIPLOCK_PY312_VENV), so that runs share it
 VENV = Path(os.environ.get("SKIPLOCK_PY312_VENV") or ROOT / ".venv-py312")
 EXTRAS = ".[django,postgresql,mysql,test]"
 #: Django's MySQL backend needs mysqlclient (the Django project under test uses it)
 ALSO = ("mysqlclient>=2.2.1",)
 #: Django's two database backends here (psycopg 3, mysqlclient), one server each: the
-#: default Python's run of tests/test_django.py covers every server; this run is about
+#: default Python's run of tests/integration/test_django.py covers every server; this run is about
 #: Django 6's framework. SKIPLOCK_DJANGO6_BACKENDS=postgresql,postgresql18,mariadb,mysql
 #: runs more.
 BACKENDS = tuple(
@@ -93,7 +94,15 @@ def test_django_6_on_python_312() -> None:
     assert up, "no database server is up for the Django 6 run"
     env["SKIPLOCK_BACKENDS"] = ",".join(up)
     done = subprocess.run(
-        [str(py), "-m", "pytest", "tests/test_django.py", "-q", "-p", "no:cacheprovider"],
+        [
+            str(py),
+            "-m",
+            "pytest",
+            "tests/integration/test_django.py",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+        ],
         cwd=ROOT,
         env=env,
         capture_output=True,

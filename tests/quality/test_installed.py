@@ -34,14 +34,14 @@ from pathlib import Path
 
 import pytest
 from conftest import _reasons, backend_url, env_var, required
+from integration.test_cli import check_demo
 from interpreters import find_python
-from test_cli import check_demo
 
 # one xdist worker runs them all (scripts/test -n 4 --dist loadgroup): the sdist, wheels
 # and venvs are built once per session, not once per worker
 pytestmark = [pytest.mark.installed, pytest.mark.xdist_group("installed")]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: the package's folders and where their files go in the wheel
 TREES = {"src/skiplock": "skiplock", "dialects": "skiplock/dialects"}
 #: what the venv installs: the extras every module and the conformance suite need (django:

@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 from skiplock.dialects import get_dialect
-from test_mssql_sql import SAMPLE
 
 from skiplock._core.ops import ROWCOUNT, ROWS, Statement
 from skiplock._core.sql import TableName
 from skiplock._core.url import parse_url
 from skiplock.drivers.mssql import PymssqlAdapter, PyodbcAdapter, qmark
+from unit.test_dialect_sql import SAMPLE
 
 
 def mssql() -> Any:
