@@ -88,6 +88,8 @@ class AsyncWorker(WorkerOptions):
             for signum in installed:
                 loop.remove_signal_handler(signum)
             self._runner.shutdown_threads()
+            if done.done():  # settled by the serve thread, whose last step that was
+                thread.join()
             if self._own_queue is not None and self._crew.flags.finished.is_set():
                 # the Queue made from an AsyncQueue is the worker's: its pool ends with it
                 self._own_queue.close()
