@@ -6,8 +6,6 @@ import logging
 import threading
 import time
 
-import pytest
-
 import skiplock
 from skiplock import Job, Worker
 
