@@ -38,11 +38,12 @@ from ._worker.lifecycle import Crew
 from ._worker.outcome import Outcomes
 from ._worker.runners import Handler, Runner, ThreadRunner
 from ._worker.services.lock import SingleLock
-from ._worker.services.periodic import Schedule, Scheduler
+from ._worker.services.periodic import Scheduler
 from ._worker.services.retention import DEFAULT_RETENTION, Retention, retention_seconds
 from ._worker.settings import Settings
 from ._worker.signals import SignalRelay
 from .errors import ConfigurationError
+from .periodic import Schedule
 from .queue import Queue
 
 __all__ = ["Worker", "last_line"]
