@@ -244,8 +244,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The parser of every command: the global options, then one group of commands each
-    (schema, enqueue, worker, inspect and repair, jobs, demo), in ``--help``'s order."""
+    """The global options, then each group of commands in ``--help``'s order."""
     # The same options before or after the command: the main parser sets the defaults, the
     # command's copy (default SUPPRESS) overrides them only when given.
     common = argparse.ArgumentParser(add_help=False)
@@ -272,8 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_global_options(target: argparse.ArgumentParser, default: str | None) -> None:
-    """--url, --table, -v on the main parser (*default* None: the real defaults) or on the
-    commands' shared parent (*default* SUPPRESS: set only when given)."""
+    """--url, --table, -v: the real defaults (*default* None) or SUPPRESS (a command's)."""
     url_default, table_default = default, DEFAULT_TABLE if default is None else default
     target.add_argument("--url", default=url_default, help="database URL ($SKIPLOCK_URL)")
     target.add_argument("--table", default=table_default, help=f"default {DEFAULT_TABLE}")
