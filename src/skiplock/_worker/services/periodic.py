@@ -55,9 +55,9 @@ class Scheduler:
         *,
         counts: dict[str, int] | None = None,
     ) -> None:
-        names = [s.name for s in schedules]
         if not all(isinstance(s, Schedule) for s in schedules):
             raise ConfigurationError("periodic must be a list of skiplock Schedule objects")
+        names = [s.name for s in schedules]
         if len(set(names)) != len(names):
             raise ConfigurationError(f"two schedules share a name: {sorted(names)!r:.200}")
         self.queue = queue
