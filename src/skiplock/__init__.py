@@ -16,7 +16,6 @@ from __future__ import annotations
 from ._core.job import Job, Stats
 from ._core.url import mask_password
 from ._shell.pool_state import PoolStats
-from ._worker.services.periodic import Schedule
 from .admin import prune, retry_failed
 from .aio_queue import AsyncQueue, AsyncTransaction, connect_async
 from .app import App, Task
@@ -33,6 +32,7 @@ from .errors import (
     SkiplockError,
     UnsupportedServer,
 )
+from .periodic import Schedule
 from .queue import Queue, Transaction, backoff, connect
 from .worker import Worker
 

@@ -27,10 +27,10 @@ from ._core.checks import integer, seconds
 from ._core.checks import queue_limits as queue_limits_checked
 from ._core.job import Job
 from ._worker.aio import is_async_handler
-from ._worker.services.periodic import Schedule, tick_kwargs
 from .aio_queue import AsyncQueue
 from .async_worker import AsyncWorker
 from .errors import ConfigurationError, Discard
+from .periodic import Schedule, tick_kwargs
 from .queue import DEFAULT_TABLE, Queue
 from .worker import Worker
 

@@ -38,11 +38,12 @@ from ._worker.lifecycle import Crew
 from ._worker.outcome import Outcomes
 from ._worker.runners import Handler, Runner, ThreadRunner
 from ._worker.services.lock import SingleLock
-from ._worker.services.periodic import Schedule, Scheduler
+from ._worker.services.periodic import Scheduler
 from ._worker.services.retention import DEFAULT_RETENTION, Retention, retention_seconds
 from ._worker.settings import Settings
 from ._worker.signals import SignalRelay
 from .errors import ConfigurationError
+from .periodic import Schedule
 from .queue import Queue
 
 __all__ = ["Worker", "last_line"]
@@ -53,6 +54,22 @@ log = logging.getLogger("skiplock.worker")
 #: ``concurrency``, the larger (bounded further by the pace of the handlers: see
 #: skiplock._worker.ledger.Ledger)
 DEFAULT_PREFETCH = 32
+
+
+def _slots(concurrency: int, prefetch: int | None) -> tuple[int, int]:
+    """*concurrency* and *prefetch* checked; prefetch's default is DEFAULT_PREFETCH or the
+    concurrency, the larger."""
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int):
+        raise ConfigurationError(f"concurrency must be an integer, not {concurrency!r:.80}")
+    if not 1 <= concurrency <= 1000:
+        raise ConfigurationError(f"concurrency must be from 1 to 1000, not {concurrency}")
+    if prefetch is None:
+        prefetch = max(DEFAULT_PREFETCH, concurrency)
+    if isinstance(prefetch, bool) or not isinstance(prefetch, int):
+        raise ConfigurationError(f"prefetch must be an integer, not {prefetch!r:.80}")
+    if not 0 <= prefetch <= 1000:
+        raise ConfigurationError(f"prefetch must be from 0 to 1000, not {prefetch}")
+    return concurrency, prefetch
 
 
 class WorkerOptions:
@@ -87,6 +104,31 @@ class WorkerOptions:
         retention: float | timedelta | None = DEFAULT_RETENTION,
         periodic: Sequence[Schedule] = (),
     ) -> None:
+        self.queue = self._check_queue(queue)
+        if not callable(handler):
+            raise ConfigurationError("handler must be a function taking a skiplock.Job")
+        self.handler = handler
+        self.concurrency, prefetch = _slots(concurrency, prefetch)
+        if mode not in ("lease", "single"):
+            raise ConfigurationError(f"mode must be 'lease' or 'single', not {mode!r:.80}")
+        self.queues = _queues(queues)
+        # A job claimed ahead holds a live lease, so it counts against queue_limits while
+        # it waits: on a limited queue it would take a slot of the limit without running.
+        limited = any(name in self.queue.queue_limits for name in self.queues)
+        self.prefetch = 0 if limited else prefetch
+        self._set_times(lease, heartbeat, timeout, grace, poll_interval)
+        self.mode = mode
+        self.wait_for_lock = wait_for_lock
+        self.lock: SingleLock | None = SingleLock(self.queue) if mode == "single" else None
+        keep = retention_seconds(retention)  # finished jobs older than this are deleted
+
+        self._crew = self._build()
+        self.retention = None if keep is None else Retention(self.queue, keep, counts=self.counts)
+        #: enqueues the ticks of *periodic* schedules while the worker runs (see Scheduler)
+        self.scheduler = Scheduler(self.queue, periodic, counts=self.counts) if periodic else None
+        self._crew.services = [h for h in (self.retention, self.scheduler) if h is not None]
+
+    def _check_queue(self, queue: Any) -> Queue:
         sync_queue = getattr(queue, "sync_queue", None)  # an AsyncQueue
         if not isinstance(queue, Queue) and callable(sync_queue) and self._takes_async_queue:
             # the worker's own I/O runs on a sync Queue in threads: one on the same URL,
@@ -96,28 +138,17 @@ class WorkerOptions:
             raise ConfigurationError(
                 f"queue must be a skiplock.Queue{self._also}, not {type(queue).__name__}"
             )
-        if not callable(handler):
-            raise ConfigurationError("handler must be a function taking a skiplock.Job")
-        if isinstance(concurrency, bool) or not isinstance(concurrency, int):
-            raise ConfigurationError(f"concurrency must be an integer, not {concurrency!r:.80}")
-        if not 1 <= concurrency <= 1000:
-            raise ConfigurationError(f"concurrency must be from 1 to 1000, not {concurrency}")
-        if prefetch is None:
-            prefetch = max(DEFAULT_PREFETCH, concurrency)
-        if isinstance(prefetch, bool) or not isinstance(prefetch, int):
-            raise ConfigurationError(f"prefetch must be an integer, not {prefetch!r:.80}")
-        if not 0 <= prefetch <= 1000:
-            raise ConfigurationError(f"prefetch must be from 0 to 1000, not {prefetch}")
-        if mode not in ("lease", "single"):
-            raise ConfigurationError(f"mode must be 'lease' or 'single', not {mode!r:.80}")
-        self.queue = queue
-        self.handler = handler
-        self.queues = _queues(queues)
-        self.concurrency = concurrency
-        # A job claimed ahead holds a live lease, so it counts against queue_limits while
-        # it waits: on a limited queue it would take a slot of the limit without running.
-        limited = any(name in queue.queue_limits for name in self.queues)
-        self.prefetch = 0 if limited else prefetch
+        return queue
+
+    def _set_times(
+        self,
+        lease: float,
+        heartbeat: float | None,
+        timeout: float | Callable[[Job], float | None] | None,
+        grace: float,
+        poll_interval: float,
+    ) -> None:
+        """Check and keep the options in seconds; the heartbeat must beat within the lease."""
         self.lease = _seconds(lease, "lease", strict=True)
         self.heartbeat = _seconds(
             self.lease / 3 if heartbeat is None else heartbeat, "heartbeat", strict=True
@@ -131,16 +162,6 @@ class WorkerOptions:
         self.timeout = timeout
         self.grace = _seconds(grace, "grace")
         self.poll_interval = _seconds(poll_interval, "poll_interval", strict=True)
-        self.mode = mode
-        self.wait_for_lock = wait_for_lock
-        self.lock: SingleLock | None = SingleLock(queue) if mode == "single" else None
-        keep = retention_seconds(retention)  # finished jobs older than this are deleted
-
-        self._crew = self._build()
-        self.retention = None if keep is None else Retention(queue, keep, counts=self.counts)
-        #: enqueues the ticks of *periodic* schedules while the worker runs (see Scheduler)
-        self.scheduler = Scheduler(queue, periodic, counts=self.counts) if periodic else None
-        self._crew.services = [h for h in (self.retention, self.scheduler) if h is not None]
 
     def _make_runner(self, outcomes: Outcomes, ledger: Ledger) -> Runner:
         """Where handlers run: the one part in which the workers differ."""

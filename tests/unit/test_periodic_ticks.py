@@ -235,3 +235,11 @@ def test_a_stored_tick_in_a_hostile_zone_keeps_its_offset(zone_source: str, name
     payload = {"periodic": {"arg": "tick", "tick": "2026-07-01T03:00:00+02:00", "timezone": name}}
     (got,) = tick_kwargs(payload).values()
     assert got == datetime(2026, 7, 1, 1, 0, tzinfo=UTC) and got.utcoffset() == timedelta(hours=2)
+
+
+@pytest.mark.parametrize("periodic", [[1], ["hourly"], [None]])
+def test_a_worker_refuses_periodic_items_that_are_not_schedules(periodic: list[Any]) -> None:
+    # old code read .name of each item before checking it: AttributeError, not this message
+    q = skiplock.connect("postgresql://nobody@127.0.0.1:1/nothing")  # never opened
+    with pytest.raises(skiplock.ConfigurationError, match="list of skiplock Schedule objects"):
+        skiplock.Worker(q, lambda job: None, periodic=periodic)

@@ -32,7 +32,7 @@ from .._core.job import Job
 from ..errors import Cancelled
 from .ledger import Ledger
 from .outcome import Outcomes
-from .runners import Handler, run_sync
+from .runners import Handler, run_handler
 
 __all__ = ["AsyncioRunner", "is_async_handler"]
 
@@ -102,9 +102,9 @@ class AsyncioRunner:
         :meth:`submit` does (``skiplock.testing.drain_async`` awaits it directly)."""
         await self._run(job)
 
-    def _run_sync(self, job: Job) -> None:
+    def _run_in_thread(self, job: Job) -> None:
         if self.ledger.begin(job):  # False: given back while it waited
-            run_sync(self.handler, self.outcomes, job)
+            run_handler(self.handler, self.outcomes, job)
 
     # -- on the loop ----------------------------------------------------------------------
 
@@ -130,7 +130,7 @@ class AsyncioRunner:
         self._tasks[job.id] = task
         try:
             if not self.is_async:  # the handler and its report, on one pool thread
-                await self.loop.run_in_executor(self.threads, self._run_sync, job)
+                await self.loop.run_in_executor(self.threads, self._run_in_thread, job)
                 return
             result: Any = None
             error: BaseException | None = None

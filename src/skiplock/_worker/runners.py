@@ -24,7 +24,7 @@ from .._core.job import Job
 from .ledger import Ledger
 from .outcome import Outcomes
 
-__all__ = ["Handler", "Runner", "ThreadRunner", "run_sync"]
+__all__ = ["Handler", "Runner", "ThreadRunner", "run_handler"]
 
 Handler = Callable[[Job], Any]
 
@@ -85,10 +85,10 @@ class ThreadRunner:
                 self.run_one(job)
 
     def run_one(self, job: Job) -> None:
-        run_sync(self.handler, self.outcomes, job)
+        run_handler(self.handler, self.outcomes, job)
 
 
-def run_sync(handler: Handler, outcomes: Outcomes, job: Job) -> None:
+def run_handler(handler: Handler, outcomes: Outcomes, job: Job) -> None:
     """Run a sync handler on this thread and report its end (a BaseException that is not
     an Exception is reported, then raised again). A job claimed with a cancel request
     already recorded (an earlier attempt was asked) is not run: it ends ``cancelled``."""

@@ -46,7 +46,7 @@ from ..queue import DEFAULT_TABLE, Queue
 from ..worker import DEFAULT_PREFETCH, Worker
 from .jobs import add_commands as add_job_commands
 from .json_args import CommandLineError, json_arg, json_or_text
-from .schema import add_schema_commands, cli_queue, require_url
+from .schema import Add, add_schema_commands, cli_queue, require_url
 from .targets import _find_task, _load_target
 
 __all__ = ["EXIT_CODES", "main"]
@@ -244,6 +244,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The global options, then each group of commands in ``--help``'s order."""
     # The same options before or after the command: the main parser sets the defaults, the
     # command's copy (default SUPPRESS) overrides them only when given.
     common = argparse.ArgumentParser(add_help=False)
@@ -253,24 +254,37 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="exit codes: 0 ok, 2 usage, 3 configuration, 4 database, 5 lock held, 6 demo failed",
     )
     parser.add_argument("--version", action="version", version=f"skiplock {__version__}")
-    for target, default in ((parser, None), (common, argparse.SUPPRESS)):
-        url_default, table_default = default, DEFAULT_TABLE if default is None else default
-        target.add_argument("--url", default=url_default, help="database URL ($SKIPLOCK_URL)")
-        target.add_argument("--table", default=table_default, help=f"default {DEFAULT_TABLE}")
-        target.add_argument(
-            "-v",
-            "--verbose",
-            action="count",
-            default=0 if default is None else default,
-            help="more log output",
-        )
+    _add_global_options(parser, None)
+    _add_global_options(common, argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, help: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help, description=help, parents=[common])
 
     add_schema_commands(add)
+    _add_enqueue(add)
+    _add_worker(add)
+    _add_admin_commands(add)
+    add_job_commands(add)
+    _add_demo(add)
+    return parser
 
+
+def _add_global_options(target: argparse.ArgumentParser, default: str | None) -> None:
+    """--url, --table, -v: the real defaults (*default* None) or SUPPRESS (a command's)."""
+    url_default, table_default = default, DEFAULT_TABLE if default is None else default
+    target.add_argument("--url", default=url_default, help="database URL ($SKIPLOCK_URL)")
+    target.add_argument("--table", default=table_default, help=f"default {DEFAULT_TABLE}")
+    target.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0 if default is None else default,
+        help="more log output",
+    )
+
+
+def _add_enqueue(add: Add) -> None:
     p = add("enqueue", "enqueue a task call (or a raw --payload); prints the job id")
     p.add_argument("task", nargs="?", help="task name, as registered with @app.task")
     p.add_argument("args", nargs="*", help="arguments: JSON where they parse, else text")
@@ -290,6 +304,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(fn=cmd_enqueue)
 
+
+def _add_worker(add: Add) -> None:
     p = add("worker", "run a worker for module:app (an App, or a function taking a Job)")
     p.add_argument("target", help="e.g. myproject.tasks:app")
     p.add_argument("--queues", help="comma-separated (default: the app's task queues)")
@@ -312,6 +328,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(fn=cmd_worker)
 
+
+def _add_admin_commands(add: Add) -> None:
+    """stats, retry, prune, cancel: looking at the table and repairing it."""
     p = add("stats", "counts of jobs by state, and the table's pruned total")
     p.add_argument("--queue", action="append", help="only this queue (repeatable)")
     p.add_argument("--watch", type=duration, nargs="?", const=2.0, help="refresh every N s")
@@ -339,13 +358,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id", type=int, help="the job id")
     p.set_defaults(fn=cmd_cancel)
 
-    add_job_commands(add)
 
+def _add_demo(add: Add) -> None:
     p = add("demo", "show the guarantees with real worker processes (embedded PostgreSQL)")
     p.add_argument("--workers", type=int, default=3)
     p.add_argument("--jobs", type=int, default=24)
     p.set_defaults(fn=cmd_demo)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -43,6 +43,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 from urllib.parse import quote
 
 from .embedded_install import (
@@ -98,6 +99,112 @@ def _tail(path: Path, lines: int = 40) -> str:
     except OSError as exc:
         return f"(no log: {exc})"
     return "\n".join(text.splitlines()[-lines:]) or "(log is empty)"
+
+
+def _initdb_args(bin_dir: Path, data: Path) -> list[str]:
+    return [
+        str(bin_dir / "initdb"),
+        "--pgdata",
+        str(data),
+        "--auth",
+        "trust",
+        "--username",
+        _SUPERUSER,
+        "--encoding",
+        "UTF8",
+        "--locale",
+        "C",
+        "--no-sync",
+        "--no-instructions",
+    ]
+
+
+def _createdb_args(bin_dir: Path, port: int, database: str) -> list[str]:
+    return [
+        str(bin_dir / "createdb"),
+        "--host",
+        _HOST,
+        "--port",
+        str(port),
+        "--username",
+        _SUPERUSER,
+        "--no-password",
+        "--",
+        database,
+    ]
+
+
+def _socket_dir(sockets: Path, account: _Account | None) -> str:
+    """Make the unix socket folder; return it, or "" (TCP only) if its path is too long."""
+    sockets.mkdir(mode=0o700)
+    if account is not None:
+        os.chown(sockets, account.uid, account.gid)
+    socket_dir = str(sockets)
+    if len(socket_dir) + len("/.s.PGSQL.65535.lock") > _UNIX_SOCKET_PATH_MAX:
+        log.info("temporary folder path too long for a unix socket; TCP only")
+        socket_dir = ""
+    return socket_dir
+
+
+class _Binaries:
+    """How the server's binaries run: in its *folder*, with no ``PG*`` variable of ours,
+    locale C, ``$TZ`` or UTC, the wheel's libraries found, and as *account* if given."""
+
+    def __init__(self, bin_dir: Path, folder: Path, account: _Account | None) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+        env.update(HOME=str(folder), LC_ALL="C", TZ=env.get("TZ", "UTC"))
+        libs = bin_dir.parent.parent.parent / f"{_PACKAGE}.libs"  # mirrors the RPATH
+        if libs.is_dir():
+            env["LD_LIBRARY_PATH"] = os.pathsep.join(
+                [str(libs), *filter(None, [env.get("LD_LIBRARY_PATH")])]
+            )
+        self.folder = folder
+        self.env = env
+        self.uid = None if account is None else account.uid
+        self.gid = None if account is None else account.gid
+        self.groups: list[int] | None = None if account is None else []
+
+    def run(self, args: list[str], timeout: float) -> None:
+        """Run *args* to its end; RuntimeError with its output if it fails or times out."""
+        try:
+            result = subprocess.run(
+                args,
+                check=False,
+                cwd=self.folder,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                timeout=timeout,
+                user=self.uid,
+                group=self.gid,
+                extra_groups=self.groups,
+            )
+        except subprocess.TimeoutExpired as exc:
+            output = (exc.output or b"").decode(errors="replace")
+            raise RuntimeError(
+                f"{Path(args[0]).name} did not finish in {timeout:.0f}s:\n{output}"
+            ) from exc
+        if result.returncode != 0:
+            raise RuntimeError(
+                f"{Path(args[0]).name} failed with exit code {result.returncode}:\n"
+                + result.stdout.decode(errors="replace")
+            )
+
+    def start(self, args: list[str], output: IO[bytes]) -> subprocess.Popen[bytes]:
+        """Start *args* in a session of its own, its output appended to *output*."""
+        return subprocess.Popen(
+            args,
+            cwd=self.folder,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # a Ctrl-C in the terminal is for us, not the server
+            user=self.uid,
+            group=self.gid,
+            extra_groups=self.groups,
+        )
 
 
 class EmbeddedPostgres:
@@ -168,111 +275,31 @@ class EmbeddedPostgres:
         return self._url
 
     def _launch(self, bin_dir: Path, folder: Path, account: _Account | None) -> str:
+        """initdb, start the server (kept as :attr:`_spawn` for :meth:`restart`), createdb;
+        return the URL."""
         data = folder / "data"
         logfile = folder / "postgres.log"
-        sockets = folder / "sockets"
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
-        env.update(HOME=str(folder), LC_ALL="C", TZ=env.get("TZ", "UTC"))
-        libs = bin_dir.parent.parent.parent / f"{_PACKAGE}.libs"  # mirrors the RPATH
-        if libs.is_dir():
-            env["LD_LIBRARY_PATH"] = os.pathsep.join(
-                [str(libs), *filter(None, [env.get("LD_LIBRARY_PATH")])]
-            )
-        uid = None if account is None else account.uid
-        gid = None if account is None else account.gid
-        groups: list[int] | None = None if account is None else []
-
-        def run(args: list[str], timeout: float) -> None:
-            try:
-                result = subprocess.run(
-                    args,
-                    check=False,
-                    cwd=folder,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.STDOUT,
-                    timeout=timeout,
-                    user=uid,
-                    group=gid,
-                    extra_groups=groups,
-                )
-            except subprocess.TimeoutExpired as exc:
-                output = (exc.output or b"").decode(errors="replace")
-                raise RuntimeError(
-                    f"{Path(args[0]).name} did not finish in {timeout:.0f}s:\n{output}"
-                ) from exc
-            if result.returncode != 0:
-                raise RuntimeError(
-                    f"{Path(args[0]).name} failed with exit code {result.returncode}:\n"
-                    + result.stdout.decode(errors="replace")
-                )
-
-        run(
-            [
-                str(bin_dir / "initdb"),
-                "--pgdata",
-                str(data),
-                "--auth",
-                "trust",
-                "--username",
-                _SUPERUSER,
-                "--encoding",
-                "UTF8",
-                "--locale",
-                "C",
-                "--no-sync",
-                "--no-instructions",
-            ],
-            _INITDB_TIMEOUT,
-        )
-        sockets.mkdir(mode=0o700)
-        if account is not None:
-            os.chown(sockets, account.uid, account.gid)
-        socket_dir = str(sockets)
-        if len(socket_dir) + len("/.s.PGSQL.65535.lock") > _UNIX_SOCKET_PATH_MAX:
-            log.info("temporary folder path too long for a unix socket; TCP only")
-            socket_dir = ""
+        binaries = _Binaries(bin_dir, folder, account)
+        binaries.run(_initdb_args(bin_dir, data), _INITDB_TIMEOUT)
         port = self._port if self._port is not None else _free_port()
-        settings = {**_SETTINGS, "port": str(port), "unix_socket_directories": socket_dir}
+        settings = {
+            **_SETTINGS,
+            "port": str(port),
+            "unix_socket_directories": _socket_dir(folder / "sockets", account),
+        }
         args = [str(bin_dir / "postgres"), "-D", str(data)]
         for name, value in settings.items():
             args += ["-c", f"{name}={value}"]
 
         def spawn() -> None:
             with logfile.open("ab") as output:
-                self._process = subprocess.Popen(
-                    args,
-                    cwd=folder,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=output,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,  # a Ctrl-C in the terminal is for us, not the server
-                    user=uid,
-                    group=gid,
-                    extra_groups=groups,
-                )
+                self._process = binaries.start(args, output)
             self._wait_ready(data / "postmaster.pid", logfile, port)
 
         spawn()
         self._spawn = spawn
         if self._database not in ("postgres", "template1", "template0"):
-            run(
-                [
-                    str(bin_dir / "createdb"),
-                    "--host",
-                    _HOST,
-                    "--port",
-                    str(port),
-                    "--username",
-                    _SUPERUSER,
-                    "--no-password",
-                    "--",
-                    self._database,
-                ],
-                _CREATEDB_TIMEOUT,
-            )
+            binaries.run(_createdb_args(bin_dir, port, self._database), _CREATEDB_TIMEOUT)
         return f"postgresql://{_SUPERUSER}@{_HOST}:{port}/{quote(self._database, safe='')}"
 
     def _wait_ready(self, pidfile: Path, logfile: Path, port: int) -> None:
