@@ -22,7 +22,8 @@ May import: :mod:`skiplock._core`, :mod:`skiplock._shell`, :mod:`skiplock.driver
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -34,8 +35,6 @@ from ._shell.session_async import AsyncSession
 from ._shell.settings import DEFAULT_TABLE, QueueKeywords, QueueSettings
 from ._shell.transaction_async import AsyncTransaction
 from .dialects import ServerInfo
-from .drivers.aio import AsyncAdapter
-from .drivers.aio_adapt import adapt_async
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -115,18 +114,28 @@ class AsyncQueue(AsyncSession):
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def adapt(self, conn: Any) -> AsyncAdapter:
-        """The driver adapter for a caller's *conn* (see :mod:`skiplock.drivers`; for an
-        AsyncQueue, an asyncio connection: :mod:`skiplock.drivers.aio_adapt`).
+    @asynccontextmanager
+    async def transaction(self, *, conn: Any = None) -> AsyncIterator[AsyncTransaction]:
+        """One transaction for your own writes and skiplock's, committed together.
 
-        Raises :class:`~skiplock.ConfigurationError`, before anything is sent, for an
-        object skiplock cannot use or a connection to another kind of database.
+        ::
+
+            with q.transaction() as tx:
+                tx.execute("INSERT INTO receipts (job_id) VALUES (%(id)s)", {"id": job.id})
+                tx.complete(job)     # LeaseLost here rolls back the INSERT too
+
+        Commits when the block ends, rolls back when it raises (and re-raises); a block
+        interrupted (a cancelled task, ``KeyboardInterrupt``), in its body or in its
+        COMMIT, drops its connection instead (see :meth:`_commit`). With
+        ``conn=`` (any connection :meth:`adapt` accepts), the block works in the caller's
+        own transaction on that connection and neither commits nor rolls back: the
+        caller does.
         """
-        d = self.dialect
-        if True:  # ASYNC
-            return await adapt_async(conn, d.name, self.url.flavor, d.async_in_thread)
-        else:
-            return adapt_async(conn, d.name, self.url.flavor)
+        if conn is not None:
+            yield AsyncTransaction(self, await self.adapt(conn))
+            return
+        async with self._own_transaction() as own:
+            yield AsyncTransaction(self, own)
 
     async def ping(self) -> ServerInfo:
         """Reach the server; return what it is. Raises ``UnsupportedServer`` if it is too old

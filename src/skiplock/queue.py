@@ -24,7 +24,8 @@ May import: :mod:`skiplock._core`, :mod:`skiplock._shell`, :mod:`skiplock.driver
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +37,6 @@ from ._shell.session import Session
 from ._shell.settings import DEFAULT_TABLE, QueueKeywords, QueueSettings
 from ._shell.transaction import Transaction
 from .dialects import ServerInfo
-from .drivers import Adapter, adapt
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -102,15 +102,28 @@ class Queue(Session):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def adapt(self, conn: Any) -> Adapter:
-        """The driver adapter for a caller's *conn* (see :mod:`skiplock.drivers`; for an
-        AsyncQueue, an asyncio connection: :mod:`skiplock.drivers.aio_adapt`).
+    @contextmanager
+    def transaction(self, *, conn: Any = None) -> Iterator[Transaction]:
+        """One transaction for your own writes and skiplock's, committed together.
 
-        Raises :class:`~skiplock.ConfigurationError`, before anything is sent, for an
-        object skiplock cannot use or a connection to another kind of database.
+        ::
+
+            with q.transaction() as tx:
+                tx.execute("INSERT INTO receipts (job_id) VALUES (%(id)s)", {"id": job.id})
+                tx.complete(job)     # LeaseLost here rolls back the INSERT too
+
+        Commits when the block ends, rolls back when it raises (and re-raises); a block
+        interrupted (a cancelled task, ``KeyboardInterrupt``), in its body or in its
+        COMMIT, drops its connection instead (see :meth:`_commit`). With
+        ``conn=`` (any connection :meth:`adapt` accepts), the block works in the caller's
+        own transaction on that connection and neither commits nor rolls back: the
+        caller does.
         """
-        d = self.dialect
-        return adapt(conn, d.name, self.url.flavor)
+        if conn is not None:
+            yield Transaction(self, self.adapt(conn))
+            return
+        with self._own_transaction() as own:
+            yield Transaction(self, own)
 
     def ping(self) -> ServerInfo:
         """Reach the server; return what it is. Raises ``UnsupportedServer`` if it is too old

@@ -17,14 +17,14 @@ import logging
 import random
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from .._core import calls
 from .._core.ops import NOTHING, Op, Statement, StatementError
 from .._core.sql import TableName
 from .._core.url import DatabaseURL
 from ..dialects import Dialect, ServerInfo, get_dialect
-from ..drivers import Adapter
+from ..drivers import Adapter, adapt
 from ..drivers.run import run_sync, run_theirs
 from ..errors import BackendError
 from .acompat import sleep
@@ -32,10 +32,6 @@ from .pool import Pool
 from .pool_state import PoolSettings, PoolStats
 from .schema import Schema
 from .settings import QueueSettings
-from .transaction import Transaction
-
-if TYPE_CHECKING:
-    from ..queue import Queue
 
 __all__ = ["Session"]
 
@@ -68,7 +64,14 @@ class Session:
         self._pool = self._make_pool()
 
     def adapt(self, conn: Any) -> Adapter:
-        raise NotImplementedError  # the queue's
+        """The driver adapter for a caller's *conn* (see :mod:`skiplock.drivers`; for an
+        AsyncQueue, an asyncio connection: :mod:`skiplock.drivers.aio_adapt`).
+
+        Raises :class:`~skiplock.ConfigurationError`, before anything is sent, for an
+        object skiplock cannot use or a connection to another kind of database.
+        """
+        d = self.dialect
+        return adapt(conn, d.name, self.url.flavor)
 
     # -- connections ----------------------------------------------------------------------
 
@@ -248,32 +251,15 @@ class Session:
         self._pool.put(own, broken=lost)
 
     @contextmanager
-    def transaction(self, *, conn: Any = None) -> Iterator[Transaction]:
-        """One transaction for your own writes and skiplock's, committed together.
-
-        ::
-
-            with q.transaction() as tx:
-                tx.execute("INSERT INTO receipts (job_id) VALUES (%(id)s)", {"id": job.id})
-                tx.complete(job)     # LeaseLost here rolls back the INSERT too
-
-        Commits when the block ends, rolls back when it raises (and re-raises); a block
-        interrupted (a cancelled task, ``KeyboardInterrupt``), in its body or in its
-        COMMIT, drops its connection instead (see :meth:`_commit`). With
-        ``conn=`` (any connection :meth:`adapt` accepts), the block works in the caller's
-        own transaction on that connection and neither commits nor rolls back: the
-        caller does.
-        """
-        queue: Queue = self  # type: ignore[assignment]
-        if conn is not None:
-            yield Transaction(queue, self.adapt(conn))
-            return
+    def _own_transaction(self) -> Iterator[Adapter]:
+        """A pooled connection for a ``transaction()`` block (see the queue's
+        :meth:`transaction`): committed when the block ends, rolled back when it raises,
+        dropped when it is interrupted; exempt from the idle limit while the block runs."""
         own = self._checkout()
-        tx = Transaction(queue, own)
         try:
             # the block's own code runs between its statements: exempt from the idle limit
             self._exempt(own, self.dialect.exempt_begin_sql(), "beginning your transaction")
-            yield tx
+            yield own
             self._exempt(own, self.dialect.exempt_end_sql(), "ending your transaction")
         except BaseException as exc:
             lost = _interrupted(exc) or (isinstance(exc, BackendError) and exc.connection_lost)

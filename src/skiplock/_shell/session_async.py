@@ -15,7 +15,7 @@ import logging
 import random
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from .._core import calls
 from .._core.ops import NOTHING, Op, Statement, StatementError
@@ -23,6 +23,7 @@ from .._core.sql import TableName
 from .._core.url import DatabaseURL
 from ..dialects import Dialect, ServerInfo, get_dialect
 from ..drivers.aio import AsyncAdapter
+from ..drivers.aio_adapt import adapt_async
 from ..drivers.run_async import run_async, run_theirs_async
 from ..errors import BackendError
 from .acompat import asleep
@@ -30,10 +31,6 @@ from .pool_async import AsyncPool
 from .pool_state import PoolSettings, PoolStats
 from .schema import Schema
 from .settings import QueueSettings
-from .transaction_async import AsyncTransaction
-
-if TYPE_CHECKING:
-    from ..aio_queue import AsyncQueue
 
 __all__ = ["AsyncSession"]
 
@@ -66,7 +63,17 @@ class AsyncSession:
         self._pool = self._make_pool()
 
     async def adapt(self, conn: Any) -> AsyncAdapter:
-        raise NotImplementedError  # the queue's
+        """The driver adapter for a caller's *conn* (see :mod:`skiplock.drivers`; for an
+        AsyncQueue, an asyncio connection: :mod:`skiplock.drivers.aio_adapt`).
+
+        Raises :class:`~skiplock.ConfigurationError`, before anything is sent, for an
+        object skiplock cannot use or a connection to another kind of database.
+        """
+        d = self.dialect
+        if True:  # ASYNC
+            return await adapt_async(conn, d.name, self.url.flavor, d.async_in_thread)
+        else:
+            return adapt_async(conn, d.name, self.url.flavor)
 
     # -- connections ----------------------------------------------------------------------
 
@@ -255,32 +262,15 @@ class AsyncSession:
         await self._pool.put(own, broken=lost)
 
     @asynccontextmanager
-    async def transaction(self, *, conn: Any = None) -> AsyncIterator[AsyncTransaction]:
-        """One transaction for your own writes and skiplock's, committed together.
-
-        ::
-
-            with q.transaction() as tx:
-                tx.execute("INSERT INTO receipts (job_id) VALUES (%(id)s)", {"id": job.id})
-                tx.complete(job)     # LeaseLost here rolls back the INSERT too
-
-        Commits when the block ends, rolls back when it raises (and re-raises); a block
-        interrupted (a cancelled task, ``KeyboardInterrupt``), in its body or in its
-        COMMIT, drops its connection instead (see :meth:`_commit`). With
-        ``conn=`` (any connection :meth:`adapt` accepts), the block works in the caller's
-        own transaction on that connection and neither commits nor rolls back: the
-        caller does.
-        """
-        queue: AsyncQueue = self  # type: ignore[assignment]
-        if conn is not None:
-            yield AsyncTransaction(queue, await self.adapt(conn))
-            return
+    async def _own_transaction(self) -> AsyncIterator[AsyncAdapter]:
+        """A pooled connection for a ``transaction()`` block (see the queue's
+        :meth:`transaction`): committed when the block ends, rolled back when it raises,
+        dropped when it is interrupted; exempt from the idle limit while the block runs."""
         own = await self._checkout()
-        tx = AsyncTransaction(queue, own)
         try:
             # the block's own code runs between its statements: exempt from the idle limit
             await self._exempt(own, self.dialect.exempt_begin_sql(), "beginning your transaction")
-            yield tx
+            yield own
             await self._exempt(own, self.dialect.exempt_end_sql(), "ending your transaction")
         except BaseException as exc:
             lost = _interrupted(exc) or (isinstance(exc, BackendError) and exc.connection_lost)
