@@ -1,5 +1,5 @@
 # Generated from src/skiplock/aio_queue.py by scripts/async_to_sync; do not edit.
-# Edit the source and run scripts/async_to_sync (tests/test_generated.py checks).
+# Edit the source and run scripts/async_to_sync (tests/quality/test_generated.py checks).
 """The queue: enqueue, claim, and the fenced writes that follow a claim.
 
 This module (:class:`AsyncQueue`, :func:`connect_async`) is the source; ``queue.py``

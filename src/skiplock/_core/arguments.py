@@ -5,7 +5,7 @@ A public method (:class:`~skiplock.Queue`'s, :class:`~skiplock.AsyncQueue`'s: th
 generated source) builds its options with ``check(...)`` from its own keywords, so a bad
 value raises :class:`~skiplock.ConfigurationError` there, before anything is sent. The
 ``*Keywords`` TypedDicts name the same keywords for the methods that forward them (a
-transaction's, with its own ``conn``); tests/test_async_parity.py checks that they stay the
+transaction's, with its own ``conn``); tests/quality/test_async_parity.py checks that they stay the
 queue's.
 
 May import: :mod:`skiplock.errors`, the rest of :mod:`skiplock._core` and the standard

@@ -2,7 +2,7 @@
 
 Each public method of both queues is one line: it hands its arguments to the builder of
 the same name here and runs the :class:`Call` it gets back, the sync queue with
-``run_sync``, the async one with ``run_async`` (tests/test_async_parity.py checks the
+``run_sync``, the async one with ``run_async`` (tests/quality/test_async_parity.py checks the
 names, the signatures and the one line). A builder checks every argument (so bad input
 raises the same error, before any I/O, from both queues; the keywords of enqueue, claim
 and list_jobs come checked already, as one frozen object of :mod:`.arguments`), names

@@ -1,5 +1,5 @@
 # Generated from src/skiplock/_shell/pool_async.py by scripts/async_to_sync; do not edit.
-# Edit the source and run scripts/async_to_sync (tests/test_generated.py checks).
+# Edit the source and run scripts/async_to_sync (tests/quality/test_generated.py checks).
 """The pools' I/O: open, check, close and wait as :class:`~skiplock._shell.pool_state.PoolState`
 (the bound, wait order, recycling, broken connections dropped) says.
 

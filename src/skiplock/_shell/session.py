@@ -1,5 +1,5 @@
 # Generated from src/skiplock/_shell/session_async.py by scripts/async_to_sync; do not edit.
-# Edit the source and run scripts/async_to_sync (tests/test_generated.py checks).
+# Edit the source and run scripts/async_to_sync (tests/quality/test_generated.py checks).
 """The I/O shell under a queue: its pool, checkout, the retry loop, COMMIT, rollback or
 drop, and :meth:`transaction`.
 

@@ -4,7 +4,7 @@
 place they are written: :func:`skiplock.connect`, :class:`~skiplock.Queue`,
 :func:`skiplock.connect_async` and :class:`~skiplock.AsyncQueue` forward theirs to it as
 :class:`QueueKeywords`, and a queue made from another (``AsyncQueue.sync_queue``) takes
-its :class:`QueueSettings` whole. tests/test_async_parity.py checks that the TypedDict
+its :class:`QueueSettings` whole. tests/quality/test_async_parity.py checks that the TypedDict
 names the keywords of :meth:`QueueSettings.check`.
 
 May import: :mod:`skiplock._core`, :mod:`skiplock.errors` and the rest of the shell's

@@ -1,5 +1,5 @@
 # Generated from src/skiplock/_shell/transaction_async.py by scripts/async_to_sync; do not edit.
-# Edit the source and run scripts/async_to_sync (tests/test_generated.py checks).
+# Edit the source and run scripts/async_to_sync (tests/quality/test_generated.py checks).
 """The transaction of a queue's ``transaction()``: skiplock's writes and the caller's own
 SQL on one connection, committed together (by the queue for its own connection, by the
 caller for theirs). Each method is one line over the queue's.

@@ -1,5 +1,5 @@
 # Generated from src/skiplock/drivers/run_async.py by scripts/async_to_sync; do not edit.
-# Edit the source and run scripts/async_to_sync (tests/test_generated.py checks).
+# Edit the source and run scripts/async_to_sync (tests/quality/test_generated.py checks).
 """The loops that drive the sans-I/O operations of :mod:`skiplock._core.ops` over a connection.
 
 ``skiplock.drivers.run_async`` is the source (``run_async`` / ``run_theirs_async``, each
