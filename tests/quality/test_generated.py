@@ -6,31 +6,20 @@ from __future__ import annotations
 
 import ast
 import importlib
-import importlib.machinery
-import importlib.util
 import shutil
 import textwrap
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 import skiplock
 
+from .scripts import load_script
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _generator() -> ModuleType:
-    path = ROOT / "scripts" / "async_to_sync"
-    loader = importlib.machinery.SourceFileLoader("async_to_sync", str(path))
-    spec = importlib.util.spec_from_loader("async_to_sync", loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
-GEN = _generator()
+GEN = load_script("async_to_sync")
 PAIRS = sorted(GEN.GENERATED.items())
 
 

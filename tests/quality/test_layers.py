@@ -3,8 +3,6 @@ and a module that breaks one is caught, naming the rule (docs/architecture.md, "
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import re
 import shutil
 import sys
@@ -12,6 +10,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from .scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,13 +23,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def _layers() -> ModuleType:
-    path = ROOT / "scripts" / "layers"
-    loader = importlib.machinery.SourceFileLoader("layers", str(path))
-    spec = importlib.util.spec_from_loader("layers", loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    return load_script("layers")
 
 
 def test_every_layer_contract_is_kept() -> None:
