@@ -46,6 +46,12 @@ class LockAndWakeup:
     WAKE_MARKS: ClassVar[bool] = False
 
     @property
+    def supports_notify(self) -> bool:
+        """LISTEN/NOTIFY can wake idle workers (and carries cancel requests): what a
+        :attr:`WAKEUP` of ``notify`` declares."""
+        return self.WAKEUP == "notify"
+
+    @property
     def wakeup(self) -> Wakeup:
         """:attr:`WAKEUP`, or ``none`` while the statements held lack the idle probe."""
         if self.WAKEUP == "probe" and "wake_probe" not in self.sql:

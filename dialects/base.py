@@ -66,8 +66,6 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
     #: the driver binds a Python list as an array (``= ANY(%(ids)s)``); otherwise lists are
     #: expanded into ``%(ids__0)s, %(ids__1)s, …`` for ``IN (%(ids)s)``
     array_params: ClassVar[bool] = False
-    #: PostgreSQL-style LISTEN/NOTIFY can wake idle workers (and carries cancel requests)
-    supports_notify: ClassVar[bool] = False
     #: what ends a statement in a printed script (``skiplock sql``)
     script_end: ClassVar[str] = ";"
     #: the URL query options this dialect hands its driver, with their types (documented

@@ -111,7 +111,6 @@ class PostgreSQLDialect(BaseDialect):
     adapter_class: ClassVar[type[Adapter]] = PsycopgAdapter
     extra: ClassVar[str] = "postgresql"
     array_params: ClassVar[bool] = True
-    supports_notify: ClassVar[bool] = True
     WAKEUP: ClassVar[Wakeup] = "notify"
     WAKE_MARKS: ClassVar[bool] = True  # migration 0006
     URL_OPTIONS: ClassVar[Mapping[str, Option]] = URL_OPTIONS
