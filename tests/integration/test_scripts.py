@@ -21,7 +21,8 @@ def _handed(tmp_path: Path, *args: str, names: tuple[str, ...], **env: str) -> l
     lines = "".join(f'printf "%s\\n" "${{{n}-unset}}"\n' for n in names)
     fake.write_text(f'#!/bin/sh\n{lines}printf "%s\\n" "$*"\n')
     fake.chmod(0o755)
-    clean = {k: v for k, v in os.environ.items() if k not in names}
+    # SKIPLOCK_TEST_WORKERS: the caller's own choice of xdist workers is not what is checked
+    clean = {k: v for k, v in os.environ.items() if k not in names and k != "SKIPLOCK_TEST_WORKERS"}
     clean.update(env, PATH=f"{tmp_path}:{clean.get('PATH', '')}")
     clean.setdefault("SKIPLOCK_TEST_MYSQL_URL", "mysql://root@127.0.0.1:3307/test")
     done = subprocess.run(
