@@ -46,7 +46,7 @@ class AsyncWorker(WorkerOptions):
     _signals = 0
 
     def _make_runner(self, outcomes: Outcomes, ledger: Ledger) -> Runner:
-        self._runner = AsyncioRunner(self.handler, outcomes, ledger, self.concurrency)
+        self._runner = AsyncioRunner(self._chain, outcomes, ledger, self.concurrency)
         return self._runner
 
     async def run(self, *, install_signals: bool = True) -> None:

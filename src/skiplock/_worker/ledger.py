@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .._core.job import Job
+from ..errors import Discard
 
 __all__ = ["NO_COMPLETION", "Held", "Ledger"]
 
@@ -79,6 +81,21 @@ class Ledger:
         self._unsure: set[int] = set()  # ids whose completion's COMMIT outcome is unknown
         self._first_done = 0.0  # when the oldest completion waiting in _to_complete arrived
         self._active = 0
+        #: (queue, task, outcome) -> count, kept once :meth:`keep_detail` is called (the
+        #: worker's metrics); outcome as in ``counts`` plus ``discarded`` (a Discard, out of
+        #: failed) and ``timeout`` (an attempt abandoned at its timeout, counted apart too)
+        self.detail: dict[tuple[str, str, str], int] | None = None
+        self._task_of: Callable[[Job], str] | None = None
+
+    def keep_detail(self, task_of: Callable[[Job], str]) -> None:
+        """Count outcomes by queue and task (*task_of* names a job's task) from now on."""
+        with self._lock:
+            self._task_of = task_of
+            self.detail = {}
+
+    def detail_snapshot(self) -> dict[tuple[str, str, str], int]:
+        with self._lock:
+            return dict(self.detail or {})
 
     # -- the producer's side ----------------------------------------------------------------
 
@@ -198,9 +215,19 @@ class Ledger:
             if h is not None:
                 h.error = exc
 
-    def count(self, key: str) -> None:
+    def count(self, key: str, job: Job | None = None) -> None:
+        """Count *key* (released, or pruned and scheduled by the services), of *job* if
+        given (by queue and task, for the metrics); ``timeout`` is counted by job only."""
         with self._lock:
-            self.counts[key] += 1
+            if key in self.counts:
+                self.counts[key] += 1
+            if job is not None and self.detail is not None:
+                self._count_detail(job, key)
+
+    def _count_detail(self, job: Job, outcome: str) -> None:
+        assert self.detail is not None and self._task_of is not None
+        label = (job.queue, self._task_of(job), outcome)
+        self.detail[label] = self.detail.get(label, 0) + 1
 
     # -- the completer's side -------------------------------------------------------------
 
@@ -237,6 +264,9 @@ class Ledger:
         key = _COUNTED.get(outcome) if held is not None and outcome is not None else None
         if key is not None:
             self.counts[key] += 1
+            if self.detail is not None:
+                discarded = key == "failed" and isinstance(held.error, Discard)
+                self._count_detail(job, "discarded" if discarded else key)
         return held, key
 
     def _mine(self, job: Job) -> Held | None:
