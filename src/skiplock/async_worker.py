@@ -96,6 +96,8 @@ class AsyncWorker(WorkerOptions):
 
     def start(self) -> AsyncWorker:
         """Run as a task of the running loop (no signal handlers); see :meth:`stop`."""
+        if self.metrics is not None:  # its address is known (or refused) on return
+            self.metrics.start()
         self._task = asyncio.get_running_loop().create_task(
             self.run(install_signals=False), name="skiplock-worker"
         )

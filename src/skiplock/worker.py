@@ -256,6 +256,8 @@ class Worker(WorkerOptions):
 
     def start(self) -> Worker:
         """Run in a background thread (no signal handlers); see :meth:`stop`."""
+        if self.metrics is not None:  # its address is known (or refused) on return
+            self.metrics.start()
         self._thread = threading.Thread(
             target=self.run, kwargs={"install_signals": False}, name="skiplock-worker"
         )

@@ -122,6 +122,10 @@ class WorkerMetrics:
         return str(host), int(port)
 
     def start(self) -> None:
+        """Serve ``/metrics`` (once: a second call while serving does nothing). Raises
+        :class:`ConfigurationError` when the address cannot be bound."""
+        if self._server is not None:
+            return
         from prometheus_client import start_http_server
 
         try:
