@@ -149,3 +149,48 @@ def test_a_port_in_use_is_a_configuration_error(queue: skiplock.Queue) -> None:
             second.run(install_signals=False)
     finally:
         first.stop(timeout=15)
+
+
+def test_timeouts_and_an_async_handler(queue: skiplock.Queue) -> None:
+    import asyncio
+
+    async def handler(job: Job) -> None:
+        if job.payload == "slow":
+            await asyncio.sleep(5)  # cancelled at its timeout
+
+    queue.enqueue("slow", max_attempts=1)
+    queue.enqueue("quick")
+
+    async def main() -> dict[Any, float]:
+        worker = skiplock.AsyncWorker(
+            queue, handler, timeout=0.3, lease=3, metrics_port=0, poll_interval=0.05
+        )
+        async with worker:
+            for _ in range(200):
+                if drained(queue):
+                    break
+                await asyncio.sleep(0.05)
+            for _ in range(100):
+                s = await asyncio.to_thread(scrape, worker)
+                if (
+                    value(
+                        s,
+                        "skiplock_jobs_processed_total",
+                        queue="default",
+                        task=handler.__qualname__,
+                        outcome="done",
+                    )
+                    == 1
+                ):
+                    return s
+                await asyncio.sleep(0.05)
+        raise AssertionError("the quick job was never counted")
+
+    s = asyncio.run(main())
+    name = handler.__qualname__
+    assert value(s, "skiplock_job_timeouts_total", queue="default", task=name) == 1
+    assert (
+        value(s, "skiplock_jobs_processed_total", queue="default", task=name, outcome="failed") == 1
+    )
+    # both handler runs observed, the cancelled one too
+    assert value(s, "skiplock_job_duration_seconds_count", queue="default", task=name) == 2

@@ -177,3 +177,30 @@ def test_bad_middleware_is_refused(
 ) -> None:
     with pytest.raises(ConfigurationError, match=message):
         make(queue)
+
+
+def test_drain_runs_the_apps_middleware(queue: skiplock.Queue) -> None:
+    from skiplock import testing
+
+    seen: list[Any] = []
+
+    def mw(job: Job, call_next: Callable[[Job], Any]) -> Any:
+        try:
+            result = call_next(job)
+        except Exception as exc:
+            seen.append(("raised", type(exc).__name__))
+            raise
+        seen.append(("returned", result))
+        return result
+
+    app = skiplock.App(queue, middleware=[mw])
+
+    @app.task(name="half", max_attempts=1)
+    def half(n: int) -> float:
+        return 1 / n
+
+    half.defer(2)
+    half.defer(0)
+    ended = testing.drain(app)
+    assert [j.status for j in ended] == ["done", "failed"]
+    assert seen == [("returned", 0.5), ("raised", "ZeroDivisionError")]
