@@ -204,3 +204,36 @@ def test_drain_runs_the_apps_middleware(queue: skiplock.Queue) -> None:
     ended = testing.drain(app)
     assert [j.status for j in ended] == ["done", "failed"]
     assert seen == [("returned", 0.5), ("raised", "ZeroDivisionError")]
+
+
+def test_task_enqueue_takes_headers_and_middleware_sees_them(
+    queue: skiplock.Queue, url: str
+) -> None:
+    from skiplock import testing
+
+    seen: list[dict[str, str]] = []
+
+    def mw(job: Job, call_next: Callable[[Job], Any]) -> Any:
+        seen.append(job.headers)
+        return call_next(job)
+
+    app = skiplock.App(url, table=queue.table.name, middleware=[mw])
+
+    @app.task(name="echo")
+    def echo(x: str) -> str:
+        return x
+
+    sync_id = echo.enqueue(["a"], headers={"tenant": "t1"})
+
+    async def defer_async() -> int:
+        try:
+            return await echo.enqueue_async(["b"], headers={"tenant": "t2"})
+        finally:
+            await app.async_queue.close()
+
+    async_id = asyncio.run(defer_async())
+    assert (queue.get(sync_id) or pytest.fail()).headers == {"tenant": "t1"}
+    assert (queue.get(async_id) or pytest.fail()).headers == {"tenant": "t2"}
+    assert [j.result for j in testing.drain(app)] == ["a", "b"]
+    assert seen == [{"tenant": "t1"}, {"tenant": "t2"}]
+    app.queue.close()

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .._core.job import Job
 from ..errors import Discard
 
-__all__ = ["NO_COMPLETION", "Held", "Ledger"]
+__all__ = ["NO_COMPLETION", "Held", "Ledger", "task_label"]
 
 #: what :meth:`Ledger.ended` gets for a job that is not to be completed by the completer
 NO_COMPLETION: Any = object()
@@ -31,6 +30,17 @@ _COUNTED = {
     "lost": "lost",
     "cancelled": "cancelled",
 }
+
+
+def task_label(job: Job, fallback: str | None) -> str:
+    """A job's ``task`` in the worker's metrics: the task's name for an App task call (a
+    payload ``{"task": name, ...}``), else *fallback* (the handler's name), else its queue."""
+    payload = job.payload
+    if isinstance(payload, dict):
+        name = payload.get("task")
+        if isinstance(name, str):
+            return name
+    return job.queue if fallback is None else fallback
 
 
 @dataclass
@@ -85,12 +95,13 @@ class Ledger:
         #: worker's metrics); outcome as in ``counts`` plus ``discarded`` (a Discard, out of
         #: failed) and ``timeout`` (an attempt abandoned at its timeout, counted apart too)
         self.detail: dict[tuple[str, str, str], int] | None = None
-        self._task_of: Callable[[Job], str] | None = None
+        self._task_fallback: str | None = None
 
-    def keep_detail(self, task_of: Callable[[Job], str]) -> None:
-        """Count outcomes by queue and task (*task_of* names a job's task) from now on."""
+    def keep_detail(self, fallback: str | None) -> None:
+        """Count outcomes by queue and task (see :func:`task_label`, with *fallback*) from
+        now on."""
         with self._lock:
-            self._task_of = task_of
+            self._task_fallback = fallback
             self.detail = {}
 
     def detail_snapshot(self) -> dict[tuple[str, str, str], int]:
@@ -225,8 +236,8 @@ class Ledger:
                 self._count_detail(job, key)
 
     def _count_detail(self, job: Job, outcome: str) -> None:
-        assert self.detail is not None and self._task_of is not None
-        label = (job.queue, self._task_of(job), outcome)
+        assert self.detail is not None
+        label = (job.queue, task_label(job, self._task_fallback), outcome)
         self.detail[label] = self.detail.get(label, 0) + 1
 
     # -- the completer's side -------------------------------------------------------------

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from .._core.checks import integer
 from .._core.job import Job
 from ..errors import ConfigurationError
-from .ledger import Ledger
+from .ledger import Ledger, task_label
 
 if TYPE_CHECKING:
     import threading
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from prometheus_client.metrics_core import Metric
 
-__all__ = ["WorkerMetrics", "task_namer"]
+__all__ = ["WorkerMetrics", "handler_name"]
 
 log = logging.getLogger("skiplock.worker")
 
@@ -44,20 +44,11 @@ log = logging.getLogger("skiplock.worker")
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600)
 
 
-def task_namer(handler: Callable[..., Any]) -> Callable[[Job], str]:
-    """How a job's ``task`` label is named: the task's name for an App task call (a payload
-    ``{"task": name, ...}``), else the handler's name, else the job's queue."""
-    fallback = getattr(handler, "__qualname__", None) or getattr(handler, "__name__", None)
-
-    def task_of(job: Job) -> str:
-        payload = job.payload
-        if isinstance(payload, dict):
-            name = payload.get("task")
-            if isinstance(name, str):
-                return name
-        return fallback if isinstance(fallback, str) else job.queue
-
-    return task_of
+def handler_name(handler: Callable[..., Any]) -> str | None:
+    """The ``task`` label of jobs that are not App task calls (see
+    :func:`~.ledger.task_label`)."""
+    name = getattr(handler, "__qualname__", None) or getattr(handler, "__name__", None)
+    return name if isinstance(name, str) else None
 
 
 class WorkerMetrics:
@@ -78,7 +69,7 @@ class WorkerMetrics:
                 f"metrics_host must be a host name or address, not {host!r:.80}"
             )
         self.host = host
-        self.task_of = task_namer(handler)
+        self.fallback = handler_name(handler)
         self.registry = CollectorRegistry(auto_describe=True)
         self.duration = Histogram(
             "skiplock_job_duration_seconds",
@@ -108,7 +99,7 @@ class WorkerMetrics:
     def attach(self, ledger: Ledger) -> None:
         """Count *ledger*'s outcomes by queue and task, and serve them."""
         self._ledger = ledger
-        ledger.keep_detail(self.task_of)
+        ledger.keep_detail(self.fallback)
         self.registry.register(_OutcomeCollector(ledger))
 
     @property
@@ -173,7 +164,7 @@ class WorkerMetrics:
             self.wait.labels(job.queue).observe(job.waited)
 
     def _took(self, job: Job, seconds: float) -> None:
-        self.duration.labels(job.queue, self.task_of(job)).observe(seconds)
+        self.duration.labels(job.queue, task_label(job, self.fallback)).observe(seconds)
 
 
 class _OutcomeCollector:
