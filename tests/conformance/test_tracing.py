@@ -135,7 +135,7 @@ def test_app_tasks_sync_and_async_and_a_transaction(
 def test_a_claim_user_continues_the_trace_with_job_span(
     queue: skiplock.Queue, spans: InMemorySpanExporter
 ) -> None:
-    ids = queue.enqueue_many(["a", "b"], headers={"k": "v"})
+    ids = queue.enqueue_many(payloads=["a", "b"], headers={"k": "v"})  # by keyword too
     [producer] = by_kind(spans, SpanKind.PRODUCER)
     assert producer.attributes["messaging.batch.message_count"] == 2
     for job in queue.claim(limit=2):

@@ -105,7 +105,7 @@ class _ConsumerLayer:
             return await call_next(job)
 
 
-def _producer_span(tracer: Tracer, kw: dict[str, Any], batch: bool) -> Any:
+def _producer_span(tracer: Tracer, kw: dict[str, Any]) -> Any:
     queue = kw.get("queue", "default")
     attributes: dict[str, Any] = {
         "messaging.system": SYSTEM,
@@ -141,20 +141,20 @@ def _wrap(original: Callable[..., Any], is_async: bool, batch: bool) -> Callable
     if is_async:
 
         @functools.wraps(original)
-        async def enqueue_async(self: Any, payload: Any, /, **kw: Any) -> Any:
-            with _producer_span(_get_tracer(), kw, batch) as span:
+        async def enqueue_async(self: Any, *args: Any, **kw: Any) -> Any:
+            with _producer_span(_get_tracer(), kw) as span:
                 _with_trace_context(kw)
-                value = await original(self, payload, **kw)
+                value = await original(self, *args, **kw)
                 _ended(span, value, batch)
                 return value
 
         return enqueue_async
 
     @functools.wraps(original)
-    def enqueue(self: Any, payload: Any, /, **kw: Any) -> Any:
-        with _producer_span(_get_tracer(), kw, batch) as span:
+    def enqueue(self: Any, *args: Any, **kw: Any) -> Any:
+        with _producer_span(_get_tracer(), kw) as span:
             _with_trace_context(kw)
-            value = original(self, payload, **kw)
+            value = original(self, *args, **kw)
             _ended(span, value, batch)
             return value
 
