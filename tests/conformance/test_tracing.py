@@ -172,3 +172,26 @@ def test_uninstrument_undoes_it(queue: skiplock.Queue) -> None:
     wait_until(lambda: ran == [job_id], what="the job to run")
     worker.stop(timeout=15)
     assert exporter.get_finished_spans() == ()
+
+
+def test_a_worker_already_running_is_traced_from_its_next_job(queue: skiplock.Queue) -> None:
+    ran: list[int] = []
+    worker = Worker(queue, lambda job: ran.append(job.id), poll_interval=0.05).start()
+    try:
+        first = queue.enqueue("before")
+        wait_until(lambda: first in ran, what="the first job")
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        SkiplockInstrumentor().instrument(tracer_provider=provider)
+        try:
+            second = queue.enqueue("after")
+            wait_until(lambda: second in ran, what="the second job")
+        finally:
+            SkiplockInstrumentor().uninstrument()
+    finally:
+        worker.stop(timeout=15)
+    consumers = by_kind(exporter, SpanKind.CONSUMER)
+    assert [c.attributes["messaging.message.id"] for c in consumers] == [str(second)]
+    [producer] = by_kind(exporter, SpanKind.PRODUCER)
+    assert_child(consumers[0], producer)
