@@ -36,13 +36,13 @@ SELECT CAST(SERVERPROPERTY('ProductVersion') AS NVARCHAR(128)) AS version,
 -- name: enqueue
 -- OUTPUT without INTO is refused on a table with triggers; skiplock's table has none.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, order_key,
-                     key_limit)
+                     key_limit, headers)
 OUTPUT inserted.id
 VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
         COALESCE(CAST(%(run_at)s AS DATETIME2(6)),
                  DATEADD(MILLISECOND, %(delay_rem_ms)s,
                          DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME()))),
-        %(idempotency_key)s, %(order_key)s, %(key_limit)s)
+        %(idempotency_key)s, %(order_key)s, %(key_limit)s, %(headers)s)
 
 -- name: key_lock
 -- Before an enqueue with a key: an application lock owned by the enqueuing transaction,
@@ -78,13 +78,13 @@ WHERE queue = %(queue)s AND status = 'running' AND lease_until > SYSUTCDATETIME(
 -- unique index and raises 2601/2627, which the dialect turns into the same "look it up".
 -- With XACT_ABORT OFF (see session) that error ends the statement, not the transaction.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key,
-                     dedupe_key, order_key, key_limit)
+                     dedupe_key, order_key, key_limit, headers)
 OUTPUT inserted.id
 SELECT %(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
        COALESCE(CAST(%(run_at)s AS DATETIME2(6)),
                 DATEADD(MILLISECOND, %(delay_rem_ms)s,
                         DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME()))),
-       %(idempotency_key)s, %(dedupe_key)s, %(order_key)s, %(key_limit)s
+       %(idempotency_key)s, %(dedupe_key)s, %(order_key)s, %(key_limit)s, %(headers)s
 WHERE NOT EXISTS (SELECT 1 FROM {table}
                   WHERE dedupe_key = %(dedupe_key)s AND status IN ('pending', 'running'))
 
@@ -97,13 +97,13 @@ WHERE dedupe_key = %(dedupe_key)s AND status IN ('pending', 'running')
 -- most 500 rows a statement. INSERT ... SELECT ... ORDER BY assigns the identity values in
 -- that order, so a batch is claimed in the order it was given.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, order_key,
-                     key_limit)
+                     key_limit, headers)
 OUTPUT inserted.id, inserted.idempotency_key
 SELECT %(queue)s, v.payload, %(priority)s, %(max_attempts)s,
        COALESCE(CAST(%(run_at)s AS DATETIME2(6)),
                 DATEADD(MILLISECOND, %(delay_rem_ms)s,
                         DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME()))),
-       v.ikey, %(order_key)s, %(key_limit)s
+       v.ikey, %(order_key)s, %(key_limit)s, CAST(%(headers)s AS NVARCHAR(MAX))
 FROM (VALUES {rows}) AS v (n, payload, ikey)
 ORDER BY v.n
 
@@ -124,6 +124,8 @@ ORDER BY v.n
 -- of the same key (READ_COMMITTED_SNAPSHOT reads the last committed row instead).
 -- OUTPUT returns both kinds; the dialect keeps the 'running' ones (OUTPUT
 -- cannot be filtered without INTO a table variable that repeats every column).
+-- waited_us: microseconds from when the row was due (its run_at before this UPDATE) to the
+-- statement's clock, for the worker's wait metric.
 -- Every right-hand side of SET reads the row as it was before this UPDATE. One statement
 -- serves one queue or several: queues expand to IN (N'a', ...), and IN with one value is
 -- an equality to the optimizer (PostgreSQL needs claim_queues for its array instead).
@@ -161,7 +163,7 @@ UPDATE picked SET
                       ELSE last_error END,
     finished_at = CASE WHEN status = 'running' AND attempt >= max_attempts
                        THEN SYSUTCDATETIME() ELSE NULL END
-OUTPUT inserted.*
+OUTPUT inserted.*, DATEDIFF_BIG(MICROSECOND, deleted.run_at, SYSUTCDATETIME()) AS waited_us
 
 -- name: heartbeat
 UPDATE {table}

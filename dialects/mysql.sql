@@ -11,10 +11,10 @@
 
 -- name: enqueue
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, created_at,
-                     order_key, key_limit)
+                     order_key, key_limit, headers)
 VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
         COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
-        %(idempotency_key)s, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s)
+        %(idempotency_key)s, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s, %(headers)s)
 
 -- name: key_lock
 -- Before an enqueue with a key: the key's row in <table>_keys, locked (ON DUPLICATE KEY
@@ -49,10 +49,11 @@ WHERE claimable = 1 AND queue = %(queue)s AND status = 'running'
 -- On a duplicate active key, LAST_INSERT_ID(id) hands back the existing job's id; a
 -- duplicate-key error would be a statement error, this is none.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key,
-                     dedupe_key, created_at, order_key, key_limit)
+                     dedupe_key, created_at, order_key, key_limit, headers)
 VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
         COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
-        %(idempotency_key)s, %(dedupe_key)s, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s)
+        %(idempotency_key)s, %(dedupe_key)s, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s,
+        %(headers)s)
 ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)
 
 -- name: find_dedupe
@@ -74,12 +75,14 @@ JOIN {table} AS t ON t.idempotency_key = j.k
 -- through the claim index, every active row of the queue for each row the pick reads
 -- (1.3 s for a pick on 10,000 grouped keyed jobs against 6 ms). The subqueries are a
 -- consistent (non-locking) read, so it never waits for another claim (docs/sql.md).
--- db_now is the database clock the new lease starts from.
+-- db_now is the database clock the new lease starts from; waited_us the microseconds from
+-- when the row was due (its run_at) to it, for the worker's wait metric.
 -- run_at, lease_until and finished_at are left out: the claim sets them (fewer DATETIME
 -- values for the pure-Python driver to decode).
 SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
        dedupe_key, last_error, result, created_at, cancel_requested, order_key,
-       UTC_TIMESTAMP(6) AS db_now
+       UTC_TIMESTAMP(6) AS db_now, headers,
+       TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us
 FROM {table} AS c
 WHERE claimable = 1 AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
   AND (c.order_key IS NULL OR (
@@ -94,7 +97,8 @@ FOR UPDATE SKIP LOCKED
 -- name: claim_pick_queues
 SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
        dedupe_key, last_error, result, created_at, cancel_requested, order_key,
-       UTC_TIMESTAMP(6) AS db_now
+       UTC_TIMESTAMP(6) AS db_now, headers,
+       TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us
 FROM {table} AS c
 WHERE claimable = 1 AND queue IN (%(queues)s) AND run_at <= UTC_TIMESTAMP(6)
   AND (c.order_key IS NULL OR (
@@ -281,10 +285,10 @@ WHERE id IN (%(ids)s) AND status = 'done'
 -- one placeholder instead of seven per row (the pure-Python driver binds each one in
 -- Python). JSON_TABLE exists in MySQL 8.0.4+ and MariaDB 10.6+; rows go in array order.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, created_at,
-                     order_key, key_limit)
+                     order_key, key_limit, headers)
 SELECT %(queue)s, v.payload, %(priority)s, %(max_attempts)s,
        COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
-       v.ikey, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s
+       v.ikey, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s, %(headers)s
 FROM JSON_TABLE(%(rows)s, '$[*]' COLUMNS (
     n FOR ORDINALITY,
     payload LONGTEXT CHARACTER SET utf8mb4 PATH '$[0]',

@@ -220,11 +220,11 @@ class PostgreSQLDialect(BaseDialect):
         [plan] = yield self.stmt("enqueue_ids", {**common, "n": len(rows)})
         ids: list[int] = plan["ids"]
         queue, priority, attempts = common["queue"], common["priority"], common["max_attempts"]
-        run_at = plan["run_at"]
+        run_at, headers = plan["run_at"], common.get("headers")
         yield Copy(
             self.sql["enqueue_copy"],
             [
-                (job_id, queue, payload, priority, attempts, run_at, key)
+                (job_id, queue, payload, priority, attempts, run_at, key, headers)
                 for job_id, (payload, key) in zip(ids, rows, strict=True)
             ],
         )

@@ -10,10 +10,10 @@
 
 -- name: enqueue
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, order_key,
-                     key_limit)
+                     key_limit, headers)
 VALUES (%(queue)s, %(payload)s::json, %(priority)s, %(max_attempts)s,
         COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond'),
-        %(idempotency_key)s::uuid, %(order_key)s, %(key_limit)s)
+        %(idempotency_key)s::uuid, %(order_key)s, %(key_limit)s, %(headers)s)
 RETURNING id
 
 -- name: key_lock
@@ -38,10 +38,10 @@ WHERE queue = %(queue)s AND status = 'running' AND lease_until > statement_times
 -- ON CONFLICT waits for a concurrent insert of the same key to commit or roll back, and
 -- never raises, so it is safe inside the caller's own transaction.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, dedupe_key,
-                     order_key, key_limit)
+                     order_key, key_limit, headers)
 VALUES (%(queue)s, %(payload)s::json, %(priority)s, %(max_attempts)s,
         COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond'),
-        %(idempotency_key)s::uuid, %(dedupe_key)s, %(order_key)s, %(key_limit)s)
+        %(idempotency_key)s::uuid, %(dedupe_key)s, %(order_key)s, %(key_limit)s, %(headers)s)
 ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL AND status IN ('pending', 'running')
 DO NOTHING
 RETURNING id
@@ -52,10 +52,10 @@ WHERE dedupe_key = %(dedupe_key)s AND status IN ('pending', 'running')
 
 -- name: enqueue_many
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, order_key,
-                     key_limit)
+                     key_limit, headers)
 SELECT %(queue)s, v.payload::json, %(priority)s, %(max_attempts)s,
        COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond'),
-       v.ikey::uuid, %(order_key)s, %(key_limit)s
+       v.ikey::uuid, %(order_key)s, %(key_limit)s, %(headers)s
 FROM unnest(%(payloads)s::text[], %(keys)s::text[]) WITH ORDINALITY AS v(payload, ikey, n)
 ORDER BY v.n
 RETURNING id, idempotency_key
@@ -75,8 +75,10 @@ RETURNING id, idempotency_key
 -- have the same new run_at, so the claim's order (priority, run_at, id) is (priority, id),
 -- which the dialect sorts by (a read-back and sort of the rows on the server cost 2/5 of
 -- what this statement costs more than a bare claim: bench/statements.py --explain).
+-- waited_us: microseconds from when the row was due (its run_at before this claim) to this
+-- statement's clock, for the worker's wait metric (docs/observability.md).
 WITH picked AS (
-    SELECT id FROM {table} AS c
+    SELECT id, run_at AS due_at FROM {table} AS c
     WHERE queue = %(queue)s AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
     AND (c.order_key IS NULL OR (
         NOT EXISTS (
@@ -109,7 +111,8 @@ UPDATE {table} AS j SET
 FROM picked WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
-          j.result, j.created_at, j.cancel_requested, j.order_key
+          j.result, j.created_at, j.cancel_requested, j.order_key, j.headers,
+          (EXTRACT(EPOCH FROM statement_timestamp() - picked.due_at) * 1000000)::bigint AS waited_us
 
 -- name: claim_queues
 -- As claim, over several queues: the claimable rows of those queues are sorted together.
@@ -119,7 +122,7 @@ RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attem
 -- scan that stops after LIMIT rows with `queue = <value>`). No placeholder may appear in
 -- a comment: the driver would ask for its value.
 WITH picked AS (
-    SELECT id FROM {table} AS c
+    SELECT id, run_at AS due_at FROM {table} AS c
     WHERE queue = ANY(%(queues)s::text[]) AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
     AND (c.order_key IS NULL OR (
         NOT EXISTS (
@@ -152,7 +155,8 @@ UPDATE {table} AS j SET
 FROM picked WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
-          j.result, j.created_at, j.cancel_requested, j.order_key
+          j.result, j.created_at, j.cancel_requested, j.order_key, j.headers,
+          (EXTRACT(EPOCH FROM statement_timestamp() - picked.due_at) * 1000000)::bigint AS waited_us
 
 -- name: heartbeat
 UPDATE {table}
@@ -273,7 +277,7 @@ SELECT array_agg(nextval((SELECT pg_get_serial_sequence('{table}', 'id')::regcla
 FROM generate_series(1, %(n)s) AS g
 
 -- name: enqueue_copy
-COPY {table} (id, queue, payload, priority, max_attempts, run_at, idempotency_key) FROM STDIN
+COPY {table} (id, queue, payload, priority, max_attempts, run_at, idempotency_key, headers) FROM STDIN
 
 -- name: listen
 LISTEN "{prefix}"

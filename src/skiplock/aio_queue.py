@@ -22,7 +22,7 @@ May import: :mod:`skiplock._core`, :mod:`skiplock._shell`, :mod:`skiplock.driver
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -189,6 +189,7 @@ class AsyncQueue(AsyncSession):
         dedupe_key: str | None = None,
         key: str | None = None,
         key_concurrency: int | None = None,
+        headers: Mapping[str, str] | None = None,
         conn: Any = None,
     ) -> int:
         """Add one job; return its id.
@@ -203,6 +204,10 @@ class AsyncQueue(AsyncSession):
         previous is done, failed or cancelled. With ``key_concurrency=N`` as well, this job
         starts once every earlier job of its key has started and fewer than N jobs of its
         key run. Enqueues of one key wait for each other's transactions.
+
+        ``headers`` (text to text, at most 8 KiB as JSON) travel with the job and come
+        back as ``job.headers``: trace context (docs/observability.md), a request id. A
+        bad value raises :class:`~skiplock.ConfigurationError` and nothing is written.
         """
         return await self._call(
             calls.enqueue(
@@ -217,6 +222,7 @@ class AsyncQueue(AsyncSession):
                     dedupe_key=dedupe_key,
                     key=key,
                     key_concurrency=key_concurrency,
+                    headers=headers,
                 ),
                 conn,
             )
@@ -233,11 +239,13 @@ class AsyncQueue(AsyncSession):
         max_attempts: int = 5,
         key: str | None = None,
         key_concurrency: int | None = None,
+        headers: Mapping[str, str] | None = None,
         conn: Any = None,
     ) -> list[int]:
         """Add many jobs with the same options in one statement; return their ids in order.
         With ``key``, all of them share it and start in the order given, one at a time
-        (or up to ``key_concurrency`` at once)."""
+        (or up to ``key_concurrency`` at once). ``headers``, as for :meth:`enqueue`, are
+        given to every job of the batch."""
         return await self._call(
             calls.enqueue_many(
                 self.dialect,
@@ -250,6 +258,7 @@ class AsyncQueue(AsyncSession):
                     max_attempts=max_attempts,
                     key=key,
                     key_concurrency=key_concurrency,
+                    headers=headers,
                 ),
                 conn,
             )

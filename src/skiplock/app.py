@@ -27,6 +27,7 @@ from ._core.checks import integer, seconds
 from ._core.checks import queue_limits as queue_limits_checked
 from ._core.job import Job
 from ._worker.aio import is_async_handler
+from ._worker.middleware import Middleware
 from .aio_queue import AsyncQueue
 from .async_worker import AsyncWorker
 from .errors import ConfigurationError, Discard
@@ -91,7 +92,9 @@ class Task:
 
 class App:
     """A registry of tasks on one queue table. The URL is ``$SKIPLOCK_URL`` unless given;
-    nothing connects until the first enqueue or worker."""
+    nothing connects until the first enqueue or worker. ``middleware``: functions
+    ``mw(job, call_next)`` run around every task call by the app's workers (see
+    docs/observability.md)."""
 
     def __init__(
         self,
@@ -99,6 +102,7 @@ class App:
         *,
         table: str = DEFAULT_TABLE,
         queue_limits: Mapping[str, int] | None = None,
+        middleware: Sequence[Middleware] = (),
     ) -> None:
         self._queue: Queue | None = url if isinstance(url, Queue) else None
         self._async_queue: AsyncQueue | None = None
@@ -111,6 +115,15 @@ class App:
             raise ConfigurationError(
                 "pass queue_limits to skiplock.connect() for a Queue given to App"
             )
+        if isinstance(middleware, (str, bytes)) or not isinstance(middleware, Sequence):
+            raise ConfigurationError(
+                "middleware must be a list of functions mw(job, call_next), not "
+                f"{type(middleware).__name__}"
+            )
+        #: run around every task call by this app's workers (checked by the worker: sync
+        #: ones for :meth:`worker`, ``async def`` ones for :meth:`async_worker`), the first
+        #: outermost, outside a worker's own ``middleware=``
+        self.middleware: list[Middleware] = list(middleware)
         self.tasks: dict[str, Task] = {}
         #: periodic schedules by name; every worker of this app enqueues their ticks
         self.schedules: dict[str, Schedule] = {}
@@ -351,6 +364,8 @@ class App:
             queues = self._task_queues()
         options.setdefault("timeout", self.timeout_of)
         options.setdefault("periodic", list(self.schedules.values()))
+        if self.middleware:
+            options["middleware"] = [*self.middleware, *options.get("middleware", ())]
         return {"queues": list(queues), **options}
 
     def _task_queues(self) -> list[str]:

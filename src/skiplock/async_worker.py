@@ -46,7 +46,7 @@ class AsyncWorker(WorkerOptions):
     _signals = 0
 
     def _make_runner(self, outcomes: Outcomes, ledger: Ledger) -> Runner:
-        self._runner = AsyncioRunner(self.handler, outcomes, ledger, self.concurrency)
+        self._runner = AsyncioRunner(self._chain, outcomes, ledger, self.concurrency)
         return self._runner
 
     async def run(self, *, install_signals: bool = True) -> None:
@@ -96,6 +96,8 @@ class AsyncWorker(WorkerOptions):
 
     def start(self) -> AsyncWorker:
         """Run as a task of the running loop (no signal handlers); see :meth:`stop`."""
+        if self.metrics is not None:  # its address is known (or refused) on return
+            self.metrics.start()
         self._task = asyncio.get_running_loop().create_task(
             self.run(install_signals=False), name="skiplock-worker"
         )

@@ -32,9 +32,13 @@ from typing import Any
 from ._core.checks import queue_names as _queues
 from ._core.checks import seconds as _seconds
 from ._core.job import Job
+from ._worker.aio import is_async_handler
 from ._worker.joblog import last_line
 from ._worker.ledger import Ledger
 from ._worker.lifecycle import Crew
+from ._worker.metrics import WorkerMetrics
+from ._worker.middleware import Layer, Middleware, chain
+from ._worker.middleware import check as check_middleware
 from ._worker.outcome import Outcomes
 from ._worker.runners import Handler, Runner, ThreadRunner
 from ._worker.services.lock import SingleLock
@@ -103,11 +107,23 @@ class WorkerOptions:
         wait_for_lock: bool = True,
         retention: float | timedelta | None = DEFAULT_RETENTION,
         periodic: Sequence[Schedule] = (),
+        middleware: Sequence[Middleware] = (),
+        metrics_port: int | None = None,
+        metrics_host: str = "127.0.0.1",
     ) -> None:
         self.queue = self._check_queue(queue)
         if not callable(handler):
             raise ConfigurationError("handler must be a function taking a skiplock.Job")
         self.handler = handler
+        #: the middleware run around each handler call, the first outermost
+        self.middleware = check_middleware(middleware, is_async=is_async_handler(handler))
+        #: the Prometheus metrics and their /metrics server (None: no metrics_port)
+        self.metrics = (
+            None if metrics_port is None else WorkerMetrics(metrics_port, metrics_host, handler)
+        )
+        layers: list[Layer] = [] if self.metrics is None else [self.metrics]
+        #: what the runners call: the handler inside the middleware and the worker's layers
+        self._chain = chain(handler, self.middleware, layers)
         self.concurrency, prefetch = _slots(concurrency, prefetch)
         if mode not in ("lease", "single"):
             raise ConfigurationError(f"mode must be 'lease' or 'single', not {mode!r:.80}")
@@ -182,6 +198,9 @@ class WorkerOptions:
             prefetch=self.prefetch,
         )
         crew = Crew(settings, self._make_runner)
+        if self.metrics is not None:
+            self.metrics.attach(crew.ledger)
+            crew.exporter = self.metrics
         #: outcomes so far: done, retried, failed, cancelled, lost, released (and pruned,
         #: scheduled: see retention and periodic)
         self.counts = crew.ledger.counts
@@ -205,13 +224,18 @@ class Worker(WorkerOptions):
     false a held lock raises :class:`~skiplock.LockNotAcquired`. A worker that loses the
     lock sets ``job.lock_lost`` on its running jobs: another worker may start once they
     finish, or once they have gone without a heartbeat for about two leases.
+
+    ``middleware``: functions ``mw(job, call_next)`` run around every handler call, the
+    first outermost (see docs/observability.md). ``metrics_port`` serves Prometheus metrics
+    at ``http://metrics_host:metrics_port/metrics`` while the worker runs (``0``: a port the
+    system chooses, see ``worker.metrics.address``; needs ``skiplock[prometheus]``).
     """
 
     _thread: threading.Thread | None = None
     _signals = 0
 
     def _make_runner(self, outcomes: Outcomes, ledger: Ledger) -> Runner:
-        return ThreadRunner(self.handler, outcomes, ledger)  # a pool of threads
+        return ThreadRunner(self._chain, outcomes, ledger)  # a pool of threads
 
     # -- public control -------------------------------------------------------------------
 
@@ -232,6 +256,8 @@ class Worker(WorkerOptions):
 
     def start(self) -> Worker:
         """Run in a background thread (no signal handlers); see :meth:`stop`."""
+        if self.metrics is not None:  # its address is known (or refused) on return
+            self.metrics.start()
         self._thread = threading.Thread(
             target=self.run, kwargs={"install_signals": False}, name="skiplock-worker"
         )

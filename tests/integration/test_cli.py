@@ -209,6 +209,48 @@ def test_worker_runs_an_app_by_module_name(
     assert ("handlers on the event loop" in err) == (kind == "async def")
 
 
+def test_worker_serves_metrics_on_metrics_port(
+    make_queue: MakeQueue, url: str, tmp_path: Path
+) -> None:
+    import socket
+    import urllib.request
+
+    q = make_queue()
+    (tmp_path / "mapp.py").write_text(
+        "import skiplock\n"
+        "app = skiplock.App()\n"
+        "@app.task(name='ping')\n"
+        "def ping():\n"
+        "    return 'pong'\n"
+    )
+    q.enqueue({"task": "ping", "args": [], "kwargs": {}})
+    with socket.socket() as s:  # a free port, as the system chooses it
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "SKIPLOCK_URL": url}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skiplock", "worker", "mapp:app", "--table", str(q.table),
+         "--metrics-port", str(port)],
+        cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    line = 'skiplock_jobs_processed_total{outcome="done",queue="default",task="ping"} 1.0'
+
+    def scraped() -> bool:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
+                return line in r.read().decode()
+        except OSError:
+            return False
+
+    try:
+        wait_until(scraped, timeout=20, what="the job counted at /metrics")
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert f"metrics on http://127.0.0.1:{port}/metrics" in err
+
+
 # -- the demo ------------------------------------------------------------------------------
 
 SUMMARY = re.compile(
@@ -256,7 +298,9 @@ def test_jobs_lists_a_table_or_json_and_show_prints_the_whole_record(
 ) -> None:
     q = make_queue()
     where = ["--url", url, "--table", str(q.table)]
-    ok = q.enqueue({"task": "mail.send", "args": ["ada"], "kwargs": {}}, queue="email")
+    ok = q.enqueue(
+        {"task": "mail.send", "args": ["ada"], "kwargs": {}}, queue="email", headers={"rid": "r7"}
+    )
     bad = q.enqueue({"task": "mail.send", "args": ["bob"], "kwargs": {}}, max_attempts=1)
     for job in q.claim(queues=["email", "default"], limit=2):
         if job.id == ok:
@@ -291,6 +335,9 @@ def test_jobs_lists_a_table_or_json_and_show_prints_the_whole_record(
     code, out, _ = cli(capsys, "show", str(ok), "--json", *where)
     shown = json.loads(out)
     assert code == 0 and shown["status"] == "done" and shown["payload"]["args"] == ["ada"]
+    assert shown["headers"] == {"rid": "r7"} and "waited" not in shown
+    code, out, _ = cli(capsys, "show", str(ok), *where)
+    assert 'headers:         {"rid": "r7"}' in out
 
     code, _, err = cli(capsys, "show", "999999", *where)
     assert code == EXIT_CODES["config"] and "no job 999999" in err

@@ -46,8 +46,8 @@ ROOT = Path(__file__).resolve().parents[2]
 TREES = {"src/skiplock": "skiplock", "dialects": "skiplock/dialects"}
 #: what the venv installs: the extras every module and the conformance suite need (django:
 #: skiplock.contrib.django imports it), and the suite's own test dependencies
-EXTRAS = "postgresql,mysql,demo,cron,django"
-TEST_DEPS = ("pytest>=7.4", "hypothesis>=6.80")
+EXTRAS = "postgresql,mysql,demo,cron,django,prometheus,opentelemetry"
+TEST_DEPS = ("pytest>=7.4", "hypothesis>=6.80", "opentelemetry-sdk>=1.20")
 #: modules the import check leaves out, and why
 NOT_IMPORTED = {
     "skiplock.__main__": "runs the command line when imported: `python -m skiplock --version` "

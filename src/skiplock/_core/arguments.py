@@ -14,7 +14,8 @@ library.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypedDict
@@ -24,17 +25,21 @@ from .checks import integer, milliseconds, queue_names, run_at_or_delay, text
 from .job import STATUSES
 
 __all__ = [
+    "MAX_HEADERS_BYTES",
     "ClaimKeywords",
     "ClaimOptions",
     "EnqueueKeywords",
     "EnqueueManyKeywords",
     "EnqueueOptions",
     "ListOptions",
+    "headers_json",
 ]
 
 #: the largest ``key_concurrency`` (a claim counts a key's running jobs for each of its rows)
 MAX_KEY_CONCURRENCY = 10_000
 _MAX_ID = 2**63 - 1
+#: the most a job's headers may take, as stored (their JSON text, UTF-8)
+MAX_HEADERS_BYTES = 8192
 
 
 class EnqueueManyKeywords(TypedDict, total=False):
@@ -47,6 +52,7 @@ class EnqueueManyKeywords(TypedDict, total=False):
     max_attempts: int
     key: str | None
     key_concurrency: int | None
+    headers: Mapping[str, str] | None
 
 
 class EnqueueKeywords(EnqueueManyKeywords, total=False):
@@ -79,6 +85,8 @@ class EnqueueOptions:
     #: ``key_concurrency`` (None: 1, strict order, as older releases wrote it)
     key_limit: int | None
     dedupe_key: str | None
+    #: the job's headers as stored (JSON text of a str -> str object); None: none
+    headers: str | None = None
 
     @classmethod
     def check(
@@ -92,10 +100,13 @@ class EnqueueOptions:
         key: object = None,
         key_concurrency: object = None,
         dedupe_key: object = None,
+        headers: object = None,
     ) -> EnqueueOptions:
         """The public method's keywords (None: not given), checked. Raises
         :class:`ConfigurationError` for a value out of range or of the wrong type, for
-        ``run_at`` with ``delay``, and for ``key_concurrency`` without ``key``."""
+        ``run_at`` with ``delay``, for ``key_concurrency`` without ``key``, and for
+        *headers* that are not a mapping of text to text within
+        :data:`MAX_HEADERS_BYTES`."""
         when, delay_ms = run_at_or_delay(run_at, delay)
         return cls(
             queue=text(queue, "queue"),
@@ -106,6 +117,7 @@ class EnqueueOptions:
             order_key=None if key is None else text(key, "key"),
             key_limit=_key_limit(key, key_concurrency),
             dedupe_key=None if dedupe_key is None else text(dedupe_key, "dedupe_key"),
+            headers=headers_json(headers),
         )
 
     def params(self) -> dict[str, Any]:
@@ -119,7 +131,42 @@ class EnqueueOptions:
             "delay_ms": self.delay_ms,
             "order_key": self.order_key,
             "key_limit": self.key_limit,
+            "headers": self.headers,
         }
+
+
+def headers_json(headers: object) -> str | None:
+    """*headers* (a mapping of text to text: W3C trace context, a request id, …) checked and
+    encoded as the JSON text a job stores; None for None or an empty mapping. Raises
+    :class:`ConfigurationError` for another type, a key that is empty or not text, a value
+    that is not text, text that is not valid Unicode, or more than
+    :data:`MAX_HEADERS_BYTES` bytes in all."""
+    if headers is None:
+        return None
+    if not isinstance(headers, Mapping):
+        raise ConfigurationError(
+            f"headers must be a dict of str to str, not {type(headers).__name__}"
+        )
+    if not headers:
+        return None
+    for k, v in headers.items():
+        if not isinstance(k, str) or not k:
+            raise ConfigurationError(f"a header's name must be a non-empty str, not {k!r:.80}")
+        if not isinstance(v, str):
+            raise ConfigurationError(
+                f"header {k!r:.80} must have a str value, not {type(v).__name__}"
+            )
+    encoded = json.dumps(dict(headers), ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    try:
+        size = len(encoded.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ConfigurationError("headers must be valid Unicode text (a lone surrogate?)") from None
+    if size > MAX_HEADERS_BYTES:
+        raise ConfigurationError(
+            f"headers take {size} bytes as JSON; at most {MAX_HEADERS_BYTES} are allowed: "
+            "keep ids and trace context in them, and data in the payload"
+        )
+    return encoded
 
 
 def _key_limit(key: object, key_concurrency: object) -> int | None:

@@ -3,6 +3,7 @@ row becomes a :class:`Job`."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -44,6 +45,9 @@ class Job:
     raise) soon after it sees the flag. Both stay set.
     ``cancel_requested`` is set when :meth:`Queue.cancel` asked a running job to stop; a
     handler sees it after the next heartbeat (claim time for a job claimed again).
+    ``headers`` are the text pairs it was enqueued with (``enqueue(..., headers=...)``: trace
+    context, a request id); empty when none. ``waited`` is set on a claimed job: seconds from
+    when it was due (its ``run_at``) to the claim, on the database's clock.
     """
 
     id: int
@@ -68,6 +72,10 @@ class Job:
     lock_lost: bool = field(default=False, compare=False)
     #: the ``key`` it was enqueued with: jobs of one key run one at a time, in id order
     key: str | None = None
+    #: the ``headers`` it was enqueued with (empty: none)
+    headers: dict[str, str] = field(default_factory=dict)
+    #: seconds from due to claim on the database's clock (claimed jobs only)
+    waited: float | None = field(default=None, compare=False)
 
     def raise_if_cancelled(self) -> None:
         """Raise :class:`~skiplock.Cancelled` if a cancel of this job was requested: a
@@ -102,7 +110,28 @@ class Job:
             bool(get("cancel_requested")),
             False,  # lock_lost
             get("order_key"),
+            _headers(get("headers")),
+            _waited(get("waited_us")),
         )
+
+
+def _headers(raw: Any) -> dict[str, str]:
+    """A stored ``headers`` column (JSON text, NULL) as a dict; {} for NULL or for text that
+    is not a JSON object (headers are metadata: a bad one must not stop the job)."""
+    if raw is None:
+        return {}
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError):
+        return {}
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): str(v) for k, v in value.items()}
+
+
+def _waited(raw: Any) -> float | None:
+    """The claim's ``waited_us`` (microseconds from due to claim) in seconds."""
+    return None if raw is None else max(0.0, int(raw) / 1_000_000)
 
 
 @dataclass(frozen=True, slots=True)

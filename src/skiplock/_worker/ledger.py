@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._core.job import Job
+from ..errors import Discard
 
-__all__ = ["NO_COMPLETION", "Held", "Ledger"]
+__all__ = ["NO_COMPLETION", "Held", "Ledger", "task_label"]
 
 #: what :meth:`Ledger.ended` gets for a job that is not to be completed by the completer
 NO_COMPLETION: Any = object()
@@ -29,6 +30,17 @@ _COUNTED = {
     "lost": "lost",
     "cancelled": "cancelled",
 }
+
+
+def task_label(job: Job, fallback: str | None) -> str:
+    """A job's ``task`` in the worker's metrics: the task's name for an App task call (a
+    payload ``{"task": name, ...}``), else *fallback* (the handler's name), else its queue."""
+    payload = job.payload
+    if isinstance(payload, dict):
+        name = payload.get("task")
+        if isinstance(name, str):
+            return name
+    return job.queue if fallback is None else fallback
 
 
 @dataclass
@@ -79,6 +91,22 @@ class Ledger:
         self._unsure: set[int] = set()  # ids whose completion's COMMIT outcome is unknown
         self._first_done = 0.0  # when the oldest completion waiting in _to_complete arrived
         self._active = 0
+        #: (queue, task, outcome) -> count, kept once :meth:`keep_detail` is called (the
+        #: worker's metrics); outcome as in ``counts`` plus ``discarded`` (a Discard, out of
+        #: failed) and ``timeout`` (an attempt abandoned at its timeout, counted apart too)
+        self.detail: dict[tuple[str, str, str], int] | None = None
+        self._task_fallback: str | None = None
+
+    def keep_detail(self, fallback: str | None) -> None:
+        """Count outcomes by queue and task (see :func:`task_label`, with *fallback*) from
+        now on."""
+        with self._lock:
+            self._task_fallback = fallback
+            self.detail = {}
+
+    def detail_snapshot(self) -> dict[tuple[str, str, str], int]:
+        with self._lock:
+            return dict(self.detail or {})
 
     # -- the producer's side ----------------------------------------------------------------
 
@@ -198,9 +226,19 @@ class Ledger:
             if h is not None:
                 h.error = exc
 
-    def count(self, key: str) -> None:
+    def count(self, key: str, job: Job | None = None) -> None:
+        """Count *key* (released, or pruned and scheduled by the services), of *job* if
+        given (by queue and task, for the metrics); ``timeout`` is counted by job only."""
         with self._lock:
-            self.counts[key] += 1
+            if key in self.counts:
+                self.counts[key] += 1
+            if job is not None and self.detail is not None:
+                self._count_detail(job, key)
+
+    def _count_detail(self, job: Job, outcome: str) -> None:
+        assert self.detail is not None
+        label = (job.queue, task_label(job, self._task_fallback), outcome)
+        self.detail[label] = self.detail.get(label, 0) + 1
 
     # -- the completer's side -------------------------------------------------------------
 
@@ -237,6 +275,9 @@ class Ledger:
         key = _COUNTED.get(outcome) if held is not None and outcome is not None else None
         if key is not None:
             self.counts[key] += 1
+            if self.detail is not None:
+                discarded = key == "failed" and isinstance(held.error, Discard)
+                self._count_detail(job, "discarded" if discarded else key)
         return held, key
 
     def _mine(self, job: Job) -> Held | None:

@@ -24,7 +24,7 @@ from .runners import Runner
 from .settings import Flags, Settings
 from .wakeup import make_wakeup
 
-__all__ = ["Crew", "RunnerFactory", "Service"]
+__all__ = ["Crew", "Exporter", "RunnerFactory", "Service"]
 
 log = logging.getLogger("skiplock.worker")
 
@@ -44,6 +44,14 @@ class Service(Protocol):
 
     def start(self, stop: threading.Event) -> threading.Thread:
         """Start the thread (a daemon) and return it: the worker joins it once finished."""
+
+
+class Exporter(Protocol):
+    """What serves the worker's metrics while it runs (see :mod:`.metrics`)."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
 
 
 class Crew:
@@ -68,6 +76,8 @@ class Crew:
         )
         #: retention and the periodic scheduler, when the worker has them
         self.services: list[Service] = []
+        #: the metrics server, from the start of :meth:`serve` to its end (lock wait included)
+        self.exporter: Exporter | None = None
         self.heartbeat = Heartbeat(
             settings,
             self.ledger,
@@ -84,6 +94,17 @@ class Crew:
         self.flags.wake.set()
 
     def serve(self) -> None:
+        exporter = self.exporter
+        if exporter is None:
+            self._serve()
+            return
+        exporter.start()
+        try:
+            self._serve()
+        finally:
+            exporter.stop()
+
+    def _serve(self) -> None:
         s, flags = self.settings, self.flags
         lock = s.lock
         if lock is not None:

@@ -138,6 +138,7 @@ class Outcomes:
         log.warning("job %d attempt %d exceeded its timeout; abandoning it", job.id, job.attempt)
         error = TimeoutError(f"job {job.id} attempt {job.attempt} exceeded its timeout")
         self.ledger.note_error(job, error)
+        self.ledger.count("timeout", job)
         self.write(
             job,
             lambda: self.queue.fail(job, last_line(error), retry_in=self.retry_in),
@@ -191,7 +192,7 @@ class Outcomes:
         try:
             with self.writes:
                 self.queue.release(job)
-            self.ledger.count("released")
+            self.ledger.count("released", job)
             log.info("released job %d attempt %d (%s)", job.id, job.attempt, why)
         except SkiplockError as exc:
             log.warning("could not release job %d (%s); its lease brings it back", job.id, exc)
@@ -225,7 +226,7 @@ class Outcomes:
                     exc,
                 )
                 continue
-            self.ledger.count("released")
+            self.ledger.count("released", job)
             log.info(
                 "released job %d attempt %d (claimed as the lock's connection ended, not run)",
                 job.id,

@@ -16,7 +16,7 @@ from .schema import cli_queue
 __all__ = ["add_commands"]
 
 #: fields of a job's record, in the order ``show`` prints them
-_FIELDS = [f.name for f in fields(Job) if f.name not in ("lease", "lost", "lock_lost")]
+_FIELDS = [f.name for f in fields(Job) if f.name not in ("lease", "lost", "lock_lost", "waited")]
 
 
 def record(job: Job) -> dict[str, Any]:

@@ -131,6 +131,9 @@ def cmd_worker(args: argparse.Namespace) -> int:
         "wait_for_lock": not args.no_wait,
         "retention": args.retention,
     }
+    if args.metrics_port is not None:
+        options["metrics_port"] = args.metrics_port
+        options["metrics_host"] = args.metrics_host
     queues = args.queues.split(",") if args.queues else None
     worker: Worker | AsyncWorker
     if isinstance(target, App):
@@ -325,6 +328,16 @@ def _add_worker(add: Add) -> None:
         type=retention,
         default=DEFAULT_RETENTION,
         help="delete jobs finished longer ago than this (default 7d; 'none' keeps all)",
+    )
+    p.add_argument(
+        "--metrics-port",
+        type=int,
+        help="serve Prometheus metrics on this port at /metrics (needs skiplock[prometheus])",
+    )
+    p.add_argument(
+        "--metrics-host",
+        default="127.0.0.1",
+        help="the address the metrics server binds (default 127.0.0.1; 0.0.0.0: every one)",
     )
     p.set_defaults(fn=cmd_worker)
 

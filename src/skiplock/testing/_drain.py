@@ -28,6 +28,8 @@ from .._core.job import Job
 from .._worker.aio import AsyncioRunner, is_async_handler
 from .._worker.completer import Completer
 from .._worker.ledger import Ledger
+from .._worker.middleware import chain
+from .._worker.middleware import check as check_middleware
 from .._worker.outcome import Outcomes
 from .._worker.runners import Handler, ThreadRunner
 from .._worker.settings import Flags
@@ -92,6 +94,8 @@ def _plan(
                 "drain(app) runs the app's tasks: pass handler= only with a Queue"
             )
         handler = target.handle_async if is_async else target.handle
+        # the app's middleware runs around its tasks here too, as in its workers
+        handler = chain(handler, check_middleware(target.middleware, is_async=is_async))
         names = target._task_queues() if queues is None else queues
         return _Plan(target.queue, handler, queue_names(names), max_jobs, raise_on_failure)
     if not isinstance(target, (Queue, AsyncQueue)):

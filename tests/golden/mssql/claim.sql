@@ -11,6 +11,8 @@
 -- of the same key (READ_COMMITTED_SNAPSHOT reads the last committed row instead).
 -- OUTPUT returns both kinds; the dialect keeps the 'running' ones (OUTPUT
 -- cannot be filtered without INTO a table variable that repeats every column).
+-- waited_us: microseconds from when the row was due (its run_at before this UPDATE) to the
+-- statement's clock, for the worker's wait metric.
 -- Every right-hand side of SET reads the row as it was before this UPDATE. One statement
 -- serves one queue or several: queues expand to IN (N'a', ...), and IN with one value is
 -- an equality to the optimizer (PostgreSQL needs claim_queues for its array instead).
@@ -48,4 +50,4 @@ UPDATE picked SET
                       ELSE last_error END,
     finished_at = CASE WHEN status = 'running' AND attempt >= max_attempts
                        THEN SYSUTCDATETIME() ELSE NULL END
-OUTPUT inserted.*
+OUTPUT inserted.*, DATEDIFF_BIG(MICROSECOND, deleted.run_at, SYSUTCDATETIME()) AS waited_us

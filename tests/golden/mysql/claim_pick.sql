@@ -5,12 +5,14 @@
 -- through the claim index, every active row of the queue for each row the pick reads
 -- (1.3 s for a pick on 10,000 grouped keyed jobs against 6 ms). The subqueries are a
 -- consistent (non-locking) read, so it never waits for another claim (docs/sql.md).
--- db_now is the database clock the new lease starts from.
+-- db_now is the database clock the new lease starts from; waited_us the microseconds from
+-- when the row was due (its run_at) to it, for the worker's wait metric.
 -- run_at, lease_until and finished_at are left out: the claim sets them (fewer DATETIME
 -- values for the pure-Python driver to decode).
 SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
        dedupe_key, last_error, result, created_at, cancel_requested, order_key,
-       UTC_TIMESTAMP(6) AS db_now
+       UTC_TIMESTAMP(6) AS db_now, headers,
+       TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us
 FROM `skiplock_jobs` AS c
 WHERE claimable = 1 AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
   AND (c.order_key IS NULL OR (

@@ -1,5 +1,5 @@
 INSERT INTO `skiplock_jobs` (queue, payload, priority, max_attempts, run_at, idempotency_key, created_at,
-                     order_key, key_limit)
+                     order_key, key_limit, headers)
 VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
         COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
-        %(idempotency_key)s, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s)
+        %(idempotency_key)s, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s, %(headers)s)

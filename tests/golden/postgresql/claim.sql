@@ -12,8 +12,10 @@
 -- have the same new run_at, so the claim's order (priority, run_at, id) is (priority, id),
 -- which the dialect sorts by (a read-back and sort of the rows on the server cost 2/5 of
 -- what this statement costs more than a bare claim: bench/statements.py --explain).
+-- waited_us: microseconds from when the row was due (its run_at before this claim) to this
+-- statement's clock, for the worker's wait metric (docs/observability.md).
 WITH picked AS (
-    SELECT id FROM "skiplock_jobs" AS c
+    SELECT id, run_at AS due_at FROM "skiplock_jobs" AS c
     WHERE queue = %(queue)s AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
     AND (c.order_key IS NULL OR (
         NOT EXISTS (
@@ -46,4 +48,5 @@ UPDATE "skiplock_jobs" AS j SET
 FROM picked WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
-          j.result, j.created_at, j.cancel_requested, j.order_key
+          j.result, j.created_at, j.cancel_requested, j.order_key, j.headers,
+          (EXTRACT(EPOCH FROM statement_timestamp() - picked.due_at) * 1000000)::bigint AS waited_us

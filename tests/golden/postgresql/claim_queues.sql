@@ -5,7 +5,7 @@
 -- scan that stops after LIMIT rows with `queue = <value>`). No placeholder may appear in
 -- a comment: the driver would ask for its value.
 WITH picked AS (
-    SELECT id FROM "skiplock_jobs" AS c
+    SELECT id, run_at AS due_at FROM "skiplock_jobs" AS c
     WHERE queue = ANY(%(queues)s::text[]) AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
     AND (c.order_key IS NULL OR (
         NOT EXISTS (
@@ -38,4 +38,5 @@ UPDATE "skiplock_jobs" AS j SET
 FROM picked WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
-          j.result, j.created_at, j.cancel_requested, j.order_key
+          j.result, j.created_at, j.cancel_requested, j.order_key, j.headers,
+          (EXTRACT(EPOCH FROM statement_timestamp() - picked.due_at) * 1000000)::bigint AS waited_us

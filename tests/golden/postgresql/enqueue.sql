@@ -1,6 +1,6 @@
 INSERT INTO "skiplock_jobs" (queue, payload, priority, max_attempts, run_at, idempotency_key, order_key,
-                     key_limit)
+                     key_limit, headers)
 VALUES (%(queue)s, %(payload)s::json, %(priority)s, %(max_attempts)s,
         COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond'),
-        %(idempotency_key)s::uuid, %(order_key)s, %(key_limit)s)
+        %(idempotency_key)s::uuid, %(order_key)s, %(key_limit)s, %(headers)s)
 RETURNING id

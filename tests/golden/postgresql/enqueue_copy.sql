@@ -1,1 +1,1 @@
-COPY "skiplock_jobs" (id, queue, payload, priority, max_attempts, run_at, idempotency_key) FROM STDIN
+COPY "skiplock_jobs" (id, queue, payload, priority, max_attempts, run_at, idempotency_key, headers) FROM STDIN

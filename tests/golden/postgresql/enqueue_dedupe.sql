@@ -1,10 +1,10 @@
 -- ON CONFLICT waits for a concurrent insert of the same key to commit or roll back, and
 -- never raises, so it is safe inside the caller's own transaction.
 INSERT INTO "skiplock_jobs" (queue, payload, priority, max_attempts, run_at, idempotency_key, dedupe_key,
-                     order_key, key_limit)
+                     order_key, key_limit, headers)
 VALUES (%(queue)s, %(payload)s::json, %(priority)s, %(max_attempts)s,
         COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond'),
-        %(idempotency_key)s::uuid, %(dedupe_key)s, %(order_key)s, %(key_limit)s)
+        %(idempotency_key)s::uuid, %(dedupe_key)s, %(order_key)s, %(key_limit)s, %(headers)s)
 ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL AND status IN ('pending', 'running')
 DO NOTHING
 RETURNING id

@@ -1,0 +1,204 @@
+"""The worker's Prometheus metrics (``Worker(metrics_port=...)``; extra ``skiplock[prometheus]``).
+
+One :class:`WorkerMetrics` per worker, with a registry of its own (never
+``prometheus_client``'s global one), so two workers of one process do not clash, and an HTTP
+server that serves ``/metrics`` from the worker's start to its end.
+
+- ``skiplock_jobs_processed_total{queue,task,outcome}``: read at scrape time from the
+  ledger's counts by queue and task (:meth:`~.ledger.Ledger.keep_detail`), so the hot path
+  only adds one to a dictionary entry under the ledger's lock. ``outcome``: done, retried,
+  failed, discarded, cancelled, lost, released (each attempt once).
+- ``skiplock_job_timeouts_total{queue,task}``: attempts abandoned at their timeout (each
+  also counted above as retried or failed).
+- ``skiplock_job_duration_seconds{queue,task}``: one observation per handler run, from the
+  worker's middleware layer (:meth:`WorkerMetrics.around`).
+- ``skiplock_job_wait_seconds{queue}``: from when a job was due (its ``run_at``) to its
+  claim, both on the database's clock (``job.waited``, returned by the claim statement);
+  observed when its handler starts.
+- ``skiplock_worker_jobs_in_flight``: handlers running now.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from .._core.checks import integer
+from .._core.job import Job
+from ..errors import ConfigurationError
+from .ledger import Ledger, task_label
+
+if TYPE_CHECKING:
+    import threading
+    from wsgiref.simple_server import WSGIServer
+
+    from prometheus_client.metrics_core import Metric
+
+__all__ = ["WorkerMetrics", "handler_name"]
+
+log = logging.getLogger("skiplock.worker")
+
+#: seconds: from a few milliseconds to an hour, for both handler time and wait
+BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600)
+
+
+def handler_name(handler: Callable[..., Any]) -> str | None:
+    """The ``task`` label of jobs that are not App task calls (see
+    :func:`~.ledger.task_label`)."""
+    name = getattr(handler, "__qualname__", None) or getattr(handler, "__name__", None)
+    return name if isinstance(name, str) else None
+
+
+class WorkerMetrics:
+    """A worker's metrics, its registry and its ``/metrics`` server (see the module)."""
+
+    def __init__(self, port: object, host: object, handler: Callable[..., Any]) -> None:
+        try:
+            import prometheus_client  # noqa: F401  (the extra; checked here, used below)
+        except ImportError:
+            raise ConfigurationError(
+                "metrics_port needs prometheus_client: pip install 'skiplock[prometheus]'"
+            ) from None
+        from prometheus_client import CollectorRegistry, Gauge, Histogram
+
+        self.port = integer(port, "metrics_port", 0, 65535)
+        if not isinstance(host, str) or not host:
+            raise ConfigurationError(
+                f"metrics_host must be a host name or address, not {host!r:.80}"
+            )
+        self.host = host
+        self.fallback = handler_name(handler)
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.duration = Histogram(
+            "skiplock_job_duration_seconds",
+            "Seconds a job's handler ran (once per handler run, middleware included).",
+            ["queue", "task"],
+            buckets=BUCKETS,
+            registry=self.registry,
+        )
+        self.wait = Histogram(
+            "skiplock_job_wait_seconds",
+            "Seconds from when a job was due (run_at) to its claim, on the database's clock.",
+            ["queue"],
+            buckets=BUCKETS,
+            registry=self.registry,
+        )
+        self.in_flight = Gauge(
+            "skiplock_worker_jobs_in_flight",
+            "Handlers of this worker running now.",
+            registry=self.registry,
+        )
+        self._ledger: Ledger | None = None
+        self._server: WSGIServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- wiring ---------------------------------------------------------------------------
+
+    def attach(self, ledger: Ledger) -> None:
+        """Count *ledger*'s outcomes by queue and task, and serve them."""
+        self._ledger = ledger
+        ledger.keep_detail(self.fallback)
+        self.registry.register(_OutcomeCollector(ledger))
+
+    @property
+    def address(self) -> tuple[str, int] | None:
+        """``(host, port)`` the server listens on while the worker runs (the port chosen by
+        the system for ``metrics_port=0``); None before and after."""
+        server = self._server
+        if server is None:
+            return None
+        host, port = server.server_address[:2]
+        return str(host), int(port)
+
+    def start(self) -> None:
+        """Serve ``/metrics`` (once: a second call while serving does nothing). Raises
+        :class:`ConfigurationError` when the address cannot be bound."""
+        if self._server is not None:
+            return
+        from prometheus_client import start_http_server
+
+        try:
+            self._server, self._thread = start_http_server(self.port, self.host, self.registry)
+        except OSError as exc:
+            raise ConfigurationError(
+                f"cannot serve metrics on {self.host}:{self.port} ({exc.strerror or exc}): "
+                "choose another metrics_port"
+            ) from exc
+        log.info("metrics on http://%s:%d/metrics", *(self.address or (self.host, self.port)))
+
+    def stop(self) -> None:
+        server, thread = self._server, self._thread
+        self._server = self._thread = None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if thread is not None:
+            thread.join(5)
+
+    # -- the middleware layer -------------------------------------------------------------
+
+    def around(self, job: Job, call_next: Callable[[Job], Any]) -> Any:
+        self._waited(job)
+        self.in_flight.inc()
+        start = time.perf_counter()
+        try:
+            return call_next(job)
+        finally:
+            self.in_flight.dec()
+            self._took(job, time.perf_counter() - start)
+
+    async def around_async(self, job: Job, call_next: Callable[[Job], Awaitable[Any]]) -> Any:
+        self._waited(job)
+        self.in_flight.inc()
+        start = time.perf_counter()
+        try:
+            return await call_next(job)
+        finally:
+            self.in_flight.dec()
+            self._took(job, time.perf_counter() - start)
+
+    def _waited(self, job: Job) -> None:
+        if job.waited is not None:
+            self.wait.labels(job.queue).observe(job.waited)
+
+    def _took(self, job: Job, seconds: float) -> None:
+        self.duration.labels(job.queue, task_label(job, self.fallback)).observe(seconds)
+
+
+class _OutcomeCollector:
+    """The ledger's outcome counts, read at each scrape."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    def describe(self) -> list[Metric]:
+        return list(self._families({}))
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self._families(self.ledger.detail_snapshot())
+
+    @staticmethod
+    def _families(counts: dict[tuple[str, str, str], int]) -> Iterator[Metric]:
+        from prometheus_client.core import CounterMetricFamily
+
+        processed = CounterMetricFamily(
+            "skiplock_jobs_processed",
+            "Job attempts this worker ended, by outcome: done, retried, failed, discarded, "
+            "cancelled, lost, released.",
+            labels=["queue", "task", "outcome"],
+        )
+        timeouts = CounterMetricFamily(
+            "skiplock_job_timeouts",
+            "Attempts this worker abandoned at their timeout (also counted as retried or "
+            "failed in skiplock_jobs_processed_total).",
+            labels=["queue", "task"],
+        )
+        for (queue, task, outcome), n in sorted(counts.items()):
+            if outcome == "timeout":
+                timeouts.add_metric([queue, task], n)
+            else:
+                processed.add_metric([queue, task, outcome], n)
+        yield processed
+        yield timeouts
