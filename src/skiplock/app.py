@@ -25,6 +25,7 @@ from typing import Any, overload
 from ._core.arguments import MAX_KEY_CONCURRENCY
 from ._core.checks import integer, seconds
 from ._core.checks import queue_limits as queue_limits_checked
+from ._core.checks import rate_limits as rate_limits_checked
 from ._core.job import Job
 from ._worker.aio import is_async_handler
 from .aio_queue import AsyncQueue
@@ -99,6 +100,7 @@ class App:
         *,
         table: str = DEFAULT_TABLE,
         queue_limits: Mapping[str, int] | None = None,
+        rate_limits: Mapping[str, tuple[int, float]] | None = None,
     ) -> None:
         self._queue: Queue | None = url if isinstance(url, Queue) else None
         self._async_queue: AsyncQueue | None = None
@@ -111,6 +113,12 @@ class App:
             raise ConfigurationError(
                 "pass queue_limits to skiplock.connect() for a Queue given to App"
             )
+        #: queue name → (N, per): at most N jobs claimed in any window of per seconds
+        self._rate_limits = rate_limits_checked(rate_limits)
+        if self._queue is not None and self._rate_limits:
+            raise ConfigurationError(
+                "pass rate_limits to skiplock.connect() for a Queue given to App"
+            )
         self.tasks: dict[str, Task] = {}
         #: periodic schedules by name; every worker of this app enqueues their ticks
         self.schedules: dict[str, Schedule] = {}
@@ -118,7 +126,12 @@ class App:
     @property
     def queue(self) -> Queue:
         if self._queue is None:
-            self._queue = Queue(self._url, table=self._table, queue_limits=self._queue_limits)
+            self._queue = Queue(
+                self._url,
+                table=self._table,
+                queue_limits=self._queue_limits,
+                rate_limits=self._rate_limits,
+            )
         return self._queue
 
     @property
@@ -127,7 +140,10 @@ class App:
         use. Its connections belong to the event loop that first used it."""
         if self._async_queue is None:
             self._async_queue = AsyncQueue(
-                self._url, table=self._table, queue_limits=self._queue_limits
+                self._url,
+                table=self._table,
+                queue_limits=self._queue_limits,
+                rate_limits=self._rate_limits,
             )
         return self._async_queue
 

@@ -162,6 +162,8 @@ BOTH_APIS = {
     "test_cancel",
     "test_listing",
     "test_times",
+    "test_pause",
+    "test_rate_limit",
 }
 
 
