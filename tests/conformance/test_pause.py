@@ -13,6 +13,7 @@ import pytest
 
 import skiplock
 from skiplock import Worker
+from skiplock._worker import producer
 
 from .conftest import wait_until
 
@@ -155,3 +156,30 @@ def test_a_worker_stops_taking_a_paused_queue_and_picks_up_on_resume(
     first = min(t for t, n in started if t > resumed and n == "a")
     assert first - resumed < 1.5  # PostgreSQL: notified at once; else the next poll
     wait_until(lambda: q.stats("a").done == 6, 10, "queue a's jobs to finish")
+
+
+def test_a_resume_wakes_idle_workers_at_once_where_it_can_notify(
+    make_queue: MakeQueue,
+    worker_cls: type[Worker],
+    workers: list[Worker],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Polls 5 s apart (the first one too): a claim within 1.5 s of the resume is the
+    # notification's doing, not a poll's.
+    q = make_queue()
+    if not q.dialect.supports_notify:
+        pytest.skip("this database has no LISTEN/NOTIFY: a resume is seen at the next poll")
+    monkeypatch.setattr(producer, "MIN_POLL", 5.0)
+    started: list[float] = []
+    w = worker_cls(q, lambda job: started.append(time.monotonic()), poll_interval=5.0)
+    workers.append(w)
+    q.pause("default")
+    w.start()
+    time.sleep(0.5)  # the worker has found nothing and waits
+    q.enqueue({"n": 1})  # wakes it (the enqueue trigger); its claim finds the queue paused
+    time.sleep(1.0)
+    assert started == []
+    q.resume("default")
+    resumed = time.monotonic()
+    wait_until(lambda: started, 10, "the job to start")
+    assert started[0] - resumed < 1.5
