@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from ._core import calls
 from ._core.arguments import ClaimOptions, EnqueueOptions, ListOptions
 from ._core.calls import backoff
-from ._core.job import Job, Stats
+from ._core.job import Claimed, Job, Stats
 from ._shell.session_async import AsyncSession
 from ._shell.settings import DEFAULT_TABLE, QueueKeywords, QueueSettings
 from ._shell.transaction_async import AsyncTransaction
@@ -266,7 +266,7 @@ class AsyncQueue(AsyncSession):
         limit: int = 1,
         lease: float = 30.0,
         conn: Any = None,
-    ) -> list[Job]:
+    ) -> Claimed:
         """Take up to *limit* claimable jobs for *lease* seconds, lowest priority first.
 
         Claimable: pending with ``run_at`` reached, or running with an expired lease (its

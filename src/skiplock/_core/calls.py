@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from ..errors import ConfigurationError, PayloadError
 from .arguments import ClaimOptions, EnqueueOptions, ListOptions
 from .checks import dumps, error_text, integer, milliseconds, queue_names, text
-from .job import Job, Stats, utc
+from .job import Claimed, Job, Stats, utc
 from .ops import ROWCOUNT, Op
 
 if TYPE_CHECKING:  # the contract, for the annotations only
     from ..dialects.contract import Dialect, ServerInfo
 
-__all__ = ["Call", "Claimed", "backoff"]
+__all__ = ["Call", "backoff"]
 
 log = logging.getLogger("skiplock")
 T = TypeVar("T")
@@ -120,21 +120,13 @@ def enqueue_many(
     return Call("enqueueing", conn, lambda copy: d.insert_many(common, rows, copy), _same)
 
 
-class Claimed(list[Job]):
-    """The jobs of a claim (a list). ``retry_in``: when a rate limit (``rate_limits``)
-    held the claim back, the seconds after which that queue has room again (the worker
-    looks again then); None otherwise."""
-
-    retry_in: float | None = None
-
-
 def claim(
     d: Dialect,
     options: ClaimOptions,
     limits: dict[str, int],
     rates: dict[str, tuple[int, float]],
     conn: Any,
-) -> Call[Any, list[Job]]:
+) -> Call[Any, Claimed]:
     names, n, lease_ms = options.queues, options.limit, options.lease_ms
     per_ms = {name: (k, max(1, round(per * 1000))) for name, (k, per) in rates.items()}
     return Call("claiming", conn, lambda _: _claim(d, names, n, lease_ms, limits, per_ms), _same)

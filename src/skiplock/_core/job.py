@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import Cancelled
 from .checks import loads
 
-__all__ = ["Job", "Stats", "utc"]
+__all__ = ["Claimed", "Job", "Stats", "utc"]
 
 STATUSES = ("pending", "running", "done", "failed", "cancelled")
 
@@ -167,3 +167,11 @@ class Stats:
             else self.last_pruned_at.isoformat(),
             "paused": list(self.paused),
         }
+
+
+class Claimed(list[Job]):
+    """The jobs of a claim, a list. ``retry_in``: when a rate limit (``rate_limits``)
+    held the claim back, the seconds after which that queue has room again (a worker
+    looks again then); None otherwise."""
+
+    retry_in: float | None = None
