@@ -47,6 +47,9 @@ from .contract import (
 __all__ = ["IDLE_TRANSACTION_TIMEOUT", "BaseDialect", "Row", "ServerInfo", "split_statements"]
 
 _PARAM = re.compile(r"%\((\w+)\)s")
+#: seconds after which a rate-limited claim that found the queue's lock held by another
+#: claim looks again (that claim commits within milliseconds)
+LOCK_BUSY_RETRY = 0.01
 
 
 class BaseDialect(ConnectionHealth, LockAndWakeup):
@@ -286,6 +289,59 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         if room <= 0:
             return []
         return (yield from self.claim([queue], min(limit, room), lease_ms))
+
+    # ==== pause and rate limits ====
+
+    def pause_op(self, queue: str, paused: bool) -> Op[None]:
+        """Set *queue*'s paused flag (``queue_pause``). A resume also wakes idle workers
+        where LISTEN/NOTIFY does (``resume_notify``, heard once this commits)."""
+        yield self.stmt("queue_pause", {"queue": queue, "paused": paused}, NOTHING)
+        if not paused and self.supports_notify and "resume_notify" in self.sql:
+            yield self.stmt("resume_notify", None, NOTHING)
+
+    def paused_op(self) -> Op[set[str]]:
+        """The names of the paused queues (none while the statements held are older than
+        the pause: an older release's, as the upgrade tests load)."""
+        if "queues_paused" not in self.sql:
+            return set()
+        rows: list[Row] = yield self.stmt("queues_paused")
+        return {str(r["queue"]) for r in rows}
+
+    def claim_rated(
+        self, queue: str, limit: int, lease_ms: int, cap: int | None, rate: tuple[int, int]
+    ) -> Op[tuple[list[Row], float | None]]:
+        """Claim from *queue* so that no window of ``rate[1]`` milliseconds holds more than
+        ``rate[0]`` of its claimed jobs (and, with *cap*, at most *cap* of them hold a live
+        lease). Under the queue's lock, as :meth:`claim_capped`: the jobs claimed within
+        the window are summed in a statement of their own (``rate_window``), the claim
+        takes at most the room left, and the claim is logged (``rate_record``) with a
+        time no earlier than the claim's own, in this transaction; claims that have left
+        the window are deleted (``rate_prune``). Returns the rows and, when the limit (or
+        the lock) held the claim back, the seconds after which to look again."""
+        if not (yield from self.lock_queue(queue)):
+            return [], LOCK_BUSY_RETRY
+        n, per_ms = rate
+        params = {"queue": queue, "per_ms": per_ms}
+        row = yield from self.fetch_one_op("rate_window", params)
+        used = int(row["used"]) if row else 0
+        wait = float(row["wait_ms"]) / 1000 if row and row["wait_ms"] is not None else None
+        room = n - used
+        if room <= 0:
+            return [], max(0.001, wait or 0.0)
+        take = min(limit, room)
+        if cap is not None:
+            running = yield from self.fetch_one_op("queue_running", {"queue": queue})
+            take = min(take, cap - int(running["n"] if running else 0))
+            if take <= 0:
+                return [], None
+        rows = yield from self.claim([queue], take, lease_ms)
+        if rows:
+            yield self.stmt("rate_prune", params, NOTHING)
+            yield self.stmt("rate_record", {"queue": queue, "n": len(rows)}, NOTHING)
+        if len(rows) < room or room >= limit:
+            return rows, None  # the limit did not hold this claim back
+        # The window is full now: room again once its oldest claim (or this one) leaves.
+        return rows, max(0.001, per_ms / 1000 if wait is None else wait)
 
     def insert(self, params: Mapping[str, Any]) -> Op[int]:
         yield from self.lock_key(params)

@@ -129,12 +129,16 @@ ORDER BY v.n
 -- Every right-hand side of SET reads the row as it was before this UPDATE. One statement
 -- serves one queue or several: queues expand to IN (N'a', ...), and IN with one value is
 -- an equality to the optimizer (PostgreSQL needs claim_queues for its array instead).
+-- A paused queue's rows are left (q.pause): its flag is read at READ COMMITTED, waiting
+-- for a pause or resume that has not committed yet (docs/control.md).
 SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
 WITH picked AS (
     SELECT TOP (%(limit)s) *
     FROM {table} AS c WITH (ROWLOCK, READPAST, UPDLOCK)
     WHERE queue IN (%(queues)s) AND status IN ('pending', 'running')
       AND run_at <= SYSUTCDATETIME()
+      AND NOT EXISTS (SELECT 1 FROM {queues_table} AS p
+                      WHERE p.queue = c.queue AND p.paused = 1)
       AND (c.order_key IS NULL OR (
             NOT EXISTS (
                 SELECT 1 FROM {table} AS e
@@ -398,4 +402,44 @@ SELECT MAX(id) AS top FROM {table} WITH (READPAST)
 DROP TABLE IF EXISTS {table};
 DROP TABLE IF EXISTS {ticks_table};
 DROP TABLE IF EXISTS {counters_table};
+DROP TABLE IF EXISTS {queues_table};
+DROP TABLE IF EXISTS {rates_table};
 DROP TABLE IF EXISTS {version_table}
+
+-- ==== pause and rate limits ====
+
+-- name: queue_pause
+-- q.pause / q.resume: the queue's flag, its row made the first time. UPDLOCK and
+-- SERIALIZABLE hold the key (or the gap where it goes) until the end of the transaction,
+-- so two first pauses of a queue cannot both insert. The claim reads the flag: a claim that
+-- starts after this commits takes nothing from a paused queue.
+UPDATE {queues_table} WITH (UPDLOCK, SERIALIZABLE)
+SET paused = %(paused)s, updated_at = SYSUTCDATETIME()
+WHERE queue = %(queue)s;
+IF @@ROWCOUNT = 0
+INSERT INTO {queues_table} (queue, paused, updated_at)
+VALUES (%(queue)s, %(paused)s, SYSUTCDATETIME())
+
+-- name: queues_paused
+SELECT queue FROM {queues_table} WHERE paused = 1 ORDER BY queue
+
+-- name: rate_window
+-- Under the queue's claim lock, in a statement of its own (so it reads every claim
+-- committed before the lock was granted): the jobs claimed from the queue in the last
+-- per_ms milliseconds (at most a week: DATEADD takes an int), and how long until the
+-- oldest of those claims leaves the window (milliseconds; NULL when there is none).
+SELECT COALESCE(SUM(n), 0) AS used,
+       DATEDIFF_BIG(MICROSECOND, SYSUTCDATETIME(), MIN(claimed_at)) / 1000.0 + %(per_ms)s
+           AS wait_ms
+FROM {rates_table}
+WHERE queue = %(queue)s AND claimed_at > DATEADD(MILLISECOND, -%(per_ms)s, SYSUTCDATETIME())
+
+-- name: rate_record
+-- After the claim, in its transaction: this statement starts after the claim's, so its
+-- time is never earlier than the claim's (docs/control.md: why that keeps the limit).
+INSERT INTO {rates_table} (queue, claimed_at, n) VALUES (%(queue)s, SYSUTCDATETIME(), %(n)s)
+
+-- name: rate_prune
+-- The queue's claims that have left the window are counted by no claim again.
+DELETE FROM {rates_table}
+WHERE queue = %(queue)s AND claimed_at <= DATEADD(MILLISECOND, -%(per_ms)s, SYSUTCDATETIME())

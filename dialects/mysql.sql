@@ -74,7 +74,8 @@ JOIN {table} AS t ON t.idempotency_key = j.k
 -- FORCE INDEX: with statistics taken on an emptier table MySQL 9 read these look-ups
 -- through the claim index, every active row of the queue for each row the pick reads
 -- (1.3 s for a pick on 10,000 grouped keyed jobs against 6 ms). The subqueries are a
--- consistent (non-locking) read, so it never waits for another claim (docs/sql.md).
+-- consistent (non-locking) read, so it never waits for another claim (docs/sql.md); so
+-- is the paused flag's (q.pause: docs/control.md), locked by no claim.
 -- db_now is the database clock the new lease starts from; waited_us the microseconds from
 -- when the row was due (its run_at) to it, for the worker's wait metric.
 -- run_at, lease_until and finished_at are left out: the claim sets them (fewer DATETIME
@@ -85,6 +86,7 @@ SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_
        TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us
 FROM {table} AS c
 WHERE claimable = 1 AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
+  AND NOT EXISTS (SELECT 1 FROM {queues_table} AS p WHERE p.queue = %(queue)s AND p.paused = 1)
   AND (c.order_key IS NULL OR (
         {no_earlier_pending}
         AND (SELECT COUNT(*) FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
@@ -101,6 +103,7 @@ SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_
        TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us
 FROM {table} AS c
 WHERE claimable = 1 AND queue IN (%(queues)s) AND run_at <= UTC_TIMESTAMP(6)
+  AND NOT EXISTS (SELECT 1 FROM {queues_table} AS p WHERE p.queue = c.queue AND p.paused = 1)
   AND (c.order_key IS NULL OR (
         {no_earlier_pending}
         AND (SELECT COUNT(*) FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
@@ -411,4 +414,41 @@ DROP TABLE IF EXISTS {table};
 DROP TABLE IF EXISTS {ticks_table};
 DROP TABLE IF EXISTS {keys_table};
 DROP TABLE IF EXISTS {counters_table};
+DROP TABLE IF EXISTS {queues_table};
+DROP TABLE IF EXISTS {rates_table};
 DROP TABLE IF EXISTS {version_table}
+
+-- ==== pause and rate limits ====
+
+-- name: queue_pause
+-- q.pause / q.resume: the queue's flag, its row made the first time. The claim's pick
+-- reads it: a pick that starts after this commits takes nothing from a paused queue.
+INSERT INTO {queues_table} (queue, paused, updated_at)
+VALUES (%(queue)s, %(paused)s, UTC_TIMESTAMP(6))
+ON DUPLICATE KEY UPDATE paused = %(paused)s, updated_at = UTC_TIMESTAMP(6)
+
+-- name: queues_paused
+SELECT queue FROM {queues_table} WHERE paused = 1 ORDER BY queue
+
+-- name: rate_window
+-- Under the queue's claim lock, in a statement of its own (READ COMMITTED: a fresh read
+-- view, so it sees every claim committed before the lock was granted): the jobs claimed
+-- from the queue in the last per_ms milliseconds, and how long until the oldest of those
+-- claims leaves the window (milliseconds; NULL when there is none).
+SELECT COALESCE(SUM(n), 0) AS used,
+       TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), MIN(claimed_at)) / 1000.0 + %(per_ms)s
+           AS wait_ms
+FROM {rates_table}
+WHERE queue = %(queue)s
+  AND claimed_at > TIMESTAMPADD(MICROSECOND, %(per_ms)s * -1000, UTC_TIMESTAMP(6))
+
+-- name: rate_record
+-- After the claim, in its transaction: this statement starts after the claim's pick, so
+-- its time is never earlier than the claim's (docs/control.md: why that keeps the limit).
+INSERT INTO {rates_table} (queue, claimed_at, n) VALUES (%(queue)s, UTC_TIMESTAMP(6), %(n)s)
+
+-- name: rate_prune
+-- The queue's claims that have left the window are counted by no claim again.
+DELETE FROM {rates_table}
+WHERE queue = %(queue)s
+  AND claimed_at <= TIMESTAMPADD(MICROSECOND, %(per_ms)s * -1000, UTC_TIMESTAMP(6))

@@ -61,7 +61,8 @@ ORDER BY v.n
 RETURNING id, idempotency_key
 
 -- name: claim
--- One statement: pick with SKIP LOCKED, then take the picked rows. A keyed job is
+-- One statement: pick with SKIP LOCKED, then take the picked rows. Nothing of a paused
+-- queue (q.pause): the flag is read once, by this statement's snapshot (docs/control.md). A keyed job is
 -- claimable only while no earlier job of its key is pending and fewer than its key_limit
 -- (NULL: 1) other jobs of its key run (docs/sql.md: why two claims cannot hand out more
 -- than that). The look-ups name the job's state as the key index does (0 pending, 1
@@ -80,6 +81,7 @@ RETURNING id, idempotency_key
 WITH picked AS (
     SELECT id, run_at AS due_at FROM {table} AS c
     WHERE queue = %(queue)s AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
+    AND NOT EXISTS (SELECT 1 FROM {queues_table} AS p WHERE p.queue = %(queue)s AND p.paused)
     AND (c.order_key IS NULL OR (
         NOT EXISTS (
             SELECT 1 FROM {table} AS e
@@ -124,6 +126,7 @@ RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attem
 WITH picked AS (
     SELECT id, run_at AS due_at FROM {table} AS c
     WHERE queue = ANY(%(queues)s::text[]) AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
+    AND NOT EXISTS (SELECT 1 FROM {queues_table} AS p WHERE p.queue = c.queue AND p.paused)
     AND (c.order_key IS NULL OR (
         NOT EXISTS (
             SELECT 1 FROM {table} AS e
@@ -421,5 +424,46 @@ DROP TABLE IF EXISTS {table};
 DROP TABLE IF EXISTS {ticks_table};
 DROP TABLE IF EXISTS {idle_table};
 DROP TABLE IF EXISTS {counters_table};
+DROP TABLE IF EXISTS {queues_table};
+DROP TABLE IF EXISTS {rates_table};
 DROP TABLE IF EXISTS {version_table};
 DROP FUNCTION IF EXISTS "{prefix}_notify"()
+
+-- ==== pause and rate limits ====
+
+-- name: queue_pause
+-- q.pause / q.resume: the queue's flag, its row made the first time. A claim reads it in
+-- the claim statement itself: one whose snapshot is taken after this commits takes
+-- nothing from a paused queue.
+INSERT INTO {queues_table} (queue, paused, updated_at)
+VALUES (%(queue)s, %(paused)s, statement_timestamp())
+ON CONFLICT (queue) DO UPDATE SET paused = EXCLUDED.paused, updated_at = EXCLUDED.updated_at
+
+-- name: resume_notify
+-- In the resume's transaction: idle workers' listeners hear it once it commits, and claim.
+SELECT pg_notify('{prefix}', '')
+
+-- name: queues_paused
+SELECT queue FROM {queues_table} WHERE paused ORDER BY queue
+
+-- name: rate_window
+-- Under the queue's claim lock, in a statement of its own (READ COMMITTED: it sees every
+-- claim committed before the lock was granted): the jobs claimed from the queue in the
+-- last per_ms milliseconds, and how long until the oldest of those claims leaves the
+-- window (milliseconds; NULL when there is none).
+SELECT COALESCE(sum(n), 0) AS used,
+       EXTRACT(EPOCH FROM min(claimed_at) - statement_timestamp()) * 1000 + %(per_ms)s AS wait_ms
+FROM {rates_table}
+WHERE queue = %(queue)s
+  AND claimed_at > statement_timestamp() - %(per_ms)s * interval '1 millisecond'
+
+-- name: rate_record
+-- After the claim, in its transaction: this statement starts after the claim's, so its
+-- time is never earlier than the claim's (docs/control.md: why that keeps the limit).
+INSERT INTO {rates_table} (queue, claimed_at, n) VALUES (%(queue)s, statement_timestamp(), %(n)s)
+
+-- name: rate_prune
+-- The queue's claims that have left the window are counted by no claim again.
+DELETE FROM {rates_table}
+WHERE queue = %(queue)s
+  AND claimed_at <= statement_timestamp() - %(per_ms)s * interval '1 millisecond'

@@ -25,6 +25,7 @@ from typing import Any, overload
 from ._core.arguments import MAX_KEY_CONCURRENCY
 from ._core.checks import integer, seconds
 from ._core.checks import queue_limits as queue_limits_checked
+from ._core.checks import rate_limits as rate_limits_checked
 from ._core.job import Job
 from ._worker.aio import is_async_handler
 from ._worker.middleware import Middleware
@@ -103,6 +104,7 @@ class App:
         table: str = DEFAULT_TABLE,
         queue_limits: Mapping[str, int] | None = None,
         middleware: Sequence[Middleware] = (),
+        rate_limits: Mapping[str, tuple[int, float]] | None = None,
     ) -> None:
         self._queue: Queue | None = url if isinstance(url, Queue) else None
         self._async_queue: AsyncQueue | None = None
@@ -124,6 +126,12 @@ class App:
         #: ones for :meth:`worker`, ``async def`` ones for :meth:`async_worker`), the first
         #: outermost, outside a worker's own ``middleware=``
         self.middleware: list[Middleware] = list(middleware)
+        #: queue name → (N, per): at most N jobs claimed in any window of per seconds
+        self._rate_limits = rate_limits_checked(rate_limits)
+        if self._queue is not None and self._rate_limits:
+            raise ConfigurationError(
+                "pass rate_limits to skiplock.connect() for a Queue given to App"
+            )
         self.tasks: dict[str, Task] = {}
         #: periodic schedules by name; every worker of this app enqueues their ticks
         self.schedules: dict[str, Schedule] = {}
@@ -131,7 +139,12 @@ class App:
     @property
     def queue(self) -> Queue:
         if self._queue is None:
-            self._queue = Queue(self._url, table=self._table, queue_limits=self._queue_limits)
+            self._queue = Queue(
+                self._url,
+                table=self._table,
+                queue_limits=self._queue_limits,
+                rate_limits=self._rate_limits,
+            )
         return self._queue
 
     @property
@@ -140,7 +153,10 @@ class App:
         use. Its connections belong to the event loop that first used it."""
         if self._async_queue is None:
             self._async_queue = AsyncQueue(
-                self._url, table=self._table, queue_limits=self._queue_limits
+                self._url,
+                table=self._table,
+                queue_limits=self._queue_limits,
+                rate_limits=self._rate_limits,
             )
         return self._async_queue
 

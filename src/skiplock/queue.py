@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ._core import calls
 from ._core.arguments import ClaimOptions, EnqueueOptions, ListOptions
 from ._core.calls import backoff
-from ._core.job import Job, Stats
+from ._core.job import Claimed, Job, Stats
 from ._shell.session import Session
 from ._shell.settings import DEFAULT_TABLE, QueueKeywords, QueueSettings
 from ._shell.transaction import Transaction
@@ -57,7 +57,9 @@ def connect(url: str | None = None, **settings: Unpack[QueueKeywords]) -> Queue:
     :class:`~skiplock.PoolTimeout`), and closes a connection older than ``max_lifetime``
     (default 3600) or unused for ``max_idle_time`` (default 600) seconds. ``queue_limits``
     (queue name → N) caps how many jobs of that queue hold a live lease at once, across
-    every worker that claims through a queue object given the same limits. No connection
+    every worker that claims through a queue object given the same limits; ``rate_limits``
+    (queue name → ``(N, per)``) lets at most N of its jobs be claimed in any window of
+    *per* seconds, on the database's clock, across the same (docs/control.md). No connection
     is opened yet; a bad URL, unknown scheme, unsafe table name, pool setting or limit
     raises :class:`~skiplock.ConfigurationError` here, a missing driver at the first use.
     """
@@ -254,7 +256,7 @@ class Queue(Session):
         limit: int = 1,
         lease: float = 30.0,
         conn: Any = None,
-    ) -> list[Job]:
+    ) -> Claimed:
         """Take up to *limit* claimable jobs for *lease* seconds, lowest priority first.
 
         Claimable: pending with ``run_at`` reached, or running with an expired lease (its
@@ -263,13 +265,17 @@ class Queue(Session):
         left ends ``failed`` instead of being returned, and so does a job whose stored
         payload cannot be decoded (``last_error`` says why; the batch's other jobs are
         returned). A queue of ``queue_limits`` gives at most its limit less its jobs holding
-        a live lease, and nothing while another claim of it is under way (never waited for).
+        a live lease, and nothing while another claim of it is under way (never waited for);
+        a queue of ``rate_limits`` gives at most N less its jobs claimed in the last *per*
+        seconds (the list's ``retry_in`` then says when it has room again). A paused queue
+        (:meth:`pause`) gives nothing.
         """
         return self._call(
             calls.claim(
                 self.dialect,
                 ClaimOptions.check(queues=queues, limit=limit, lease=lease),
                 self.queue_limits,
+                self.rate_limits,
                 conn,
             )
         )
@@ -336,6 +342,26 @@ class Queue(Session):
         with *reason* as its ``last_error``. Fenced: raises
         :class:`~skiplock.LeaseLost` and changes nothing if the job is no longer ours."""
         return self._call(calls.mark_cancelled(self.dialect, job, reason, conn))
+
+    # -- pause and resume -----------------------------------------------------------------
+
+    def pause(self, queue: str, *, conn: Any = None) -> None:
+        """Stop every worker claiming jobs of *queue* (kept in the database, for every
+        process, until :meth:`resume`). A claim that starts after this commits takes
+        nothing from it; jobs already claimed run to their end (heartbeats, completions
+        and retries go on), and enqueueing goes on. Idempotent. See docs/control.md for
+        a claim already under way."""
+        return self._call(calls.pause(self.dialect, queue, True, conn))
+
+    def resume(self, queue: str, *, conn: Any = None) -> None:
+        """Let workers claim *queue*'s jobs again (on PostgreSQL idle workers are woken at
+        once, else at their next poll). Idempotent: resuming a queue never paused changes
+        nothing."""
+        return self._call(calls.pause(self.dialect, queue, False, conn))
+
+    def paused(self, *, conn: Any = None) -> set[str]:
+        """The names of the paused queues."""
+        return self._call(calls.paused(self.dialect, conn))
 
     # -- reading --------------------------------------------------------------------------
 

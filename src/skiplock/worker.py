@@ -130,7 +130,10 @@ class WorkerOptions:
         self.queues = _queues(queues)
         # A job claimed ahead holds a live lease, so it counts against queue_limits while
         # it waits: on a limited queue it would take a slot of the limit without running.
-        limited = any(name in self.queue.queue_limits for name in self.queues)
+        # Under rate_limits, jobs claimed ahead would start later in a bunch: a window of
+        # starts could then hold more than N.
+        limits = (self.queue.queue_limits, self.queue.rate_limits)
+        limited = any(name in lim for lim in limits for name in self.queues)
         self.prefetch = 0 if limited else prefetch
         self._set_times(lease, heartbeat, timeout, grace, poll_interval)
         self.mode = mode

@@ -163,6 +163,8 @@ BOTH_APIS = {
     "test_listing",
     "test_times",
     "test_headers",
+    "test_pause",
+    "test_rate_limit",
 }
 
 

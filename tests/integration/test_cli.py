@@ -15,7 +15,7 @@ import pytest
 from conformance.conftest import wait_until, workers  # noqa: F401 (a fixture)
 
 import skiplock
-from skiplock.cli.main import EXIT_CODES, duration, main
+from skiplock.cli.main import EXIT_CODES, build_parser, duration, main
 from skiplock.demo.embedded import available
 
 MakeQueue = Callable[..., skiplock.Queue]
@@ -399,3 +399,33 @@ def test_retention_option_parses_durations_and_none() -> None:
     assert retention("Never") is None
     with pytest.raises(Exception, match="duration"):
         retention("forever")
+
+
+def test_pause_and_resume_a_queue_and_see_it_in_stats_and_jobs(
+    make_queue: MakeQueue, url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    q = make_queue()
+    where = ["--url", url, "--table", str(q.table)]
+    q.enqueue({"n": 1}, queue="email")
+    code, out, _ = cli(capsys, "pause", "email", *where)
+    assert code == 0 and "paused" in out
+    assert q.paused() == {"email"} and q.claim(queues="email") == []
+    code, out, _ = cli(capsys, "stats", *where)
+    assert code == 0 and out.splitlines()[-1] == "paused: email"
+    code, out, _ = cli(capsys, "stats", "--json", *where)
+    assert code == 0 and json.loads(out)["paused"] == ["email"]
+    code, out, _ = cli(capsys, "stats", "--queue", "default", *where)
+    assert code == 0 and "paused" not in out
+    code, out, _ = cli(capsys, "jobs", *where)
+    assert code == 0 and out.splitlines()[-1].startswith("paused: email ")
+    code, out, _ = cli(capsys, "jobs", "--queue", "default", *where)
+    assert code == 0 and "paused" not in out
+
+    code, out, _ = cli(capsys, "resume", "email", *where)
+    assert code == 0 and "resumed" in out
+    assert q.paused() == set() and len(q.claim(queues="email")) == 1
+    code, out, _ = cli(capsys, "stats", *where)
+    assert "paused" not in out
+    code, _, err = cli(capsys, "pause", "bad ", *where)
+    assert code == EXIT_CODES["config"] and "space" in err
+    assert {"pause", "resume"} <= set(build_parser().format_help().split())

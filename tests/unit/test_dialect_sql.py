@@ -73,6 +73,10 @@ SAMPLE: dict[str, Any] = {
     "schema": None,
     "version_name": "skiplock_jobs_schema",
     "sessions": [53, 54],
+    # pause and rate limits
+    "paused": True,
+    "per_ms": 1000,
+    "n": 20,
 }
 
 

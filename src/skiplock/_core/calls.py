@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..errors import ConfigurationError, PayloadError
 from .arguments import ClaimOptions, EnqueueOptions, ListOptions
-from .checks import dumps, error_text, integer, milliseconds, queue_names
-from .job import Job, Stats, utc
+from .checks import dumps, error_text, integer, milliseconds, queue_names, text
+from .job import Claimed, Job, Stats, utc
 from .ops import ROWCOUNT, Op
 
 if TYPE_CHECKING:  # the contract, for the annotations only
@@ -121,25 +121,47 @@ def enqueue_many(
 
 
 def claim(
-    d: Dialect, options: ClaimOptions, limits: dict[str, int], conn: Any
-) -> Call[Any, list[Job]]:
+    d: Dialect,
+    options: ClaimOptions,
+    limits: dict[str, int],
+    rates: dict[str, tuple[int, float]],
+    conn: Any,
+) -> Call[Any, Claimed]:
     names, n, lease_ms = options.queues, options.limit, options.lease_ms
-    return Call("claiming", conn, lambda _: _claim(d, names, n, lease_ms, limits), _same)
+    per_ms = {name: (k, max(1, round(per * 1000))) for name, (k, per) in rates.items()}
+    return Call("claiming", conn, lambda _: _claim(d, names, n, lease_ms, limits, per_ms), _same)
 
 
 def _claim(
-    d: Dialect, names: Sequence[str], n: int, lease_ms: int, limits: dict[str, int]
-) -> Op[list[Job]]:
+    d: Dialect,
+    names: Sequence[str],
+    n: int,
+    lease_ms: int,
+    limits: dict[str, int],
+    rates: dict[str, tuple[int, int]],
+) -> Op[Claimed]:
     """The dialect's claim, then the jobs built from its rows (an operation)."""
-    # A limited queue is claimed on its own, under its lock (see claim_capped); the
-    # others together, in one statement, as ever.
+    # A limited queue is claimed on its own, under its lock (see claim_capped and
+    # claim_rated); the others together, in one statement, as ever.
     rows: list[dict[str, Any]] = []
-    for name in (m for m in names if m in limits):
-        rows += yield from d.claim_capped(name, n - len(rows), lease_ms, limits[name])
-    free = [m for m in names if m not in limits]
+    waits: list[float] = []
+    for name in (m for m in names if m in limits or m in rates):
+        if len(rows) >= n:
+            break
+        if name in rates:
+            got, wait = yield from d.claim_rated(
+                name, n - len(rows), lease_ms, limits.get(name), rates[name]
+            )
+            rows += got
+            if wait is not None:
+                waits.append(wait)
+        else:
+            rows += yield from d.claim_capped(name, n - len(rows), lease_ms, limits[name])
+    free = [m for m in names if m not in limits and m not in rates]
     if free and len(rows) < n:
         rows += yield from d.claim(free, n - len(rows), lease_ms)
-    jobs = []
+    jobs = Claimed()
+    jobs.retry_in = min(waits) if waits else None
     for row in rows:
         try:
             job = Job.from_row(row)
@@ -297,10 +319,19 @@ def stats(d: Dialect, queues: Sequence[str] | str | None, conn: Any) -> Call[Any
     names = [""] if queues is None else queue_names(queues)
     params = {"all_queues": queues is None, "queues": names}
 
-    def finish(row: Any) -> Stats:
-        return Stats.from_row(row or {})
+    def finish(found: tuple[Any, set[str]]) -> Stats:
+        row, paused = found
+        if queues is not None:
+            paused &= set(names)
+        return Stats.from_row(row or {}, tuple(sorted(paused)))
 
-    return Call("reading stats", conn, lambda _: d.fetch_one_op("stats", params), finish)
+    return Call("reading stats", conn, lambda _: _stats(d, params), finish)
+
+
+def _stats(d: Dialect, params: dict[str, Any]) -> Op[tuple[Any, set[str]]]:
+    row = yield from d.fetch_one_op("stats", params)
+    paused = yield from d.paused_op()
+    return row, paused
 
 
 def ping(q: Any) -> Call[None, ServerInfo]:
@@ -312,3 +343,16 @@ def ping(q: Any) -> Call[None, ServerInfo]:
         return server
 
     return Call("connecting", None, lambda _: nothing(), finish, False)
+
+
+# ==== pause and rate limits ====
+
+
+def pause(d: Dialect, queue: str, paused: bool, conn: Any) -> Call[None, None]:
+    name = text(queue, "queue")
+    doing = f"{'pausing' if paused else 'resuming'} queue {name!r}"
+    return Call(doing, conn, lambda _: d.pause_op(name, paused), _same)
+
+
+def paused(d: Dialect, conn: Any) -> Call[set[str], set[str]]:
+    return Call("reading the paused queues", conn, lambda _: d.paused_op(), _same)

@@ -247,3 +247,33 @@ def queue_limits(limits: object) -> dict[str, int]:
     return {
         text(k, "queue name"): integer(v, f"queue_limits[{k!r:.80}]", 1) for k, v in limits.items()
     }
+
+
+#: the longest rate-limit window: a week (SQL Server's DATEADD takes an int of milliseconds)
+MAX_RATE_WINDOW = 7 * 86400.0
+
+
+def rate(value: object, what: str) -> tuple[int, float]:
+    """One rate limit: ``(N, per)``, at most N claims in any window of *per* seconds (N at
+    least 1; *per* from a millisecond to a week)."""
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise ConfigurationError(
+            f"{what} must be a pair (N, per): at most N jobs claimed in any window of per "
+            f"seconds, e.g. (50, 1.0); not {value!r:.80}"
+        )
+    n = integer(value[0], f"{what}'s N (jobs per window)", 1)
+    per = seconds(value[1], f"{what}'s per (the window)", low=0.001, high=MAX_RATE_WINDOW)
+    return n, per
+
+
+def rate_limits(limits: object) -> dict[str, tuple[int, float]]:
+    """``rate_limits``: a mapping of queue name to ``(N, per)`` (see :func:`rate`; None:
+    none)."""
+    if limits is None:
+        return {}
+    if not isinstance(limits, Mapping):
+        raise ConfigurationError(
+            "rate_limits must be a dict of queue name to a pair (N, per seconds), e.g. "
+            f'{{"api": (50, 1.0)}}; not {limits!r:.80}'
+        )
+    return {text(k, "queue name"): rate(v, f"rate_limits[{k!r:.80}]") for k, v in limits.items()}

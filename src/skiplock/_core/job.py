@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import Cancelled
 from .checks import loads
 
-__all__ = ["Job", "Stats", "utc"]
+__all__ = ["Claimed", "Job", "Stats", "utc"]
 
 STATUSES = ("pending", "running", "done", "failed", "cancelled")
 
@@ -145,7 +145,8 @@ class Stats:
 
     ``pruned`` is the table's running total of finished jobs deleted by retention (any
     worker's) and :func:`skiplock.prune`, over all its queues whatever *queues* asked;
-    ``last_pruned_at`` when a batch last deleted some (None: never).
+    ``last_pruned_at`` when a batch last deleted some (None: never). ``paused``: the
+    paused queues among those asked for (any queue when none were named).
     """
 
     pending: int = 0
@@ -158,9 +159,11 @@ class Stats:
     cancelled: int = 0
     pruned: int = 0
     last_pruned_at: datetime | None = None
+    #: the paused queues among those asked for (all of them when none were named), sorted
+    paused: tuple[str, ...] = ()
 
     @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> Stats:
+    def from_row(cls, row: Mapping[str, Any], paused: tuple[str, ...] = ()) -> Stats:
         age = row.get("oldest_pending_age")
         return cls(
             pending=int(row.get("pending") or 0),
@@ -173,6 +176,7 @@ class Stats:
             cancelled=int(row.get("cancelled") or 0),
             pruned=int(row.get("pruned") or 0),
             last_pruned_at=utc(row.get("last_pruned_at")),
+            paused=paused,
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -190,4 +194,13 @@ class Stats:
             "last_pruned_at": None
             if self.last_pruned_at is None
             else self.last_pruned_at.isoformat(),
+            "paused": list(self.paused),
         }
+
+
+class Claimed(list[Job]):
+    """The jobs of a claim, a list. ``retry_in``: when a rate limit (``rate_limits``)
+    held the claim back, the seconds after which that queue has room again (a worker
+    looks again then); None otherwise."""
+
+    retry_in: float | None = None

@@ -6,6 +6,8 @@ schema-qualified), ``{version_table}`` (the table's schema-version table, ``<tab
 quoted the same way), ``{ticks_table}`` (the periodic ledger, ``<table>_ticks``, quoted the
 same way), ``{idle_table}`` (PostgreSQL's waiting workers, ``<table>_idle``),
 ``{counters_table}`` (the running totals, ``<table>_counters``, quoted the same way),
+``{queues_table}`` (each queue's paused flag, ``<table>_queues``), ``{rates_table}`` (the
+recent claims of rate-limited queues, ``<table>_rates``),
 ``{prefix}`` (the bare table name, for index names) and ``{tag}`` (8 hex digits hashed
 from the exact bare name, for names a database compares without case); ``{schema}`` is
 the bare schema name, or empty when the name has none. Values are always bound as
@@ -68,6 +70,18 @@ class TableName:
         return self.name + "_counters"
 
     @property
+    def queues_table(self) -> str:
+        """The bare name of the per-queue controls (``paused``): one row per queue ever
+        paused."""
+        return self.name + "_queues"
+
+    @property
+    def rates_table(self) -> str:
+        """The bare name of the rate limits' claim log: one row per claim of a
+        rate-limited queue, kept for one window."""
+        return self.name + "_rates"
+
+    @property
     def keys_table(self) -> str:
         """The bare name of the per-key lock rows (MySQL/MariaDB): one row per key used."""
         return self.name + "_keys"
@@ -117,6 +131,7 @@ def render_statements(
     ticks, keys = qualified(table.ticks_table), qualified(table.keys_table)
     idle = qualified(table.idle_table)
     counters = qualified(table.counters_table)
+    queues, rates = qualified(table.queues_table), qualified(table.rates_table)
     return {
         name: sql.replace("{table}", jobs)
         .replace("{version_table}", versions)
@@ -124,6 +139,8 @@ def render_statements(
         .replace("{keys_table}", keys)
         .replace("{idle_table}", idle)
         .replace("{counters_table}", counters)
+        .replace("{queues_table}", queues)
+        .replace("{rates_table}", rates)
         .replace("{prefix}", table.name)
         .replace("{tag}", table.tag)
         .replace("{schema}", table.schema or "")

@@ -53,6 +53,8 @@ class Session:
         self.url: DatabaseURL = settings.url
         #: queue name → the most of its jobs that may hold a live lease at once
         self.queue_limits: dict[str, int] = dict(settings.queue_limits)  # this queue's own
+        #: queue name → (N, per): at most N of its jobs claimed in any window of per seconds
+        self.rate_limits: dict[str, tuple[int, float]] = dict(settings.rate_limits)
         self.table: TableName = settings.table
         self.dialect: Dialect = get_dialect(self.url, self.table)
         #: the server's product and version, read on the first connection

@@ -1,4 +1,5 @@
-"""What a queue is made of, checked once: its URL, table, pool settings and queue limits.
+"""What a queue is made of, checked once: its URL, table, pool settings, queue limits
+and rate limits.
 
 :meth:`QueueSettings.check` holds the constructor's keywords and their defaults, the one
 place they are written: :func:`skiplock.connect`, :class:`~skiplock.Queue`,
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import TypedDict
 
 from .._core.checks import queue_limits as checked_queue_limits
+from .._core.checks import rate_limits as checked_rate_limits
 from .._core.sql import TableName
 from .._core.url import DatabaseURL, parse_url
 from .pool_state import PoolSettings
@@ -38,6 +40,7 @@ class QueueKeywords(TypedDict, total=False):
     max_lifetime: float
     max_idle_time: float
     queue_limits: Mapping[str, int] | None
+    rate_limits: Mapping[str, tuple[int, float]] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +54,8 @@ class QueueSettings:
     pool: PoolSettings
     #: queue name → the most of its jobs that may hold a live lease at once
     queue_limits: dict[str, int]
+    #: queue name → (N, per): at most N of its jobs claimed in any window of per seconds
+    rate_limits: dict[str, tuple[int, float]]
 
     @classmethod
     def check(
@@ -64,6 +69,7 @@ class QueueSettings:
         max_lifetime: float = 3600.0,
         max_idle_time: float = 600.0,
         queue_limits: Mapping[str, int] | None = None,
+        rate_limits: Mapping[str, tuple[int, float]] | None = None,
     ) -> QueueSettings:
         """Raises :class:`~skiplock.ConfigurationError` for a bad URL or unknown scheme,
         an unsafe table name, a pool setting out of range or a bad limit (see
@@ -72,6 +78,7 @@ class QueueSettings:
             given_url=url,
             url=parse_url(url),
             queue_limits=checked_queue_limits(queue_limits),
+            rate_limits=checked_rate_limits(rate_limits),
             table=TableName.parse(table),
             pool=PoolSettings.check(max_size, max_idle, pool_timeout, max_lifetime, max_idle_time),
         )

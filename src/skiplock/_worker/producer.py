@@ -52,6 +52,8 @@ class Producer:
         self.wakeup = wakeup or Wakeup()
         #: single mode: the lock was just taken, the last holder's jobs may still run
         self.handover = False
+        #: after a claim a rate limit held back: seconds until its queue has room again
+        self.retry_in: float | None = None
 
     def loop(self) -> None:
         """Claim until stopped. A BackendError that is neither retryable nor a lost
@@ -80,6 +82,9 @@ class Producer:
             if claimed:
                 idle = MIN_POLL
                 self.wakeup.busy()
+                continue
+            if self.retry_in is not None:  # a rate limit: its queue has room again then
+                wake.wait(min(self.retry_in, self.settings.poll_interval))
                 continue
             if self.ledger.free() > 0 and self.wakeup.idle():
                 continue  # armed just now: a job committed before that woke nobody
@@ -119,6 +124,7 @@ class Producer:
                 return 0
             self.handover = False
             log.info("no other worker's job is running: claiming")
+        self.retry_in = None
         free = self.ledger.free()
         if free <= 0:
             return 0
@@ -137,6 +143,7 @@ class Producer:
                 self.lock_lost()
                 return 0
             jobs = found
+        self.retry_in = getattr(jobs, "retry_in", None)  # Claimed.retry_in (rate_limits)
         self.ledger.hold([(job, s.deadline_in(job)) for job in jobs])
         for job in jobs:
             self.runner.submit(job)

@@ -73,7 +73,20 @@ def cmd_jobs(args: argparse.Namespace) -> int:
             print(f"(more may follow: --before-id {jobs[-1].id})")
     else:
         print("no jobs")
+    if not args.json:
+        _print_paused(q.paused(), args.queue)
     return 0
+
+
+def _print_paused(paused: set[str], queue: str | None) -> None:
+    """A line naming the paused queues (of those listed), if any."""
+    names = sorted(n for n in paused if queue is None or n == queue)
+    if names:
+        shown = ", ".join(names)
+        print(
+            f"paused: {shown} (no job of {'it' if len(names) == 1 else 'these'} is claimed "
+            "until `skiplock resume QUEUE`)"
+        )
 
 
 def cmd_show(args: argparse.Namespace) -> int:

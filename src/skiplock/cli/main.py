@@ -171,6 +171,8 @@ def _print_stats(q: Queue, queues: list[str] | None, as_json: bool) -> None:
     )
     when = "never" if s.last_pruned_at is None else f"last {s.last_pruned_at:%Y-%m-%d %H:%M:%S} UTC"
     print(f"pruned {s.pruned} finished jobs (all queues; {when})", flush=True)
+    if s.paused:
+        print(f"paused: {', '.join(s.paused)}", flush=True)
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
@@ -233,6 +235,17 @@ def cmd_cancel(args: argparse.Namespace) -> int:
         print(f"job {args.id} is running: cancel requested (its worker sees it {when})")
     else:
         print(f"job {args.id} already finished ({status}): nothing changed")
+    return 0
+
+
+def cmd_pause(args: argparse.Namespace) -> int:
+    q = cli_queue(args)
+    if args.command == "pause":
+        q.pause(args.queue)
+        print(f"queue {args.queue!r} paused: no worker claims its jobs until it is resumed")
+    else:
+        q.resume(args.queue)
+        print(f"queue {args.queue!r} resumed")
     return 0
 
 
@@ -343,7 +356,7 @@ def _add_worker(add: Add) -> None:
 
 
 def _add_admin_commands(add: Add) -> None:
-    """stats, retry, prune, cancel: looking at the table and repairing it."""
+    """stats, retry, prune, cancel, pause, resume: looking at the table and steering it."""
     p = add("stats", "counts of jobs by state, and the table's pruned total")
     p.add_argument("--queue", action="append", help="only this queue (repeatable)")
     p.add_argument("--watch", type=duration, nargs="?", const=2.0, help="refresh every N s")
@@ -370,6 +383,17 @@ def _add_admin_commands(add: Add) -> None:
     )
     p.add_argument("id", type=int, help="the job id")
     p.set_defaults(fn=cmd_cancel)
+
+    p = add(
+        "pause",
+        "stop every worker claiming a queue's jobs (running ones finish; enqueueing goes on)",
+    )
+    p.add_argument("queue", help="the queue's name")
+    p.set_defaults(fn=cmd_pause)
+
+    p = add("resume", "let workers claim a paused queue's jobs again")
+    p.add_argument("queue", help="the queue's name")
+    p.set_defaults(fn=cmd_pause)
 
 
 def _add_demo(add: Add) -> None:

@@ -16,12 +16,16 @@
 -- Every right-hand side of SET reads the row as it was before this UPDATE. One statement
 -- serves one queue or several: queues expand to IN (N'a', ...), and IN with one value is
 -- an equality to the optimizer (PostgreSQL needs claim_queues for its array instead).
+-- A paused queue's rows are left (q.pause): its flag is read at READ COMMITTED, waiting
+-- for a pause or resume that has not committed yet (docs/control.md).
 SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
 WITH picked AS (
     SELECT TOP (%(limit)s) *
     FROM [skiplock_jobs] AS c WITH (ROWLOCK, READPAST, UPDLOCK)
     WHERE queue IN (%(queues)s) AND status IN ('pending', 'running')
       AND run_at <= SYSUTCDATETIME()
+      AND NOT EXISTS (SELECT 1 FROM [skiplock_jobs_queues] AS p
+                      WHERE p.queue = c.queue AND p.paused = 1)
       AND (c.order_key IS NULL OR (
             NOT EXISTS (
                 SELECT 1 FROM [skiplock_jobs] AS e

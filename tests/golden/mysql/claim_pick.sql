@@ -4,7 +4,8 @@
 -- FORCE INDEX: with statistics taken on an emptier table MySQL 9 read these look-ups
 -- through the claim index, every active row of the queue for each row the pick reads
 -- (1.3 s for a pick on 10,000 grouped keyed jobs against 6 ms). The subqueries are a
--- consistent (non-locking) read, so it never waits for another claim (docs/sql.md).
+-- consistent (non-locking) read, so it never waits for another claim (docs/sql.md); so
+-- is the paused flag's (q.pause: docs/control.md), locked by no claim.
 -- db_now is the database clock the new lease starts from; waited_us the microseconds from
 -- when the row was due (its run_at) to it, for the worker's wait metric.
 -- run_at, lease_until and finished_at are left out: the claim sets them (fewer DATETIME
@@ -15,6 +16,7 @@ SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_
        TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us
 FROM `skiplock_jobs` AS c
 WHERE claimable = 1 AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
+  AND NOT EXISTS (SELECT 1 FROM `skiplock_jobs_queues` AS p WHERE p.queue = %(queue)s AND p.paused = 1)
   AND (c.order_key IS NULL OR (
         NOT EXISTS (
             SELECT 1 FROM `skiplock_jobs` AS e FORCE INDEX (`skiplock_jobs_key_state`)

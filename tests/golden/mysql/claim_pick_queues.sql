@@ -4,6 +4,7 @@ SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_
        TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us
 FROM `skiplock_jobs` AS c
 WHERE claimable = 1 AND queue IN (%(queues)s) AND run_at <= UTC_TIMESTAMP(6)
+  AND NOT EXISTS (SELECT 1 FROM `skiplock_jobs_queues` AS p WHERE p.queue = c.queue AND p.paused = 1)
   AND (c.order_key IS NULL OR (
         NOT EXISTS (
             SELECT 1 FROM `skiplock_jobs` AS e FORCE INDEX (`skiplock_jobs_key_state`)

@@ -1,4 +1,5 @@
--- One statement: pick with SKIP LOCKED, then take the picked rows. A keyed job is
+-- One statement: pick with SKIP LOCKED, then take the picked rows. Nothing of a paused
+-- queue (q.pause): the flag is read once, by this statement's snapshot (docs/control.md). A keyed job is
 -- claimable only while no earlier job of its key is pending and fewer than its key_limit
 -- (NULL: 1) other jobs of its key run (docs/sql.md: why two claims cannot hand out more
 -- than that). The look-ups name the job's state as the key index does (0 pending, 1
@@ -17,6 +18,7 @@
 WITH picked AS (
     SELECT id, run_at AS due_at FROM "skiplock_jobs" AS c
     WHERE queue = %(queue)s AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
+    AND NOT EXISTS (SELECT 1 FROM "skiplock_jobs_queues" AS p WHERE p.queue = %(queue)s AND p.paused)
     AND (c.order_key IS NULL OR (
         NOT EXISTS (
             SELECT 1 FROM "skiplock_jobs" AS e

@@ -7,6 +7,7 @@
 WITH picked AS (
     SELECT id, run_at AS due_at FROM "skiplock_jobs" AS c
     WHERE queue = ANY(%(queues)s::text[]) AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
+    AND NOT EXISTS (SELECT 1 FROM "skiplock_jobs_queues" AS p WHERE p.queue = c.queue AND p.paused)
     AND (c.order_key IS NULL OR (
         NOT EXISTS (
             SELECT 1 FROM "skiplock_jobs" AS e

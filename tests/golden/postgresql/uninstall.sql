@@ -3,5 +3,9 @@ DROP TABLE IF EXISTS "skiplock_jobs";
 DROP TABLE IF EXISTS "skiplock_jobs_ticks";
 DROP TABLE IF EXISTS "skiplock_jobs_idle";
 DROP TABLE IF EXISTS "skiplock_jobs_counters";
+DROP TABLE IF EXISTS "skiplock_jobs_queues";
+DROP TABLE IF EXISTS "skiplock_jobs_rates";
 DROP TABLE IF EXISTS "skiplock_jobs_schema";
 DROP FUNCTION IF EXISTS "skiplock_jobs_notify"()
+
+-- ==== pause and rate limits ====
