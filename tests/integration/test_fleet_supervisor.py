@@ -1,0 +1,87 @@
+"""The fleet's supervisor from Python (``skiplock.Fleet(...).run()`` on a thread of the
+test, its limits shortened): a crash loop stops the fleet with 1, and a process frozen by
+SIGSTOP while its handler passes its timeout is killed by the supervisor's backstop and
+replaced."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+
+import pytest
+from conformance.conftest import wait_until
+
+import skiplock
+from skiplock._fleet import supervisor
+
+HERE = __name__.rpartition(".")[0]
+PACKAGE = f"{HERE}." if HERE else ""
+
+
+def test_a_crash_loop_stops_the_fleet(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(supervisor, "RESTART_DELAY", 0.01)
+    monkeypatch.setattr(supervisor, "CRASH_LIMIT", 2)
+    caplog.set_level(logging.INFO, logger="skiplock.fleet")
+    fleet = skiplock.Fleet(f"{PACKAGE}fleet_crash:handler", url="postgresql://x@127.0.0.1:1/x")
+    assert fleet.run() == 1
+    assert caplog.text.count("exited with code 1 after") == 2  # restarted twice
+    assert "it died 3 times in a row, each within 30s of its start" in caplog.text
+    assert "fleet stopped (exit status 1)" in caplog.text
+
+
+def test_a_frozen_process_is_killed_by_the_supervisor(
+    queue: skiplock.Queue,
+    url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setattr(supervisor, "KILL_SLACK", 0.5)
+    monkeypatch.setenv("SKIPLOCK_URL", url)  # what fleet_app reads as it is imported
+    monkeypatch.setenv("FLEET_TABLE", queue.table.name)
+    caplog.set_level(logging.INFO, logger="skiplock.fleet")
+    fleet = skiplock.Fleet(
+        f"{PACKAGE}fleet_app:app",
+        url=url,
+        table=queue.table.name,
+        concurrency=1,
+        lease=3,
+        timeout=2.0,
+        grace=1,
+    )
+    codes: list[int] = []
+    runner = threading.Thread(target=lambda: codes.append(fleet.run()))
+    runner.start()
+    try:
+        hang = queue.enqueue({"task": "hang", "args": [], "kwargs": {}}, max_attempts=2)
+
+        def running() -> bool:
+            record = queue.get(hang)
+            return record is not None and record.status == "running"
+
+        wait_until(running, 60, "the handler running")
+        process = fleet._children[0].process
+        assert process is not None and process.pid is not None
+        os.kill(process.pid, signal.SIGSTOP)  # it can no longer end itself
+        wait_until(lambda: "did not end itself" in caplog.text, 30, "the backstop")
+        assert f"process 1 (pid {process.pid}): job {hang} attempt 1 passed its timeout" in (
+            caplog.text
+        )
+
+        def failed() -> bool:
+            record = queue.get(hang)
+            return record is not None and record.status == "failed"
+
+        # attempt 1 came back when its lease ended; attempt 2's process ended itself
+        wait_until(failed, 60, "the job failed")
+        record = queue.get(hang)
+        assert record is not None and record.attempt == 2
+        assert record.last_error == f"TimeoutError: job {hang} attempt 2 exceeded its timeout"
+        wait_until(lambda: caplog.text.count("passed its timeout; starting another") == 2, 30)
+    finally:
+        fleet.stop()
+        runner.join(60)
+    assert codes == [0], caplog.text
