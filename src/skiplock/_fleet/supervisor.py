@@ -21,7 +21,7 @@ import pickle
 import signal
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from types import FrameType
@@ -402,15 +402,8 @@ class Fleet:
                 levels[name] = level
         handler = root.handlers[0] if root.handlers else None
         fmt = getattr(handler.formatter, "_fmt", None) if handler and handler.formatter else None
-        return ChildSpec(
-            target=spec.target,
-            url=spec.url,
-            table=spec.table,
-            queues=spec.queues,
-            options=spec.options,
-            log_levels=levels,
-            log_format=fmt if isinstance(fmt, str) else None,
-        )
+        form = fmt if isinstance(fmt, str) else None
+        return replace(spec, log_levels=levels, log_format=form)
 
 
 def _exit_text(code: int | None) -> str:
