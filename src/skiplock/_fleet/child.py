@@ -52,13 +52,21 @@ from ..queue import Queue
 from ..worker import Worker
 from .target import load_target
 
-__all__ = ["EXIT_CONFIG", "EXIT_DATABASE", "EXIT_TIMED_OUT", "ChildSpec", "child_main"]
+__all__ = [
+    "EXIT_CONFIG",
+    "EXIT_DATABASE",
+    "EXIT_LOCKED",
+    "EXIT_TIMED_OUT",
+    "ChildSpec",
+    "child_main",
+]
 
 log = logging.getLogger("skiplock.fleet")
 
 #: exit codes of a child (the same as the ``skiplock`` command's where they overlap)
 EXIT_CONFIG = 3
 EXIT_DATABASE = 4
+EXIT_LOCKED = 5
 #: a handler passed its timeout: the process released its other jobs and ended itself
 #: (EX_TEMPFAIL): the supervisor starts another at once
 EXIT_TIMED_OUT = 75
@@ -193,8 +201,9 @@ def _watch(conn: Connection, stop: Callable[[], None]) -> None:
 
 def child_main(spec: ChildSpec, conn: Connection) -> None:
     """The body of a fleet's process (``multiprocessing`` spawns it): build the worker,
-    run it until told to stop, exit 0; a configuration error exits 3, a database that
-    cannot be reached 4, a handler past its timeout :data:`EXIT_TIMED_OUT`."""
+    run it until told to stop, exit 0; a configuration error exits 3, a database error
+    that is not retried 4, a single-worker lock held elsewhere (``wait_for_lock=False``)
+    5, a handler past its timeout :data:`EXIT_TIMED_OUT`."""
     _configure_logging(spec)
     pipe = _Pipe(conn)
     try:
@@ -216,7 +225,7 @@ def child_main(spec: ChildSpec, conn: Connection) -> None:
             worker.run()
     except LockNotAcquired as exc:
         log.error("pid %d: %s", os.getpid(), exc)
-        sys.exit(EXIT_CONFIG)
+        sys.exit(EXIT_LOCKED)
     except ConfigurationError as exc:
         log.error("pid %d: %s", os.getpid(), exc)
         sys.exit(EXIT_CONFIG)

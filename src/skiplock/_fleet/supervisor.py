@@ -29,7 +29,7 @@ from typing import Any
 
 from .._core.checks import seconds
 from ..errors import ConfigurationError
-from .child import EXIT_CONFIG, EXIT_TIMED_OUT, ChildSpec, child_main
+from .child import EXIT_CONFIG, EXIT_LOCKED, EXIT_TIMED_OUT, ChildSpec, child_main
 from .target import target_name
 
 __all__ = ["CRASH_LIMIT", "KILL_SLACK", "Fleet", "process_count"]
@@ -152,10 +152,10 @@ class Fleet:
     def run(self) -> int:
         """Start the processes and supervise them until a stop; return 0 when every
         process stopped cleanly (their jobs finished or released), else 1 (a process
-        failed to stop, or died too often), 3 when a process could not start its worker
-        (its configuration: its error is logged), or 128 + the signal number after a
-        second SIGTERM / SIGINT, which kills the processes at once (leases bring their
-        jobs back)."""
+        failed to stop, or died too often), 3 when a process could not run its worker (its
+        configuration: its error is logged), 5 when single mode without waiting found the
+        lock held, or 128 + the signal number after a second SIGTERM / SIGINT, which kills
+        the processes at once (leases bring their jobs back)."""
         previous: dict[signal.Signals, Any] = {}
         if threading.current_thread() is threading.main_thread():
             for signum in (signal.SIGTERM, signal.SIGINT):
@@ -304,15 +304,16 @@ class Fleet:
             )
             child.restart_at = time.monotonic()
             return
-        if code == EXIT_CONFIG and not child.ready:
+        if code in (EXIT_CONFIG, EXIT_LOCKED):  # starting it again would change nothing
             log.error(
-                "process %d (pid %s) could not start its worker (%s, see its error above): "
+                "process %d (pid %s) could not run its worker (%s: %s, see its error above): "
                 "stopping the fleet",
                 child.index,
                 process.pid,
                 what,
+                "configuration" if code == EXIT_CONFIG else "the single-worker lock is held",
             )
-            self._status = EXIT_CONFIG
+            self._status = code
             self._begin_stop()
             return
         child.deaths = 1 if ran >= STABLE_AFTER else child.deaths + 1

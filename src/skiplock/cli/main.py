@@ -4,12 +4,14 @@ Exit codes, for scripts:
 
 ====  ==========================================================================
 0     success (a worker stopped by SIGTERM / SIGINT after its grace period, too)
-1     an unexpected error (a bug: please report it)
+1     an unexpected error (a bug: please report it); ``worker --processes N``: a
+      process did not stop cleanly, or died 5 times in a row soon after its start
 2     bad command line (argparse; an enqueue argument that is not JSON)
 3     configuration: bad or missing URL, unknown scheme, missing driver, bad name, a
       payload refused by the payload checks
 4     the database failed or could not be reached
-5     single-worker lock held elsewhere (``worker --single --no-wait``)
+5     single-worker lock held elsewhere (``worker --single --no-wait``, with or without
+      ``--processes 1``)
 6     the demo's checks failed (a job lost or written twice)
 ====  ==========================================================================
 
