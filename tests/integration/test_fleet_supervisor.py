@@ -1,7 +1,7 @@
 """The fleet's supervisor from Python (``skiplock.Fleet(...).run()`` on a thread of the
 test, its limits shortened): a crash loop stops the fleet with 1, and a process frozen by
-SIGSTOP while its handler passes its timeout is killed by the supervisor's backstop and
-replaced."""
+SIGSTOP while its handler passes its timeout is killed by the supervisor's backstop, which
+writes the timeout (fenced), and replaced."""
 
 from __future__ import annotations
 
@@ -63,6 +63,8 @@ def test_a_frozen_process_is_killed_by_the_supervisor(
             return record is not None and record.status == "running"
 
         wait_until(running, 60, "the handler running")
+        # and its deadline reported (a process frozen before it is a lease's business)
+        wait_until(lambda: fleet._children[0].jobs, 30, "the deadline reported")
         process = fleet._children[0].process
         assert process is not None and process.pid is not None
         os.kill(process.pid, signal.SIGSTOP)  # it can no longer end itself
@@ -70,12 +72,20 @@ def test_a_frozen_process_is_killed_by_the_supervisor(
         assert f"process 1 (pid {process.pid}): job {hang} attempt 1 passed its timeout" in (
             caplog.text
         )
+        # the supervisor wrote the timeout, fenced by the Job the process sent it
+        wait_until(lambda: f"job {hang} attempt 1: timeout written (pending)" in caplog.text, 30)
+        record = queue.get(hang)
+        assert record is not None and (record.attempt, record.last_error) == (
+            1,
+            f"TimeoutError: job {hang} attempt 1 exceeded its timeout (its process did not "
+            "end itself and was killed)",
+        )
 
         def failed() -> bool:
             record = queue.get(hang)
             return record is not None and record.status == "failed"
 
-        # attempt 1 came back when its lease ended; attempt 2's process ended itself
+        # attempt 2 ran in the replacement, whose process ended itself
         wait_until(failed, 60, "the job failed")
         record = queue.get(hang)
         assert record is not None and record.attempt == 2

@@ -4,10 +4,10 @@ supervisor over a pipe.
 What goes over the pipe (pickled tuples, :class:`multiprocessing.connection.Connection`):
 
 - child → supervisor: ``("ready", heartbeat)`` once the worker is built; ``("begin", id,
-  attempt, deadline)`` when a handler with a timeout starts (``deadline`` on
-  :func:`time.monotonic`, whose clock every process of the machine shares) and ``("end",
-  id, attempt)`` when it ends: the supervisor's backstop for a process that cannot end
-  itself (below);
+  attempt, deadline, job)`` when a handler with a timeout starts (``deadline`` on
+  :func:`time.monotonic`, whose clock every process of the machine shares; ``job`` the
+  claimed :class:`~skiplock.Job` without its payload) and ``("end", id, attempt)`` when it
+  ends: the supervisor's backstop for a process that cannot end itself (below);
 - supervisor → child: ``("stop",)``: stop as on SIGTERM. The end of the pipe (the
   supervisor is gone) stops the worker too, so a child never outlives its supervisor
   by more than its grace.
@@ -21,8 +21,9 @@ the worker with no grace: the jobs claimed ahead and those still running are rel
 written, and the process exits with :data:`EXIT_TIMED_OUT`, which the supervisor answers
 with a new process at once. A process that cannot do this (frozen by SIGSTOP, or a handler
 holding the GIL in C code) is killed by the supervisor once a reported deadline is a
-heartbeat and :data:`~.supervisor.KILL_SLACK` past: then its jobs come back when their
-leases end.
+heartbeat and :data:`~.supervisor.KILL_SLACK` past; the supervisor then writes that job's
+timeout itself, with the Job the process sent (the same fenced fail), and the process's
+other jobs come back when their leases end.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from multiprocessing.connection import Connection
 from typing import Any
@@ -116,7 +117,10 @@ class HardTimeoutRunner(ThreadRunner):
         if limit is None or pipe is None:
             super().run_one(job)
             return
-        pipe.send("begin", job.id, job.attempt, time.monotonic() + limit)
+        # the job itself (its fencing fields; not its payload): the supervisor's backstop
+        # writes its timeout with it, fenced as this process would have
+        slim = replace(job, payload=None, result=None)
+        pipe.send("begin", job.id, job.attempt, time.monotonic() + limit, slim)
         try:
             super().run_one(job)
         finally:
@@ -170,16 +174,21 @@ def build_worker(spec: ChildSpec) -> Worker | AsyncWorker:
         return FleetWorker(target.queue, target.handle, **kw)
     if not callable(target):
         raise ConfigurationError(f"{spec.target} is neither a skiplock.App nor a function")
+    queue = function_queue(spec)
+    queues = spec.queues or ["default"]
+    if is_async_handler(target):
+        return AsyncWorker(queue, target, queues=queues, **options)
+    return FleetWorker(queue, target, queues=queues, **options)
+
+
+def function_queue(spec: ChildSpec) -> Queue:
+    """The queue of a function target: the spec's URL (else ``$SKIPLOCK_URL``) and table."""
     url = spec.url if spec.url is not None else os.environ.get("SKIPLOCK_URL")
     if not url:
         raise ConfigurationError(
             "no database URL: pass url= to the Fleet (--url) or set SKIPLOCK_URL"
         )
-    queue = Queue(url) if spec.table is None else Queue(url, table=spec.table)
-    queues = spec.queues or ["default"]
-    if is_async_handler(target):
-        return AsyncWorker(queue, target, queues=queues, **options)
-    return FleetWorker(queue, target, queues=queues, **options)
+    return Queue(url) if spec.table is None else Queue(url, table=spec.table)
 
 
 def _configure_logging(spec: ChildSpec) -> None:

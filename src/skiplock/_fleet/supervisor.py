@@ -28,9 +28,19 @@ from types import FrameType
 from typing import Any
 
 from .._core.checks import seconds
-from ..errors import ConfigurationError
-from .child import EXIT_CONFIG, EXIT_LOCKED, EXIT_TIMED_OUT, ChildSpec, child_main
-from .target import target_name
+from .._core.job import Job
+from ..app import App
+from ..errors import ConfigurationError, LeaseLost, SkiplockError
+from ..queue import Queue
+from .child import (
+    EXIT_CONFIG,
+    EXIT_LOCKED,
+    EXIT_TIMED_OUT,
+    ChildSpec,
+    child_main,
+    function_queue,
+)
+from .target import load_target, target_name
 
 __all__ = ["CRASH_LIMIT", "KILL_SLACK", "Fleet", "process_count"]
 
@@ -79,8 +89,8 @@ class _Child:
     #: deaths in a row, each soon after its start
     deaths: int = 0
     restart_at: float | None = None
-    #: (id, attempt) → deadline (time.monotonic) of the timed handlers it runs
-    jobs: dict[tuple[int, int], float] = field(default_factory=dict)
+    #: (id, attempt) → deadline (time.monotonic) and the Job, of the timed handlers it runs
+    jobs: dict[tuple[int, int], tuple[float, Job]] = field(default_factory=dict)
     #: the job whose overrun made the supervisor kill it
     killed_for: tuple[int, int] | None = None
 
@@ -146,6 +156,8 @@ class Fleet:
         self._stop_by = 0.0
         self._signals = 0
         self._status = 0
+        self._job_queue: Queue | None = None  # the backstop's (an App's own, or ours)
+        self._own_queue: Queue | None = None
 
     # -- public control -------------------------------------------------------------------
 
@@ -179,6 +191,8 @@ class Fleet:
             for child in self._children:
                 if child.process is not None:  # only after an error of the supervisor's own
                     child.process.kill()
+            if self._own_queue is not None:
+                self._own_queue.close()
         log.info("fleet stopped (exit status %d)", self._status)
         return self._status
 
@@ -203,7 +217,9 @@ class Fleet:
             if now >= self._stop_by:
                 self._kill_all(f"still running {self.grace + STOP_SLACK:.0f}s after the stop")
                 self._status = self._status or 1
-            waits.append(max(0.0, self._stop_by - now))
+                self._stop_by = float("inf")  # killed once; their sentinels follow
+            else:
+                waits.append(self._stop_by - now)
         objects: list[Any] = [self._wake_read]
         for child in self._children:
             if child.process is not None:
@@ -227,7 +243,7 @@ class Fleet:
         not ended itself in time; the seconds until the next such check."""
         assert child.process is not None
         waits = []
-        for (job_id, attempt), deadline in child.jobs.items():
+        for (job_id, attempt), (deadline, job) in child.jobs.items():
             kill_at = deadline + child.heartbeat + KILL_SLACK
             if now < kill_at:
                 waits.append(kill_at - now)
@@ -244,8 +260,43 @@ class Fleet:
             )
             child.killed_for = (job_id, attempt)
             child.process.kill()
+            self._write_timeout(job)
             return []
         return waits
+
+    def _write_timeout(self, job: Job) -> None:
+        """Write the timeout of *job*, whose process was killed, as that process would
+        have: a fenced fail (retried, or failed on its last attempt). A job taken back
+        meanwhile (its lease ended) is left alone; a database that does not answer leaves
+        it to its lease."""
+        error = f"TimeoutError: job {job.id} attempt {job.attempt} exceeded its timeout"
+        why = f"{error} (its process did not end itself and was killed)"
+        try:
+            status = self._queue().fail(job, why)
+        except LeaseLost:
+            log.info("job %d attempt %d was taken back already", job.id, job.attempt)
+        except SkiplockError as exc:
+            log.warning(
+                "could not write the timeout of job %d attempt %d (%s): its lease brings it back",
+                job.id,
+                job.attempt,
+                exc,
+            )
+        else:
+            log.info("job %d attempt %d: timeout written (%s)", job.id, job.attempt, status)
+
+    def _queue(self) -> Queue:
+        """The target's queue, made at the first backstop (after the processes started:
+        the supervisor opens no connection otherwise)."""
+        if self._job_queue is None:
+            spec, target = self.spec, load_target(self.spec.target)
+            if isinstance(target, App):
+                if spec.url is not None or spec.table is not None:
+                    target.use(spec.url, table=spec.table)
+                self._job_queue = target.queue
+            else:
+                self._job_queue = self._own_queue = function_queue(spec)
+        return self._job_queue
 
     def _read(self, child: _Child) -> None:
         conn = child.conn
@@ -256,7 +307,7 @@ class Fleet:
                 message = conn.recv()
                 kind = message[0]
                 if kind == "begin":
-                    child.jobs[(message[1], message[2])] = message[3]
+                    child.jobs[(message[1], message[2])] = (message[3], message[4])
                 elif kind == "end":
                     child.jobs.pop((message[1], message[2]), None)
                 elif kind == "ready":
