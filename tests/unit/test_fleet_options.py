@@ -10,7 +10,7 @@ import pytest
 import skiplock
 from skiplock._fleet import process_count
 from skiplock._fleet.target import load_target, target_name
-from skiplock.cli.main import build_parser
+from skiplock.cli.main import EXIT_CODES, build_parser, main
 
 #: found by its module-level name, as a fleet's processes import it again
 app = skiplock.App("postgresql://nobody@127.0.0.1:1/none", table="fleet_unit")
@@ -68,3 +68,11 @@ def test_the_command_line_takes_processes() -> None:
         with pytest.raises(SystemExit) as exc:
             parse(["worker", "m:app", "--processes", bad])
         assert exc.value.code == 2
+
+
+def test_the_command_line_needs_a_url_before_it_starts_processes(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("SKIPLOCK_URL", raising=False)
+    assert main(["worker", f"{__name__}:handler", "--processes", "2"]) == EXIT_CODES["config"]
+    assert "no database URL: pass --url URL" in capsys.readouterr().err

@@ -102,8 +102,9 @@ class _Child:
 class Fleet:
     """Run *target* (an :class:`~skiplock.App`, a function taking a Job, or its name
     ``"module:attr"``) in *processes* worker processes (``"auto"``: one per CPU), each a
-    :class:`~skiplock.Worker` with *worker_options* (``concurrency``, ``lease``,
-    ``grace``, ``timeout``, ...; an App's workers take their timeouts from its tasks).
+    :class:`~skiplock.Worker` (an :class:`~skiplock.AsyncWorker` for ``async def``
+    handlers) with *worker_options* (``concurrency``, ``lease``, ``grace``, ``timeout``,
+    ...; an App's workers take their timeouts from its tasks).
 
     :meth:`run` supervises them until SIGTERM / SIGINT (or :meth:`stop`): a process that
     dies is started again after a back-off (0.5 s doubling to 30 s; after 5 deaths in a
@@ -251,7 +252,7 @@ class Fleet:
             log.warning(
                 "process %d (pid %s): job %d attempt %d passed its timeout %.0fs ago and the "
                 "process did not end itself (frozen, or a handler holds the GIL): killing it; "
-                "its jobs come back when their leases end",
+                "its other jobs come back when their leases end",
                 child.index,
                 child.process.pid,
                 job_id,

@@ -148,10 +148,10 @@ def cmd_worker(args: argparse.Namespace) -> int:
     }
     queues = args.queues.split(",") if args.queues else None
     if args.processes is not None:
-        if isinstance(target, App) and not target.has_url:
-            require_url(args)
         if not isinstance(target, App) and not callable(target):
             raise ConfigurationError(f"{args.target} is neither a skiplock.App nor a function")
+        if not (isinstance(target, App) and target.has_url):
+            require_url(args)  # here, not in each process
         table = None if args.table == DEFAULT_TABLE else args.table
         fleet = Fleet(
             args.target, args.processes, url=args.url, table=table, queues=queues, **options
