@@ -43,11 +43,11 @@ def rows(q: skiplock.Queue, table: str) -> list[tuple[int, int, int]]:
 class Running:
     """A ``skiplock worker fleet_app:app --processes N`` under test, its log in a file."""
 
-    def __init__(self, env: dict[str, str], log: Path, *args: str) -> None:
+    def __init__(self, env: dict[str, str], log: Path, target: str, *args: str) -> None:
         self.log = log
         with open(log, "wb") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "skiplock", "worker", "fleet_app:app", *args],
+                [sys.executable, "-m", "skiplock", "worker", target, *args],
                 cwd=HERE,
                 env=env,
                 stdout=out,
@@ -97,9 +97,9 @@ def fleet(queue: skiplock.Queue, url: str, tmp_path: Path) -> Iterator[Any]:
     env = {**os.environ, "SKIPLOCK_URL": url, "FLEET_TABLE": base, **side}
     started: list[Running] = []
 
-    def start(processes: int, *options: str) -> Running:
+    def start(processes: int, *options: str, target: str = "fleet_app:app") -> Running:
         log = tmp_path / f"fleet{len(started)}.log"
-        running = Running(env, log, "--processes", str(processes), *options)
+        running = Running(env, log, target, "--processes", str(processes), *options)
         started.append(running)
         return running
 
@@ -219,6 +219,19 @@ def test_a_handler_past_its_timeout_ends_its_process(queue: skiplock.Queue, flee
     assert f"released job {beside} attempt 1" in text
     assert f"process 1 (pid {first}) ended after a handler passed its timeout" in text
     assert run.count(r"ended after a handler passed its timeout; starting another") == 2
+    assert run.stop() == 0, run.text()
+
+
+def test_an_app_with_async_tasks_runs_an_async_worker_in_each_process(
+    queue: skiplock.Queue, fleet: Any
+) -> None:
+    run = fleet(2, "--concurrency", "5", target="fleet_async_app:app")
+    run.wait_for(r"worker started", 2)
+    assert run.count(r"handlers on the event loop") == 2
+    ids = queue.enqueue_many([call("pid", sleep=0.3)] * 40)  # long enough for both
+    wait_until(lambda: queue.stats().done == 40, 60, "40 jobs done")
+    pids = {record.result for record in map(queue.get, ids) if record is not None}
+    assert len(pids) == 2 and run.proc.pid not in pids
     assert run.stop() == 0, run.text()
 
 
