@@ -3,9 +3,10 @@ to all of them and waits for them to release their jobs.
 
 It runs on the thread that called :meth:`Fleet.run`, alone: no thread of its own, and
 no database connection but the backstop's (:meth:`Fleet._write_timeout`, opened the
-first time a process must be killed for a handler's overrun). It waits (``multiprocessing.connection.wait``) on the children's
-sentinels and pipes and on a pipe of its own that SIGTERM / SIGINT write to (a signal
-handler takes no lock, as in the worker: see :mod:`skiplock._worker.signals`).
+first time a process must be killed for a handler's overrun). It waits
+(``multiprocessing.connection.wait``) on the children's sentinels and pipes and on a pipe
+of its own that SIGTERM / SIGINT write to (a signal handler takes no lock, as in the
+worker: see :mod:`skiplock._worker.signals`).
 
 Children are *spawned* (a fresh interpreter each, importing the target by name): a
 forked child would inherit the parent's threads' locks and any connection the parent
