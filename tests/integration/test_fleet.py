@@ -181,6 +181,15 @@ def gone(pid: int) -> bool:
     return "\nState:\tZ" in status
 
 
+def test_a_signal_to_the_whole_group_as_the_processes_start(fleet: Any) -> None:
+    run = fleet(2)
+    run.wait_for(r"process 2 started")  # importing, far from running their workers
+    os.killpg(run.proc.pid, signal.SIGINT)  # Ctrl-C in a terminal: the whole group
+    assert run.proc.wait(60) == 0, run.text()
+    assert run.count(r"process \d \(pid \d+\) stopped") == 2
+    assert "Traceback" not in run.text()
+
+
 def test_the_processes_stop_when_the_supervisor_dies(queue: skiplock.Queue, fleet: Any) -> None:
     run = fleet(2, "--concurrency", "1", "--lease", "60", "--grace", "0.5")
     run.wait_for(r"worker started", 2)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 import sys
 import threading
 import time
@@ -213,6 +214,13 @@ def child_main(spec: ChildSpec, conn: Connection) -> None:
     run it until told to stop, exit 0; a configuration error exits 3, a database error
     that is not retried 4, a single-worker lock held elsewhere (``wait_for_lock=False``)
     5, a handler past its timeout :data:`EXIT_TIMED_OUT`."""
+    # Until its worker runs (and handles them), a signal sent to the whole process group
+    # (Ctrl-C in a terminal, systemd's stop) must not kill a process still starting: the
+    # supervisor passes the stop on over the pipe, which is read once the worker is built.
+    # (Started from the main thread, the process ignores them from its first instruction:
+    # see supervisor._stops_ignored.)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)
     _configure_logging(spec)
     pipe = _Pipe(conn)
     try:

@@ -23,6 +23,7 @@ import pickle
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
@@ -324,7 +325,8 @@ class Fleet:
         process = ctx.Process(
             target=child_main, args=(spec, theirs), name=f"skiplock-fleet-{child.index}"
         )
-        process.start()
+        with _stops_ignored():
+            process.start()
         theirs.close()
         child.process, child.conn, child.started = process, ours, time.monotonic()
         child.ready, child.restart_at, child.killed_for = False, None, None
@@ -459,6 +461,29 @@ class Fleet:
         fmt = getattr(handler.formatter, "_fmt", None) if handler and handler.formatter else None
         form = fmt if isinstance(fmt, str) else None
         return replace(spec, log_levels=levels, log_format=form)
+
+
+@contextlib.contextmanager
+def _stops_ignored() -> Iterator[None]:
+    """A process started in this block ignores SIGINT and SIGTERM until its worker runs
+    (an ignored signal stays ignored across exec), so one sent to the whole group while it
+    starts (Ctrl-C in a terminal, systemd's stop) does not kill it: the supervisor passes
+    the stop on over its pipe. Meanwhile they are blocked here, not lost: Linux keeps a
+    blocked signal pending even while it is ignored, and delivers it to the supervisor's
+    own handler once that is back. Only the main thread can do this (and only it has
+    the supervisor's handlers); elsewhere the block does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    stops = {signal.SIGINT, signal.SIGTERM}
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+    handlers = {signum: signal.signal(signum, signal.SIG_IGN) for signum in stops}
+    try:
+        yield
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def _exit_text(code: int | None) -> str:
