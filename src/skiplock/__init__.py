@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ._core.job import Job, Stats
 from ._core.url import mask_password
+from ._fleet import Fleet
 from ._shell.pool_state import PoolStats
 from .admin import prune, retry_failed
 from .aio_queue import AsyncQueue, AsyncTransaction, connect_async
@@ -47,6 +48,7 @@ __all__ = [
     "Cancelled",
     "ConfigurationError",
     "Discard",
+    "Fleet",
     "Job",
     "LeaseLost",
     "LockNotAcquired",

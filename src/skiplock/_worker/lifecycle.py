@@ -78,6 +78,8 @@ class Crew:
         self.services: list[Service] = []
         #: the metrics server, from the start of :meth:`serve` to its end (lock wait included)
         self.exporter: Exporter | None = None
+        #: the grace of a stop asked with one (see :meth:`stop`); None: the settings'
+        self.grace: float | None = None
         self.heartbeat = Heartbeat(
             settings,
             self.ledger,
@@ -88,8 +90,13 @@ class Crew:
             self.runner.cancel,
         )
 
-    def stop(self) -> None:
-        """Ask for a stop from any thread (or a signal handler): no more claims."""
+    def stop(self, *, grace: float | None = None) -> None:
+        """Ask for a stop from any thread (or a signal handler): no more claims. *grace*
+        (seconds) replaces the settings' for this stop: ``0`` releases every unfinished
+        job at once (a fleet's process whose handler passed its timeout does so before it
+        ends: see :mod:`skiplock._fleet`)."""
+        if grace is not None:
+            self.grace = grace
         self.flags.stopping.set()
         self.flags.wake.set()
 
@@ -150,13 +157,10 @@ class Crew:
         unfinished (fenced), and end the runners."""
         ledger = self.ledger
         self.outcomes.release_waiting()
-        deadline = time.monotonic() + self.settings.grace
-        if ledger.active:
-            log.info(
-                "stopping: waiting up to %.0fs for %d running jobs",
-                self.settings.grace,
-                ledger.active,
-            )
+        grace = self.settings.grace if self.grace is None else self.grace
+        deadline = time.monotonic() + grace
+        if ledger.active and grace > 0:
+            log.info("stopping: waiting up to %.0fs for %d running jobs", grace, ledger.active)
         while True:
             with suppress(BackendError):
                 self.completer.flush()
@@ -167,6 +171,10 @@ class Crew:
         for job in ledger.unfinished():
             self.outcomes.release(job)
             self.runner.abandon(job)
+        # a handler that returned after the last flush above is not unfinished (nor
+        # released): its completion is written now, not left for its lease to end
+        with suppress(BackendError):
+            self.completer.flush()
         self.runner.close()
 
 

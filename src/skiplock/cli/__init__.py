@@ -2,7 +2,8 @@
 :mod:`.schema` (install, migrate, sql, uninstall), :mod:`.jobs` (jobs, show),
 :mod:`.targets` (loading the user's App or handler) and :mod:`.json_args` (JSON arguments).
 
-May import: the public API (:mod:`skiplock`), :mod:`skiplock._core`, :mod:`skiplock.demo`.
+May import: the public API (:mod:`skiplock`), :mod:`skiplock._core`, :mod:`skiplock.demo`,
+:mod:`skiplock._fleet`.
 Nothing imports it but ``python -m skiplock`` and the console script.
 """
 

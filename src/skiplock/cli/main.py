@@ -4,12 +4,14 @@ Exit codes, for scripts:
 
 ====  ==========================================================================
 0     success (a worker stopped by SIGTERM / SIGINT after its grace period, too)
-1     an unexpected error (a bug: please report it)
+1     an unexpected error (a bug: please report it); ``worker --processes N``: a
+      process did not stop cleanly, or died 5 times in a row soon after its start
 2     bad command line (argparse; an enqueue argument that is not JSON)
 3     configuration: bad or missing URL, unknown scheme, missing driver, bad name, a
       payload refused by the payload checks
 4     the database failed or could not be reached
-5     single-worker lock held elsewhere (``worker --single --no-wait``)
+5     single-worker lock held elsewhere (``worker --single --no-wait``, with or without
+      ``--processes 1``)
 6     the demo's checks failed (a job lost or written twice)
 ====  ==========================================================================
 
@@ -29,6 +31,7 @@ from typing import Any
 
 from .. import __version__
 from .._core.url import mask_password
+from .._fleet import Fleet, process_count
 from .._worker.aio import is_async_handler
 from .._worker.services.retention import DEFAULT_RETENTION
 from ..admin import prune, retry_failed
@@ -70,6 +73,18 @@ def duration(text: str) -> float:
     if not value >= 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"{text!r} is not a duration of zero or more")
     return value
+
+
+def processes(text: str) -> int | str:
+    """``--processes``: a number, or ``auto`` (one per CPU)."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return process_count(int(text))
+    except (ValueError, ConfigurationError):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of processes (1 to 1000) or 'auto'"
+        ) from None
 
 
 def retention(text: str) -> float | None:
@@ -135,6 +150,16 @@ def cmd_worker(args: argparse.Namespace) -> int:
         options["metrics_port"] = args.metrics_port
         options["metrics_host"] = args.metrics_host
     queues = args.queues.split(",") if args.queues else None
+    if args.processes is not None:
+        if not isinstance(target, App) and not callable(target):
+            raise ConfigurationError(f"{args.target} is neither a skiplock.App nor a function")
+        if not (isinstance(target, App) and target.has_url):
+            require_url(args)  # here, not in each process
+        table = None if args.table == DEFAULT_TABLE else args.table
+        fleet = Fleet(
+            args.target, args.processes, url=args.url, table=table, queues=queues, **options
+        )
+        return fleet.run()
     worker: Worker | AsyncWorker
     if isinstance(target, App):
         if not target.has_url:
@@ -325,7 +350,13 @@ def _add_worker(add: Add) -> None:
     p = add("worker", "run a worker for module:app (an App, or a function taking a Job)")
     p.add_argument("target", help="e.g. myproject.tasks:app")
     p.add_argument("--queues", help="comma-separated (default: the app's task queues)")
-    p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument("--concurrency", type=int, default=4, help="handlers at once, per process")
+    p.add_argument(
+        "--processes",
+        type=processes,
+        help="run N worker processes under a supervisor ('auto': one per CPU); a handler "
+        "past its timeout then ends its process, which is replaced",
+    )
     p.add_argument(
         "--prefetch",
         type=int,
@@ -408,8 +439,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     level = logging.DEBUG if args.verbose > 1 else logging.INFO
     if args.command != "worker" and args.verbose == 0:
         level = logging.WARNING
+    # a fleet's processes log to the same stream: each line says whose it is
+    who = "[%(process)d]" if getattr(args, "processes", None) is not None else ""
     logging.basicConfig(
-        level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
+        level=level,
+        format=f"%(asctime)s %(levelname)s %(name)s{who}: %(message)s",
+        stream=sys.stderr,
     )
     if args.verbose < 2:  # mysql-connector logs INFO lines at every connection
         logging.getLogger("mysql.connector").setLevel(logging.WARNING)

@@ -3,31 +3,15 @@ named ``module:attr`` (an App, a handler), and a task by its name."""
 
 from __future__ import annotations
 
-import importlib
-import os
-import sys
 from typing import Any
 
+from .._fleet.target import load_target
 from ..app import App, Task
 from ..errors import ConfigurationError
 
 
 def _load_target(target: str) -> Any:
-    module_name, _, attr = target.partition(":")
-    if not module_name or not attr:
-        raise ConfigurationError(f"expected module:app (e.g. myproject.tasks:app), not {target!r}")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())  # like `python -m`, find the user's own modules
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigurationError(f"cannot import {module_name!r}: {exc}") from exc
-    found = module
-    for part in attr.split("."):
-        if not hasattr(found, part):
-            raise ConfigurationError(f"module {module_name!r} has no attribute {attr!r}")
-        found = getattr(found, part)
-    return found
+    return load_target(target)  # the fleet's children load their target the same way
 
 
 def _find_task(name: str, app_target: str | None) -> Task | None:

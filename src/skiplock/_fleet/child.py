@@ -1,0 +1,257 @@
+"""One process of a fleet: it imports its target, runs one worker, and talks to the
+supervisor over a pipe.
+
+What goes over the pipe (pickled tuples, :class:`multiprocessing.connection.Connection`):
+
+- child → supervisor: ``("ready", heartbeat)`` once the worker is built; ``("begin", id,
+  attempt, deadline, job)`` when a handler with a timeout starts (``deadline`` on
+  :func:`time.monotonic`, whose clock every process of the machine shares; ``job`` the
+  claimed :class:`~skiplock.Job` without its payload) and ``("end", id, attempt)`` when it
+  ends: the supervisor's backstop for a process that cannot end itself (below);
+- supervisor → child: ``("stop",)``: stop as on SIGTERM. The end of the pipe (the
+  supervisor is gone) stops the worker too, so a child never outlives its supervisor
+  by more than its grace.
+
+**The hard timeout.** A sync handler past its timeout cannot be stopped inside its
+process (a thread cannot be killed), so the process ends instead. The worker's heartbeat
+sees the timeout and writes it as it always does (a fenced fail: retried, or failed when
+its attempts are spent); then the runner's ``abandon`` (:class:`HardTimeoutRunner`) stops
+the worker with no grace: the jobs claimed ahead and those still running are released
+(fenced; the attempt is not counted), the completions of handlers that returned are
+written, and the process exits with :data:`EXIT_TIMED_OUT`, which the supervisor answers
+with a new process at once. A process that cannot do this (frozen by SIGSTOP, or a handler
+holding the GIL in C code) is killed by the supervisor once a reported deadline is a
+heartbeat and :data:`~.supervisor.KILL_SLACK` past; the supervisor then writes that job's
+timeout itself, with the Job the process sent (the same fenced fail), and the process's
+other jobs come back when their leases end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass, field, replace
+from functools import partial
+from multiprocessing.connection import Connection
+from typing import Any
+
+from .._core.job import Job
+from .._worker.aio import is_async_handler
+from .._worker.ledger import Ledger
+from .._worker.outcome import Outcomes
+from .._worker.runners import Handler, ThreadRunner
+from ..app import App
+from ..async_worker import AsyncWorker
+from ..errors import BackendError, ConfigurationError, LockNotAcquired, SkiplockError
+from ..queue import Queue
+from ..worker import Worker
+from .target import load_target
+
+__all__ = [
+    "EXIT_CONFIG",
+    "EXIT_DATABASE",
+    "EXIT_LOCKED",
+    "EXIT_TIMED_OUT",
+    "ChildSpec",
+    "child_main",
+]
+
+log = logging.getLogger("skiplock.fleet")
+
+#: exit codes of a child (the same as the ``skiplock`` command's where they overlap)
+EXIT_CONFIG = 3
+EXIT_DATABASE = 4
+EXIT_LOCKED = 5
+#: a handler passed its timeout: the process released its other jobs and ended itself
+#: (EX_TEMPFAIL): the supervisor starts another at once
+EXIT_TIMED_OUT = 75
+
+
+@dataclass(frozen=True)
+class ChildSpec:
+    """What a child needs to build its worker (pickled to it: plain values only)."""
+
+    target: str  # module:attr, an App or a function taking a Job
+    url: str | None = None  # None: the App's own, or $SKIPLOCK_URL
+    table: str | None = None  # None: the App's own, or the default
+    queues: list[str] | None = None  # None: the App's task queues, or ["default"]
+    options: dict[str, Any] = field(default_factory=dict)  # the Worker's keywords
+    #: logger name → level, and the root's format, copied from the supervisor's process
+    log_levels: dict[str, int] = field(default_factory=dict)
+    log_format: str | None = None
+
+
+class _Pipe:
+    """The child's end of its pipe; sends from any thread, one at a time."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self._lock = threading.Lock()
+
+    def send(self, *message: object) -> None:
+        # the supervisor gone (OSError, or ValueError once closed): the watcher stops us
+        with self._lock, suppress(OSError, ValueError):
+            self.conn.send(message)
+
+
+class HardTimeoutRunner(ThreadRunner):
+    """The thread runner, which reports each timed handler to the supervisor and ends the
+    process when one passes its timeout (see the module's docstring)."""
+
+    def __init__(
+        self, handler: Handler, outcomes: Outcomes, ledger: Ledger, worker: FleetWorker
+    ) -> None:
+        super().__init__(handler, outcomes, ledger)
+        self.worker = worker
+
+    def run_one(self, job: Job) -> None:
+        timeout = self.worker.timeout
+        limit = timeout(job) if callable(timeout) else timeout
+        pipe = self.worker.pipe
+        if limit is None or pipe is None:
+            super().run_one(job)
+            return
+        # the job itself (its fencing fields; not its payload): the supervisor's backstop
+        # writes its timeout with it, fenced as this process would have
+        slim = replace(job, payload=None, result=None)
+        pipe.send("begin", job.id, job.attempt, time.monotonic() + limit, slim)
+        try:
+            super().run_one(job)
+        finally:
+            pipe.send("end", job.id, job.attempt)
+
+    def abandon(self, job: Job) -> None:
+        # Called by the heartbeat after it wrote the timeout, and by the shutdown for a
+        # job still running when the grace ended (the process is ending then anyway).
+        if not self.outcomes.flags.stopping.is_set():
+            self.worker.end_process(job)
+
+
+class FleetWorker(Worker):
+    """A :class:`~skiplock.Worker` whose handler past its timeout ends its process."""
+
+    #: set by the child before :meth:`run`
+    pipe: _Pipe | None = None
+    #: (id, attempt) of the job whose timeout ended this process
+    timed_out: tuple[int, int] | None = None
+
+    def _make_runner(self, outcomes: Outcomes, ledger: Ledger) -> HardTimeoutRunner:
+        return HardTimeoutRunner(self.handler, outcomes, ledger, self)
+
+    def end_process(self, job: Job) -> None:
+        """*job* passed its timeout (its fenced fail is written): stop with no grace, so
+        the other jobs are released now; :func:`child_main` then ends the process."""
+        if self.timed_out is None:
+            self.timed_out = (job.id, job.attempt)
+            log.warning(
+                "job %d attempt %d passed its timeout: releasing this process's other jobs "
+                "and ending it (pid %d) to stop its handler; the fleet starts another",
+                job.id,
+                job.attempt,
+                os.getpid(),
+            )
+        self._crew.stop(grace=0.0)
+
+
+def build_worker(spec: ChildSpec) -> Worker | AsyncWorker:
+    """The spec's worker: a :class:`FleetWorker` for sync handlers, an
+    :class:`~skiplock.AsyncWorker` for an App with ``async def`` tasks or an ``async def``
+    function (their timeouts cancel tasks, as they do outside a fleet)."""
+    target = load_target(spec.target)
+    options = dict(spec.options)
+    if isinstance(target, App):
+        if spec.url is not None or spec.table is not None:
+            target.use(spec.url, table=spec.table)
+        if target.has_async_tasks:
+            return target.async_worker(queues=spec.queues, **options)
+        kw = target._worker_options(spec.queues, options)
+        return FleetWorker(target.queue, target.handle, **kw)
+    if not callable(target):
+        raise ConfigurationError(f"{spec.target} is neither a skiplock.App nor a function")
+    queue = function_queue(spec)
+    queues = spec.queues or ["default"]
+    if is_async_handler(target):
+        return AsyncWorker(queue, target, queues=queues, **options)
+    return FleetWorker(queue, target, queues=queues, **options)
+
+
+def function_queue(spec: ChildSpec) -> Queue:
+    """The queue of a function target: the spec's URL (else ``$SKIPLOCK_URL``) and table."""
+    url = spec.url if spec.url is not None else os.environ.get("SKIPLOCK_URL")
+    if not url:
+        raise ConfigurationError(
+            "no database URL: pass url= to the Fleet (--url) or set SKIPLOCK_URL"
+        )
+    return Queue(url) if spec.table is None else Queue(url, table=spec.table)
+
+
+def _configure_logging(spec: ChildSpec) -> None:
+    if spec.log_format is not None:
+        logging.basicConfig(format=spec.log_format, stream=sys.stderr)
+    for name, level in spec.log_levels.items():
+        logging.getLogger(name or None).setLevel(level)
+
+
+def _watch(conn: Connection, stop: Callable[[], None]) -> None:
+    """Until the pipe says stop (or ends: the supervisor is gone), then stop the worker."""
+    try:
+        while conn.recv() != ("stop",):
+            pass
+    except (EOFError, OSError):
+        log.warning("the fleet's supervisor is gone: stopping (pid %d)", os.getpid())
+    stop()
+
+
+def child_main(spec: ChildSpec, conn: Connection) -> None:
+    """The body of a fleet's process (``multiprocessing`` spawns it): build the worker,
+    run it until told to stop, exit 0; a configuration error exits 3, a database error
+    that is not retried 4, a single-worker lock held elsewhere (``wait_for_lock=False``)
+    5, a handler past its timeout :data:`EXIT_TIMED_OUT`."""
+    # Until its worker runs (and handles them), a signal sent to the whole process group
+    # (Ctrl-C in a terminal, systemd's stop) must not kill a process still starting: the
+    # supervisor passes the stop on over the pipe, which is read once the worker is built.
+    # (Started from the main thread, the process ignores them from its first instruction:
+    # see supervisor._stops_ignored.)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)
+    _configure_logging(spec)
+    pipe = _Pipe(conn)
+    try:
+        worker = build_worker(spec)
+    except SkiplockError as exc:
+        log.error("pid %d could not start its worker: %s", os.getpid(), exc)
+        sys.exit(EXIT_CONFIG)
+    if isinstance(worker, FleetWorker):
+        worker.pipe = pipe
+    pipe.send("ready", worker.heartbeat)
+    stop: Callable[[], None] = (
+        worker.request_stop if isinstance(worker, AsyncWorker) else partial(worker.stop, wait=False)
+    )
+    threading.Thread(target=_watch, args=(conn, stop), name="skiplock-fleet", daemon=True).start()
+    try:
+        if isinstance(worker, AsyncWorker):
+            asyncio.run(worker.run())
+        else:
+            worker.run()
+    except LockNotAcquired as exc:
+        log.error("pid %d: %s", os.getpid(), exc)
+        sys.exit(EXIT_LOCKED)
+    except ConfigurationError as exc:
+        log.error("pid %d: %s", os.getpid(), exc)
+        sys.exit(EXIT_CONFIG)
+    except BackendError as exc:
+        log.error("pid %d: %s", os.getpid(), exc)
+        sys.exit(EXIT_DATABASE)
+    if isinstance(worker, FleetWorker) and worker.timed_out is not None:
+        # Its handler's thread cannot be stopped: the process ends under it. Nothing of
+        # the worker runs any more (its jobs are written or released, its helpers joined).
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        os._exit(EXIT_TIMED_OUT)

@@ -1,0 +1,501 @@
+"""The supervisor: starts the fleet's processes, restarts one that dies, passes a stop on
+to all of them and waits for them to release their jobs.
+
+It runs on the thread that called :meth:`Fleet.run`, alone: no thread of its own, and
+no database connection but the backstop's (:meth:`Fleet._write_timeout`, opened the
+first time a process must be killed for a handler's overrun). It waits
+(``multiprocessing.connection.wait``) on the children's sentinels and pipes and on a pipe
+of its own that SIGTERM / SIGINT write to (a signal handler takes no lock, as in the
+worker: see :mod:`skiplock._worker.signals`).
+
+Children are *spawned* (a fresh interpreter each, importing the target by name): a
+forked child would inherit the parent's threads' locks and any connection the parent
+had opened, and two processes talking on one database socket corrupt both sessions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing
+import os
+import pickle
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from types import FrameType
+from typing import Any
+
+from .._core.checks import seconds
+from .._core.job import Job
+from ..app import App
+from ..errors import ConfigurationError, LeaseLost, SkiplockError
+from ..queue import Queue
+from .child import (
+    EXIT_CONFIG,
+    EXIT_LOCKED,
+    EXIT_TIMED_OUT,
+    ChildSpec,
+    child_main,
+    function_queue,
+)
+from .target import load_target, target_name
+
+__all__ = ["CRASH_LIMIT", "KILL_SLACK", "Fleet", "process_count"]
+
+log = logging.getLogger("skiplock.fleet")
+
+#: seconds before the first restart of a process that died; doubled at each death in a
+#: row, up to RESTART_MAX
+RESTART_DELAY = 0.5
+RESTART_MAX = 30.0
+#: a process that ran this long before it died starts a new count of deaths in a row
+STABLE_AFTER = 30.0
+#: deaths in a row (each within STABLE_AFTER of its start) after which the fleet gives up
+CRASH_LIMIT = 5
+#: seconds past a handler's deadline (and a heartbeat) after which a process that has not
+#: ended itself is killed: it is frozen, or a handler holds the GIL
+KILL_SLACK = 10.0
+#: seconds a stop waits beyond the workers' grace (their helpers' join is up to 10 s)
+STOP_SLACK = 20.0
+MAX_PROCESSES = 1000
+
+
+def process_count(processes: int | str) -> int:
+    """*processes* checked: 1 to 1000, or ``"auto"``: the CPUs this process may run on."""
+    if processes == "auto":
+        affinity = getattr(os, "sched_getaffinity", None)
+        return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+    if isinstance(processes, bool) or not isinstance(processes, int):
+        raise ConfigurationError(
+            f"processes must be a number of processes or 'auto', not {processes!r:.80}"
+        )
+    if not 1 <= processes <= MAX_PROCESSES:
+        raise ConfigurationError(f"processes must be from 1 to {MAX_PROCESSES}, not {processes}")
+    return processes
+
+
+@dataclass
+class _Child:
+    """One place of the fleet, and the process that holds it now."""
+
+    index: int
+    process: BaseProcess | None = None
+    conn: Connection | None = None
+    started: float = 0.0
+    ready: bool = False
+    heartbeat: float = 0.0
+    #: deaths in a row, each soon after its start
+    deaths: int = 0
+    restart_at: float | None = None
+    #: (id, attempt) → deadline (time.monotonic) and the Job, of the timed handlers it runs
+    jobs: dict[tuple[int, int], tuple[float, Job]] = field(default_factory=dict)
+    #: the job whose overrun made the supervisor kill it
+    killed_for: tuple[int, int] | None = None
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None
+
+
+class Fleet:
+    """Run *target* (an :class:`~skiplock.App`, a function taking a Job, or its name
+    ``"module:attr"``) in *processes* worker processes (``"auto"``: one per CPU), each a
+    :class:`~skiplock.Worker` (an :class:`~skiplock.AsyncWorker` for ``async def``
+    handlers) with *worker_options* (``concurrency``, ``lease``, ``grace``, ``timeout``,
+    ...; an App's workers take their timeouts from its tasks).
+
+    :meth:`run` supervises them until SIGTERM / SIGINT (or :meth:`stop`): a process that
+    dies is started again after a back-off (0.5 s doubling to 30 s; after 5 deaths in a
+    row, each within 30 s of its start, the fleet stops and :meth:`run` returns 1); a
+    handler past its timeout ends its process, whose other jobs are released, and a new one
+    takes its place. The children import the target by name (they are spawned, not
+    forked): define it at the top level of a module, and in a script start the fleet under
+    ``if __name__ == "__main__":``. *url* and *table* replace the App's (or give a
+    function's queue; default ``$SKIPLOCK_URL``).
+
+    Raises ConfigurationError for a bad option or a target that cannot be imported by
+    name, before any process starts.
+    """
+
+    def __init__(
+        self,
+        target: Any,
+        processes: int | str = 1,
+        *,
+        url: str | None = None,
+        table: str | None = None,
+        queues: list[str] | tuple[str, ...] | None = None,
+        **worker_options: Any,
+    ) -> None:
+        self.processes = process_count(processes)
+        if worker_options.get("mode") == "single" and self.processes > 1:
+            raise ConfigurationError(
+                "single mode runs one worker per table: give a fleet processes=1, or use "
+                "mode='lease'"
+            )
+        if worker_options.get("metrics_port") is not None and self.processes > 1:
+            # each process would bind the same port; one endpoint for a fleet is not built yet
+            raise ConfigurationError(
+                "metrics_port serves one worker's metrics: a fleet of more than one process "
+                "cannot share it yet; run processes=1, or one worker per port"
+            )
+        self.grace = seconds(worker_options.get("grace", 30.0), "grace")
+        try:
+            pickle.dumps(worker_options)
+        except Exception as exc:
+            raise ConfigurationError(
+                f"the worker options of a fleet are sent to its processes, and these cannot "
+                f"be ({exc}): give functions defined at the top level of a module"
+            ) from exc
+        self.spec = ChildSpec(
+            target=target_name(target),
+            url=url,
+            table=table,
+            queues=None if queues is None else list(queues),
+            options=dict(worker_options),
+        )
+        self._children = [_Child(i) for i in range(1, self.processes + 1)]
+        self._wake_read, self._wake_write = os.pipe()
+        os.set_blocking(self._wake_write, False)
+        self._stopping = False
+        self._stop_by = 0.0
+        self._signals = 0
+        self._status = 0
+        self._job_queue: Queue | None = None  # the backstop's (an App's own, or ours)
+        self._own_queue: Queue | None = None
+
+    # -- public control -------------------------------------------------------------------
+
+    def run(self) -> int:
+        """Start the processes and supervise them until a stop; return 0 when every
+        process stopped cleanly (their jobs finished or released), else 1 (a process
+        failed to stop, or died too often), 3 when a process could not run its worker (its
+        configuration: its error is logged), 5 when single mode without waiting found the
+        lock held, or 128 + the signal number after a second SIGTERM / SIGINT, which kills
+        the processes at once (leases bring their jobs back)."""
+        previous: dict[signal.Signals, Any] = {}
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                previous[signum] = signal.signal(signum, self._on_signal)
+        spec = self._with_logging(self.spec)
+        ctx = multiprocessing.get_context("spawn")
+        log.info(
+            "fleet of %d processes: %s (pid %d supervises)",
+            self.processes,
+            spec.target,
+            os.getpid(),
+        )
+        try:
+            for child in self._children:
+                self._start(ctx, spec, child)
+            while not (self._stopping and not any(c.alive for c in self._children)):
+                self._step(ctx, spec)
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+            for child in self._children:
+                if child.process is not None:  # only after an error of the supervisor's own
+                    child.process.kill()
+            if self._own_queue is not None:
+                self._own_queue.close()
+        log.info("fleet stopped (exit status %d)", self._status)
+        return self._status
+
+    def stop(self) -> None:
+        """Ask :meth:`run` to stop (from another thread): as SIGTERM does."""
+        self._wake(0)
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    def _step(self, ctx: Any, spec: ChildSpec) -> None:
+        now = time.monotonic()
+        waits = [1.0]
+        for child in self._children:
+            if child.restart_at is not None and not self._stopping:
+                if child.restart_at <= now:
+                    self._start(ctx, spec, child)
+                else:
+                    waits.append(child.restart_at - now)
+            if child.process is not None and child.killed_for is None:
+                waits.extend(self._backstop(child, now))
+        if self._stopping:
+            if now >= self._stop_by:
+                self._kill_all(f"still running {self.grace + STOP_SLACK:.0f}s after the stop")
+                self._status = self._status or 1
+                self._stop_by = float("inf")  # killed once; their sentinels follow
+            else:
+                waits.append(self._stop_by - now)
+        objects: list[Any] = [self._wake_read]
+        for child in self._children:
+            if child.process is not None:
+                objects.append(child.process.sentinel)
+            if child.conn is not None:
+                objects.append(child.conn)
+        for ready in wait(objects, max(0.0, min(waits))):
+            if ready == self._wake_read:
+                for signum in os.read(self._wake_read, 64):
+                    self._on_stop(signum)
+                continue
+            for child in self._children:
+                if child.conn is not None and ready is child.conn:
+                    self._read(child)
+                elif child.process is not None and ready == child.process.sentinel:
+                    self._read(child)  # what it said before it ended
+                    self._reap(child)
+
+    def _backstop(self, child: _Child, now: float) -> list[float]:
+        """Kill *child* if a handler it reported is past its deadline and the process has
+        not ended itself in time; the seconds until the next such check."""
+        assert child.process is not None
+        waits = []
+        for (job_id, attempt), (deadline, job) in child.jobs.items():
+            kill_at = deadline + child.heartbeat + KILL_SLACK
+            if now < kill_at:
+                waits.append(kill_at - now)
+                continue
+            log.warning(
+                "process %d (pid %s): job %d attempt %d passed its timeout %.0fs ago and the "
+                "process did not end itself (frozen, or a handler holds the GIL): killing it; "
+                "its other jobs come back when their leases end",
+                child.index,
+                child.process.pid,
+                job_id,
+                attempt,
+                now - deadline,
+            )
+            child.killed_for = (job_id, attempt)
+            child.process.kill()
+            self._write_timeout(job)
+            return []
+        return waits
+
+    def _write_timeout(self, job: Job) -> None:
+        """Write the timeout of *job*, whose process was killed, as that process would
+        have: a fenced fail (retried, or failed on its last attempt). A job taken back
+        meanwhile (its lease ended) is left alone; a database that does not answer leaves
+        it to its lease."""
+        error = f"TimeoutError: job {job.id} attempt {job.attempt} exceeded its timeout"
+        why = f"{error} (its process did not end itself and was killed)"
+        try:
+            status = self._queue().fail(job, why)
+        except LeaseLost:
+            log.info("job %d attempt %d was taken back already", job.id, job.attempt)
+        except SkiplockError as exc:
+            log.warning(
+                "could not write the timeout of job %d attempt %d (%s): its lease brings it back",
+                job.id,
+                job.attempt,
+                exc,
+            )
+        else:
+            log.info("job %d attempt %d: timeout written (%s)", job.id, job.attempt, status)
+
+    def _queue(self) -> Queue:
+        """The target's queue, made at the first backstop (after the processes started:
+        the supervisor opens no connection otherwise)."""
+        if self._job_queue is None:
+            spec, target = self.spec, load_target(self.spec.target)
+            if isinstance(target, App):
+                if spec.url is not None or spec.table is not None:
+                    target.use(spec.url, table=spec.table)
+                self._job_queue = target.queue
+            else:
+                self._job_queue = self._own_queue = function_queue(spec)
+        return self._job_queue
+
+    def _read(self, child: _Child) -> None:
+        conn = child.conn
+        if conn is None:
+            return
+        try:
+            while conn.poll():
+                message = conn.recv()
+                kind = message[0]
+                if kind == "begin":
+                    child.jobs[(message[1], message[2])] = (message[3], message[4])
+                elif kind == "end":
+                    child.jobs.pop((message[1], message[2]), None)
+                elif kind == "ready":
+                    child.ready, child.heartbeat = True, float(message[1])
+        except (EOFError, OSError):
+            conn.close()
+            child.conn = None
+
+    def _start(self, ctx: Any, spec: ChildSpec, child: _Child) -> None:
+        ours, theirs = ctx.Pipe()
+        process = ctx.Process(
+            target=child_main, args=(spec, theirs), name=f"skiplock-fleet-{child.index}"
+        )
+        with _stops_ignored():
+            process.start()
+        theirs.close()
+        child.process, child.conn, child.started = process, ours, time.monotonic()
+        child.ready, child.restart_at, child.killed_for = False, None, None
+        child.jobs.clear()
+        log.info("process %d started (pid %s)", child.index, process.pid)
+
+    def _reap(self, child: _Child) -> None:
+        process = child.process
+        assert process is not None
+        process.join()
+        code = process.exitcode
+        ran = time.monotonic() - child.started
+        if child.conn is not None:
+            child.conn.close()
+        child.process, child.conn = None, None
+        what = _exit_text(code)
+        if self._stopping:
+            if code == 0:
+                log.info("process %d (pid %s) stopped", child.index, process.pid)
+            else:
+                log.warning(
+                    "process %d (pid %s) %s during the stop", child.index, process.pid, what
+                )
+                self._status = self._status or 1
+            return
+        if code == EXIT_TIMED_OUT or child.killed_for is not None:
+            log.info(
+                "process %d (pid %s) ended after a handler passed its timeout; starting another",
+                child.index,
+                process.pid,
+            )
+            child.restart_at = time.monotonic()
+            return
+        if code in (EXIT_CONFIG, EXIT_LOCKED):  # starting it again would change nothing
+            log.error(
+                "process %d (pid %s) could not run its worker (%s: %s, see its error above): "
+                "stopping the fleet",
+                child.index,
+                process.pid,
+                what,
+                "configuration" if code == EXIT_CONFIG else "the single-worker lock is held",
+            )
+            self._status = code
+            self._begin_stop()
+            return
+        child.deaths = 1 if ran >= STABLE_AFTER else child.deaths + 1
+        if child.deaths > CRASH_LIMIT:
+            log.error(
+                "process %d (pid %s) %s: it died %d times in a row, each within %.0fs of its "
+                "start; not restarting it: stopping the fleet",
+                child.index,
+                process.pid,
+                what,
+                child.deaths,
+                STABLE_AFTER,
+            )
+            self._status = 1
+            self._begin_stop()
+            return
+        delay = min(RESTART_MAX, RESTART_DELAY * 2 ** (child.deaths - 1))
+        log.warning(
+            "process %d (pid %s) %s after %.1fs; restarting it in %.1fs",
+            child.index,
+            process.pid,
+            what,
+            ran,
+            delay,
+        )
+        child.restart_at = time.monotonic() + delay
+
+    # -- stopping ---------------------------------------------------------------------------
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        self._wake(signum)
+
+    def _wake(self, signum: int) -> None:
+        with contextlib.suppress(BlockingIOError):  # the loop has 64 bytes to read already
+            os.write(self._wake_write, bytes([signum]))
+
+    def _on_stop(self, signum: int) -> None:
+        if signum:
+            self._signals += 1
+        if self._signals > 1:
+            self._kill_all(f"second signal {signum}")
+            self._status = 128 + signum
+            self._begin_stop()
+            return
+        if not self._stopping:
+            why = f"signal {signum}" if signum else "stop()"
+            log.info(
+                "%s: stopping %d processes (grace %.0fs; send it again to kill them now)",
+                why,
+                sum(c.alive for c in self._children),
+                self.grace,
+            )
+        self._begin_stop()
+
+    def _begin_stop(self) -> None:
+        """Pass the stop to every process over its pipe (not as a signal: a SIGTERM that
+        reached the whole process group, from systemd or Ctrl-C, would count twice)."""
+        if self._stopping:
+            return
+        self._stopping = True
+        self._stop_by = time.monotonic() + self.grace + STOP_SLACK
+        for child in self._children:
+            child.restart_at = None
+            if child.conn is not None:
+                with contextlib.suppress(OSError):
+                    child.conn.send(("stop",))
+
+    def _kill_all(self, why: str) -> None:
+        for child in self._children:
+            if child.process is not None:
+                log.warning(
+                    "%s: killing process %d (pid %s); leases bring its jobs back",
+                    why,
+                    child.index,
+                    child.process.pid,
+                )
+                child.process.kill()
+
+    @staticmethod
+    def _with_logging(spec: ChildSpec) -> ChildSpec:
+        """*spec* with this process's log levels and format, for the children to copy."""
+        root = logging.getLogger()
+        levels = {"": root.level}
+        for name in ("skiplock", "mysql.connector"):
+            level = logging.getLogger(name).level
+            if level:
+                levels[name] = level
+        handler = root.handlers[0] if root.handlers else None
+        fmt = getattr(handler.formatter, "_fmt", None) if handler and handler.formatter else None
+        form = fmt if isinstance(fmt, str) else None
+        return replace(spec, log_levels=levels, log_format=form)
+
+
+@contextlib.contextmanager
+def _stops_ignored() -> Iterator[None]:
+    """A process started in this block ignores SIGINT and SIGTERM until its worker runs
+    (an ignored signal stays ignored across exec), so one sent to the whole group while it
+    starts (Ctrl-C in a terminal, systemd's stop) does not kill it: the supervisor passes
+    the stop on over its pipe. Meanwhile they are blocked here, not lost: Linux keeps a
+    blocked signal pending even while it is ignored, and delivers it to the supervisor's
+    own handler once that is back. Only the main thread can do this (and only it has
+    the supervisor's handlers); elsewhere the block does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    stops = {signal.SIGINT, signal.SIGTERM}
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+    handlers = {signum: signal.signal(signum, signal.SIG_IGN) for signum in stops}
+    try:
+        yield
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+def _exit_text(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"

@@ -1,0 +1,251 @@
+"""``skiplock worker APP --processes N``: the supervisor and its processes, for real.
+
+Each test runs ``python -m skiplock worker fleet_app:app --processes N`` (see
+``fleet_app.py``) as a subprocess against the backend's server, and checks the jobs' rows
+and the side tables their handler writes: a drain by three processes (each job's result
+row written once), a child killed with SIGKILL (restarted; its job back after its lease),
+SIGTERM to the supervisor (exit 0; the children release their unfinished jobs), and a sync
+handler past its timeout (its process ends and is replaced; the job is retried, then
+failed; a job running beside it is released and later done once).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conformance.conftest import wait_until
+
+import skiplock
+
+HERE = Path(__file__).parent
+
+
+def rows(q: skiplock.Queue, table: str) -> list[tuple[int, int, int]]:
+    """(job_id, attempt, pid) of every row of *table*."""
+    with q.transaction() as tx:
+        cur = tx.connection.cursor()
+        cur.execute(f"SELECT job_id, attempt, pid FROM {q.dialect.quote(table)}")
+        found = [(int(a), int(b), int(c)) for a, b, c in cur.fetchall()]
+        cur.close()
+    return found
+
+
+class Running:
+    """A ``skiplock worker fleet_app:app --processes N`` under test, its log in a file."""
+
+    def __init__(self, env: dict[str, str], log: Path, target: str, *args: str) -> None:
+        self.log = log
+        with open(log, "wb") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "skiplock", "worker", target, *args],
+                cwd=HERE,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # the teardown can end the whole group
+            )
+
+    def text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def count(self, pattern: str) -> int:
+        return len(re.findall(pattern, self.text()))
+
+    def wait_for(self, pattern: str, n: int = 1, timeout: float = 60.0) -> None:
+        try:
+            wait_until(lambda: self.count(pattern) >= n, timeout, f"{n} x {pattern!r}")
+        except AssertionError:
+            raise AssertionError(f"no {n} x {pattern!r} in the log:\n{self.text()}") from None
+
+    def stop(self, timeout: float = 60.0) -> int:
+        """SIGTERM to the supervisor alone; its exit status."""
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"the fleet did not stop:\n{self.text()}") from None
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+
+@pytest.fixture
+def fleet(queue: skiplock.Queue, url: str, tmp_path: Path) -> Iterator[Any]:
+    """``fleet(processes, *options)`` starts one; every one is killed at the end if it
+    still runs. The side tables (``queue.started``, ``queue.results``) are made here."""
+    base = queue.table.name
+    side = {"FLEET_STARTED": f"{base}_st", "FLEET_RESULTS": f"{base}_res"}
+    with queue.transaction() as tx:
+        for name in side.values():
+            tx.execute(f"DROP TABLE IF EXISTS {queue.dialect.quote(name)}")
+            tx.execute(
+                f"CREATE TABLE {queue.dialect.quote(name)} (job_id BIGINT NOT NULL, "
+                "attempt INT NOT NULL, pid INT NOT NULL)"
+            )
+    env = {**os.environ, "SKIPLOCK_URL": url, "FLEET_TABLE": base, **side}
+    started: list[Running] = []
+
+    def start(processes: int, *options: str, target: str = "fleet_app:app") -> Running:
+        log = tmp_path / f"fleet{len(started)}.log"
+        running = Running(env, log, target, "--processes", str(processes), *options)
+        started.append(running)
+        return running
+
+    start.started_table, start.results_table = side["FLEET_STARTED"], side["FLEET_RESULTS"]  # type: ignore[attr-defined]
+    yield start
+    for running in started:
+        running.kill()
+    with queue.transaction() as tx:
+        for name in side.values():
+            tx.execute(f"DROP TABLE IF EXISTS {queue.dialect.quote(name)}")
+
+
+def call(task: str, **kwargs: Any) -> dict[str, Any]:
+    return {"task": task, "args": [], "kwargs": kwargs}
+
+
+def test_three_processes_drain_each_job_once(queue: skiplock.Queue, fleet: Any) -> None:
+    run = fleet(3, "--concurrency", "2", "--lease", "5")
+    run.wait_for(r"worker started", 3)
+    ids = queue.enqueue_many([call("record", sleep=0.01)] * 300)
+    wait_until(lambda: queue.stats().done == 300, 90, "300 jobs done")
+    assert run.stop() == 0, run.text()
+    results = rows(queue, fleet.results_table)
+    assert Counter(job for job, _, _ in results) == Counter(ids)  # each once, none missing
+    assert len({pid for _, _, pid in results}) == 3  # every process ran jobs
+    text = run.text()
+    assert len(re.findall(r"process \d \(pid \d+\) stopped", text)) == 3
+    assert "fleet stopped (exit status 0)" in text
+
+
+def test_a_killed_process_is_restarted_and_its_job_comes_back(
+    queue: skiplock.Queue, fleet: Any
+) -> None:
+    run = fleet(2, "--concurrency", "1", "--lease", "2")
+    run.wait_for(r"worker started", 2)
+    job_id = queue.enqueue(call("record", sleep=1.5))
+    wait_until(lambda: rows(queue, fleet.started_table), 30, "the job started")
+    [(_, attempt, pid)] = rows(queue, fleet.started_table)
+    assert attempt == 1
+    os.kill(pid, signal.SIGKILL)
+    run.wait_for(rf"\(pid {pid}\) was killed by SIGKILL after [\d.]+s; restarting it in")
+    run.wait_for(r"worker started", 3)  # its replacement
+    wait_until(lambda: queue.stats().done == 1, 60, "the job done")
+    record = queue.get(job_id)
+    assert record is not None and record.attempt == 2  # taken again once its lease ended
+    [(_, attempt, by)] = rows(queue, fleet.results_table)
+    assert (attempt, by != pid) == (2, True)
+    assert run.stop() == 0, run.text()
+
+
+def test_sigterm_stops_the_fleet_and_releases_unfinished_jobs(
+    queue: skiplock.Queue, fleet: Any
+) -> None:
+    run = fleet(2, "--concurrency", "2", "--lease", "60", "--grace", "0.5")
+    run.wait_for(r"worker started", 2)
+    ids = queue.enqueue_many([call("record", sleep=60)] * 4)
+    wait_until(lambda: len(rows(queue, fleet.started_table)) == 4, 30, "4 jobs running")
+    assert len({pid for _, _, pid in rows(queue, fleet.started_table)}) == 2
+    began = time.monotonic()
+    assert run.stop() == 0, run.text()
+    assert time.monotonic() - began < 15
+    for job_id in ids:
+        record = queue.get(job_id)
+        assert record is not None
+        # released: pending now (its 60 s lease would keep it running), the attempt kept
+        # and not counted (max_attempts grew by one from 5), no error recorded
+        assert (record.status, record.attempt, record.max_attempts) == ("pending", 1, 6)
+        assert record.last_error is None
+    assert rows(queue, fleet.results_table) == []
+    assert run.count(r"released job \d+ attempt 1") == 4
+
+
+def gone(pid: int) -> bool:
+    """*pid* has ended (a zombie no one reaps counts: the supervisor that would is dead)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
+    return "\nState:\tZ" in status
+
+
+def test_a_signal_to_the_whole_group_as_the_processes_start(fleet: Any) -> None:
+    run = fleet(2)
+    run.wait_for(r"process 2 started")  # importing, far from running their workers
+    os.killpg(run.proc.pid, signal.SIGINT)  # Ctrl-C in a terminal: the whole group
+    assert run.proc.wait(60) == 0, run.text()
+    assert run.count(r"process \d \(pid \d+\) stopped") == 2
+    assert "Traceback" not in run.text()
+
+
+def test_the_processes_stop_when_the_supervisor_dies(queue: skiplock.Queue, fleet: Any) -> None:
+    run = fleet(2, "--concurrency", "1", "--lease", "60", "--grace", "0.5")
+    run.wait_for(r"worker started", 2)
+    ids = queue.enqueue_many([call("record", sleep=60)] * 2)
+    wait_until(lambda: len(rows(queue, fleet.started_table)) == 2, 30, "2 jobs running")
+    pids = {pid for _, _, pid in rows(queue, fleet.started_table)}
+    os.kill(run.proc.pid, signal.SIGKILL)  # the supervisor alone
+    run.proc.wait()
+    wait_until(lambda: all(gone(pid) for pid in pids), 30, "its processes ended")
+    assert run.count(r"the fleet's supervisor is gone: stopping") == 2
+    for job_id in ids:  # released, not left to their 60 s leases
+        record = queue.get(job_id)
+        assert record is not None and (record.status, record.attempt) == ("pending", 1)
+
+
+def test_a_handler_past_its_timeout_ends_its_process(queue: skiplock.Queue, fleet: Any) -> None:
+    run = fleet(1, "--concurrency", "2", "--lease", "3")
+    run.wait_for(r"worker started", 1)
+    first = int(re.findall(r"process 1 started \(pid (\d+)\)", run.text())[0])
+    with queue.transaction() as tx:  # one commit: one claim takes both
+        hang = tx.enqueue(call("hang"), max_attempts=2)
+        beside = tx.enqueue(call("record", sleep=3))
+    wait_until(lambda: queue.stats().failed == 1, 90, "the hanging job failed")
+    wait_until(lambda: queue.stats().done == 1, 90, "the job beside it done")
+    record = queue.get(hang)
+    assert record is not None and (record.status, record.attempt) == ("failed", 2)
+    assert record.last_error is not None and record.last_error.startswith("TimeoutError")
+    # the job beside it ran in the first process, was released when that ended, and was
+    # done once, by another process, never failed
+    assert (beside, 1, first) in rows(queue, fleet.started_table)
+    [(_, _, by)] = [r for r in rows(queue, fleet.results_table) if r[0] == beside]
+    assert by != first
+    done = queue.get(beside)
+    assert done is not None and done.status == "done" and done.last_error is None
+    text = run.text()
+    assert f"released job {beside} attempt 1" in text
+    assert f"process 1 (pid {first}) ended after a handler passed its timeout" in text
+    assert run.count(r"ended after a handler passed its timeout; starting another") == 2
+    assert run.stop() == 0, run.text()
+
+
+def test_an_app_with_async_tasks_runs_an_async_worker_in_each_process(
+    queue: skiplock.Queue, fleet: Any
+) -> None:
+    run = fleet(2, "--concurrency", "5", target="fleet_async_app:app")
+    run.wait_for(r"worker started", 2)
+    assert run.count(r"handlers on the event loop") == 2
+    ids = queue.enqueue_many([call("pid", sleep=0.3)] * 40)  # long enough for both
+    wait_until(lambda: queue.stats().done == 40, 60, "40 jobs done")
+    pids = {record.result for record in map(queue.get, ids) if record is not None}
+    assert len(pids) == 2 and run.proc.pid not in pids
+    assert run.stop() == 0, run.text()
+
+
+def test_a_worker_that_cannot_start_stops_the_fleet(fleet: Any) -> None:
+    run = fleet(1, "--lease", "0")  # refused by the process's Worker
+    assert run.proc.wait(60) == 3, run.text()
+    assert "could not run its worker (exited with code 3: configuration" in run.text()
+    assert "lease must be" in run.text()

@@ -1,0 +1,82 @@
+"""A fleet's process frozen by SIGSTOP while its handler passes its timeout cannot end
+itself: the supervisor's backstop kills it, writes that attempt's timeout (a fenced fail
+with the Job the process reported) and starts another. ``skiplock.Fleet(...).run()`` runs
+on a thread of the test with the backstop's slack shortened to 0.5 s; about 12-19 s per
+backend (a fault test: the full run's serial phase)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+
+import pytest
+from conformance.conftest import wait_until
+
+import skiplock
+from skiplock._fleet import supervisor
+
+
+def test_a_frozen_process_is_killed_by_the_supervisor(
+    queue: skiplock.Queue,
+    url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setattr(supervisor, "KILL_SLACK", 0.5)
+    monkeypatch.setenv("SKIPLOCK_URL", url)  # what fleet_app reads as it is imported
+    monkeypatch.setenv("FLEET_TABLE", queue.table.name)
+    caplog.set_level(logging.INFO, logger="skiplock.fleet")
+    fleet = skiplock.Fleet(
+        "integration.fleet_app:app",
+        url=url,
+        table=queue.table.name,
+        concurrency=1,
+        lease=3,
+        timeout=2.0,
+        grace=1,
+    )
+    codes: list[int] = []
+    runner = threading.Thread(target=lambda: codes.append(fleet.run()))
+    runner.start()
+    try:
+        hang = queue.enqueue({"task": "hang", "args": [], "kwargs": {}}, max_attempts=2)
+
+        def running() -> bool:
+            record = queue.get(hang)
+            return record is not None and record.status == "running"
+
+        wait_until(running, 60, "the handler running")
+        # and its deadline reported (a process frozen before it is a lease's business)
+        wait_until(lambda: fleet._children[0].jobs, 30, "the deadline reported")
+        process = fleet._children[0].process
+        assert process is not None and process.pid is not None
+        os.kill(process.pid, signal.SIGSTOP)  # it can no longer end itself
+        wait_until(lambda: "did not end itself" in caplog.text, 30, "the backstop")
+        assert f"process 1 (pid {process.pid}): job {hang} attempt 1 passed its timeout" in (
+            caplog.text
+        )
+        # the supervisor wrote the timeout, fenced by the Job the process sent it
+        wait_until(lambda: f"job {hang} attempt 1: timeout written (pending)" in caplog.text, 30)
+        record = queue.get(hang)
+        assert record is not None and (record.attempt, record.last_error) == (
+            1,
+            f"TimeoutError: job {hang} attempt 1 exceeded its timeout (its process did not "
+            "end itself and was killed)",
+        )
+
+        def failed() -> bool:
+            record = queue.get(hang)
+            return record is not None and record.status == "failed"
+
+        # attempt 2 ran in the replacement, whose process ended itself
+        wait_until(failed, 60, "the job failed")
+        record = queue.get(hang)
+        assert record is not None and record.attempt == 2
+        assert record.last_error == f"TimeoutError: job {hang} attempt 2 exceeded its timeout"
+        wait_until(lambda: caplog.text.count("passed its timeout; starting another") == 2, 30)
+    finally:
+        fleet.stop()
+        runner.join(60)
+    assert codes == [0], caplog.text
