@@ -31,6 +31,15 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "schema_v1"
 #: which these simulations of an old release keep, so they use the current text (the same
 #: columns, the same effect on them).
 REBOUND = {"mysql": ("claim_take", "claim_expire", "complete_held", "ids_by_key")}
+#: ... less what schema version 8 added to them (the claim's token, a column an old table
+#: lacks): its value is still bound, and unused
+TOKEN = (", t.claim_id = %(claim_id)s", " AND t.claim_id <=> p.cid")
+
+
+def without_token(sql: str) -> str:
+    for text in TOKEN:
+        sql = sql.replace(text, "")
+    return sql
 
 
 def v1_statements(q: skiplock.Queue, folder: Path = FIXTURES) -> dict[str, str]:
@@ -40,7 +49,7 @@ def v1_statements(q: skiplock.Queue, folder: Path = FIXTURES) -> dict[str, str]:
     raw = parse_statements((folder / name).read_text(encoding="utf-8"), name)
     old = render_statements(raw, q.table, q.dialect.quote)
     for statement in REBOUND.get(q.dialect.name, ()):
-        old[statement] = q.dialect.sql[statement]
+        old[statement] = without_token(q.dialect.sql[statement])
     return old
 
 

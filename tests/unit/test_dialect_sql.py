@@ -48,6 +48,7 @@ SAMPLE: dict[str, Any] = {
     "dedupe_key": "report-42",
     "id": 7,
     "attempt": 2,
+    "claim_id": 2**63 - 1,
     "result": None,
     "error": "boom",
     "all_queues": False,
@@ -138,7 +139,15 @@ def sent_by_pymssql(statement: str) -> str:
     params = dict(SAMPLE)
     if "{rows}" in d.sql[statement]:
         rows = [
-            {"n": i, "id": i, "attempt": 1, "payload": "[]", "idempotency_key": "k", "result": r}
+            {
+                "n": i,
+                "id": i,
+                "attempt": 1,
+                "claim_id": None,
+                "payload": "[]",
+                "idempotency_key": "k",
+                "result": r,
+            }
             for i, r in enumerate([None, '{"r": 1}'])
         ]
         sql, row_params = d.values_sql(statement, rows)  # type: ignore[attr-defined]
@@ -201,7 +210,16 @@ def test_mssql_claim_ends_spent_leases_failed_like_postgresql() -> None:
     ms = dialect("mssql").sql["claim"]
     spent = "status = 'running' AND attempt >= max_attempts"
     # both decide per row, with the same condition, every column the claim assigns
-    for column in ("status", "attempt", "lease_until", "run_at", "last_error", "finished_at"):
+    columns = (
+        "status",
+        "attempt",
+        "lease_until",
+        "run_at",
+        "last_error",
+        "finished_at",
+        "claim_id",
+    )
+    for column in columns:
         assert re.search(rf"{column} = CASE WHEN {re.escape(spent)}", ms), column
         assert f"{column} = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts" in pg
     for text in (pg, ms):
@@ -237,7 +255,9 @@ def test_mssql_batches_are_chunked() -> None:
 
     d = dialect("mssql")
     assert isinstance(d, mssql.MSSQLDialect)
-    sql, params = d.values_sql("complete_many", [{"id": 1, "attempt": 1, "result": None}] * 3)
+    sql, params = d.values_sql(
+        "complete_many", [{"id": 1, "attempt": 1, "claim_id": 9, "result": None}] * 3
+    )
     assert sql.count("CAST(%(id_") == 3 and params["id_2"] == 1
     assert mssql.BATCH_ROWS <= 1000  # INSERT ... VALUES refuses more than 1000 rows
 

@@ -68,6 +68,11 @@ class Job:
     lock_lost: bool = field(default=False, compare=False)
     #: the ``key`` it was enqueued with: jobs of one key run one at a time, in id order
     key: str | None = None
+    #: the token of the claim that returned it (random, unique for ever): every write after
+    #: the claim names it with ``attempt``, so a claim that a database failover rolled back
+    #: cannot be mistaken for a later claim of the same attempt (None: claimed before schema
+    #: version 8 added it)
+    claim_id: int | None = None
 
     def raise_if_cancelled(self) -> None:
         """Raise :class:`~skiplock.Cancelled` if a cancel of this job was requested: a
@@ -102,6 +107,7 @@ class Job:
             bool(get("cancel_requested")),
             False,  # lock_lost
             get("order_key"),
+            get("claim_id"),
         )
 
 
