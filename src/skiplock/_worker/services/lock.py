@@ -181,7 +181,7 @@ class SingleLock:
         params = {"margin_s": min(_MAX_MARGIN, math.ceil(margin)), "limit": len(wanted) + 1}
         rows = q._run("reading the running jobs", None, q.dialect.fetch_op, "live_leases", params)
         # At most len(ours) + 1 rows: more than ours is enough to know another one runs.
-        return any((int(r["id"]), int(r["attempt"]), r["claim_id"]) not in wanted for r in rows)
+        return any((int(r["id"]), int(r["attempt"]), r.get("claim_id")) not in wanted for r in rows)
 
     def session_id(self) -> int | None:
         """The server's id of the lock connection (for tests and operators)."""
