@@ -148,9 +148,13 @@ def test_failover_to_a_standby_while_workers_drain(pair: Pair, mode: str) -> Non
             f"CREATE TABLE {RESULTS} (job_id bigint NOT NULL, attempt int NOT NULL, "
             "claim_id bigint)"
         )
-    acked: set[int] = set()
+    acked: dict[int, int] = {}  # payload: the id its acknowledged enqueue returned
+
+    def enqueue(batch: list[int]) -> None:
+        acked.update(zip(batch, setup.enqueue_many(batch, max_attempts=1000), strict=True))
+
     for start in range(0, PRELOAD, 1000):
-        acked.update(setup.enqueue_many(list(range(start, start + 1000)), max_attempts=1000))
+        enqueue(list(range(start, start + 1000)))
 
     rec = Record()
     queues = [skiplock.Queue(url, table=TABLE) for _ in range(WORKERS)]
@@ -166,7 +170,7 @@ def test_failover_to_a_standby_while_workers_drain(pair: Pair, mode: str) -> Non
         while n < TOTAL and not stop_enqueuing.is_set():
             batch = list(range(n, min(n + 10, TOTAL)))
             try:
-                acked.update(setup.enqueue_many(batch, max_attempts=1000))
+                enqueue(batch)
             except skiplock.BackendError:
                 retried_batches.append(n)  # outcome unknown or refused: enqueue it again
                 time.sleep(0.2)
@@ -208,10 +212,9 @@ def test_failover_to_a_standby_while_workers_drain(pair: Pair, mode: str) -> Non
 
     # -- what the new primary holds ------------------------------------------------------
     with new.transaction() as tx:
-        jobs = {
-            int(i): (str(s), int(a), c)
-            for i, s, a, c in tx.fetchall(f"SELECT id, status, attempt, claim_id FROM {TABLE}")
-        }
+        rows = tx.fetchall(f"SELECT id, status, attempt, claim_id, payload FROM {TABLE}")
+        jobs = {int(i): (str(s), int(a), c) for i, s, a, c, _ in rows}
+        payloads = {int(i): int(p) for i, *_, p in rows}
         results = tx.fetchall(f"SELECT job_id, attempt, claim_id FROM {RESULTS}")
     not_done = {i: s for i, (s, _, _) in jobs.items() if s != "done"}
     assert not not_done, f"{len(not_done)} jobs not done, e.g. {list(not_done.items())[:5]}"
@@ -223,7 +226,10 @@ def test_failover_to_a_standby_while_workers_drain(pair: Pair, mode: str) -> Non
     assert set(per_job) == set(jobs), "a done job without its result row, or a row without job"
     by_other = [j for j, [(a, c)] in per_job.items() if (a, c) != jobs[j][1:]]
     assert not by_other, f"result rows written by a claim that did not complete: {by_other[:5]}"
-    lost_enqueues = acked - set(jobs)
+    # An enqueue acknowledged by the old primary and lost with it; its id may name another
+    # job on the new primary (the sequence went back too).
+    lost_enqueues = set(acked) - set(payloads.values())
+    reused = sum(1 for p, i in acked.items() if i in payloads and payloads[i] != p)
 
     # -- what the handlers saw -----------------------------------------------------------
     tokens: dict[tuple[int, int], dict[int, float]] = defaultdict(dict)
@@ -251,7 +257,8 @@ def test_failover_to_a_standby_while_workers_drain(pair: Pair, mode: str) -> Non
     )
     print(
         f"\n{mode}: {len(jobs)} jobs on the new primary ({len(acked)} enqueues acknowledged, "
-        f"{len(lost_enqueues)} of them lost, {len(retried_batches)} enqueue batches retried); "
+        f"{len(lost_enqueues)} of them lost, their ids reused for {reused} other jobs, "
+        f"{len(retried_batches)} enqueue batches retried); "
         f"{WORKERS} workers x {CONCURRENCY}; promotion took {promoted - stopped:.1f} s, first "
         f"completion {first_after - promoted:.1f} s after it; {len(rec.claims)} handler runs, "
         f"{ran_again} jobs ran more than once; late fenced writes (tried after the primary "
@@ -262,6 +269,7 @@ def test_failover_to_a_standby_while_workers_drain(pair: Pair, mode: str) -> Non
     assert accepted_ghost == 0, f"{accepted_ghost} late writes of lost claims were accepted"
     if mode == "sync":
         assert not lost_enqueues, f"{len(lost_enqueues)} acknowledged enqueues lost"
+        assert not reused
         assert not ghosts, f"{len(ghosts)} acknowledged claims lost by a synchronous standby"
     else:
         assert late_ghost, "no lost claim tried a late write: the case was not shown"
