@@ -82,11 +82,12 @@ def pair() -> Iterator[Pair]:
 @dataclass
 class Record:
     """What the handlers saw, on the client: each claim they ran (id, attempt, token, the
-    claim's time on the database's clock) and each try of their fenced completion (token,
-    when it began on the wall clock, and how it ended)."""
+    claim's time on the database's clock) and each try of their fenced completion ((id,
+    token): a claim's token names all the jobs it took; when it began on the wall clock,
+    and how it ended)."""
 
     claims: list[tuple[int, int, int, float]] = field(default_factory=list)
-    writes: list[tuple[int, float, str]] = field(default_factory=list)
+    writes: list[tuple[tuple[int, int], float, str]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -100,7 +101,9 @@ def make_handler(q: skiplock.Queue, rec: Record) -> Callable[[Job], None]:
         claimed = job.run_at.timestamp() - LEASE
         with rec.lock:
             rec.claims.append((job.id, job.attempt, job.claim_id, claimed))
-        time.sleep(random.uniform(0.005, 0.04))
+        # One job in 25 runs 3 s: those that began on the old primary still run when the
+        # new one hands their jobs out again, so their late writes meet the second claim.
+        time.sleep(3.0 if job.payload % 25 == 0 else random.uniform(0.005, 0.04))
         give_up = time.monotonic() + 60
         while True:
             began = time.time()
@@ -111,19 +114,19 @@ def make_handler(q: skiplock.Queue, rec: Record) -> Callable[[Job], None]:
                     tx.complete(job)
             except skiplock.LeaseLost:
                 with rec.lock:
-                    rec.writes.append((job.claim_id, began, "refused"))
+                    rec.writes.append(((job.id, job.claim_id), began, "refused"))
                 raise
             except skiplock.BackendError:
                 # The primary is gone: try again until the new one answers (a handler that
                 # began on the old primary thus commits late, or is refused).
                 with rec.lock:
-                    rec.writes.append((job.claim_id, began, "error"))
+                    rec.writes.append(((job.id, job.claim_id), began, "error"))
                 if time.monotonic() > give_up:
                     raise
                 time.sleep(0.2)
                 continue
             with rec.lock:
-                rec.writes.append((job.claim_id, began, "accepted"))
+                rec.writes.append(((job.id, job.claim_id), began, "accepted"))
             return
 
     return handle
@@ -176,7 +179,7 @@ def test_failover_to_a_standby_while_workers_drain(pair: Pair, mode: str) -> Non
                 time.sleep(0.2)
                 continue
             n += len(batch)
-            time.sleep(0.05)  # about 200 jobs a second: it runs through the failover
+            time.sleep(0.1)  # about 100 jobs a second: it runs through the failover
 
     enqueuer = threading.Thread(target=enqueue_meanwhile)
     for w in workers:
@@ -184,8 +187,8 @@ def test_failover_to_a_standby_while_workers_drain(pair: Pair, mode: str) -> Non
     enqueuer.start()
     try:
         end = time.monotonic() + 60
-        while (setup.stats().done or 0) < 1_500:
-            assert time.monotonic() < end, "the workers did not drain 1,500 jobs in 60 s"
+        while (setup.stats().done or 0) < 1_000:
+            assert time.monotonic() < end, "the workers did not drain 1,000 jobs in 60 s"
             time.sleep(0.05)
         if mode == "async":
             pair.run("detach")  # the standby lags from now on...
@@ -216,16 +219,6 @@ def test_failover_to_a_standby_while_workers_drain(pair: Pair, mode: str) -> Non
         jobs = {int(i): (str(s), int(a), c) for i, s, a, c, _ in rows}
         payloads = {int(i): int(p) for i, *_, p in rows}
         results = tx.fetchall(f"SELECT job_id, attempt, claim_id FROM {RESULTS}")
-    not_done = {i: s for i, (s, _, _) in jobs.items() if s != "done"}
-    assert not not_done, f"{len(not_done)} jobs not done, e.g. {list(not_done.items())[:5]}"
-    per_job: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for job_id, attempt, claim_id in results:
-        per_job[int(job_id)].append((int(attempt), int(claim_id)))
-    twice = {j: r for j, r in per_job.items() if len(r) > 1}
-    assert not twice, f"{len(twice)} jobs have two result rows, e.g. {list(twice.items())[:5]}"
-    assert set(per_job) == set(jobs), "a done job without its result row, or a row without job"
-    by_other = [j for j, [(a, c)] in per_job.items() if (a, c) != jobs[j][1:]]
-    assert not by_other, f"result rows written by a claim that did not complete: {by_other[:5]}"
     # An enqueue acknowledged by the old primary and lost with it; its id may name another
     # job on the new primary (the sequence went back too).
     lost_enqueues = set(acked) - set(payloads.values())
@@ -238,14 +231,14 @@ def test_failover_to_a_standby_while_workers_drain(pair: Pair, mode: str) -> Non
     # A claim the new primary never saw: its (id, attempt) was handed out again, by a claim
     # made after the old primary stopped (both servers share this machine's clock).
     ghosts = {
-        t
-        for claims in tokens.values()
+        (job_id, t)
+        for (job_id, _), claims in tokens.items()
         if len(claims) > 1
         for t, claimed in claims.items()
         if claimed < stopped
     }
-    late = [(t, how) for t, began, how in rec.writes if began >= stopped and how != "error"]
-    late_ghost = [how for t, how in late if t in ghosts]
+    late = [(c, how) for c, began, how in rec.writes if began >= stopped and how != "error"]
+    late_ghost = [how for c, how in late if c in ghosts]
     accepted_ghost = late_ghost.count("accepted")
     ran = defaultdict(set)
     for job_id, _, token, _ in rec.claims:
@@ -266,6 +259,17 @@ def test_failover_to_a_standby_while_workers_drain(pair: Pair, mode: str) -> Non
         f"claims the new primary never saw: {late_ghost.count('refused')} refused, "
         f"{accepted_ghost} accepted; {time.monotonic() - started:.0f} s in all"
     )
+    # -- the guarantees ------------------------------------------------------------------
+    not_done = {i: s for i, (s, _, _) in jobs.items() if s != "done"}
+    assert not not_done, f"{len(not_done)} jobs not done, e.g. {list(not_done.items())[:5]}"
+    per_job: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for job_id, attempt, claim_id in results:
+        per_job[int(job_id)].append((int(attempt), int(claim_id)))
+    twice = {j: r for j, r in per_job.items() if len(r) > 1}
+    assert not twice, f"{len(twice)} jobs have two result rows, e.g. {list(twice.items())[:5]}"
+    assert set(per_job) == set(jobs), "a done job without its result row, or a row without job"
+    by_other = [j for j, [(a, c)] in per_job.items() if (a, c) != jobs[j][1:]]
+    assert not by_other, f"result rows written by a claim that did not complete: {by_other[:5]}"
     assert accepted_ghost == 0, f"{accepted_ghost} late writes of lost claims were accepted"
     if mode == "sync":
         assert not lost_enqueues, f"{len(lost_enqueues)} acknowledged enqueues lost"
