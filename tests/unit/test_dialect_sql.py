@@ -88,6 +88,24 @@ def test_every_dialect_is_covered() -> None:
     assert set(URLS) == set(DIALECT_MODULES)
 
 
+def code_of(sql: str) -> str:
+    return "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--"))
+
+
+#: a write fenced by the claim: it names the claim's attempt (one job, or a batch's rows)
+FENCED = re.compile(r"attempt = %\(attempt\)s|\.attempt = (v\.attempt|p\.at)\b")
+
+
+@pytest.mark.parametrize(("name", "statement"), statements())
+def test_every_fenced_write_checks_the_claim_token(name: str, statement: str) -> None:
+    """A write that names the claim's attempt names its token too (docs/guarantees.md,
+    Fencing): after a failover the same attempt can be handed out again, the token never.
+    A new fenced statement gets ``%(claim_id)s`` from ``_fenced`` (src/skiplock/_core/calls.py)."""
+    code = code_of(dialect(name).sql[statement])
+    if FENCED.search(code) and not statement.startswith("claim"):
+        assert "claim_id" in code, f"{name}.sql {statement}: fenced by attempt, not by token"
+
+
 @pytest.mark.parametrize(("name", "statement"), statements())
 def test_statement_matches_its_golden_file(name: str, statement: str) -> None:
     rendered = dialect(name).sql[statement].rstrip() + "\n"

@@ -34,8 +34,9 @@ def utc(value: Any) -> datetime | None:
 class Job:
     """One job as the database holds it.
 
-    ``attempt`` is the fencing token: it grows by one at every claim, and every write after
-    the claim names it. ``idempotency_key`` stays the same across attempts and differs
+    ``attempt`` and ``claim_id`` are the fencing token: ``attempt`` grows by one at every
+    claim, ``claim_id`` is new (random) at every claim, and every write after the claim
+    names both. ``idempotency_key`` stays the same across attempts and differs
     between jobs; pass it to services outside the database so they can drop a repeat.
     ``lost`` is set by a worker when a heartbeat finds the job taken away. ``lock_lost`` is
     set by a single-mode worker that lost its lock while the job ran: another worker may
