@@ -137,7 +137,7 @@ def settled(q: skiplock.Queue) -> bool:
         s = q.stats()
     except skiplock.BackendError:
         return False
-    return s.pending + s.scheduled + s.running + s.expired == 0
+    return bool(s.pending + s.scheduled + s.running + s.expired == 0)
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
@@ -165,12 +165,15 @@ def test_failover_to_a_standby_while_workers_drain(pair: Pair, mode: str) -> Non
         Worker(q, make_handler(q, rec), concurrency=CONCURRENCY, lease=LEASE, retention=None)
         for q in queues
     ]
-    stop_enqueuing = threading.Event()
+    stop_enqueuing, failed_over = threading.Event(), threading.Event()
     retried_batches: list[int] = []
 
     def enqueue_meanwhile() -> None:
         n = PRELOAD
         while n < TOTAL and not stop_enqueuing.is_set():
+            if n >= TOTAL - 200 and not failed_over.is_set():
+                time.sleep(0.05)  # the last 200 wait for the new primary
+                continue
             batch = list(range(n, min(n + 10, TOTAL)))
             try:
                 enqueue(batch)
@@ -198,6 +201,7 @@ def test_failover_to_a_standby_while_workers_drain(pair: Pair, mode: str) -> Non
         stopped = time.time()  # every claim and write of the old primary was before this
         pair.run("promote")  # ...and the standby promoted
         promoted = time.time()
+        failed_over.set()
         new = skiplock.Queue(url, table=TABLE)
         enqueuer.join(90)
         assert not enqueuer.is_alive(), "the enqueuing thread did not finish"
@@ -244,6 +248,7 @@ def test_failover_to_a_standby_while_workers_drain(pair: Pair, mode: str) -> Non
     for job_id, _, token, _ in rec.claims:
         ran[job_id].add(token)
     ran_again = sum(1 for t in ran.values() if len(t) > 1)
+    first_claim = min((c for *_, c in rec.claims if c >= stopped), default=float("nan"))
     first_after = min(
         (began for _, began, how in rec.writes if how == "accepted" and began >= promoted),
         default=float("nan"),
@@ -253,7 +258,8 @@ def test_failover_to_a_standby_while_workers_drain(pair: Pair, mode: str) -> Non
         f"{len(lost_enqueues)} of them lost, their ids reused for {reused} other jobs, "
         f"{len(retried_batches)} enqueue batches retried); "
         f"{WORKERS} workers x {CONCURRENCY}; promotion took {promoted - stopped:.1f} s, first "
-        f"completion {first_after - promoted:.1f} s after it; {len(rec.claims)} handler runs, "
+        f"completion {first_after - promoted:.1f} s and first claim "
+        f"{first_claim - promoted:.1f} s after it; {len(rec.claims)} handler runs, "
         f"{ran_again} jobs ran more than once; late fenced writes (tried after the primary "
         f"stopped, answered by the new one): {len(late)}, of which {len(late_ghost)} from "
         f"claims the new primary never saw: {late_ghost.count('refused')} refused, "
