@@ -250,16 +250,16 @@ def test_failover_to_a_standby_while_workers_drain(pair: Pair, mode: str) -> Non
     ran_again = sum(1 for t in ran.values() if len(t) > 1)
     first_claim = min((c for *_, c in rec.claims if c >= stopped), default=float("nan"))
     first_after = min(
-        (began for _, began, how in rec.writes if how == "accepted" and began >= promoted),
+        (began for _, began, how in rec.writes if how == "accepted" and began >= stopped),
         default=float("nan"),
     )
     print(
         f"\n{mode}: {len(jobs)} jobs on the new primary ({len(acked)} enqueues acknowledged, "
         f"{len(lost_enqueues)} of them lost, their ids reused for {reused} other jobs, "
         f"{len(retried_batches)} enqueue batches retried); "
-        f"{WORKERS} workers x {CONCURRENCY}; promotion took {promoted - stopped:.1f} s, first "
-        f"completion {first_after - promoted:.1f} s and first claim "
-        f"{first_claim - promoted:.1f} s after it; {len(rec.claims)} handler runs, "
+        f"{WORKERS} workers x {CONCURRENCY}; after the primary stopped: standby promoted in "
+        f"{promoted - stopped:.1f} s, first claim on it at {first_claim - stopped:.1f} s, "
+        f"first completion at {first_after - stopped:.1f} s; {len(rec.claims)} handler runs, "
         f"{ran_again} jobs ran more than once; late fenced writes (tried after the primary "
         f"stopped, answered by the new one): {len(late)}, of which {len(late_ghost)} from "
         f"claims the new primary never saw: {late_ghost.count('refused')} refused, "
