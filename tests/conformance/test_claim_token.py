@@ -136,8 +136,8 @@ def test_a_batch_completion_refuses_only_the_row_with_a_stale_token(
 def test_a_job_claimed_before_tokens_existed_is_fenced_by_a_null_token(
     queue: skiplock.Queue,
 ) -> None:
-    # A row claimed before migration 8 has no token: the job read back for it has None,
-    # which matches only a NULL token, and a token matches only itself.
+    # A row claimed before the token's migration (0008_claim_token) has none: the job read
+    # back for it has None, which matches only a NULL token, and a token only itself.
     queue.enqueue_many(["a", "b"])
     jobs = queue.claim(limit=2, lease=30)
     with queue.transaction() as tx:

@@ -31,7 +31,7 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "schema_v1"
 #: which these simulations of an old release keep, so they use the current text (the same
 #: columns, the same effect on them).
 REBOUND = {"mysql": ("claim_take", "claim_expire", "complete_held", "ids_by_key")}
-#: What schema version 8 (the claim's token, a column an older table lacks) added to this
+#: What the claim token's migration (0008_claim_token: a column an older table lacks) added to this
 #: release's statements, as (text, replacement): the simulations of an older release run
 #: them without it (its value is still bound, and unused).
 TOKEN = (
@@ -57,7 +57,7 @@ TOKEN = (
 
 
 def without_token(sql: str) -> str:
-    """*sql* as it was before schema version 8 (see :data:`TOKEN`)."""
+    """*sql* as it was before the claim token's migration (see :data:`TOKEN`)."""
     for text, replacement in TOKEN:
         sql = sql.replace(text, replacement)
     code = [line for line in sql.splitlines() if not line.lstrip().startswith("--")]
@@ -180,8 +180,8 @@ def test_upgrade_while_a_worker_drains_every_state(
     old.fail(old.claim()[0], "boom")
     live_id = old.enqueue({"state": "live"}, queue="held")
     (live,) = old.claim(queues="held", lease=300)
-    # a job claimed before version 8 has no token (MySQL's dialect code, which the simulation
-    # keeps, fills in the token its statements would have written)
+    # a job claimed before the token's migration has none (MySQL's dialect code, which the
+    # simulation keeps, fills in the token its statements would have written)
     live.claim_id = None
     stale_id = old.enqueue({"state": "expired"}, priority=-1)
     (stale,) = old.claim(lease=0.5)

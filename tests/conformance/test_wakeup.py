@@ -215,7 +215,7 @@ def test_upgrade_from_version_5_keeps_every_job_and_wakes_idle_workers(
     setup.uninstall()
     assert setup.migrate(to=5) == [1, 2, 3, 4, 5]
     old = make_queue()  # version 5's statements are this release's, bar the wake-up ones,
-    # the claim's token (version 8) and stats, which reads version 7's counters table:
+    # the claim's token (0008_claim_token) and stats, which reads version 7's counters table:
     # version 5's is version 4's
     current = {name: without_token(sql) for name, sql in old.dialect.sql.items()}
     old.dialect.sql = {**current, "stats": v1_statements(old, V4)["stats"]}
@@ -228,8 +228,8 @@ def test_upgrade_from_version_5_keeps_every_job_and_wakes_idle_workers(
     assert old.cancel(cancelled_id) == "cancelled"
     live_id = old.enqueue({"state": "live"}, queue="held")
     (live,) = old.claim(queues="held", lease=300)
-    # a job claimed before version 8 has no token (MySQL's dialect code, which the simulation
-    # keeps, fills in the token its statements would have written)
+    # a job claimed before the token's migration has none (MySQL's dialect code, which the
+    # simulation keeps, fills in the token its statements would have written)
     live.claim_id = None
     stale_id = old.enqueue({"state": "expired"}, priority=-1)
     (stale,) = old.claim(lease=0.5)

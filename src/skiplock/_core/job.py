@@ -71,8 +71,8 @@ class Job:
     key: str | None = None
     #: the token of the claim that returned it (random, unique for ever): every write after
     #: the claim names it with ``attempt``, so a claim that a database failover rolled back
-    #: cannot be mistaken for a later claim of the same attempt (None: claimed before schema
-    #: version 8 added it)
+    #: cannot be mistaken for a later claim of the same attempt (None: claimed before the
+    #: migration that added it, 0008_claim_token)
     claim_id: int | None = None
 
     def raise_if_cancelled(self) -> None:
