@@ -25,6 +25,7 @@ from .contract import (
     Adapter,
     AsyncAdapter,
     BackendError,
+    Completion,
     ConfigurationError,
     DatabaseURL,
     ErrorInfo,
@@ -277,7 +278,9 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         row = yield from self.fetch_one_op("queue_lock", {"queue": queue})
         return bool(row and row["held"])
 
-    def claim_capped(self, queue: str, limit: int, lease_ms: int, cap: int) -> Op[list[Row]]:
+    def claim_capped(
+        self, queue: str, limit: int, lease_ms: int, cap: int, claim_id: int
+    ) -> Op[list[Row]]:
         """Claim from *queue* so that at most *cap* of its jobs hold a live lease: under the
         queue's lock (held until this transaction ends; none taken if another claim holds
         it), count them in a statement of its own, then claim at most the room left. Every
@@ -288,7 +291,7 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         room = cap - int(row["n"] if row else 0)
         if room <= 0:
             return []
-        return (yield from self.claim([queue], min(limit, room), lease_ms))
+        return (yield from self.claim([queue], min(limit, room), lease_ms, claim_id))
 
     # ==== pause and rate limits ====
 
@@ -308,7 +311,13 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         return {str(r["queue"]) for r in rows}
 
     def claim_rated(
-        self, queue: str, limit: int, lease_ms: int, cap: int | None, rate: tuple[int, int]
+        self,
+        queue: str,
+        limit: int,
+        lease_ms: int,
+        cap: int | None,
+        rate: tuple[int, int],
+        claim_id: int,
     ) -> Op[tuple[list[Row], float | None]]:
         """Claim from *queue* so that no window of ``rate[1]`` milliseconds holds more than
         ``rate[0]`` of its claimed jobs (and, with *cap*, at most *cap* of them hold a live
@@ -334,7 +343,7 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
             take = min(take, cap - int(running["n"] if running else 0))
             if take <= 0:
                 return [], None
-        rows = yield from self.claim([queue], take, lease_ms)
+        rows = yield from self.claim([queue], take, lease_ms, claim_id)
         if rows:
             yield self.stmt("rate_prune", params, NOTHING)
             yield self.stmt("rate_record", {"queue": queue, "n": len(rows)}, NOTHING)
@@ -375,13 +384,16 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         the driver can run :class:`~skiplock._core.ops.Copy`."""
         raise NotImplementedError
 
-    def claim(self, queues: Sequence[str], limit: int, lease_ms: int) -> Op[list[Row]]:
-        """Claim up to *limit* claimable jobs; expired jobs with spent attempts end failed."""
+    def claim(
+        self, queues: Sequence[str], limit: int, lease_ms: int, claim_id: int
+    ) -> Op[list[Row]]:
+        """Claim up to *limit* claimable jobs, writing *claim_id* (the claim's token) with
+        the next attempt; expired jobs with spent attempts end failed."""
         raise NotImplementedError
 
     def fenced(self, name: str, params: Mapping[str, Any]) -> Op[None]:
-        """A write after the claim, naming ``id`` and ``attempt``: raises ``LeaseLost``
-        unless it matched the row."""
+        """A write after the claim, naming ``id``, ``attempt`` and ``claim_id``: raises
+        ``LeaseLost`` unless it matched the row."""
         n: int = yield self.stmt(name, params, ROWCOUNT)
         if n != 1:
             raise LeaseLost(job_id=params["id"], attempt=params["attempt"])
@@ -430,11 +442,12 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         for statement in split_statements(self.sql[name]):
             yield Statement(statement, None, NOTHING)
 
-    def complete_many(self, items: Sequence[tuple[int, int, str | None]]) -> Op[set[int]]:
-        """Complete ``(id, attempt, result_json)`` items; return the ids that were still held."""
+    def complete_many(self, items: Sequence[Completion]) -> Op[set[int]]:
+        """Complete ``(id, attempt, claim_id, result_json)`` items; return the ids that were
+        still held."""
         done: set[int] = set()
-        for job_id, attempt, result in items:
-            params = {"id": job_id, "attempt": attempt, "result": result}
+        for job_id, attempt, claim_id, result in items:
+            params = {"id": job_id, "attempt": attempt, "claim_id": claim_id, "result": result}
             if (yield self.stmt("complete", params, ROWCOUNT)):
                 done.add(job_id)
         return done

@@ -70,6 +70,7 @@ __all__ = [
     "Adapter",
     "AsyncAdapter",
     "BackendError",
+    "Completion",
     "ConfigurationError",
     "Copy",
     "DatabaseURL",
@@ -103,6 +104,9 @@ __all__ = [
 ]
 
 Row = dict[str, Any]
+#: one job of a batch completion: ``(id, attempt, claim_id, result_json)``, fenced by the
+#: first three
+Completion = tuple[int, int, int | None, str | None]
 #: how an idle worker learns at once that a job was enqueued: ``notify`` (LISTEN/NOTIFY on a
 #: connection of :meth:`Dialect.listen`), ``probe`` (:meth:`Dialect.wake_probe` read on a
 #: connection of :meth:`Dialect.probe_connect`), ``none`` (polling only)
@@ -248,12 +252,22 @@ class Dialect(Protocol):
         self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
     ) -> Op[list[int]]: ...
 
-    def claim(self, queues: Sequence[str], limit: int, lease_ms: int) -> Op[list[Row]]: ...
+    def claim(
+        self, queues: Sequence[str], limit: int, lease_ms: int, claim_id: int
+    ) -> Op[list[Row]]: ...
 
-    def claim_capped(self, queue: str, limit: int, lease_ms: int, cap: int) -> Op[list[Row]]: ...
+    def claim_capped(
+        self, queue: str, limit: int, lease_ms: int, cap: int, claim_id: int
+    ) -> Op[list[Row]]: ...
 
     def claim_rated(
-        self, queue: str, limit: int, lease_ms: int, cap: int | None, rate: tuple[int, int]
+        self,
+        queue: str,
+        limit: int,
+        lease_ms: int,
+        cap: int | None,
+        rate: tuple[int, int],
+        claim_id: int,
     ) -> Op[tuple[list[Row], float | None]]: ...
 
     def pause_op(self, queue: str, paused: bool) -> Op[None]: ...
@@ -264,7 +278,7 @@ class Dialect(Protocol):
 
     def heartbeat(self, params: Mapping[str, Any]) -> Op[Row]: ...
 
-    def complete_many(self, items: Sequence[tuple[int, int, str | None]]) -> Op[set[int]]: ...
+    def complete_many(self, items: Sequence[Completion]) -> Op[set[int]]: ...
 
     def cancel(self, job_id: int) -> Op[str | None]: ...
 

@@ -32,6 +32,7 @@ from .contract import (
     ROWS,
     TEXT,
     Adapter,
+    Completion,
     ErrorInfo,
     Op,
     Option,
@@ -225,13 +226,20 @@ class MSSQLDialect(BaseDialect):
         by_key = {str(r["idempotency_key"]).lower(): int(r["id"]) for r in found}
         return [by_key[k.lower()] for _, k in rows]
 
-    def claim(self, queues: Sequence[str], limit: int, lease_ms: int) -> Op[list[Row]]:
-        params = {"queues": list(queues), "limit": limit, "lease_ms": lease_ms}
+    def claim(
+        self, queues: Sequence[str], limit: int, lease_ms: int, claim_id: int
+    ) -> Op[list[Row]]:
+        params = {
+            "queues": list(queues),
+            "limit": limit,
+            "lease_ms": lease_ms,
+            "claim_id": claim_id,
+        }
         rows: list[Row] = yield self.stmt("claim", params)
         taken = [r for r in rows if r["status"] == "running"]
         return sorted(taken, key=lambda r: (r["priority"], r["run_at"], r["id"]))
 
-    def complete_many(self, items: Sequence[tuple[int, int, str | None]]) -> Op[set[int]]:
-        rows = [{"id": i, "attempt": a, "result": r} for i, a, r in items]
+    def complete_many(self, items: Sequence[Completion]) -> Op[set[int]]:
+        rows = [{"id": i, "attempt": a, "claim_id": c, "result": r} for i, a, c, r in items]
         found = yield from self.fetch_values("complete_many", rows, {})
         return {int(r["id"]) for r in found}

@@ -166,7 +166,9 @@ UPDATE picked SET
                                   N' did not finish before its lease ended (worker died or stalled)')
                       ELSE last_error END,
     finished_at = CASE WHEN status = 'running' AND attempt >= max_attempts
-                       THEN SYSUTCDATETIME() ELSE NULL END
+                       THEN SYSUTCDATETIME() ELSE NULL END,
+    claim_id = CASE WHEN status = 'running' AND attempt >= max_attempts
+                    THEN claim_id ELSE CAST(%(claim_id)s AS BIGINT) END
 OUTPUT inserted.*, DATEDIFF_BIG(MICROSECOND, deleted.run_at, SYSUTCDATETIME()) AS waited_us
 
 -- name: heartbeat
@@ -175,7 +177,8 @@ SET lease_until = DATEADD(MILLISECOND, %(lease_rem_ms)s,
                           DATEADD(SECOND, %(lease_s)s, SYSUTCDATETIME())),
     run_at = DATEADD(MILLISECOND, %(lease_rem_ms)s,
                      DATEADD(SECOND, %(lease_s)s, SYSUTCDATETIME()))
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND ISNULL(claim_id, 0) = ISNULL(CAST(%(claim_id)s AS BIGINT), 0)
+  AND status = 'running'
 
 -- name: lease_of
 -- The heartbeat's answer: the new lease, and whether q.cancel() asked the job to stop.
@@ -184,33 +187,39 @@ SELECT lease_until, cancel_requested FROM {table} WHERE id = %(id)s
 -- name: complete
 UPDATE {table}
 SET status = 'done', result = %(result)s, lease_until = NULL, finished_at = SYSUTCDATETIME()
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND ISNULL(claim_id, 0) = ISNULL(CAST(%(claim_id)s AS BIGINT), 0)
+  AND status = 'running'
 
 -- name: complete_many
 -- The dialect repeats complete_many_row once per job, at most 500 rows a statement. Each
--- row is still checked against its own attempt.
+-- row is still checked against its own attempt and claim token (0 never is one: NULL, a job
+-- claimed before the token existed, matches only NULL).
 UPDATE j
 SET status = 'done', result = v.result, lease_until = NULL, finished_at = SYSUTCDATETIME()
 OUTPUT inserted.id
 FROM {table} AS j
-JOIN (VALUES {rows}) AS v (id, attempt, result) ON j.id = v.id AND j.attempt = v.attempt
+JOIN (VALUES {rows}) AS v (id, attempt, claim_id, result)
+  ON j.id = v.id AND j.attempt = v.attempt AND ISNULL(j.claim_id, 0) = ISNULL(v.claim_id, 0)
 WHERE j.status = 'running'
 
 -- name: complete_many_row
-(CAST(%(id)s AS BIGINT), CAST(%(attempt)s AS INT), CAST(%(result)s AS NVARCHAR(MAX)))
+(CAST(%(id)s AS BIGINT), CAST(%(attempt)s AS INT), CAST(%(claim_id)s AS BIGINT),
+ CAST(%(result)s AS NVARCHAR(MAX)))
 
 -- name: retry
 UPDATE {table}
 SET status = 'pending',
     run_at = DATEADD(MILLISECOND, %(delay_rem_ms)s, DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME())),
     lease_until = NULL, last_error = %(error)s
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND ISNULL(claim_id, 0) = ISNULL(CAST(%(claim_id)s AS BIGINT), 0)
+  AND status = 'running'
 
 -- name: fail
 UPDATE {table}
 SET status = 'failed', lease_until = NULL, last_error = %(error)s,
     finished_at = SYSUTCDATETIME()
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND ISNULL(claim_id, 0) = ISNULL(CAST(%(claim_id)s AS BIGINT), 0)
+  AND status = 'running'
 
 -- name: release
 -- The job back to pending now. The claim's attempt stays (the fencing token never goes
@@ -219,7 +228,8 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 UPDATE {table}
 SET status = 'pending', run_at = SYSUTCDATETIME(), lease_until = NULL,
     max_attempts = CASE WHEN max_attempts < 2147483647 THEN max_attempts + 1 ELSE max_attempts END
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND ISNULL(claim_id, 0) = ISNULL(CAST(%(claim_id)s AS BIGINT), 0)
+  AND status = 'running'
 
 -- name: unclaim
 -- A claim whose COMMIT lost its connection may or may not have committed: each job it
@@ -230,7 +240,8 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 UPDATE {table}
 SET status = 'pending', run_at = SYSUTCDATETIME(), lease_until = NULL,
     max_attempts = CASE WHEN max_attempts < 2147483647 THEN max_attempts + 1 ELSE max_attempts END
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND ISNULL(claim_id, 0) = ISNULL(CAST(%(claim_id)s AS BIGINT), 0)
+  AND status = 'running'
   AND lease_until = CAST(%(lease_until)s AS DATETIME2(6))
 
 -- name: cancel_pending
@@ -247,7 +258,8 @@ UPDATE {table} SET cancel_requested = 1 WHERE id = %(id)s AND status = 'running'
 -- The handler stopped on a cancel request: fenced like every write after a claim.
 UPDATE {table}
 SET status = 'cancelled', lease_until = NULL, last_error = %(error)s, finished_at = SYSUTCDATETIME()
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND ISNULL(claim_id, 0) = ISNULL(CAST(%(claim_id)s AS BIGINT), 0)
+  AND status = 'running'
 
 -- name: get
 SELECT * FROM {table} WHERE id = %(id)s
@@ -305,7 +317,7 @@ EXEC sp_releaseapplock @Resource = %(name)s, @LockOwner = 'Session', @DbPrincipa
 -- less than %(margin_s)s seconds ago, on the statement's clock. A holder cut off from the
 -- database cannot heartbeat, so its leases end while its handlers run; once back, its
 -- heartbeats renew them: the margin gives it time to.
-SELECT TOP (%(limit)s) id, attempt FROM {table}
+SELECT TOP (%(limit)s) id, attempt, claim_id FROM {table}
 WHERE status = 'running'
   AND lease_until > DATEADD(SECOND, -%(margin_s)s, SYSUTCDATETIME())
 

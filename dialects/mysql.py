@@ -40,6 +40,7 @@ from .contract import (
     TEXT,
     Adapter,
     AsyncAdapter,
+    Completion,
     ErrorInfo,
     MySQLConnectorAdapter,
     Op,
@@ -273,7 +274,9 @@ class MySQLDialect(BaseDialect):
             yield from self.count_op("queue_lock_row", name)
         return False
 
-    def claim(self, queues: Sequence[str], limit: int, lease_ms: int) -> Op[list[Row]]:
+    def claim(
+        self, queues: Sequence[str], limit: int, lease_ms: int, claim_id: int
+    ) -> Op[list[Row]]:
         if len(queues) == 1:
             params = {"queue": queues[0], "limit": limit}
             picked = yield from self.fetch_op("claim_pick", params)
@@ -294,9 +297,10 @@ class MySQLDialect(BaseDialect):
             return []
         db_now: datetime = picked[0]["db_now"]
         lease_until = db_now + timedelta(milliseconds=lease_ms)
-        matched = yield from self._run_cas("claim_take", taken, {"lease_until": lease_until})
+        take = {"lease_until": lease_until, "claim_id": claim_id}
+        matched = yield from self._run_cas("claim_take", taken, take)
         if matched != len(taken):  # another claim read the same rows and took some first
-            taken = (yield from self._taken(taken, matched, lease_until)) if matched else []
+            taken = (yield from self._taken(taken, matched, claim_id)) if matched else []
         # The server's clock is UTC (UTC_TIMESTAMP): the lease's end is made aware once here
         # instead of once per job and field in Job.from_row.
         until = lease_until.replace(tzinfo=timezone.utc)
@@ -308,6 +312,7 @@ class MySQLDialect(BaseDialect):
                 lease_until=until,
                 run_at=until,
                 finished_at=None,
+                claim_id=claim_id,
             )
         return taken
 
@@ -320,11 +325,9 @@ class MySQLDialect(BaseDialect):
         matched: int = yield Statement(sql, values, ROWCOUNT)
         return matched
 
-    def _taken(self, picked: Sequence[Row], matched: int, lease_until: datetime) -> Op[list[Row]]:
+    def _taken(self, picked: Sequence[Row], matched: int, claim_id: int) -> Op[list[Row]]:
         """The picked rows this claim's take changed, when it matched fewer than it named
-        (the pick's lock did not hold). Ours are at the next attempt with our lease's end.
-        Should another claim have written the very same lease end, ours cannot be told
-        apart: none is returned, and their lease brings them back."""
+        (the pick's lock did not hold): ours are at the next attempt with our token."""
         which: list[Row] = yield self.stmt("claim_which", {"ids": [r["id"] for r in picked]})
         now = {int(r["id"]): r for r in which}
         mine = [
@@ -332,16 +335,18 @@ class MySQLDialect(BaseDialect):
             for r in picked
             if (row := now.get(int(r["id"]))) is not None
             and int(row["attempt"]) == r["attempt"] + 1
-            and row["lease_until"] == lease_until
+            and row.get("claim_id") == claim_id
         ]
         return mine if len(mine) == matched else []
 
-    def complete_many(self, items: Sequence[tuple[int, int, str | None]]) -> Op[set[int]]:
+    def complete_many(self, items: Sequence[Completion]) -> Op[set[int]]:
         # One fenced UPDATE for the batch (the common case: every job still held, two
         # round trips with the commit, as a bare loop would do), its items one bound JSON
         # array. FOUND_ROWS makes rowcount the number of rows matched.
-        wanted = {job_id: (attempt, result) for job_id, attempt, result in items}
-        doc = json.dumps([(i, a, r) for i, (a, r) in wanted.items()])
+        wanted = {
+            job_id: (attempt, claim_id, result) for job_id, attempt, claim_id, result in items
+        }
+        doc = json.dumps([(i, a, c, r) for i, (a, c, r) in wanted.items()])
         sql, bound = self.bind(self.sql["complete_held"], {"items": doc})
         matched: int = yield Statement(sql, bound, ROWCOUNT)
         if matched == len(wanted):
@@ -349,8 +354,10 @@ class MySQLDialect(BaseDialect):
         if matched == 0:
             return set()
         # Some were lost. Ours share the one finished_at this statement wrote, later than
-        # any earlier completion of the same (id, attempt).
+        # any earlier completion of the same (id, attempt, claim_id).
         which: list[Row] = yield self.stmt("complete_which", {"ids": list(wanted)})
-        rows = [r for r in which if wanted[int(r["id"])][0] == int(r["attempt"])]
+        rows = [
+            r for r in which if wanted[int(r["id"])][:2] == (int(r["attempt"]), r.get("claim_id"))
+        ]
         newest = max(r["finished_at"] for r in rows)
         return {int(r["id"]) for r in rows if r["finished_at"] == newest}

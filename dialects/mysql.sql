@@ -146,13 +146,13 @@ UPDATE {table} AS t
 JOIN JSON_TABLE(%(pairs)s, '$[*]' COLUMNS (id BIGINT PATH '$[0]', at INT PATH '$[1]')) AS p
   ON t.id = p.id AND t.attempt = p.at
 SET t.attempt = t.attempt + 1, t.status = 'running', t.lease_until = %(lease_until)s,
-    t.run_at = %(lease_until)s, t.finished_at = NULL
+    t.run_at = %(lease_until)s, t.finished_at = NULL, t.claim_id = %(claim_id)s
 WHERE t.claimable = 1 AND t.run_at <= UTC_TIMESTAMP(6)
 
 -- name: claim_which
 -- After a take that matched fewer rows than it named: the picked rows as they are now,
 -- in this transaction (which sees its own changes).
-SELECT id, attempt, lease_until FROM {table}
+SELECT id, attempt, lease_until, claim_id FROM {table}
 WHERE id IN (%(ids)s) AND status = 'running'
 
 -- name: claim_expire
@@ -171,7 +171,7 @@ WHERE t.status = 'running' AND t.run_at <= UTC_TIMESTAMP(6)
 UPDATE {table}
 SET lease_until = TIMESTAMPADD(MICROSECOND, %(lease_ms)s * 1000, UTC_TIMESTAMP(6)),
     run_at = TIMESTAMPADD(MICROSECOND, %(lease_ms)s * 1000, UTC_TIMESTAMP(6))
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id <=> %(claim_id)s AND status = 'running'
 
 -- name: lease_of
 -- The heartbeat's answer: the new lease, and whether q.cancel() asked the job to stop.
@@ -180,18 +180,18 @@ SELECT lease_until, cancel_requested FROM {table} WHERE id = %(id)s
 -- name: complete
 UPDATE {table}
 SET status = 'done', result = %(result)s, lease_until = NULL, finished_at = UTC_TIMESTAMP(6)
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id <=> %(claim_id)s AND status = 'running'
 
 -- name: retry
 UPDATE {table}
 SET status = 'pending', run_at = TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6)),
     lease_until = NULL, last_error = %(error)s
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id <=> %(claim_id)s AND status = 'running'
 
 -- name: fail
 UPDATE {table}
 SET status = 'failed', lease_until = NULL, last_error = %(error)s, finished_at = UTC_TIMESTAMP(6)
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id <=> %(claim_id)s AND status = 'running'
 
 -- name: release
 -- The job back to pending now. The claim's attempt stays (the fencing token never goes
@@ -200,7 +200,7 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 UPDATE {table}
 SET status = 'pending', run_at = UTC_TIMESTAMP(6), lease_until = NULL,
     max_attempts = LEAST(2147483647, max_attempts + 1)
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id <=> %(claim_id)s AND status = 'running'
 
 -- name: unclaim
 -- A claim whose COMMIT lost its connection may or may not have committed: each job it
@@ -211,7 +211,7 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 UPDATE {table}
 SET status = 'pending', run_at = UTC_TIMESTAMP(6), lease_until = NULL,
     max_attempts = LEAST(2147483647, max_attempts + 1)
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id <=> %(claim_id)s AND status = 'running'
   AND lease_until = %(lease_until)s
 
 -- name: cancel_pending
@@ -228,7 +228,7 @@ UPDATE {table} SET cancel_requested = 1 WHERE id = %(id)s AND status = 'running'
 -- The handler stopped on a cancel request: fenced like every write after a claim.
 UPDATE {table}
 SET status = 'cancelled', lease_until = NULL, last_error = %(error)s, finished_at = UTC_TIMESTAMP(6)
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id <=> %(claim_id)s AND status = 'running'
 
 -- name: get
 SELECT * FROM {table} WHERE id = %(id)s
@@ -266,13 +266,15 @@ LEFT JOIN {counters_table} AS c ON c.name = 'pruned'
 
 -- name: complete_held
 -- One fenced statement for the whole batch: each row must still be running at the attempt
--- its item names. %(items)s is one bound JSON array of [id, attempt, result] (result: the
+-- and claim token its item names. %(items)s is one bound JSON array of [id, attempt,
+-- claim_id, result] (claim_id null for a job claimed before the token existed; result: the
 -- stored JSON text as a JSON string, or null), read back as rows by JSON_TABLE; each item
--- finds its row by the primary key, and the attempt is the fence.
+-- finds its row by the primary key, and the attempt with the token is the fence.
 UPDATE {table} AS t
 JOIN JSON_TABLE(%(items)s, '$[*]' COLUMNS (
-    id BIGINT PATH '$[0]', at INT PATH '$[1]', res LONGTEXT PATH '$[2]')) AS p
-  ON t.id = p.id AND t.attempt = p.at
+    id BIGINT PATH '$[0]', at INT PATH '$[1]', cid BIGINT PATH '$[2]',
+    res LONGTEXT PATH '$[3]')) AS p
+  ON t.id = p.id AND t.attempt = p.at AND t.claim_id <=> p.cid
 SET t.status = 'done', t.result = p.res, t.lease_until = NULL,
     t.finished_at = UTC_TIMESTAMP(6)
 WHERE t.status = 'running'
@@ -280,7 +282,7 @@ WHERE t.status = 'running'
 -- name: complete_which
 -- After a batch matched fewer rows than it named: the rows it completed are the ones done
 -- at the named attempt with the newest finished_at (one statement, one clock reading).
-SELECT id, attempt, finished_at FROM {table}
+SELECT id, attempt, claim_id, finished_at FROM {table}
 WHERE id IN (%(ids)s) AND status = 'done'
 
 -- name: enqueue_rows
@@ -339,7 +341,7 @@ SELECT RELEASE_LOCK(%(name)s) AS released
 -- less than %(margin_s)s seconds ago, on the statement's clock. A holder cut off from the
 -- database cannot heartbeat, so its leases end while its handlers run; once back, its
 -- heartbeats renew them: the margin gives it time to.
-SELECT id, attempt FROM {table}
+SELECT id, attempt, claim_id FROM {table}
 WHERE claimable = 1 AND status = 'running'
   AND lease_until > TIMESTAMPADD(SECOND, -%(margin_s)s, UTC_TIMESTAMP(6))
 LIMIT %(limit)s

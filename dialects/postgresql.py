@@ -26,6 +26,7 @@ from .contract import (
     TEXT,
     Adapter,
     AsyncAdapter,
+    Completion,
     Copy,
     ErrorInfo,
     Op,
@@ -230,12 +231,15 @@ class PostgreSQLDialect(BaseDialect):
         )
         return ids
 
-    def claim(self, queues: Sequence[str], limit: int, lease_ms: int) -> Op[list[Row]]:
+    def claim(
+        self, queues: Sequence[str], limit: int, lease_ms: int, claim_id: int
+    ) -> Op[list[Row]]:
+        common = {"limit": limit, "lease_ms": lease_ms, "claim_id": claim_id}
         if len(queues) == 1:
-            params = {"queue": queues[0], "limit": limit, "lease_ms": lease_ms}
+            params = {"queue": queues[0], **common}
             rows: list[Row] = yield Statement(self.sql["claim"], params, ROWS)
         else:
-            params2 = {"queues": list(queues), "limit": limit, "lease_ms": lease_ms}
+            params2 = {"queues": list(queues), **common}
             rows = yield Statement(self.sql["claim_queues"], params2, ROWS)
         # The statement returns the rows it ended 'failed' too, unordered (see postgresql.sql):
         # the taken ones in claim order, (priority, run_at, id) with run_at the same for all.
@@ -243,11 +247,12 @@ class PostgreSQLDialect(BaseDialect):
         taken.sort(key=_CLAIM_ORDER)
         return taken
 
-    def complete_many(self, items: Sequence[tuple[int, int, str | None]]) -> Op[set[int]]:
+    def complete_many(self, items: Sequence[Completion]) -> Op[set[int]]:
         params = {
-            "ids": [i for i, _, _ in items],
-            "attempts": [a for _, a, _ in items],
-            "results": [r for _, _, r in items],
+            "ids": [i for i, _, _, _ in items],
+            "attempts": [a for _, a, _, _ in items],
+            "claim_ids": [c for _, _, c, _ in items],
+            "results": [r for _, _, _, r in items],
         }
         rows: list[Row] = yield Statement(self.sql["complete_many"], params, ROWS)
         return {int(r["id"]) for r in rows}

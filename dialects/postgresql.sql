@@ -109,11 +109,13 @@ UPDATE {table} AS j SET
                            || ' did not finish before its lease ended (worker died or stalled)'
                       ELSE j.last_error END,
     finished_at = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
-                       THEN statement_timestamp() ELSE NULL END
+                       THEN statement_timestamp() ELSE NULL END,
+    claim_id = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                    THEN j.claim_id ELSE %(claim_id)s::bigint END
 FROM picked WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
-          j.result, j.created_at, j.cancel_requested, j.order_key, j.headers,
+          j.result, j.created_at, j.cancel_requested, j.order_key, j.claim_id, j.headers,
           (EXTRACT(EPOCH FROM statement_timestamp() - picked.due_at) * 1000000)::bigint AS waited_us
 
 -- name: claim_queues
@@ -154,18 +156,21 @@ UPDATE {table} AS j SET
                            || ' did not finish before its lease ended (worker died or stalled)'
                       ELSE j.last_error END,
     finished_at = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
-                       THEN statement_timestamp() ELSE NULL END
+                       THEN statement_timestamp() ELSE NULL END,
+    claim_id = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                    THEN j.claim_id ELSE %(claim_id)s::bigint END
 FROM picked WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
-          j.result, j.created_at, j.cancel_requested, j.order_key, j.headers,
+          j.result, j.created_at, j.cancel_requested, j.order_key, j.claim_id, j.headers,
           (EXTRACT(EPOCH FROM statement_timestamp() - picked.due_at) * 1000000)::bigint AS waited_us
 
 -- name: heartbeat
 UPDATE {table}
 SET lease_until = statement_timestamp() + %(lease_ms)s * interval '1 millisecond',
     run_at = statement_timestamp() + %(lease_ms)s * interval '1 millisecond'
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id IS NOT DISTINCT FROM %(claim_id)s::bigint
+  AND status = 'running'
 
 -- name: lease_of
 -- The heartbeat's answer: the new lease, and whether q.cancel() asked the job to stop.
@@ -174,30 +179,35 @@ SELECT lease_until, cancel_requested FROM {table} WHERE id = %(id)s
 -- name: complete
 UPDATE {table}
 SET status = 'done', result = %(result)s::json, lease_until = NULL, finished_at = statement_timestamp()
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id IS NOT DISTINCT FROM %(claim_id)s::bigint
+  AND status = 'running'
 
 -- name: complete_many
--- Each row is still checked against its own attempt. "(status = 'running') IS TRUE" means
+-- Each row is still checked against its own attempt and claim token. "(status = 'running') IS TRUE" means
 -- status = 'running' (the column is NOT NULL) but keeps the planner off the claim index:
 -- once statistics say few rows run, it would scan every pending row of that index for
 -- each batch (measured: completion 2-3x slower with a backlog); the primary key finds
 -- each row directly.
 UPDATE {table} AS j
 SET status = 'done', result = v.result::json, lease_until = NULL, finished_at = statement_timestamp()
-FROM unnest(%(ids)s::bigint[], %(attempts)s::integer[], %(results)s::text[]) AS v(id, attempt, result)
-WHERE j.id = v.id AND j.attempt = v.attempt AND (j.status = 'running') IS TRUE
+FROM unnest(%(ids)s::bigint[], %(attempts)s::integer[], %(claim_ids)s::bigint[], %(results)s::text[])
+     AS v(id, attempt, claim_id, result)
+WHERE j.id = v.id AND j.attempt = v.attempt AND j.claim_id IS NOT DISTINCT FROM v.claim_id
+  AND (j.status = 'running') IS TRUE
 RETURNING j.id
 
 -- name: retry
 UPDATE {table}
 SET status = 'pending', run_at = statement_timestamp() + %(delay_ms)s * interval '1 millisecond',
     lease_until = NULL, last_error = %(error)s
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id IS NOT DISTINCT FROM %(claim_id)s::bigint
+  AND status = 'running'
 
 -- name: fail
 UPDATE {table}
 SET status = 'failed', lease_until = NULL, last_error = %(error)s, finished_at = statement_timestamp()
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id IS NOT DISTINCT FROM %(claim_id)s::bigint
+  AND status = 'running'
 
 -- name: release
 -- The job back to pending now. The claim's attempt stays (the fencing token never goes
@@ -206,7 +216,8 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 UPDATE {table}
 SET status = 'pending', run_at = statement_timestamp(), lease_until = NULL,
     max_attempts = LEAST(2147483647, max_attempts::bigint + 1)
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id IS NOT DISTINCT FROM %(claim_id)s::bigint
+  AND status = 'running'
 
 -- name: unclaim
 -- A claim whose COMMIT lost its connection may or may not have committed: each job it
@@ -217,7 +228,8 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 UPDATE {table}
 SET status = 'pending', run_at = statement_timestamp(), lease_until = NULL,
     max_attempts = LEAST(2147483647, max_attempts::bigint + 1)
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id IS NOT DISTINCT FROM %(claim_id)s::bigint
+  AND status = 'running'
   AND lease_until = %(lease_until)s::timestamptz
 
 -- name: cancel_pending
@@ -234,7 +246,8 @@ UPDATE {table} SET cancel_requested = TRUE WHERE id = %(id)s AND status = 'runni
 -- The handler stopped on a cancel request: fenced like every write after a claim.
 UPDATE {table}
 SET status = 'cancelled', lease_until = NULL, last_error = %(error)s, finished_at = statement_timestamp()
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id IS NOT DISTINCT FROM %(claim_id)s::bigint
+  AND status = 'running'
 
 -- name: get
 SELECT * FROM {table} WHERE id = %(id)s
@@ -363,7 +376,7 @@ SELECT pg_advisory_unlock(%(key)s)
 -- less than %(margin_s)s seconds ago, on the statement's clock. A holder cut off from the
 -- database cannot heartbeat, so its leases end while its handlers run; once back, its
 -- heartbeats renew them: the margin gives it time to.
-SELECT id, attempt FROM {table}
+SELECT id, attempt, claim_id FROM {table}
 WHERE status = 'running'
   AND lease_until > statement_timestamp() - %(margin_s)s * interval '1 second'
 LIMIT %(limit)s

@@ -155,6 +155,7 @@ def client(
 BOTH_APIS = {
     "test_claim",
     "test_lease",
+    "test_claim_token",
     "test_dedupe",
     "test_bulk",
     "test_bad_input",

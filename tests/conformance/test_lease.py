@@ -56,7 +56,7 @@ def test_expired_lease_is_claimed_again_and_late_complete_is_rejected(
 
 def test_heartbeat_keeps_a_slow_job(queue: skiplock.Queue) -> None:
     queue.enqueue("slow")
-    [job] = queue.claim(lease=0.6)
+    [job] = queue.claim(lease=1.0)  # five heartbeats a lease: room for a slow one
     stolen: list[skiplock.Job] = []
     stop = threading.Event()
 
@@ -68,7 +68,7 @@ def test_heartbeat_keeps_a_slow_job(queue: skiplock.Queue) -> None:
     t = threading.Thread(target=thief)
     t.start()
     try:
-        deadline = time.monotonic() + 2.0  # more than three first leases
+        deadline = time.monotonic() + 3.5  # more than three first leases
         while time.monotonic() < deadline:
             queue.heartbeat(job)
             time.sleep(0.2)

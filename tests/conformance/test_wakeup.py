@@ -239,6 +239,9 @@ def test_upgrade_from_version_5_keeps_every_job_and_wakes_idle_workers(
     assert old.cancel(cancelled_id) == "cancelled"
     live_id = old.enqueue({"state": "live"}, queue="held")
     (live,) = old.claim(queues="held", lease=300)
+    # a job claimed before the token's migration has none (MySQL's dialect code, which the
+    # simulation keeps, fills in the token its statements would have written)
+    live.claim_id = None
     stale_id = old.enqueue({"state": "expired"}, priority=-1)
     (stale,) = old.claim(lease=0.5)
     scheduled_id = old.enqueue({"state": "scheduled"}, delay=3600)

@@ -49,6 +49,7 @@ SAMPLE: dict[str, Any] = {
     "dedupe_key": "report-42",
     "id": 7,
     "attempt": 2,
+    "claim_id": 2**63 - 1,
     "result": None,
     "error": "boom",
     "all_queues": False,
@@ -90,6 +91,24 @@ def statements() -> list[tuple[str, str]]:
 
 def test_every_dialect_is_covered() -> None:
     assert set(URLS) == set(DIALECT_MODULES)
+
+
+def code_of(sql: str) -> str:
+    return "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--"))
+
+
+#: a write fenced by the claim: it names the claim's attempt (one job, or a batch's rows)
+FENCED = re.compile(r"attempt = %\(attempt\)s|\.attempt = (v\.attempt|p\.at)\b")
+
+
+@pytest.mark.parametrize(("name", "statement"), statements())
+def test_every_fenced_write_checks_the_claim_token(name: str, statement: str) -> None:
+    """A write that names the claim's attempt names its token too (docs/guarantees.md,
+    Fencing): after a failover the same attempt can be handed out again, the token never.
+    A new fenced statement gets ``%(claim_id)s`` from ``_fenced`` (src/skiplock/_core/calls.py)."""
+    code = code_of(dialect(name).sql[statement])
+    if FENCED.search(code) and not statement.startswith("claim"):
+        assert "claim_id" in code, f"{name}.sql {statement}: fenced by attempt, not by token"
 
 
 @pytest.mark.parametrize(("name", "statement"), statements())
@@ -143,7 +162,15 @@ def sent_by_pymssql(statement: str) -> str:
     params = dict(SAMPLE)
     if "{rows}" in d.sql[statement]:
         rows = [
-            {"n": i, "id": i, "attempt": 1, "payload": "[]", "idempotency_key": "k", "result": r}
+            {
+                "n": i,
+                "id": i,
+                "attempt": 1,
+                "claim_id": None,
+                "payload": "[]",
+                "idempotency_key": "k",
+                "result": r,
+            }
             for i, r in enumerate([None, '{"r": 1}'])
         ]
         sql, row_params = d.values_sql(statement, rows)  # type: ignore[attr-defined]
@@ -206,7 +233,16 @@ def test_mssql_claim_ends_spent_leases_failed_like_postgresql() -> None:
     ms = dialect("mssql").sql["claim"]
     spent = "status = 'running' AND attempt >= max_attempts"
     # both decide per row, with the same condition, every column the claim assigns
-    for column in ("status", "attempt", "lease_until", "run_at", "last_error", "finished_at"):
+    columns = (
+        "status",
+        "attempt",
+        "lease_until",
+        "run_at",
+        "last_error",
+        "finished_at",
+        "claim_id",
+    )
+    for column in columns:
         assert re.search(rf"{column} = CASE WHEN {re.escape(spent)}", ms), column
         assert f"{column} = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts" in pg
     for text in (pg, ms):
@@ -242,7 +278,9 @@ def test_mssql_batches_are_chunked() -> None:
 
     d = dialect("mssql")
     assert isinstance(d, mssql.MSSQLDialect)
-    sql, params = d.values_sql("complete_many", [{"id": 1, "attempt": 1, "result": None}] * 3)
+    sql, params = d.values_sql(
+        "complete_many", [{"id": 1, "attempt": 1, "claim_id": 9, "result": None}] * 3
+    )
     assert sql.count("CAST(%(id_") == 3 and params["id_2"] == 1
     assert mssql.BATCH_ROWS <= 1000  # INSERT ... VALUES refuses more than 1000 rows
 

@@ -75,7 +75,9 @@ def test_every_mssql_statement_converts_to_qmark(statement: str) -> None:
     d = mssql()
     sql = d.sql[statement]
     if "{rows}" in sql:
-        rows = [{"n": 0, "id": 1, "attempt": 1, "payload": "[]", "idempotency_key": "k"}]
+        rows = [
+            {"n": 0, "id": 1, "attempt": 1, "claim_id": 9, "payload": "[]", "idempotency_key": "k"}
+        ]
         sql, row_params = d.values_sql(statement, [{**r, "result": None} for r in rows])
         params = {**SAMPLE, **row_params}
     else:

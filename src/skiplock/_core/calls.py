@@ -120,6 +120,21 @@ def enqueue_many(
     return Call("enqueueing", conn, lambda copy: d.insert_many(common, rows, copy), _same)
 
 
+def claim_token() -> int:
+    """A new claim's token: a random number in 1 .. 2**63 - 1 (a signed 64-bit column; never
+    0, which a dialect may use to stand for NULL). Drawn here, on the client, from the OS's
+    random source, not from the server: a failover to a server that never saw a claim
+    cannot hand its token out again, and every dialect binds it the same way."""
+    return (int.from_bytes(os.urandom(8), "big") >> 1) or 1
+
+
+def fence(job: Job) -> dict[str, Any]:
+    """The parameters that name *job*'s claim in every write after it (the fence): its id,
+    its attempt and its claim's token (None for a job claimed before tokens existed, which
+    matches only a row whose token is NULL)."""
+    return {"id": job.id, "attempt": job.attempt, "claim_id": job.claim_id}
+
+
 def claim(
     d: Dialect,
     options: ClaimOptions,
@@ -129,7 +144,13 @@ def claim(
 ) -> Call[Any, Claimed]:
     names, n, lease_ms = options.queues, options.limit, options.lease_ms
     per_ms = {name: (k, max(1, round(per * 1000))) for name, (k, per) in rates.items()}
-    return Call("claiming", conn, lambda _: _claim(d, names, n, lease_ms, limits, per_ms), _same)
+    # A new token for each try: a claim retried after a rollback is another claim.
+    return Call(
+        "claiming",
+        conn,
+        lambda _: _claim(d, names, n, lease_ms, limits, per_ms, claim_token()),
+        _same,
+    )
 
 
 def _claim(
@@ -139,6 +160,7 @@ def _claim(
     lease_ms: int,
     limits: dict[str, int],
     rates: dict[str, tuple[int, int]],
+    token: int,
 ) -> Op[Claimed]:
     """The dialect's claim, then the jobs built from its rows (an operation)."""
     # A limited queue is claimed on its own, under its lock (see claim_capped and
@@ -150,16 +172,16 @@ def _claim(
             break
         if name in rates:
             got, wait = yield from d.claim_rated(
-                name, n - len(rows), lease_ms, limits.get(name), rates[name]
+                name, n - len(rows), lease_ms, limits.get(name), rates[name], token
             )
             rows += got
             if wait is not None:
                 waits.append(wait)
         else:
-            rows += yield from d.claim_capped(name, n - len(rows), lease_ms, limits[name])
+            rows += yield from d.claim_capped(name, n - len(rows), lease_ms, limits[name], token)
     free = [m for m in names if m not in limits and m not in rates]
     if free and len(rows) < n:
-        rows += yield from d.claim(free, n - len(rows), lease_ms)
+        rows += yield from d.claim(free, n - len(rows), lease_ms, token)
     jobs = Claimed()
     jobs.retry_in = min(waits) if waits else None
     for row in rows:
@@ -169,7 +191,12 @@ def _claim(
             # A row written behind our back that no worker could ever decode: it fails
             # alone (fenced, in this transaction) and the batch goes on.
             log.error("job %s: %s; it ends failed", row["id"], exc)
-            params = {"id": row["id"], "attempt": row["attempt"], "error": error_text(exc)}
+            params = {
+                "id": row["id"],
+                "attempt": row["attempt"],
+                "claim_id": token,
+                "error": error_text(exc),
+            }
             yield d.stmt("fail", params, ROWCOUNT)
             continue
         job.lease = lease_ms / 1000
@@ -186,7 +213,7 @@ def _job(job: object) -> Job:
 def _fenced(
     d: Dialect, job: Job, name: str, extra: dict[str, Any], doing: str, conn: Any, after: Any
 ) -> Call[None, Any]:
-    params = {"id": job.id, "attempt": job.attempt, **extra}
+    params = {**fence(job), **extra}
     return Call(f"{doing} job {job.id}", conn, lambda _: d.fenced(name, params), after)
 
 
@@ -194,11 +221,7 @@ def heartbeat(d: Dialect, job: Job, lease: float | None, conn: Any) -> Call[Any,
     job = _job(job)
     if lease is None:
         lease = job.lease if job.lease is not None else 30.0
-    params = {
-        "id": job.id,
-        "attempt": job.attempt,
-        "lease_ms": milliseconds(lease, "lease", low=0.001),
-    }
+    params = {**fence(job), "lease_ms": milliseconds(lease, "lease", low=0.001)}
 
     def finish(row: Any) -> None:
         job.lease_until = utc(row.get("lease_until"))
@@ -221,7 +244,9 @@ def complete_many(
     d: Dialect, items: Iterable[Job | tuple[Job, Any]], conn: Any
 ) -> Call[set[int], list[Job]]:
     jobs = [(item, None) if isinstance(item, Job) else (_job(item[0]), item[1]) for item in items]
-    batch = [(j.id, j.attempt, None if r is None else dumps(r, "result")) for j, r in jobs]
+    batch = [
+        (j.id, j.attempt, j.claim_id, None if r is None else dumps(r, "result")) for j, r in jobs
+    ]
 
     def finish(held: set[int]) -> list[Job]:
         lost = []

@@ -35,8 +35,9 @@ def utc(value: Any) -> datetime | None:
 class Job:
     """One job as the database holds it.
 
-    ``attempt`` is the fencing token: it grows by one at every claim, and every write after
-    the claim names it. ``idempotency_key`` stays the same across attempts and differs
+    ``attempt`` and ``claim_id`` are the fencing token: ``attempt`` grows by one at every
+    claim, ``claim_id`` is new (random) at every claim, and every write after the claim
+    names both. ``idempotency_key`` stays the same across attempts and differs
     between jobs; pass it to services outside the database so they can drop a repeat.
     ``lost`` is set by a worker when a heartbeat finds the job taken away. ``lock_lost`` is
     set by a single-mode worker that lost its lock while the job ran: another worker may
@@ -76,6 +77,11 @@ class Job:
     headers: dict[str, str] = field(default_factory=dict)
     #: seconds from due to claim on the database's clock (claimed jobs only)
     waited: float | None = field(default=None, compare=False)
+    #: the token of the claim that returned it (random, unique for ever): every write after
+    #: the claim names it with ``attempt``, so a claim that a database failover rolled back
+    #: cannot be mistaken for a later claim of the same attempt (None: claimed before the
+    #: migration that added it, 0010_claim_token)
+    claim_id: int | None = None
 
     def raise_if_cancelled(self) -> None:
         """Raise :class:`~skiplock.Cancelled` if a cancel of this job was requested: a
@@ -112,6 +118,7 @@ class Job:
             get("order_key"),
             _headers(get("headers")),
             _waited(get("waited_us")),
+            get("claim_id"),
         )
 
 

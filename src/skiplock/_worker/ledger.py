@@ -147,10 +147,11 @@ class Ledger:
                 return poll_interval  # woken by the runners long before, normally
             return max(0.0, self._first_done + window - time.monotonic())
 
-    def held_attempts(self) -> list[tuple[int, int]]:
-        """``(id, attempt)`` of every held job: single mode's hand-over excludes them."""
+    def held_attempts(self) -> list[tuple[int, int, int | None]]:
+        """``(id, attempt, claim_id)`` of every held job: single mode's hand-over excludes
+        them."""
         with self._lock:
-            return [(h.job.id, h.job.attempt) for h in self._held.values()]
+            return [(h.job.id, h.job.attempt, h.job.claim_id) for h in self._held.values()]
 
     def mark_lock_lost(self) -> None:
         """Single mode lost its lock: set ``job.lock_lost`` on every held job."""

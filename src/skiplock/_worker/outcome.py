@@ -173,11 +173,11 @@ class Outcomes:
 
     def read_back(self, job: Job, applied: tuple[str, ...], what: str) -> bool:
         """After a write whose COMMIT outcome is unknown: True (and the job settled) if the
-        record shows it committed (same attempt, status in *applied*) or shows the job
-        taken away (another attempt); False if it is still ours to write again. Call with
-        :attr:`writes` held."""
+        record shows it committed (same claim: attempt and token; status in *applied*) or
+        shows the job taken away (another claim); False if it is still ours to write again.
+        Call with :attr:`writes` held."""
         record = self.queue.get(job.id)
-        if record is not None and record.attempt == job.attempt:
+        if record is not None and record.attempt == job.attempt and record.claim_id == job.claim_id:
             if record.status in applied:
                 self.settled(job, record.status)
                 return True

@@ -53,5 +53,7 @@ UPDATE picked SET
                                   N' did not finish before its lease ended (worker died or stalled)')
                       ELSE last_error END,
     finished_at = CASE WHEN status = 'running' AND attempt >= max_attempts
-                       THEN SYSUTCDATETIME() ELSE NULL END
+                       THEN SYSUTCDATETIME() ELSE NULL END,
+    claim_id = CASE WHEN status = 'running' AND attempt >= max_attempts
+                    THEN claim_id ELSE CAST(%(claim_id)s AS BIGINT) END
 OUTPUT inserted.*, DATEDIFF_BIG(MICROSECOND, deleted.run_at, SYSUTCDATETIME()) AS waited_us

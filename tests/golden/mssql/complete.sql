@@ -1,3 +1,4 @@
 UPDATE [skiplock_jobs]
 SET status = 'done', result = %(result)s, lease_until = NULL, finished_at = SYSUTCDATETIME()
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND ISNULL(claim_id, 0) = ISNULL(CAST(%(claim_id)s AS BIGINT), 0)
+  AND status = 'running'

@@ -2,6 +2,6 @@
 -- less than %(margin_s)s seconds ago, on the statement's clock. A holder cut off from the
 -- database cannot heartbeat, so its leases end while its handlers run; once back, its
 -- heartbeats renew them: the margin gives it time to.
-SELECT TOP (%(limit)s) id, attempt FROM [skiplock_jobs]
+SELECT TOP (%(limit)s) id, attempt, claim_id FROM [skiplock_jobs]
 WHERE status = 'running'
   AND lease_until > DATEADD(SECOND, -%(margin_s)s, SYSUTCDATETIME())

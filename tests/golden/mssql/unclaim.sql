@@ -6,5 +6,6 @@
 UPDATE [skiplock_jobs]
 SET status = 'pending', run_at = SYSUTCDATETIME(), lease_until = NULL,
     max_attempts = CASE WHEN max_attempts < 2147483647 THEN max_attempts + 1 ELSE max_attempts END
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND ISNULL(claim_id, 0) = ISNULL(CAST(%(claim_id)s AS BIGINT), 0)
+  AND status = 'running'
   AND lease_until = CAST(%(lease_until)s AS DATETIME2(6))

@@ -1,4 +1,4 @@
 -- The handler stopped on a cancel request: fenced like every write after a claim.
 UPDATE `skiplock_jobs`
 SET status = 'cancelled', lease_until = NULL, last_error = %(error)s, finished_at = UTC_TIMESTAMP(6)
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id <=> %(claim_id)s AND status = 'running'

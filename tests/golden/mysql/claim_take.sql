@@ -11,5 +11,5 @@ UPDATE `skiplock_jobs` AS t
 JOIN JSON_TABLE(%(pairs)s, '$[*]' COLUMNS (id BIGINT PATH '$[0]', at INT PATH '$[1]')) AS p
   ON t.id = p.id AND t.attempt = p.at
 SET t.attempt = t.attempt + 1, t.status = 'running', t.lease_until = %(lease_until)s,
-    t.run_at = %(lease_until)s, t.finished_at = NULL
+    t.run_at = %(lease_until)s, t.finished_at = NULL, t.claim_id = %(claim_id)s
 WHERE t.claimable = 1 AND t.run_at <= UTC_TIMESTAMP(6)

@@ -1,11 +1,13 @@
 -- One fenced statement for the whole batch: each row must still be running at the attempt
--- its item names. %(items)s is one bound JSON array of [id, attempt, result] (result: the
+-- and claim token its item names. %(items)s is one bound JSON array of [id, attempt,
+-- claim_id, result] (claim_id null for a job claimed before the token existed; result: the
 -- stored JSON text as a JSON string, or null), read back as rows by JSON_TABLE; each item
--- finds its row by the primary key, and the attempt is the fence.
+-- finds its row by the primary key, and the attempt with the token is the fence.
 UPDATE `skiplock_jobs` AS t
 JOIN JSON_TABLE(%(items)s, '$[*]' COLUMNS (
-    id BIGINT PATH '$[0]', at INT PATH '$[1]', res LONGTEXT PATH '$[2]')) AS p
-  ON t.id = p.id AND t.attempt = p.at
+    id BIGINT PATH '$[0]', at INT PATH '$[1]', cid BIGINT PATH '$[2]',
+    res LONGTEXT PATH '$[3]')) AS p
+  ON t.id = p.id AND t.attempt = p.at AND t.claim_id <=> p.cid
 SET t.status = 'done', t.result = p.res, t.lease_until = NULL,
     t.finished_at = UTC_TIMESTAMP(6)
 WHERE t.status = 'running'

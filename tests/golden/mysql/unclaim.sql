@@ -6,5 +6,5 @@
 UPDATE `skiplock_jobs`
 SET status = 'pending', run_at = UTC_TIMESTAMP(6), lease_until = NULL,
     max_attempts = LEAST(2147483647, max_attempts + 1)
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id <=> %(claim_id)s AND status = 'running'
   AND lease_until = %(lease_until)s

@@ -46,9 +46,11 @@ UPDATE "skiplock_jobs" AS j SET
                            || ' did not finish before its lease ended (worker died or stalled)'
                       ELSE j.last_error END,
     finished_at = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
-                       THEN statement_timestamp() ELSE NULL END
+                       THEN statement_timestamp() ELSE NULL END,
+    claim_id = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts
+                    THEN j.claim_id ELSE %(claim_id)s::bigint END
 FROM picked WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
-          j.result, j.created_at, j.cancel_requested, j.order_key, j.headers,
+          j.result, j.created_at, j.cancel_requested, j.order_key, j.claim_id, j.headers,
           (EXTRACT(EPOCH FROM statement_timestamp() - picked.due_at) * 1000000)::bigint AS waited_us

@@ -2,7 +2,7 @@
 -- less than %(margin_s)s seconds ago, on the statement's clock. A holder cut off from the
 -- database cannot heartbeat, so its leases end while its handlers run; once back, its
 -- heartbeats renew them: the margin gives it time to.
-SELECT id, attempt FROM "skiplock_jobs"
+SELECT id, attempt, claim_id FROM "skiplock_jobs"
 WHERE status = 'running'
   AND lease_until > statement_timestamp() - %(margin_s)s * interval '1 second'
 LIMIT %(limit)s

@@ -6,5 +6,6 @@
 UPDATE "skiplock_jobs"
 SET status = 'pending', run_at = statement_timestamp(), lease_until = NULL,
     max_attempts = LEAST(2147483647, max_attempts::bigint + 1)
-WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id IS NOT DISTINCT FROM %(claim_id)s::bigint
+  AND status = 'running'
   AND lease_until = %(lease_until)s::timestamptz

@@ -164,8 +164,9 @@ class SingleLock:
             unsure(returned[0])
         return None
 
-    def others_running(self, ours: Collection[tuple[int, int]], margin: float) -> bool:
-        """True while a job of the table that is not one of *ours* (``(id, attempt)``) is
+    def others_running(self, ours: Collection[tuple[int, int, int | None]], margin: float) -> bool:
+        """True while a job of the table that is not one of *ours* (``(id, attempt,
+        claim_id)``: the claim) is
         running under a lease that has not ended, or ended less than *margin* seconds ago,
         on the database's clock (one statement on a pooled connection; raises
         :class:`~skiplock.BackendError` when the database is away).
@@ -180,7 +181,7 @@ class SingleLock:
         params = {"margin_s": min(_MAX_MARGIN, math.ceil(margin)), "limit": len(wanted) + 1}
         rows = q._run("reading the running jobs", None, q.dialect.fetch_op, "live_leases", params)
         # At most len(ours) + 1 rows: more than ours is enough to know another one runs.
-        return any((int(r["id"]), int(r["attempt"])) not in wanted for r in rows)
+        return any((int(r["id"]), int(r["attempt"]), r.get("claim_id")) not in wanted for r in rows)
 
     def session_id(self) -> int | None:
         """The server's id of the lock connection (for tests and operators)."""
