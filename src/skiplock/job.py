@@ -6,5 +6,6 @@ from, as ``skiplock.Job`` / ``skiplock.Stats`` too."""
 from __future__ import annotations
 
 from ._core.job import STATUSES, Job, Stats, utc
+from ._core.observe import QueueOverview, TickInfo, WorkerInfo
 
-__all__ = ["STATUSES", "Job", "Stats", "utc"]
+__all__ = ["STATUSES", "Job", "QueueOverview", "Stats", "TickInfo", "WorkerInfo", "utc"]

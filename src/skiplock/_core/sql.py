@@ -6,6 +6,7 @@ schema-qualified), ``{version_table}`` (the table's schema-version table, ``<tab
 quoted the same way), ``{ticks_table}`` (the periodic ledger, ``<table>_ticks``, quoted the
 same way), ``{idle_table}`` (PostgreSQL's waiting workers, ``<table>_idle``),
 ``{counters_table}`` (the running totals, ``<table>_counters``, quoted the same way),
+``{workers_table}`` (the live worker list, ``<table>_workers``, quoted the same way),
 ``{prefix}`` (the bare table name, for index names) and ``{tag}`` (8 hex digits hashed
 from the exact bare name, for names a database compares without case); ``{schema}`` is
 the bare schema name, or empty when the name has none. Values are always bound as
@@ -68,6 +69,11 @@ class TableName:
         return self.name + "_counters"
 
     @property
+    def workers_table(self) -> str:
+        """The bare name of the live worker list: one row per running worker process."""
+        return self.name + "_workers"
+
+    @property
     def keys_table(self) -> str:
         """The bare name of the per-key lock rows (MySQL/MariaDB): one row per key used."""
         return self.name + "_keys"
@@ -117,6 +123,7 @@ def render_statements(
     ticks, keys = qualified(table.ticks_table), qualified(table.keys_table)
     idle = qualified(table.idle_table)
     counters = qualified(table.counters_table)
+    workers = qualified(table.workers_table)
     return {
         name: sql.replace("{table}", jobs)
         .replace("{version_table}", versions)
@@ -124,6 +131,7 @@ def render_statements(
         .replace("{keys_table}", keys)
         .replace("{idle_table}", idle)
         .replace("{counters_table}", counters)
+        .replace("{workers_table}", workers)
         .replace("{prefix}", table.name)
         .replace("{tag}", table.tag)
         .replace("{schema}", table.schema or "")

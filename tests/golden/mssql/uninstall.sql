@@ -1,4 +1,7 @@
 DROP TABLE IF EXISTS [skiplock_jobs];
 DROP TABLE IF EXISTS [skiplock_jobs_ticks];
 DROP TABLE IF EXISTS [skiplock_jobs_counters];
+DROP TABLE IF EXISTS [skiplock_jobs_workers];
 DROP TABLE IF EXISTS [skiplock_jobs_schema]
+
+-- ==== dashboard and workers ====

@@ -3,5 +3,8 @@ DROP TABLE IF EXISTS "skiplock_jobs";
 DROP TABLE IF EXISTS "skiplock_jobs_ticks";
 DROP TABLE IF EXISTS "skiplock_jobs_idle";
 DROP TABLE IF EXISTS "skiplock_jobs_counters";
+DROP TABLE IF EXISTS "skiplock_jobs_workers";
 DROP TABLE IF EXISTS "skiplock_jobs_schema";
 DROP FUNCTION IF EXISTS "skiplock_jobs_notify"()
+
+-- ==== dashboard and workers ====
