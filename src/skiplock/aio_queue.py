@@ -424,9 +424,7 @@ class AsyncQueue(AsyncSession):
         refreshes it every *interval* seconds with :meth:`beat_worker`). Rows of workers
         unseen for a day are deleted meanwhile. One transaction of its own."""
         return await self._call(
-            calls.register_worker(
-                self.dialect, worker_id, host, pid, queues, concurrency, interval
-            )
+            calls.register_worker(self.dialect, worker_id, host, pid, queues, concurrency, interval)
         )
 
     async def beat_worker(self, worker_id: str, *, in_flight: int) -> bool:

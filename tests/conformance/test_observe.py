@@ -101,7 +101,12 @@ def test_worker_rows_register_beat_and_go(queue: skiplock.Queue) -> None:
     )
     (w,) = queue.workers()
     assert (w.id, w.host, w.pid, w.queues, w.concurrency, w.in_flight) == (
-        "w-1", "host-a", 123, ("a", "b"), 4, 0,
+        "w-1",
+        "host-a",
+        123,
+        ("a", "b"),
+        4,
+        0,
     )
     assert not w.gone and w.interval == 0.3
     assert queue.beat_worker("w-1", in_flight=3)

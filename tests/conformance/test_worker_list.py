@@ -27,14 +27,22 @@ def test_a_running_worker_appears_shows_its_jobs_and_leaves(
         release.wait(30)
 
     w = worker_cls(
-        queue, handler, queues=["mail", "pdf"], concurrency=3, lease=3, heartbeat=0.2,
+        queue,
+        handler,
+        queues=["mail", "pdf"],
+        concurrency=3,
+        lease=3,
+        heartbeat=0.2,
         poll_interval=0.05,
     ).start()
     workers.append(w)
     wait_until(lambda: len(queue.workers()) == 1, 10, "the worker to register")
     (row,) = queue.workers()
     assert (row.host, row.pid, row.queues, row.concurrency) == (
-        socket.gethostname(), os.getpid(), ("mail", "pdf"), 3,
+        socket.gethostname(),
+        os.getpid(),
+        ("mail", "pdf"),
+        3,
     )
     assert row.in_flight == 0 and not row.gone and row.interval == 0.2
     queue.enqueue_many([{"n": 1}, {"n": 2}], queue="pdf")
