@@ -11,18 +11,14 @@ import time
 from typing import Any
 
 import pytest
+from starlette.applications import Starlette
+from starlette.routing import Mount
+from starlette.testclient import TestClient
 
-pytest.importorskip("starlette")
-pytest.importorskip("httpx")
-
-from starlette.applications import Starlette  # noqa: E402
-from starlette.routing import Mount  # noqa: E402
-from starlette.testclient import TestClient  # noqa: E402
-
-import skiplock  # noqa: E402
-from skiplock.cli import main  # noqa: E402
-from skiplock.errors import ConfigurationError  # noqa: E402
-from skiplock.web import check_host, create_app  # noqa: E402
+import skiplock
+from skiplock.cli import main
+from skiplock.errors import ConfigurationError
+from skiplock.web import check_host, create_app
 
 HOST = "http://127.0.0.1:8089"
 
@@ -128,7 +124,10 @@ def test_mounted_under_a_path_in_starlette_and_fastapi(queue: skiplock.Queue) ->
     r = c.post(
         f"/ops/skiplock/jobs/{job_id}/retry", data={"csrf": csrf_of(page)}, follow_redirects=False
     )
-    assert r.status_code == 303 and r.headers["location"] == f"/ops/skiplock/jobs/{job_id}?notice=retried"
+    assert (
+        r.status_code == 303
+        and r.headers["location"] == f"/ops/skiplock/jobs/{job_id}?notice=retried"
+    )
     assert queue.get(job_id).status == "pending"  # type: ignore[union-attr]
     fastapi = pytest.importorskip("fastapi")
     api = fastapi.FastAPI()
@@ -154,9 +153,7 @@ def test_with_auth_every_path_wants_credentials(queue: skiplock.Queue) -> None:
     for action in ("retry", "cancel"):
         r = c.post(f"/api/jobs/{job_id}/{action}", headers={"X-Skiplock-Action": "1"})
         assert r.status_code == 401
-    assert c.get(
-        "/", headers={"Authorization": "Basic !!notbase64"}
-    ).status_code == 401
+    assert c.get("/", headers={"Authorization": "Basic !!notbase64"}).status_code == 401
     assert queue.get(job_id).status == "pending"  # type: ignore[union-attr]
     ok = client(create_app(queue, auth=("ops", "s3cret-pw")))
     for path in ("/", "/jobs", f"/jobs/{job_id}", "/workers", "/periodic", "/metrics"):
@@ -188,7 +185,10 @@ def test_an_action_needs_its_csrf_token_and_a_post(queue: skiplock.Queue) -> Non
     assert c.get(f"/api/jobs/{job_id}/retry").status_code == 405
     # the JSON API: its header, which a form cannot send
     assert c.post(f"/api/jobs/{job_id}/retry").status_code == 403
-    assert c.post(f"/api/jobs/{job_id}/retry", headers={**evil, "X-Skiplock-Action": "1"}).status_code == 403
+    assert (
+        c.post(f"/api/jobs/{job_id}/retry", headers={**evil, "X-Skiplock-Action": "1"}).status_code
+        == 403
+    )
     assert queue.get(job_id).status == "failed"  # type: ignore[union-attr]
     r = c.post(url, data={"csrf": token}, headers={"Origin": HOST}, follow_redirects=False)
     assert r.status_code == 303
