@@ -154,6 +154,7 @@ class Board:
         self.env.filters["age"] = _age
         self.env.filters["pretty"] = _pretty
         self.env.filters["compact"] = _compact
+        self.env.filters["summary"] = _summary
 
     def routes(self) -> list[Route]:
         return [
@@ -568,6 +569,12 @@ def _age(seconds: float | None) -> str:
 
 def _pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+def _summary(error: str | None) -> str:
+    """An error's last line (a traceback's exception), for a list."""
+    lines = [line for line in (error or "").splitlines() if line.strip()]
+    return lines[-1].strip() if lines else ""
 
 
 def _compact(value: Any) -> str:
