@@ -5,6 +5,7 @@ loopback-only default of ``skiplock web``. The browser tests are test_web_browse
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import time
@@ -270,3 +271,26 @@ def test_skiplock_web_listens_on_loopback_unless_given_a_password(
     assert main(["web", "--url", url, "--host", "0.0.0.0"]) == 3
     err = capsys.readouterr().err
     assert "--auth" in err and "TopSecret99" not in err
+
+
+def test_skiplock_workers_lists_the_live_workers(
+    queue: skiplock.Queue, url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = str(queue.table)
+    assert main(["workers", "--url", url, "--table", table]) == 0
+    assert capsys.readouterr().out.strip() == "no workers"
+    queue.register_worker("w1", host="box-1", pid=4242, queues=["a", "b"], concurrency=3,
+                          interval=5)  # fmt: skip
+    queue.beat_worker("w1", in_flight=2)
+    assert main(["workers", "--url", url, "--table", table]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:3] == ["state", "host", "pid"]
+    assert out[1].split()[:5] == ["alive", "box-1", "4242", "2", "3"] and out[1].endswith("a,b")
+    assert main(["workers", "--url", url, "--table", table, "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert (row["host"], row["in_flight"], row["gone"], row["queues"]) == (
+        "box-1",
+        2,
+        False,
+        ["a", "b"],
+    )
