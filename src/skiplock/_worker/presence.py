@@ -3,8 +3,9 @@
 ``heartbeat`` seconds on a thread of its own, deleted when it stops cleanly. A worker that
 is killed leaves its row, which readers show gone once it is a few beats old.
 
-The list is for people: a database error here is logged once per outage and never stops
-the worker; the next beat writes the row again.
+The list is for people: an error here (the database's, or a table whose statements lack
+the list, as a previous release's do) is logged once per outage and never stops the
+worker; the next beat writes the row again.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import socket
 import threading
 import uuid
 
-from ..errors import SkiplockError
 from .ledger import Ledger
 from .settings import Settings
 
@@ -48,7 +48,7 @@ class Presence:
             )
             self._registered = True
             self._failing = False
-        except SkiplockError as exc:
+        except Exception as exc:  # never fatal: see the module's docstring
             self._failed(exc)
 
     def beat(self) -> None:
@@ -59,7 +59,7 @@ class Presence:
             if not self.settings.queue.beat_worker(self.id, in_flight=self.ledger.active):
                 self.register()  # the row was forgotten (a long outage): write it again
             self._failing = False
-        except SkiplockError as exc:
+        except Exception as exc:  # never fatal: see the module's docstring
             self._failed(exc)
 
     def start(self, stop: threading.Event) -> threading.Thread:
@@ -76,10 +76,10 @@ class Presence:
     def unregister(self) -> None:
         try:
             self.settings.queue.unregister_worker(self.id)
-        except SkiplockError as exc:
-            log.warning("could not remove this worker from the worker list (%s)", exc)
+        except Exception as exc:
+            log.warning("could not remove this worker from the worker list (%r)", exc)
 
-    def _failed(self, exc: SkiplockError) -> None:
+    def _failed(self, exc: Exception) -> None:
         if not self._failing:  # once per outage
-            log.warning("could not update this worker's row in the worker list (%s)", exc)
+            log.warning("could not update this worker's row in the worker list (%r)", exc)
         self._failing = True
