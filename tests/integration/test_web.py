@@ -136,6 +136,18 @@ def test_mounted_under_a_path_in_starlette_and_fastapi(queue: skiplock.Queue) ->
     assert client(api).get("/skiplock/api/queues").status_code == 200
 
 
+def test_an_async_queue_or_a_url_makes_the_apps_own_queue(queue: skiplock.Queue, url: str) -> None:
+    job_id = queue.enqueue({"n": 1})
+    for source in (skiplock.connect_async(url, table=str(queue.table)), url):
+        app = create_app(source, table=None if not isinstance(source, str) else str(queue.table))
+        with client(app) as c:  # its lifespan closes the queue it made
+            assert c.get(f"/api/jobs/{job_id}").json()["id"] == job_id
+    with pytest.raises(ConfigurationError):
+        create_app(queue, table="other")
+    with pytest.raises(ConfigurationError):
+        create_app(42)  # type: ignore[arg-type]
+
+
 # -- security ---------------------------------------------------------------------------
 
 PATHS = ["/", "/jobs", "/jobs/1", "/workers", "/periodic", "/metrics", "/api/queues",

@@ -4,7 +4,7 @@ row becomes a :class:`Job`."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Any
 
@@ -103,6 +103,20 @@ class Job:
             False,  # lock_lost
             get("order_key"),
         )
+
+
+#: the fields of a job's record as ``skiplock show`` and the dashboard give it (the
+#: worker's own marks left out)
+RECORD_FIELDS = [f.name for f in fields(Job) if f.name not in ("lease", "lost", "lock_lost")]
+
+
+def record(job: Job) -> dict[str, Any]:
+    """The job's stored fields as JSON-ready values (times in ISO 8601, UTC)."""
+    out: dict[str, Any] = {}
+    for name in RECORD_FIELDS:
+        value = getattr(job, name)
+        out[name] = value.isoformat() if isinstance(value, datetime) else value
+    return out
 
 
 @dataclass(frozen=True, slots=True)

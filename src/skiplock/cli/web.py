@@ -65,7 +65,12 @@ def add_commands(add: Callable[[str, str], argparse.ArgumentParser]) -> None:
     p = add("web", "serve the dashboard (needs the web extra)")
     p.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1 (others need --auth)")
     p.add_argument("--port", type=int, default=8089, help="default 8089")
-    p.add_argument("--auth", metavar="USER:PASSWORD", help="HTTP Basic on every path")
+    p.add_argument(
+        "--auth",
+        metavar="USER:PASSWORD",
+        default=os.environ.get("SKIPLOCK_WEB_AUTH"),
+        help="HTTP Basic on every path (default $SKIPLOCK_WEB_AUTH: keeps it out of ps)",
+    )
     p.add_argument("--read-only", action="store_true", help="no retry or cancel")
     p.set_defaults(fn=cmd_web)
 

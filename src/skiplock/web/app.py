@@ -23,7 +23,7 @@ import json
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
 from typing import Any
@@ -42,7 +42,7 @@ from starlette.responses import (
 )
 from starlette.routing import Route
 
-from .._core.job import STATUSES, Job
+from .._core.job import STATUSES, Job, record
 from ..admin import retry_failed
 from ..aio_queue import AsyncQueue
 from ..errors import ConfigurationError, SkiplockError
@@ -333,13 +333,13 @@ class Board:
         limit = _int(request.query_params.get("limit"), "limit") or PAGE
         jobs = await run_in_threadpool(self._list, wanted, limit)
         after = jobs[-1].id if len(jobs) == limit else None
-        return _json({"jobs": [job_record(j) for j in jobs], "next_before": after})
+        return _json({"jobs": [record(j) for j in jobs], "next_before": after})
 
     async def api_job(self, request: Request) -> Response:
         job = await run_in_threadpool(self.queue.get, request.path_params["job_id"])
         if job is None:
             return _json({"error": "no such job"}, 404)
-        return _json(job_record(job))
+        return _json(record(job))
 
     async def api_retry(self, request: Request) -> Response:
         refused = self._refuse_api(request)
@@ -529,19 +529,6 @@ def _forbidden(request: Request, message: str) -> Response:
 
 def _json(value: Any, status: int = 200) -> Response:
     return JSONResponse(value, status_code=status)
-
-
-#: the fields of a job's JSON record (the worker's own marks left out)
-_JOB_FIELDS = [f.name for f in fields(Job) if f.name not in ("lease", "lost", "lock_lost")]
-
-
-def job_record(job: Job) -> dict[str, Any]:
-    """A job's stored fields as JSON-ready values (times in ISO 8601, UTC)."""
-    out: dict[str, Any] = {}
-    for name in _JOB_FIELDS:
-        value = getattr(job, name)
-        out[name] = value.isoformat() if isinstance(value, datetime) else value
-    return out
 
 
 def _task(job: Job) -> str | None:
