@@ -306,3 +306,56 @@ def test_skiplock_workers_lists_the_live_workers(
         False,
         ["a", "b"],
     )
+
+
+def test_skiplock_web_serves_the_dashboard(queue: skiplock.Queue, url: str) -> None:
+    """The command as a user runs it: uvicorn on the port asked, the password (PostgreSQL
+    here trusts any) in neither its output nor its pages."""
+    import socket
+    import subprocess
+    import sys
+
+    import httpx
+
+    job_id = queue.enqueue({"task": "cli.web"})
+    user_part = url.split("://", 1)[1].split("@", 1)[0] if "@" in url else ":"
+    if url.startswith("postgresql://") and ":" not in user_part:  # trust: any password works
+        url = url.replace("@", ":Cli-Secret-77@", 1)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "skiplock",
+            "web",
+            "--url",
+            url,
+            "--table",
+            str(queue.table),
+            "--port",
+            str(port),
+            "--auth",
+            "ops:pw",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        end = time.monotonic() + 30
+        while True:
+            try:
+                r = httpx.get(f"http://127.0.0.1:{port}/jobs/{job_id}", auth=("ops", "pw"))
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None and time.monotonic() < end, "skiplock web did not start"
+                time.sleep(0.1)
+        assert r.status_code == 200 and "cli.web" in r.text
+        assert httpx.get(f"http://127.0.0.1:{port}/metrics").status_code == 401
+        assert "Cli-Secret-77" not in r.text
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=30)
+    assert f"http://127.0.0.1:{port}/" in out and "Cli-Secret-77" not in out
