@@ -163,6 +163,10 @@ class Board:
             Route("/jobs/{job_id:int}", self.job, name="job"),
             Route("/jobs/{job_id:int}/retry", self.retry, methods=["POST"], name="retry"),
             Route("/jobs/{job_id:int}/cancel", self.cancel, methods=["POST"], name="cancel"),
+            # Pause / Resume of a queue (q.pause, q.resume, q.paused, from the queue control
+            # work) go here as POST /queues/{name}/pause and /resume, checked by
+            # _refuse_form like the two above, with their buttons in home.html's
+            # queue_actions block.
             Route("/workers", self.workers, name="workers"),
             Route("/periodic", self.periodic, name="periodic"),
             Route("/metrics", self.metrics_page, name="metrics"),
