@@ -193,6 +193,10 @@ def test_an_action_needs_its_csrf_token_and_a_post(queue: skiplock.Queue) -> Non
     evil = {"Origin": "https://evil.example"}
     assert c.post(url, data={"csrf": token}, headers=evil).status_code == 403
     assert c.post(url, data={"csrf": token}, headers={"Origin": "null"}).status_code == 403
+    assert (
+        c.post(url, data={"csrf": token}, headers={"Referer": "https://evil.example/x"}).status_code
+        == 403
+    )
     # an action URL is never a GET
     assert c.get(url).status_code == 405
     assert c.get(f"/api/jobs/{job_id}/retry").status_code == 405
@@ -203,6 +207,12 @@ def test_an_action_needs_its_csrf_token_and_a_post(queue: skiplock.Queue) -> Non
         == 403
     )
     assert queue.get(job_id).status == "failed"  # type: ignore[union-attr]
+    # behind a proxy that rewrites Host, the proxy's X-Forwarded-Host names the site
+    proxied = {"Origin": "https://ops.example.com", "X-Forwarded-Host": "ops.example.com"}
+    r = c.post(url, data={"csrf": token}, headers=proxied, follow_redirects=False)
+    assert r.status_code == 303
+    assert queue.get(job_id).status == "pending"  # type: ignore[union-attr]
+    queue.fail(queue.claim()[0], "again", final=True)
     r = c.post(url, data={"csrf": token}, headers={"Origin": HOST}, follow_redirects=False)
     assert r.status_code == 303
     assert queue.get(job_id).status == "pending"  # type: ignore[union-attr]

@@ -379,14 +379,17 @@ class Board:
     @staticmethod
     def origin_ok(scope: Scope) -> bool:
         """A POST whose Origin (or, without one, Referer) names another host than the
-        request's own is refused: the browser says where the form came from."""
+        request's own (``Host``, or ``X-Forwarded-Host`` behind a proxy that rewrites
+        ``Host``; neither can be set by a page of another site) is refused."""
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         source = headers.get("origin") or headers.get("referer")
         if not source:
             return True
         if source == "null":
             return False
-        return bool(urlsplit(source).netloc.lower() == headers.get("host", "").lower())
+        netloc = urlsplit(source).netloc.lower()
+        forwarded = headers.get("x-forwarded-host", "").split(",")[0].strip().lower()
+        return netloc in (headers.get("host", "").lower(), forwarded) and bool(netloc)
 
 
 # -- the outer guard: HTTP Basic on every path, and the Origin of every POST -----------
