@@ -416,6 +416,7 @@ DROP TABLE IF EXISTS {ticks_table};
 DROP TABLE IF EXISTS {counters_table};
 DROP TABLE IF EXISTS {queues_table};
 DROP TABLE IF EXISTS {rates_table};
+DROP TABLE IF EXISTS {workers_table};
 DROP TABLE IF EXISTS {version_table}
 
 -- ==== pause and rate limits ====
@@ -455,3 +456,87 @@ INSERT INTO {rates_table} (queue, claimed_at, n) VALUES (%(queue)s, SYSUTCDATETI
 -- The queue's claims that have left the window are counted by no claim again.
 DELETE FROM {rates_table}
 WHERE queue = %(queue)s AND claimed_at <= DATEADD(MILLISECOND, -%(per_ms)s, SYSUTCDATETIME())
+
+-- ==== dashboard and workers ====
+
+-- name: worker_register
+-- A worker process's row in the live worker list (migration 0008), written as it starts
+-- (its id is new; written again only if the row was forgotten). UPDLOCK, HOLDLOCK hold
+-- the key from the check to the insert.
+INSERT INTO {workers_table}
+    (id, host, pid, queues, concurrency, in_flight, beat_ms, started_at, last_seen)
+SELECT %(id)s, %(host)s, %(pid)s, %(queues)s, %(concurrency)s, 0, %(beat_ms)s,
+       SYSUTCDATETIME(), SYSUTCDATETIME()
+WHERE NOT EXISTS (SELECT 1 FROM {workers_table} WITH (UPDLOCK, HOLDLOCK) WHERE id = %(id)s)
+
+-- name: worker_forget
+-- Rows of workers not seen for older_s seconds (killed long ago): dropped as a worker
+-- registers, so the list does not grow without end.
+DELETE FROM {workers_table}
+WHERE last_seen < DATEADD(SECOND, -%(older_s)s, SYSUTCDATETIME())
+
+-- name: worker_beat
+-- On the worker's heartbeat: jobs in flight, and when it was last seen (0 rows: its row
+-- was forgotten meanwhile, and the worker writes it again).
+UPDATE {workers_table} SET in_flight = %(in_flight)s, last_seen = SYSUTCDATETIME()
+WHERE id = %(id)s
+
+-- name: worker_unregister
+DELETE FROM {workers_table} WHERE id = %(id)s
+
+-- name: worker_list
+-- seen_ago on the database's clock: a worker is gone once it is several of its beats.
+SELECT id, host, pid, queues, concurrency, in_flight, beat_ms, started_at, last_seen,
+       DATEDIFF_BIG(MICROSECOND, last_seen, SYSUTCDATETIME()) / 1000000.0 AS seen_ago
+FROM {workers_table}
+ORDER BY started_at, id
+
+-- name: queue_overview
+-- The active jobs of every queue, from the claim index (filtered on the pending and
+-- running rows: it holds the backlog, never the finished jobs).
+SELECT queue,
+       SUM(CASE WHEN status = 'pending' AND run_at <= SYSUTCDATETIME() THEN 1 ELSE 0 END)
+           AS pending,
+       SUM(CASE WHEN status = 'pending' AND run_at > SYSUTCDATETIME() THEN 1 ELSE 0 END)
+           AS scheduled,
+       SUM(CASE WHEN status = 'running' AND lease_until >= SYSUTCDATETIME() THEN 1 ELSE 0 END)
+           AS running,
+       SUM(CASE WHEN status = 'running' AND lease_until < SYSUTCDATETIME() THEN 1 ELSE 0 END)
+           AS expired,
+       DATEDIFF_BIG(MICROSECOND,
+           MIN(CASE WHEN status = 'pending' AND run_at <= SYSUTCDATETIME() THEN run_at END),
+           SYSUTCDATETIME()) / 1000000.0 AS oldest_pending_age
+FROM {table}
+WHERE status IN ('pending', 'running')
+GROUP BY queue
+
+-- name: queue_recent
+-- Jobs that finished in the last window_s seconds, by queue, status and minute ago, from
+-- the finished index; at most cap rows are read (the caller shows "cap or more").
+SELECT queue, status, minute, COUNT(*) AS n
+FROM (
+    SELECT TOP (%(cap)s) queue, status,
+           DATEDIFF(SECOND, finished_at, SYSUTCDATETIME()) / 60 AS minute
+    FROM {table}
+    WHERE status IN ('done', 'failed')
+      AND finished_at >= DATEADD(SECOND, -%(window_s)s, SYSUTCDATETIME())
+) AS r
+GROUP BY queue, status, minute
+
+-- name: ticks_overview
+-- The periodic ledger: each schedule's latest tick (the ledger keeps only recent ones).
+SELECT schedule, MAX(tick) AS last_tick, COUNT(*) AS ticks
+FROM {ticks_table}
+GROUP BY schedule
+ORDER BY schedule
+
+-- name: list_jobs_task
+-- list_jobs of one task (an App task's payload is {"task": name, ...}). Before SQL Server
+-- 2022 a top-level JSON scalar (a payload that is a plain string) is not JSON to
+-- JSON_VALUE, which raises on it: the CASE reads only what ISJSON accepts.
+SELECT TOP (%(limit)s) * FROM {table}
+WHERE id < %(before_id)s
+  AND (%(all_statuses)s = 1 OR status IN (%(statuses)s))
+  AND (%(all_queues)s = 1 OR queue = %(queue)s)
+  AND CASE WHEN ISJSON(payload) = 1 THEN JSON_VALUE(payload, '$.task') END = %(task)s
+ORDER BY id DESC

@@ -418,6 +418,7 @@ DROP TABLE IF EXISTS {keys_table};
 DROP TABLE IF EXISTS {counters_table};
 DROP TABLE IF EXISTS {queues_table};
 DROP TABLE IF EXISTS {rates_table};
+DROP TABLE IF EXISTS {workers_table};
 DROP TABLE IF EXISTS {version_table}
 
 -- ==== pause and rate limits ====
@@ -454,3 +455,82 @@ INSERT INTO {rates_table} (queue, claimed_at, n) VALUES (%(queue)s, UTC_TIMESTAM
 DELETE FROM {rates_table}
 WHERE queue = %(queue)s
   AND claimed_at <= TIMESTAMPADD(MICROSECOND, %(per_ms)s * -1000, UTC_TIMESTAMP(6))
+
+-- ==== dashboard and workers ====
+
+-- name: worker_register
+-- A worker process's row in the live worker list (migration 0008), written as it starts.
+INSERT INTO {workers_table} (id, host, pid, queues, concurrency, in_flight, beat_ms, started_at, last_seen)
+VALUES (%(id)s, %(host)s, %(pid)s, %(queues)s, %(concurrency)s, 0, %(beat_ms)s,
+        UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))
+ON DUPLICATE KEY UPDATE in_flight = 0, last_seen = UTC_TIMESTAMP(6)
+
+-- name: worker_forget
+-- Rows of workers not seen for %(older_s)s seconds (killed long ago): dropped as a worker
+-- registers, so the list does not grow without end.
+DELETE FROM {workers_table}
+WHERE last_seen < TIMESTAMPADD(SECOND, -%(older_s)s, UTC_TIMESTAMP(6))
+
+-- name: worker_beat
+-- On the worker's heartbeat: jobs in flight, and when it was last seen (0 rows: its row
+-- was forgotten meanwhile, and the worker writes it again). last_seen always changes
+-- (microseconds), so the row count is the rows found.
+UPDATE {workers_table} SET in_flight = %(in_flight)s, last_seen = UTC_TIMESTAMP(6)
+WHERE id = %(id)s
+
+-- name: worker_unregister
+DELETE FROM {workers_table} WHERE id = %(id)s
+
+-- name: worker_list
+-- seen_ago on the database's clock: a worker is gone once it is several of its beats.
+SELECT id, host, pid, queues, concurrency, in_flight, beat_ms, started_at, last_seen,
+       TIMESTAMPDIFF(MICROSECOND, last_seen, UTC_TIMESTAMP(6)) / 1000000.0 AS seen_ago
+FROM {workers_table}
+ORDER BY started_at, id
+
+-- name: queue_overview
+-- The active jobs of every queue, from the claim index (claimable is 1 on the pending and
+-- running rows only: it holds the backlog, never the finished jobs).
+SELECT queue,
+       SUM(status = 'pending' AND run_at <= UTC_TIMESTAMP(6)) AS pending,
+       SUM(status = 'pending' AND run_at > UTC_TIMESTAMP(6)) AS scheduled,
+       SUM(status = 'running' AND lease_until >= UTC_TIMESTAMP(6)) AS running,
+       SUM(status = 'running' AND lease_until < UTC_TIMESTAMP(6)) AS expired,
+       TIMESTAMPDIFF(MICROSECOND,
+           MIN(CASE WHEN status = 'pending' AND run_at <= UTC_TIMESTAMP(6) THEN run_at END),
+           UTC_TIMESTAMP(6)) / 1000000.0 AS oldest_pending_age
+FROM {table}
+WHERE claimable = 1
+GROUP BY queue
+
+-- name: queue_recent
+-- Jobs that finished in the last window_s seconds, by queue, status and minute ago, from
+-- the finished index (status, finished_at); at most cap rows are read (the caller shows
+-- "cap or more").
+SELECT queue, status, minute, COUNT(*) AS n
+FROM (
+    SELECT queue, status,
+           FLOOR(TIMESTAMPDIFF(SECOND, finished_at, UTC_TIMESTAMP(6)) / 60) AS minute
+    FROM {table}
+    WHERE status IN ('done', 'failed')
+      AND finished_at >= TIMESTAMPADD(SECOND, -%(window_s)s, UTC_TIMESTAMP(6))
+    LIMIT %(cap)s
+) AS r
+GROUP BY queue, status, minute
+
+-- name: ticks_overview
+-- The periodic ledger: each schedule's latest tick (the ledger keeps only recent ones).
+SELECT schedule, MAX(tick) AS last_tick, COUNT(*) AS ticks
+FROM {ticks_table}
+GROUP BY schedule
+ORDER BY schedule
+
+-- name: list_jobs_task
+-- list_jobs of one task (an App task's payload is {"task": name, ...}).
+SELECT * FROM {table}
+WHERE id < %(before_id)s
+  AND (%(all_statuses)s OR status IN (%(statuses)s))
+  AND (%(all_queues)s OR queue = %(queue)s)
+  AND JSON_UNQUOTE(JSON_EXTRACT(payload, '$.task')) = %(task)s
+ORDER BY id DESC
+LIMIT %(limit)s

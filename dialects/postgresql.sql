@@ -439,6 +439,7 @@ DROP TABLE IF EXISTS {idle_table};
 DROP TABLE IF EXISTS {counters_table};
 DROP TABLE IF EXISTS {queues_table};
 DROP TABLE IF EXISTS {rates_table};
+DROP TABLE IF EXISTS {workers_table};
 DROP TABLE IF EXISTS {version_table};
 DROP FUNCTION IF EXISTS "{prefix}_notify"()
 
@@ -480,3 +481,80 @@ INSERT INTO {rates_table} (queue, claimed_at, n) VALUES (%(queue)s, statement_ti
 DELETE FROM {rates_table}
 WHERE queue = %(queue)s
   AND claimed_at <= statement_timestamp() - %(per_ms)s * interval '1 millisecond'
+
+-- ==== dashboard and workers ====
+
+-- name: worker_register
+-- A worker process's row in the live worker list (migration 0008), written as it starts.
+INSERT INTO {workers_table} (id, host, pid, queues, concurrency, in_flight, beat_ms, started_at, last_seen)
+VALUES (%(id)s, %(host)s, %(pid)s, %(queues)s, %(concurrency)s, 0, %(beat_ms)s,
+        statement_timestamp(), statement_timestamp())
+ON CONFLICT (id) DO UPDATE SET in_flight = 0, last_seen = statement_timestamp()
+
+-- name: worker_forget
+-- Rows of workers not seen for %(older_s)s seconds (killed long ago): dropped as a worker
+-- registers, so the list does not grow without end.
+DELETE FROM {workers_table}
+WHERE last_seen < statement_timestamp() - %(older_s)s * interval '1 second'
+
+-- name: worker_beat
+-- On the worker's heartbeat: jobs in flight, and when it was last seen (0 rows: its row
+-- was forgotten meanwhile, and the worker writes it again).
+UPDATE {workers_table} SET in_flight = %(in_flight)s, last_seen = statement_timestamp()
+WHERE id = %(id)s
+
+-- name: worker_unregister
+DELETE FROM {workers_table} WHERE id = %(id)s
+
+-- name: worker_list
+-- seen_ago on the database's clock: a worker is gone once it is several of its beats.
+SELECT id, host, pid, queues, concurrency, in_flight, beat_ms, started_at, last_seen,
+       EXTRACT(EPOCH FROM statement_timestamp() - last_seen) AS seen_ago
+FROM {workers_table}
+ORDER BY started_at, id
+
+-- name: queue_overview
+-- The active jobs of every queue, from the claim index (a partial index on the pending and
+-- running rows: it holds the backlog, never the finished jobs).
+SELECT queue,
+       count(*) FILTER (WHERE status = 'pending' AND run_at <= statement_timestamp()) AS pending,
+       count(*) FILTER (WHERE status = 'pending' AND run_at > statement_timestamp()) AS scheduled,
+       count(*) FILTER (WHERE status = 'running' AND lease_until >= statement_timestamp()) AS running,
+       count(*) FILTER (WHERE status = 'running' AND lease_until < statement_timestamp()) AS expired,
+       EXTRACT(EPOCH FROM statement_timestamp()
+           - min(run_at) FILTER (WHERE status = 'pending' AND run_at <= statement_timestamp()))
+           AS oldest_pending_age
+FROM {table}
+WHERE status IN ('pending', 'running')
+GROUP BY queue
+
+-- name: queue_recent
+-- Jobs that finished in the last window_s seconds, by queue, status and minute ago, from
+-- the finished index; at most cap rows are read (the caller shows "cap or more").
+SELECT queue, status,
+       floor(EXTRACT(EPOCH FROM statement_timestamp() - finished_at) / 60)::integer AS minute,
+       count(*) AS n
+FROM (
+    SELECT queue, status, finished_at FROM {table}
+    WHERE status IN ('done', 'failed')
+      AND finished_at >= statement_timestamp() - %(window_s)s * interval '1 second'
+    LIMIT %(cap)s
+) AS r
+GROUP BY queue, status, minute
+
+-- name: ticks_overview
+-- The periodic ledger: each schedule's latest tick (the ledger keeps only recent ones).
+SELECT schedule, max(tick) AS last_tick, count(*) AS ticks
+FROM {ticks_table}
+GROUP BY schedule
+ORDER BY schedule
+
+-- name: list_jobs_task
+-- list_jobs of one task (an App task's payload is {"task": name, ...}).
+SELECT * FROM {table}
+WHERE id < %(before_id)s
+  AND (%(all_statuses)s OR status = ANY(%(statuses)s::text[]))
+  AND (%(all_queues)s OR queue = %(queue)s)
+  AND payload->>'task' = %(task)s
+ORDER BY id DESC
+LIMIT %(limit)s

@@ -4,6 +4,8 @@ A backend's URL comes from ``SKIPLOCK_TEST_<BACKEND>_URL``; without it, a testco
 container where a Docker engine answers; otherwise the backend is skipped with a reason
 that names the variable. ``SKIPLOCK_REQUIRE=postgresql,mariadb,…`` (or ``all``) turns a
 skip into a failure; ``SKIPLOCK_BACKENDS=mysql,mssql`` runs only those backends.
+``chromium`` in ``SKIPLOCK_REQUIRE`` (never implied by ``all``) makes the dashboard's
+browser tests fail, not skip, without Debian's chromium or Playwright (CI names it).
 
 Two backends are variants made here: ``postgresql18`` is an embedded PostgreSQL 18
 (``skiplock[demo]``) started once per session, and ``mssql_rcsi`` is a database on the
@@ -53,9 +55,18 @@ def env_var(backend: str) -> str:
     return f"SKIPLOCK_TEST_{backend.upper()}_URL"
 
 
+def _required_names() -> set[str]:
+    return {n.strip().lower() for n in os.environ.get("SKIPLOCK_REQUIRE", "").split(",")}
+
+
 def required(backend: str) -> bool:
-    names = {n.strip().lower() for n in os.environ.get("SKIPLOCK_REQUIRE", "").split(",")}
+    names = _required_names()
     return backend in names or "all" in names
+
+
+def required_by_name(name: str) -> bool:
+    """A requirement that ``all`` does not imply (a browser): named in SKIPLOCK_REQUIRE."""
+    return name in _required_names()
 
 
 def _docker_answers() -> bool:

@@ -6,5 +6,15 @@ is where users import them from, as ``skiplock.Job`` / ``skiplock.Stats`` too.""
 from __future__ import annotations
 
 from ._core.job import STATUSES, Claimed, Job, Stats, utc
+from ._core.observe import QueueOverview, TickInfo, WorkerInfo
 
-__all__ = ["STATUSES", "Claimed", "Job", "Stats", "utc"]
+__all__ = [
+    "STATUSES",
+    "Claimed",
+    "Job",
+    "QueueOverview",
+    "Stats",
+    "TickInfo",
+    "WorkerInfo",
+    "utc",
+]

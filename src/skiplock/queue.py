@@ -33,6 +33,7 @@ from ._core import calls
 from ._core.arguments import ClaimOptions, EnqueueOptions, ListOptions
 from ._core.calls import backoff
 from ._core.job import Claimed, Job, Stats
+from ._core.observe import QueueOverview, TickInfo, WorkerInfo
 from ._shell.session import Session
 from ._shell.settings import DEFAULT_TABLE, QueueKeywords, QueueSettings
 from ._shell.transaction import Transaction
@@ -376,18 +377,22 @@ class Queue(Session):
         queue: str | None = None,
         limit: int = 50,
         before_id: int | None = None,
+        task: str | None = None,
         conn: Any = None,
     ) -> list[Job]:
         """Up to *limit* (1 to 1000) jobs, newest (highest id) first, with every field.
 
-        *status* (one state or several) and *queue* narrow the list (None: all). For the
-        next page pass the last job's id as *before_id*: pages never repeat or skip a job,
-        whatever is enqueued meanwhile. Reads only: nothing is locked beyond the statement.
+        *status* (one state or several), *queue* and *task* (an App task's name: the
+        payload's ``task``) narrow the list (None: all). For the next page pass the last
+        job's id as *before_id*: pages never repeat or skip a job, whatever is enqueued
+        meanwhile. Reads only: nothing is locked beyond the statement.
         """
         return self._call(
             calls.list_jobs(
                 self.dialect,
-                ListOptions.check(status=status, queue=queue, limit=limit, before_id=before_id),
+                ListOptions.check(
+                    status=status, queue=queue, limit=limit, before_id=before_id, task=task
+                ),
                 conn,
             )
         )
@@ -395,3 +400,52 @@ class Queue(Session):
     def stats(self, queues: Sequence[str] | str | None = None, *, conn: Any = None) -> Stats:
         """Counts by state for *queues* (default: all queues)."""
         return self._call(calls.stats(self.dialect, queues, conn))
+
+    def overview(
+        self, *, window: float = 600.0, cap: int = 100_000, conn: Any = None
+    ) -> list[QueueOverview]:
+        """Every queue's state, for a dashboard: its active jobs by state and the age of
+        its oldest pending job (exact, from the claim index, which holds only pending and
+        running jobs), and the jobs that finished in the last *window* seconds (at least
+        60), done and failed, done per minute (from the finished-time index, reading at
+        most *cap* jobs: see :class:`~skiplock.job.QueueOverview`). Never reads the whole
+        table, unlike :meth:`stats`."""
+        return self._call(calls.overview(self.dialect, window, cap, conn))
+
+    def ticks(self, *, conn: Any = None) -> list[TickInfo]:
+        """The periodic ledger: each schedule's latest enqueued tick."""
+        return self._call(calls.ticks(self.dialect, conn))
+
+    # -- the live worker list -------------------------------------------------------------
+
+    def workers(self, *, conn: Any = None) -> list[WorkerInfo]:
+        """The worker processes that registered on this table, oldest first, with their
+        jobs in flight and when they were last seen; :attr:`WorkerInfo.gone
+        <skiplock.job.WorkerInfo.gone>` marks one that stopped refreshing its row."""
+        return self._call(calls.workers(self.dialect, conn))
+
+    def register_worker(
+        self,
+        worker_id: str,
+        *,
+        host: str,
+        pid: int,
+        queues: Sequence[str],
+        concurrency: int,
+        interval: float,
+    ) -> None:
+        """Write a worker's row in the live worker list (a worker does, as it starts; it
+        refreshes it every *interval* seconds with :meth:`beat_worker`). Rows of workers
+        unseen for a day are deleted meanwhile. One transaction of its own."""
+        return self._call(
+            calls.register_worker(self.dialect, worker_id, host, pid, queues, concurrency, interval)
+        )
+
+    def beat_worker(self, worker_id: str, *, in_flight: int) -> bool:
+        """Refresh a worker's row: its jobs in flight, and now as its last sighting.
+        False when the row is not there (the worker registers again)."""
+        return self._call(calls.beat_worker(self.dialect, worker_id, in_flight))
+
+    def unregister_worker(self, worker_id: str) -> None:
+        """Delete a worker's row (a worker does, when it stops cleanly). Idempotent."""
+        return self._call(calls.unregister_worker(self.dialect, worker_id))

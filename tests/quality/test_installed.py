@@ -45,8 +45,9 @@ ROOT = Path(__file__).resolve().parents[2]
 #: the package's folders and where their files go in the wheel
 TREES = {"src/skiplock": "skiplock", "dialects": "skiplock/dialects"}
 #: what the venv installs: the extras every module and the conformance suite need (django:
-#: skiplock.contrib.django imports it), and the suite's own test dependencies
-EXTRAS = "postgresql,mysql,demo,cron,django,prometheus,opentelemetry"
+#: skiplock.contrib.django imports it; web: skiplock.web imports Starlette and Jinja2), and
+#: the suite's own test dependencies
+EXTRAS = "postgresql,mysql,demo,cron,django,prometheus,opentelemetry,web"
 TEST_DEPS = ("pytest>=7.4", "hypothesis>=6.80", "opentelemetry-sdk>=1.20")
 #: modules the import check leaves out, and why
 NOT_IMPORTED = {

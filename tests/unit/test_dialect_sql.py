@@ -78,6 +78,16 @@ SAMPLE: dict[str, Any] = {
     "paused": True,
     "per_ms": 1000,
     "n": 20,
+    # the dashboard and the live worker list
+    "task": "app.send_mail",
+    "cap": 100_000,
+    "window_s": 600,
+    "in_flight": 3,
+    "host": "web'1",
+    "pid": 4242,
+    "concurrency": 8,
+    "beat_ms": 10_000,
+    "older_s": 86_400,
 }
 
 

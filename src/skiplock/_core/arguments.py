@@ -208,13 +208,21 @@ class ListOptions:
     queue: str | None
     limit: int
     before_id: int | None
+    #: an App task's name (the payload's ``task``); None: every job
+    task: str | None = None
 
     @classmethod
     def check(
-        cls, *, status: object, queue: object, limit: object, before_id: object
+        cls,
+        *,
+        status: object,
+        queue: object,
+        limit: object,
+        before_id: object,
+        task: object = None,
     ) -> ListOptions:
-        """Raises :class:`ConfigurationError` for an unknown status, a bad queue name, a
-        limit out of 1 to 1,000 or an id that is not a positive 64-bit integer."""
+        """Raises :class:`ConfigurationError` for an unknown status, a bad queue or task
+        name, a limit out of 1 to 1,000 or an id that is not a positive 64-bit integer."""
         statuses = [status] if isinstance(status, str) else status
         if statuses is not None and (
             not isinstance(statuses, Sequence)
@@ -229,6 +237,7 @@ class ListOptions:
             queue=None if queue is None else text(queue, "queue"),
             limit=integer(limit, "limit", 1, 1000),
             before_id=None if before_id is None else integer(before_id, "before_id", 1, _MAX_ID),
+            task=None if task is None else text(task, "task"),
         )
 
     def params(self) -> dict[str, Any]:
@@ -240,4 +249,5 @@ class ListOptions:
             "queue": "" if self.queue is None else self.queue,
             "limit": self.limit,
             "before_id": _MAX_ID if self.before_id is None else self.before_id,
+            **({} if self.task is None else {"task": self.task}),
         }

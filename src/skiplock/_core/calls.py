@@ -13,6 +13,7 @@ is marked done only once its completion is durable).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import random
@@ -25,7 +26,8 @@ from ..errors import ConfigurationError, PayloadError
 from .arguments import ClaimOptions, EnqueueOptions, ListOptions
 from .checks import dumps, error_text, integer, milliseconds, queue_names, text
 from .job import Claimed, Job, Stats, utc
-from .ops import ROWCOUNT, Op
+from .observe import QueueOverview, TickInfo, WorkerInfo, overviews
+from .ops import ROWCOUNT, ROWS, Op
 
 if TYPE_CHECKING:  # the contract, for the annotations only
     from ..dialects.contract import Dialect, ServerInfo
@@ -328,7 +330,8 @@ def list_jobs(d: Dialect, options: ListOptions, conn: Any) -> Call[Any, list[Job
     def finish(rows: Any) -> list[Job]:
         return [Job.from_row(r) for r in rows]
 
-    return Call("listing jobs", conn, lambda _: d.fetch_op("list_jobs", params), finish)
+    name = "list_jobs" if options.task is None else "list_jobs_task"
+    return Call("listing jobs", conn, lambda _: d.fetch_op(name, params), finish)
 
 
 def get(d: Dialect, job_id: int, conn: Any) -> Call[Any, Job | None]:
@@ -381,3 +384,83 @@ def pause(d: Dialect, queue: str, paused: bool, conn: Any) -> Call[None, None]:
 
 def paused(d: Dialect, conn: Any) -> Call[set[str], set[str]]:
     return Call("reading the paused queues", conn, lambda _: d.paused_op(), _same)
+
+
+# -- the live worker list and the dashboard's reads -------------------------------------
+
+#: rows of workers not seen for this long are deleted when a worker registers
+FORGET_WORKERS_S = 86400
+
+
+def register_worker(
+    d: Dialect,
+    worker_id: str,
+    host: str,
+    pid: int,
+    queues: Sequence[str],
+    concurrency: int,
+    interval: float,
+) -> Call[None, None]:
+    """A worker's row in the live worker list (written again if it is there)."""
+    params = {
+        "id": text(worker_id, "worker_id"),
+        "host": text(host, "host"),
+        "pid": integer(pid, "pid", 0, 2**31 - 1),
+        "queues": json.dumps(queue_names(queues)),
+        "concurrency": integer(concurrency, "concurrency", 1, 2**31 - 1),
+        "beat_ms": milliseconds(interval, "interval", low=0.001),
+    }
+
+    def op(_: bool) -> Op[None]:
+        yield d.stmt("worker_forget", {"older_s": FORGET_WORKERS_S}, ROWCOUNT)
+        yield d.stmt("worker_register", params, ROWCOUNT)
+
+    return Call(f"registering worker {worker_id}", None, op, _none)
+
+
+def beat_worker(d: Dialect, worker_id: str, in_flight: int) -> Call[int, bool]:
+    """Refresh a worker's row; False when it is no longer there (forgotten meanwhile)."""
+    params = {"id": text(worker_id, "worker_id"), "in_flight": integer(in_flight, "in_flight", 0)}
+    doing = f"refreshing worker {worker_id}"
+    return Call(doing, None, lambda _: d.count_op("worker_beat", params), lambda n: n > 0)
+
+
+def unregister_worker(d: Dialect, worker_id: str) -> Call[int, None]:
+    params = {"id": text(worker_id, "worker_id")}
+    doing = f"unregistering worker {worker_id}"
+    return Call(doing, None, lambda _: d.count_op("worker_unregister", params), _none)
+
+
+def workers(d: Dialect, conn: Any) -> Call[Any, list[WorkerInfo]]:
+    def finish(rows: Any) -> list[WorkerInfo]:
+        return [WorkerInfo.from_row(r) for r in rows]
+
+    return Call("listing workers", conn, lambda _: d.fetch_op("worker_list"), finish)
+
+
+def overview(d: Dialect, window: float, cap: int, conn: Any) -> Call[Any, list[QueueOverview]]:
+    """Every queue's active counts (the claim index) and what finished in the last
+    *window* seconds (the finished index, at most *cap* jobs read)."""
+    window_s = max(60, round(milliseconds(window, "window", low=60) / 1000))
+    cap = integer(cap, "cap", 1, 10_000_000)
+
+    def op(_: bool) -> Op[tuple[Any, Any]]:
+        active = yield d.stmt("queue_overview", {}, ROWS)
+        recent = yield d.stmt("queue_recent", {"window_s": window_s, "cap": cap}, ROWS)
+        return active, recent
+
+    def finish(rows: tuple[Any, Any]) -> list[QueueOverview]:
+        return overviews(rows[0], rows[1], window_s, cap)
+
+    return Call("reading the queues' state", conn, op, finish)
+
+
+def ticks(d: Dialect, conn: Any) -> Call[Any, list[TickInfo]]:
+    def finish(rows: Any) -> list[TickInfo]:
+        return [TickInfo.from_row(r) for r in rows]
+
+    return Call("reading the periodic ledger", conn, lambda _: d.fetch_op("ticks_overview"), finish)
+
+
+def _none(_: Any) -> None:
+    return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Any
 
@@ -139,6 +139,22 @@ def _headers(raw: Any) -> dict[str, str]:
 def _waited(raw: Any) -> float | None:
     """The claim's ``waited_us`` (microseconds from due to claim) in seconds."""
     return None if raw is None else max(0.0, int(raw) / 1_000_000)
+
+
+#: the fields of a job's record as ``skiplock show`` and the dashboard give it (the
+#: worker's own marks left out)
+RECORD_FIELDS = [
+    f.name for f in fields(Job) if f.name not in ("lease", "lost", "lock_lost", "waited")
+]
+
+
+def record(job: Job) -> dict[str, Any]:
+    """The job's stored fields as JSON-ready values (times in ISO 8601, UTC)."""
+    out: dict[str, Any] = {}
+    for name in RECORD_FIELDS:
+        value = getattr(job, name)
+        out[name] = value.isoformat() if isinstance(value, datetime) else value
+    return out
 
 
 @dataclass(frozen=True, slots=True)

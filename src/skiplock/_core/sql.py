@@ -8,6 +8,7 @@ same way), ``{idle_table}`` (PostgreSQL's waiting workers, ``<table>_idle``),
 ``{counters_table}`` (the running totals, ``<table>_counters``, quoted the same way),
 ``{queues_table}`` (each queue's paused flag, ``<table>_queues``), ``{rates_table}`` (the
 recent claims of rate-limited queues, ``<table>_rates``),
+``{workers_table}`` (the live worker list, ``<table>_workers``, quoted the same way),
 ``{prefix}`` (the bare table name, for index names) and ``{tag}`` (8 hex digits hashed
 from the exact bare name, for names a database compares without case); ``{schema}`` is
 the bare schema name, or empty when the name has none. Values are always bound as
@@ -82,6 +83,11 @@ class TableName:
         return self.name + "_rates"
 
     @property
+    def workers_table(self) -> str:
+        """The bare name of the live worker list: one row per running worker process."""
+        return self.name + "_workers"
+
+    @property
     def keys_table(self) -> str:
         """The bare name of the per-key lock rows (MySQL/MariaDB): one row per key used."""
         return self.name + "_keys"
@@ -132,6 +138,7 @@ def render_statements(
     idle = qualified(table.idle_table)
     counters = qualified(table.counters_table)
     queues, rates = qualified(table.queues_table), qualified(table.rates_table)
+    workers = qualified(table.workers_table)
     return {
         name: sql.replace("{table}", jobs)
         .replace("{version_table}", versions)
@@ -141,6 +148,7 @@ def render_statements(
         .replace("{counters_table}", counters)
         .replace("{queues_table}", queues)
         .replace("{rates_table}", rates)
+        .replace("{workers_table}", workers)
         .replace("{prefix}", table.name)
         .replace("{tag}", table.tag)
         .replace("{schema}", table.schema or "")

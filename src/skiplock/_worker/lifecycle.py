@@ -19,6 +19,7 @@ from .completer import Completer
 from .heartbeat import Heartbeat
 from .ledger import Ledger
 from .outcome import Outcomes
+from .presence import Presence
 from .producer import Producer
 from .runners import Runner
 from .settings import Flags, Settings
@@ -80,6 +81,8 @@ class Crew:
         self.exporter: Exporter | None = None
         #: the grace of a stop asked with one (see :meth:`stop`); None: the settings'
         self.grace: float | None = None
+        #: this process's row in the live worker list
+        self.presence = Presence(settings, self.ledger)
         self.heartbeat = Heartbeat(
             settings,
             self.ledger,
@@ -121,12 +124,14 @@ class Crew:
                 return
             log.info("holding the single-worker lock %r", lock.name)
             self.producer.handover = True
+        self.presence.register()
         helpers = [
             threading.Thread(target=self.heartbeat.run, name="skiplock-heartbeat", daemon=True)
         ]
         helpers.extend(self.wakeup.threads())
         for t in helpers:
             t.start()
+        helpers.append(self.presence.start(flags.finished))
         helpers.extend(service.start(flags.finished) for service in self.services)
         log.info(
             "worker started: queues %s, concurrency %d, lease %.1fs, %s",
@@ -145,6 +150,7 @@ class Crew:
             flags.finished.set()
             self.wakeup.finish()
             join_helpers(helpers, HELPERS_JOIN)
+            self.presence.unregister()
             if lock is not None:
                 lock.release()
         # after the join: a prune or a periodic enqueue that was under way is counted

@@ -5,27 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
-from dataclasses import fields
 from datetime import datetime
-from typing import Any
 
-from .._core.job import STATUSES, Job
+from .._core.job import STATUSES, Job, record
 from ..errors import ConfigurationError
 from .schema import cli_queue
 
 __all__ = ["add_commands"]
-
-#: fields of a job's record, in the order ``show`` prints them
-_FIELDS = [f.name for f in fields(Job) if f.name not in ("lease", "lost", "lock_lost", "waited")]
-
-
-def record(job: Job) -> dict[str, Any]:
-    """The job's stored fields as JSON-ready values (times in ISO 8601, UTC)."""
-    out: dict[str, Any] = {}
-    for name in _FIELDS:
-        value = getattr(job, name)
-        out[name] = value.isoformat() if isinstance(value, datetime) else value
-    return out
 
 
 def _what(job: Job) -> str:

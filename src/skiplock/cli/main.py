@@ -51,6 +51,7 @@ from .jobs import add_commands as add_job_commands
 from .json_args import CommandLineError, json_arg, json_or_text
 from .schema import Add, add_schema_commands, cli_queue, require_url
 from .targets import _find_task, _load_target
+from .web import add_commands as add_web_commands
 
 __all__ = ["EXIT_CODES", "main"]
 
@@ -307,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_worker(add)
     _add_admin_commands(add)
     add_job_commands(add)
+    add_web_commands(add)
     _add_demo(add)
     return parser
 

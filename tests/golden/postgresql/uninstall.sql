@@ -5,6 +5,7 @@ DROP TABLE IF EXISTS "skiplock_jobs_idle";
 DROP TABLE IF EXISTS "skiplock_jobs_counters";
 DROP TABLE IF EXISTS "skiplock_jobs_queues";
 DROP TABLE IF EXISTS "skiplock_jobs_rates";
+DROP TABLE IF EXISTS "skiplock_jobs_workers";
 DROP TABLE IF EXISTS "skiplock_jobs_schema";
 DROP FUNCTION IF EXISTS "skiplock_jobs_notify"()
 

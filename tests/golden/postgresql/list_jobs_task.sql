@@ -1,0 +1,8 @@
+-- list_jobs of one task (an App task's payload is {"task": name, ...}).
+SELECT * FROM "skiplock_jobs"
+WHERE id < %(before_id)s
+  AND (%(all_statuses)s OR status = ANY(%(statuses)s::text[]))
+  AND (%(all_queues)s OR queue = %(queue)s)
+  AND payload->>'task' = %(task)s
+ORDER BY id DESC
+LIMIT %(limit)s

@@ -1,0 +1,4 @@
+-- On the worker's heartbeat: jobs in flight, and when it was last seen (0 rows: its row
+-- was forgotten meanwhile, and the worker writes it again).
+UPDATE "skiplock_jobs_workers" SET in_flight = %(in_flight)s, last_seen = statement_timestamp()
+WHERE id = %(id)s

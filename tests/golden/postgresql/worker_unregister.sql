@@ -1,0 +1,1 @@
+DELETE FROM "skiplock_jobs_workers" WHERE id = %(id)s
