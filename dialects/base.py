@@ -292,17 +292,19 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         rows: list[Row] = yield self.stmt("enqueue", params)
         return int(rows[0]["id"])
 
-    def insert_dedupe_once(self, params: Mapping[str, Any]) -> Op[int | None]:
-        """Insert unless an active job holds the key; None when one does."""
-        rows: list[Row] = yield self.stmt("enqueue_dedupe", params)
+    def insert_dedupe_once(
+        self, params: Mapping[str, Any], name: str = "enqueue_dedupe"
+    ) -> Op[int | None]:
+        """Insert (statement *name*) unless an active job holds the key; None when one does."""
+        rows: list[Row] = yield self.stmt(name, params)
         return int(rows[0]["id"]) if rows else None
 
-    def insert_dedupe(self, params: Mapping[str, Any]) -> Op[int]:
+    def insert_dedupe(self, params: Mapping[str, Any], name: str = "enqueue_dedupe") -> Op[int]:
         """Insert, or return the id of the active job holding the key."""
         yield from self.lock_key(params)
         # The existing job may finish between our insert and our look-up: try again.
         for _ in range(50):
-            new_id = yield from self.insert_dedupe_once(params)
+            new_id = yield from self.insert_dedupe_once(params, name)
             if new_id is not None:
                 return new_id
             row = yield from self.fetch_one_op("find_dedupe", params)
@@ -382,6 +384,40 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
             if (yield self.stmt("complete", params, ROWCOUNT)):
                 done.add(job_id)
         return done
+
+    # -- job control: snooze, dedupe windows, debounce ----------------------------------------
+
+    def snooze(self, params: Mapping[str, Any]) -> Op[str]:
+        """The fenced snooze; a job at its snooze cap is failed instead (fenced too, with
+        ``params["error"]``). The job's status afterwards; ``LeaseLost`` when neither
+        matched (the job is no longer ours)."""
+        if (yield from self.count_op("snooze", params)) == 1:
+            return "pending"
+        yield from self.fenced("fail", params)
+        return "failed"
+
+    def insert_controlled(self, params: Mapping[str, Any]) -> Op[int]:
+        """An enqueue with ``dedupe_for`` (``dedupe_ms`` > 0) or ``debounce``
+        (``debounce_key``). Enqueues of one key run one at a time under its lock
+        (``key_lock`` on ``control_lock``, held until this transaction ends), so two of
+        them never both find nothing and both insert.
+
+        Window: the job whose window is still open, else the active job of the key, else a
+        new one. Debounce: the key's newest pending job gets the payload and is due
+        ``delay_ms`` from now; if none is pending (or a claim took it first: the update is
+        fenced by ``status = 'pending'``), a new job."""
+        yield from self.lock_key({"order_key": params["control_lock"]})
+        if params.get("debounce_key") is not None:
+            row = yield from self.fetch_one_op("find_debounce", params)
+            if row is not None:
+                found = int(row["id"])
+                if (yield from self.count_op("debounce", {**params, "id": found})) == 1:
+                    return found
+        else:
+            row = yield from self.fetch_one_op("find_dedupe_window", params)
+            if row is not None:
+                return int(row["id"])
+        return (yield from self.insert_dedupe(params, "enqueue_control"))
 
 
 def split_statements(block: str) -> list[str]:

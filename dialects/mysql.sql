@@ -408,3 +408,54 @@ DROP TABLE IF EXISTS {ticks_table};
 DROP TABLE IF EXISTS {keys_table};
 DROP TABLE IF EXISTS {counters_table};
 DROP TABLE IF EXISTS {version_table}
+
+-- ==== job control: snooze, progress, dedupe windows, debounce ====
+
+-- name: snooze
+-- The job back to pending, due in delay_ms, no error recorded. As release: the claim's
+-- attempt stays (the fencing token) and max_attempts grows by one, so a snooze uses up no
+-- attempt. A job snoozed max_snoozes times already is not matched: the dialect then fails
+-- it (fenced, by fail).
+UPDATE {table}
+SET status = 'pending', run_at = TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6)),
+    lease_until = NULL, max_attempts = LEAST(2147483647, max_attempts + 1),
+    snoozes = COALESCE(snoozes, 0) + 1
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+  AND COALESCE(snoozes, 0) < %(max_snoozes)s
+
+-- name: set_progress
+UPDATE {table} SET progress = %(progress)s
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+
+-- name: find_dedupe_window
+-- Under the key's lock (key_lock): the job whose dedupe_for window is still open.
+SELECT id FROM {table}
+WHERE dedupe_key = %(dedupe_key)s AND dedupe_until > UTC_TIMESTAMP(6)
+ORDER BY id DESC LIMIT 1
+
+-- name: find_debounce
+-- Under the key's lock: the newest pending job of a debounce key.
+SELECT id FROM {table}
+WHERE debounce_key = %(debounce_key)s AND status = 'pending'
+ORDER BY id DESC LIMIT 1
+
+-- name: debounce
+-- Only while still pending: a claim that took the job first leaves 0 rows (the dialect
+-- then enqueues a new job). The claim skips the row while this holds its lock, and then
+-- finds it due later.
+UPDATE {table}
+SET payload = %(payload)s,
+    run_at = TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))
+WHERE id = %(id)s AND status = 'pending'
+
+-- name: enqueue_control
+-- enqueue_dedupe with the window's end (dedupe_ms > 0) or a debounce key.
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key,
+                     dedupe_key, created_at, order_key, key_limit, dedupe_until, debounce_key)
+VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
+        COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
+        %(idempotency_key)s, %(dedupe_key)s, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s,
+        CASE WHEN %(dedupe_ms)s > 0
+             THEN TIMESTAMPADD(MICROSECOND, %(dedupe_ms)s * 1000, UTC_TIMESTAMP(6)) END,
+        %(debounce_key)s)
+ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)

@@ -419,3 +419,56 @@ DROP TABLE IF EXISTS {idle_table};
 DROP TABLE IF EXISTS {counters_table};
 DROP TABLE IF EXISTS {version_table};
 DROP FUNCTION IF EXISTS "{prefix}_notify"()
+
+-- ==== job control: snooze, progress, dedupe windows, debounce ====
+
+-- name: snooze
+-- The job back to pending, due in delay_ms, no error recorded. As release: the claim's
+-- attempt stays (the fencing token) and max_attempts grows by one, so a snooze uses up no
+-- attempt. A job snoozed max_snoozes times already is not matched: the dialect then fails
+-- it (fenced, by fail).
+UPDATE {table}
+SET status = 'pending', run_at = statement_timestamp() + %(delay_ms)s * interval '1 millisecond',
+    lease_until = NULL, max_attempts = LEAST(2147483647, max_attempts::bigint + 1),
+    snoozes = COALESCE(snoozes, 0) + 1
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+  AND COALESCE(snoozes, 0) < %(max_snoozes)s
+
+-- name: set_progress
+UPDATE {table} SET progress = %(progress)s::json
+WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+
+-- name: find_dedupe_window
+-- Under the key's lock (key_lock): the job whose dedupe_for window is still open.
+SELECT id FROM {table}
+WHERE dedupe_key = %(dedupe_key)s AND dedupe_until > statement_timestamp()
+ORDER BY id DESC LIMIT 1
+
+-- name: find_debounce
+-- Under the key's lock: the newest pending job of a debounce key.
+SELECT id FROM {table}
+WHERE debounce_key = %(debounce_key)s AND status = 'pending'
+ORDER BY id DESC LIMIT 1
+
+-- name: debounce
+-- Only while still pending: a claim that took the job first leaves 0 rows (the dialect
+-- then enqueues a new job). The claim skips the row while this holds its lock, and then
+-- finds it due later.
+UPDATE {table}
+SET payload = %(payload)s::json,
+    run_at = statement_timestamp() + %(delay_ms)s * interval '1 millisecond'
+WHERE id = %(id)s AND status = 'pending'
+
+-- name: enqueue_control
+-- enqueue_dedupe with the window's end (dedupe_ms > 0) or a debounce key.
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, dedupe_key,
+                     order_key, key_limit, dedupe_until, debounce_key)
+VALUES (%(queue)s, %(payload)s::json, %(priority)s, %(max_attempts)s,
+        COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond'),
+        %(idempotency_key)s::uuid, %(dedupe_key)s, %(order_key)s, %(key_limit)s,
+        CASE WHEN %(dedupe_ms)s > 0
+             THEN statement_timestamp() + %(dedupe_ms)s * interval '1 millisecond' END,
+        %(debounce_key)s)
+ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL AND status IN ('pending', 'running')
+DO NOTHING
+RETURNING id

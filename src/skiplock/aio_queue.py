@@ -22,6 +22,7 @@ May import: :mod:`skiplock._core`, :mod:`skiplock._shell`, :mod:`skiplock.driver
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -31,10 +32,12 @@ from ._core import calls
 from ._core.arguments import ClaimOptions, EnqueueOptions, ListOptions
 from ._core.calls import backoff
 from ._core.job import Job, Stats
+from ._shell.acompat import asleep
 from ._shell.session_async import AsyncSession
 from ._shell.settings import DEFAULT_TABLE, QueueKeywords, QueueSettings
 from ._shell.transaction_async import AsyncTransaction
 from .dialects import ServerInfo
+from .errors import MAX_SNOOZES
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -189,6 +192,8 @@ class AsyncQueue(AsyncSession):
         dedupe_key: str | None = None,
         key: str | None = None,
         key_concurrency: int | None = None,
+        dedupe_for: float | None = None,
+        debounce: float | None = None,
         conn: Any = None,
     ) -> int:
         """Add one job; return its id.
@@ -203,6 +208,13 @@ class AsyncQueue(AsyncSession):
         previous is done, failed or cancelled. With ``key_concurrency=N`` as well, this job
         starts once every earlier job of its key has started and fewer than N jobs of its
         key run. Enqueues of one key wait for each other's transactions.
+
+        With ``dedupe_key`` and ``dedupe_for=seconds``: for that long after the job's
+        enqueue, an enqueue of the same key with ``dedupe_for`` returns its id whatever its
+        state. With ``dedupe_key`` and ``debounce=seconds``: while a job of that key is
+        pending, an enqueue gives it this payload and moves it to now + ``debounce`` (the
+        database's clock), returning its id; once it runs, a new job is made. Enqueues of
+        one such key wait for each other's transactions (docs/unique-jobs.md).
         """
         return await self._call(
             calls.enqueue(
@@ -217,6 +229,8 @@ class AsyncQueue(AsyncSession):
                     dedupe_key=dedupe_key,
                     key=key,
                     key_concurrency=key_concurrency,
+                    dedupe_for=dedupe_for,
+                    debounce=debounce,
                 ),
                 conn,
             )
@@ -348,6 +362,39 @@ class AsyncQueue(AsyncSession):
         with *reason* as its ``last_error``. Fenced: raises
         :class:`~skiplock.LeaseLost` and changes nothing if the job is no longer ours."""
         return await self._call(calls.mark_cancelled(self.dialect, job, reason, conn))
+
+    async def snooze(
+        self, job: Job, seconds: float, *, max_snoozes: int = MAX_SNOOZES, conn: Any = None
+    ) -> str:
+        """Put the claimed job back to pending, due in *seconds*: no error recorded and no
+        attempt used up (``max_attempts`` grows by one, as :meth:`release` does, so only
+        failures end it). A job snoozed *max_snoozes* times already ends ``failed``
+        instead. Returns the new status. Fenced: raises :class:`~skiplock.LeaseLost` and
+        changes nothing if the job is no longer ours."""
+        return await self._call(calls.snooze(self.dialect, job, seconds, max_snoozes, conn))
+
+    async def set_progress(self, job: Job, value: Any, *, conn: Any = None) -> None:
+        """Store *value* (JSON, at most 64 KiB) as the claimed job's ``progress``, read back
+        by :meth:`get`. Fenced: raises :class:`~skiplock.LeaseLost` and changes nothing if
+        the job is no longer ours."""
+        return await self._call(calls.set_progress(self.dialect, job, value, conn))
+
+    async def wait(self, job_id: int, *, timeout: float | None = None) -> Job:
+        """The job once it is ``done``, ``failed`` or ``cancelled`` (its ``result``,
+        ``last_error``). Reads it by id, again after 2 ms, then less often (at most every
+        50 ms), each read a statement of its own. Raises the built-in ``TimeoutError``
+        after *timeout* seconds (None: no limit), ``ConfigurationError`` if there is no
+        such job."""
+        limit = calls.wait_check(job_id, timeout)
+        start, pause = time.monotonic(), 0.002
+        while True:
+            job = await self._call(calls.get(self.dialect, job_id, None))
+            left = None if limit is None else limit - (time.monotonic() - start)
+            if calls.waited(job_id, job, limit, left):
+                assert job is not None
+                return job
+            await asleep(pause if left is None else max(0.0, min(pause, left)))
+            pause = min(pause * 1.5, 0.05)
 
     # -- reading --------------------------------------------------------------------------
 

@@ -72,6 +72,11 @@ SAMPLE: dict[str, Any] = {
     "schema": None,
     "version_name": "skiplock_jobs_schema",
     "sessions": [53, 54],
+    # job control
+    "max_snoozes": 1000,
+    "progress": '{"done": 3}',
+    "dedupe_ms": 60_000,
+    "debounce_key": "search-7",
 }
 
 

@@ -53,6 +53,8 @@ class EnqueueKeywords(EnqueueManyKeywords, total=False):
     """The keywords of ``enqueue`` but ``conn``."""
 
     dedupe_key: str | None
+    dedupe_for: float | None
+    debounce: float | None
 
 
 class ClaimKeywords(TypedDict, total=False):
@@ -79,6 +81,10 @@ class EnqueueOptions:
     #: ``key_concurrency`` (None: 1, strict order, as older releases wrote it)
     key_limit: int | None
     dedupe_key: str | None
+    #: ``dedupe_for`` in milliseconds (0: dedupe while active only)
+    dedupe_ms: int = 0
+    #: ``debounce`` in milliseconds (None: no debounce)
+    debounce_ms: int | None = None
 
     @classmethod
     def check(
@@ -92,11 +98,16 @@ class EnqueueOptions:
         key: object = None,
         key_concurrency: object = None,
         dedupe_key: object = None,
+        dedupe_for: object = None,
+        debounce: object = None,
     ) -> EnqueueOptions:
         """The public method's keywords (None: not given), checked. Raises
         :class:`ConfigurationError` for a value out of range or of the wrong type, for
-        ``run_at`` with ``delay``, and for ``key_concurrency`` without ``key``."""
+        ``run_at`` with ``delay``, and for ``key_concurrency`` without ``key``;
+        ``dedupe_for`` and ``debounce`` need ``dedupe_key``, not each other, and
+        ``debounce`` (which sets the due time) neither ``run_at`` nor ``delay``."""
         when, delay_ms = run_at_or_delay(run_at, delay)
+        dedupe_ms, debounce_ms = _window(dedupe_key, dedupe_for, debounce, run_at, delay)
         return cls(
             queue=text(queue, "queue"),
             priority=integer(priority, "priority", -(2**31)),
@@ -106,6 +117,8 @@ class EnqueueOptions:
             order_key=None if key is None else text(key, "key"),
             key_limit=_key_limit(key, key_concurrency),
             dedupe_key=None if dedupe_key is None else text(dedupe_key, "dedupe_key"),
+            dedupe_ms=dedupe_ms,
+            debounce_ms=debounce_ms,
         )
 
     def params(self) -> dict[str, Any]:
@@ -120,6 +133,29 @@ class EnqueueOptions:
             "order_key": self.order_key,
             "key_limit": self.key_limit,
         }
+
+
+def _window(
+    dedupe_key: object, dedupe_for: object, debounce: object, run_at: object, delay: object
+) -> tuple[int, int | None]:
+    """``dedupe_for`` and ``debounce`` in milliseconds (0 and None: not given), checked."""
+    if dedupe_for is None and debounce is None:
+        return 0, None
+    what = "dedupe_for" if debounce is None else "debounce"
+    if dedupe_key is None:
+        raise ConfigurationError(f"{what} applies to a dedupe_key: pass dedupe_key=... with it")
+    if dedupe_for is not None and debounce is not None:
+        raise ConfigurationError(
+            "pass dedupe_for (one job per key for a while) or debounce (the pending job takes "
+            "the newest payload), not both"
+        )
+    if debounce is None:
+        return max(1, milliseconds(dedupe_for, "dedupe_for", low=0.001)), None
+    if run_at is not None or delay is not None:
+        raise ConfigurationError(
+            "debounce sets the job's due time (now + debounce): leave out run_at and delay"
+        )
+    return 0, milliseconds(debounce, "debounce")
 
 
 def _key_limit(key: object, key_concurrency: object) -> int | None:

@@ -13,6 +13,7 @@ is marked done only once its completion is durable).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import random
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..errors import ConfigurationError, PayloadError
 from .arguments import ClaimOptions, EnqueueOptions, ListOptions
-from .checks import dumps, error_text, integer, milliseconds, queue_names
+from .checks import dumps, error_text, integer, milliseconds, queue_names, seconds
 from .job import Job, Stats, utc
 from .ops import ROWCOUNT, Op
 
@@ -106,6 +107,10 @@ def enqueue(d: Dialect, payload: Any, options: EnqueueOptions, conn: Any) -> Cal
     if options.dedupe_key is None:
         return Call("enqueueing", conn, lambda _: d.insert(params), _same)
     params["dedupe_key"] = options.dedupe_key
+    if options.dedupe_ms or options.debounce_ms is not None:
+        return Call(
+            "enqueueing", conn, lambda _: d.insert_controlled(_control(params, options)), _same
+        )
     return Call("enqueueing", conn, lambda _: d.insert_dedupe(params), _same)
 
 
@@ -162,9 +167,20 @@ def _job(job: object) -> Job:
 
 
 def _fenced(
-    d: Dialect, job: Job, name: str, extra: dict[str, Any], doing: str, conn: Any, after: Any
-) -> Call[None, Any]:
+    d: Dialect,
+    job: Job,
+    name: str,
+    extra: dict[str, Any],
+    doing: str,
+    conn: Any,
+    after: Any,
+    op: Callable[[dict[str, Any]], Op[Any]] | None = None,
+) -> Call[Any, Any]:
+    """A write after the claim: statement *name* (or the dialect operation *op*) with the
+    job's ``id`` and ``attempt`` and *extra*; ``LeaseLost`` when the job is no longer ours."""
     params = {"id": job.id, "attempt": job.attempt, **extra}
+    if op is not None:
+        return Call(f"{doing} job {job.id}", conn, lambda _: op(params), after)
     return Call(f"{doing} job {job.id}", conn, lambda _: d.fenced(name, params), after)
 
 
@@ -312,3 +328,87 @@ def ping(q: Any) -> Call[None, ServerInfo]:
         return server
 
     return Call("connecting", None, lambda _: nothing(), finish, False)
+
+
+# -- job control: snooze, progress, dedupe windows, debounce, wait ----------------------------
+
+#: the largest progress value, as JSON text (a fenced write of the running job)
+MAX_PROGRESS = 65_536
+
+
+def _control(params: dict[str, Any], options: EnqueueOptions) -> dict[str, Any]:
+    """The parameters of an enqueue with ``dedupe_for`` or ``debounce``: the key moves to
+    ``debounce_key`` for a debounce (several jobs of one debounce key may be active: the
+    pending one, and one that runs), and ``control_lock`` names the key's lock."""
+    key = options.dedupe_key
+    assert key is not None
+    out = dict(params)
+    out["dedupe_ms"] = options.dedupe_ms
+    out["debounce_key"] = None
+    if options.debounce_ms is not None:
+        out["debounce_key"], out["dedupe_key"] = key, None
+        out["delay_ms"] = options.debounce_ms
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+    out["control_lock"] = f"skiplock dedupe {digest}"
+    return out
+
+
+def snooze(d: Dialect, job: Job, seconds: float, max_snoozes: int, conn: Any) -> Call[str, str]:
+    job = _job(job)
+    cap = integer(max_snoozes, "max_snoozes", 1)
+    error = (
+        f"snoozed {cap} times (max_snoozes={cap}): it ends failed; pass a larger "
+        "max_snoozes to Snooze / snooze(), or let the handler fail"
+    )
+    extra = {"delay_ms": milliseconds(seconds, "seconds"), "max_snoozes": cap, "error": error}
+
+    def finish(status: str) -> str:
+        job.status = status
+        if status == "failed":
+            job.last_error = error
+        else:
+            job.snoozes += 1
+        return status
+
+    return _fenced(d, job, "snooze", extra, "snoozing", conn, finish, d.snooze)
+
+
+def set_progress(d: Dialect, job: Job, value: Any, conn: Any) -> Call[None, None]:
+    job = _job(job)
+    stored = dumps(value, "progress")
+    if len(stored.encode()) > MAX_PROGRESS:
+        raise ConfigurationError(
+            f"progress is {len(stored.encode())} bytes of JSON, more than {MAX_PROGRESS}: "
+            "store a summary (a count, a percentage), not the data"
+        )
+
+    def finish(_: None) -> None:
+        job.progress = value
+
+    return _fenced(
+        d, job, "set_progress", {"progress": stored}, "setting progress of", conn, finish
+    )
+
+
+#: the statuses a job ends in (q.wait returns once it has one)
+FINISHED = frozenset({"done", "failed", "cancelled"})
+
+
+def wait_check(job_id: int, timeout: float | None) -> float | None:
+    """*timeout* checked (None: no limit)."""
+    integer(job_id, "job_id", 1, 2**63 - 1)
+    return None if timeout is None else seconds(timeout, "timeout")
+
+
+def waited(job_id: int, job: Job | None, timeout: float | None, left: float | None) -> bool:
+    """True when *job* (as read) has finished; raises ``ConfigurationError`` for no such
+    job, ``TimeoutError`` when no time is *left*."""
+    if job is None:
+        raise ConfigurationError(
+            f"there is no job {job_id} to wait for (check the id; a pruned job is gone)"
+        )
+    if job.status in FINISHED:
+        return True
+    if left is not None and left <= 0:
+        raise TimeoutError(f"job {job_id} is still {job.status} after {timeout} s")
+    return False

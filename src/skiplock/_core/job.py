@@ -68,6 +68,11 @@ class Job:
     lock_lost: bool = field(default=False, compare=False)
     #: the ``key`` it was enqueued with: jobs of one key run one at a time, in id order
     key: str | None = None
+    #: what :meth:`Queue.set_progress` last stored (JSON); read by :meth:`Queue.get` and
+    #: :meth:`Queue.list_jobs` (a claim does not read it)
+    progress: Any = None
+    #: how many times the job was snoozed (:class:`~skiplock.Snooze`, :meth:`Queue.snooze`)
+    snoozes: int = 0
 
     def raise_if_cancelled(self) -> None:
         """Raise :class:`~skiplock.Cancelled` if a cancel of this job was requested: a
@@ -102,6 +107,8 @@ class Job:
             bool(get("cancel_requested")),
             False,  # lock_lost
             get("order_key"),
+            loads(get("progress"), "progress"),
+            int(get("snoozes") or 0),
         )
 
 

@@ -3,3 +3,5 @@ DROP TABLE IF EXISTS `skiplock_jobs_ticks`;
 DROP TABLE IF EXISTS `skiplock_jobs_keys`;
 DROP TABLE IF EXISTS `skiplock_jobs_counters`;
 DROP TABLE IF EXISTS `skiplock_jobs_schema`
+
+-- ==== job control: snooze, progress, dedupe windows, debounce ====

@@ -5,3 +5,5 @@ DROP TABLE IF EXISTS "skiplock_jobs_idle";
 DROP TABLE IF EXISTS "skiplock_jobs_counters";
 DROP TABLE IF EXISTS "skiplock_jobs_schema";
 DROP FUNCTION IF EXISTS "skiplock_jobs_notify"()
+
+-- ==== job control: snooze, progress, dedupe windows, debounce ====
