@@ -78,7 +78,7 @@ JOIN {table} AS t ON t.idempotency_key = j.k
 -- run_at, lease_until and finished_at are left out: the claim sets them (fewer DATETIME
 -- values for the pure-Python driver to decode).
 SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
-       dedupe_key, last_error, result, created_at, cancel_requested, order_key,
+       dedupe_key, last_error, result, created_at, cancel_requested, order_key, snoozes,
        UTC_TIMESTAMP(6) AS db_now
 FROM {table} AS c
 WHERE claimable = 1 AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
@@ -93,7 +93,7 @@ FOR UPDATE SKIP LOCKED
 
 -- name: claim_pick_queues
 SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
-       dedupe_key, last_error, result, created_at, cancel_requested, order_key,
+       dedupe_key, last_error, result, created_at, cancel_requested, order_key, snoozes,
        UTC_TIMESTAMP(6) AS db_now
 FROM {table} AS c
 WHERE claimable = 1 AND queue IN (%(queues)s) AND run_at <= UTC_TIMESTAMP(6)

@@ -109,7 +109,7 @@ UPDATE {table} AS j SET
 FROM picked WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
-          j.result, j.created_at, j.cancel_requested, j.order_key
+          j.result, j.created_at, j.cancel_requested, j.order_key, j.snoozes
 
 -- name: claim_queues
 -- As claim, over several queues: the claimable rows of those queues are sorted together.
@@ -152,7 +152,7 @@ UPDATE {table} AS j SET
 FROM picked WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
-          j.result, j.created_at, j.cancel_requested, j.order_key
+          j.result, j.created_at, j.cancel_requested, j.order_key, j.snoozes
 
 -- name: heartbeat
 UPDATE {table}

@@ -240,7 +240,8 @@ def fail(
     if final or job.attempt >= job.max_attempts:
         name, extra, doing, status = "fail", {"error": message}, "failing", "failed"
     else:
-        delay = backoff(job.attempt) if retry_in is None else retry_in
+        # the back-off counts claims that were not snoozed (a snooze is no failure)
+        delay = backoff(job.attempt - job.snoozes) if retry_in is None else retry_in
         name, doing, status = "retry", "retrying", "pending"
         extra = {"error": message, "delay_ms": milliseconds(delay, "retry_in")}
 

@@ -38,4 +38,4 @@ UPDATE "skiplock_jobs" AS j SET
 FROM picked WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
-          j.result, j.created_at, j.cancel_requested, j.order_key
+          j.result, j.created_at, j.cancel_requested, j.order_key, j.snoozes

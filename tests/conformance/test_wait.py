@@ -1,0 +1,106 @@
+"""Waiting for a job's end: q.wait, aq.wait, task.call."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+import skiplock
+from skiplock import Worker
+
+
+def _later(seconds: float, fn: object) -> threading.Thread:
+    def run() -> None:
+        time.sleep(seconds)
+        fn()  # type: ignore[operator]
+
+    t = threading.Thread(target=run)
+    t.start()
+    return t
+
+
+def test_wait_returns_the_job_once_done(queue: skiplock.Queue) -> None:
+    job_id = queue.enqueue("x")
+    [job] = queue.claim()
+    t = _later(0.2, lambda: queue.complete(job, result={"ok": True}))
+    start = time.monotonic()
+    done = queue.wait(job_id, timeout=10)
+    t.join()
+    assert (done.status, done.result) == ("done", {"ok": True})
+    assert time.monotonic() - start < 2
+
+
+@pytest.mark.parametrize("end", ["failed", "cancelled"])
+def test_wait_returns_a_failed_or_cancelled_job(queue: skiplock.Queue, end: str) -> None:
+    job_id = queue.enqueue("x", max_attempts=1)
+    if end == "cancelled":
+        queue.cancel(job_id)
+    else:
+        [job] = queue.claim()
+        queue.fail(job, "broken")
+    finished = queue.wait(job_id, timeout=5)
+    assert finished.status == end
+
+
+def test_wait_times_out_with_the_builtin_error(queue: skiplock.Queue) -> None:
+    job_id = queue.enqueue("x")
+    start = time.monotonic()
+    with pytest.raises(TimeoutError, match=f"job {job_id} is still pending"):
+        queue.wait(job_id, timeout=0.3)
+    assert 0.25 <= time.monotonic() - start < 2
+
+
+def test_wait_for_no_such_job_is_a_configuration_error(queue: skiplock.Queue) -> None:
+    with pytest.raises(skiplock.ConfigurationError, match="no job 424242"):
+        queue.wait(424242, timeout=1)
+    with pytest.raises(skiplock.ConfigurationError):
+        queue.wait(1, timeout=-1)
+
+
+def test_task_call_returns_the_result_or_raises_job_failed(
+    url: str, queue: skiplock.Queue, workers: list[Worker], worker_cls: type[Worker]
+) -> None:
+    app = skiplock.App(url, table=queue.table.name)
+
+    @app.task(max_attempts=1)
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    @app.task(max_attempts=1)
+    def broken() -> None:
+        raise ValueError("no such customer")
+
+    workers.append(
+        app.worker(lease=5, poll_interval=0.1).start()
+        if worker_cls is Worker
+        else worker_cls(
+            app.queue,
+            app.handle_async,
+            queues=["default"],
+            timeout=app.timeout_of,
+            lease=5,
+            poll_interval=0.1,
+        ).start()
+    )
+    try:
+        assert add.call(2, 3, timeout=10) == 5
+        with pytest.raises(skiplock.JobFailed, match="no such customer") as info:
+            broken.call(timeout=10)
+        assert info.value.job.status == "failed"
+        assert info.value.job.last_error == "ValueError: no such customer"
+
+        async def from_asyncio() -> int:
+            try:
+                result: int = await add.call_async(4, 5, timeout=10)
+                return result
+            finally:
+                await app.async_queue.close()
+
+        assert asyncio.run(from_asyncio()) == 9
+    finally:
+        for w in workers:
+            w.stop(timeout=15)
+        app.queue.close()
