@@ -144,3 +144,20 @@ def test_an_app_task_snoozes(queue: skiplock.Queue) -> None:
     [ended] = drain(app)
     assert (ended.id, ended.status, ended.result, ended.attempt) == (job_id, "done", "ready", 3)
     assert ended.snoozes == 2 and ended.last_error is None
+
+
+def test_a_snooze_in_a_transaction_that_rolls_back_changes_nothing(
+    queue: skiplock.Queue,
+) -> None:
+    job_id = queue.enqueue("x")
+    [job] = queue.claim()
+    with pytest.raises(RuntimeError), queue.transaction() as tx:
+        tx.set_progress(job, "never seen")
+        assert tx.snooze(job, 0) == "pending"
+        raise RuntimeError("roll back")
+    record = queue.get(job_id)
+    assert record is not None
+    assert (record.status, record.snoozes, record.progress) == ("running", 0, None)
+    with queue.transaction() as tx:
+        tx.set_progress(job, "half")
+    assert queue.get(job_id).progress == "half"  # type: ignore[union-attr]
