@@ -3,7 +3,6 @@ name (each block's first line: ``# runs on: ...``), with ``URL`` set to the back
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -12,24 +11,14 @@ import pytest
 import skiplock
 
 from .clients import DATABASE
+from .doc_blocks import python_blocks
 
 DOC = Path(__file__).parents[2] / "docs" / "job-control.md"
-_BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
-_RUNS_ON = re.compile(r"# runs on: ([\w, ]+)\n")
-
-
-def blocks() -> list[tuple[set[str], str]]:
-    found = []
-    for code in _BLOCK.findall(DOC.read_text(encoding="utf-8")):
-        m = _RUNS_ON.match(code)
-        assert m, f"a python block in {DOC.name} without '# runs on:': {code[:60]!r}"
-        found.append(({d.strip() for d in m[1].split(",")}, code))
-    return found
 
 
 def test_the_examples_run_as_written(backend: str, url: str) -> None:
     database = DATABASE.get(backend, backend)
-    runnable = [code for where, code in blocks() if database in where]
+    runnable = [code for where, code in python_blocks(DOC) if database in where]
     if not runnable:
         pytest.skip(f"docs/job-control.md has no example for {database}")
     namespace: dict[str, Any] = {"URL": url}
