@@ -182,7 +182,7 @@ class WorkerOptions:
             prefetch=self.prefetch,
         )
         crew = Crew(settings, self._make_runner)
-        #: outcomes so far: done, retried, failed, cancelled, lost, released (and pruned,
+        #: outcomes so far: done, retried, failed, cancelled, lost, released, snoozed (and pruned,
         #: scheduled: see retention and periodic)
         self.counts = crew.ledger.counts
         return crew
