@@ -20,9 +20,15 @@ import statistics
 import threading
 import time
 
-import skiplock
 from common import percentile
 from run import URLS
+
+import skiplock
+
+
+def _wait(q: skiplock.Queue, job_id: int, returned: list[float]) -> None:
+    q.wait(job_id, timeout=30)
+    returned.append(time.perf_counter())
 
 
 def measure(url: str, rounds: int, head_start: float) -> list[float]:
@@ -34,9 +40,7 @@ def measure(url: str, rounds: int, head_start: float) -> list[float]:
         for _ in range(rounds):
             job_id = q.enqueue("x")
             returned: list[float] = []
-            waiter = threading.Thread(
-                target=lambda: (q.wait(job_id, timeout=30), returned.append(time.perf_counter()))
-            )
+            waiter = threading.Thread(target=_wait, args=(q, job_id, returned))
             waiter.start()
             time.sleep(head_start + random.uniform(0, 0.05))
             [job] = q.claim()

@@ -83,6 +83,7 @@ def test_a_snooze_of_a_job_taken_away_raises_lease_lost(queue: skiplock.Queue) -
     assert record is not None and (record.status, record.snoozes) == ("running", 0)
 
 
+@pytest.mark.one_table
 @pytest.mark.parametrize(
     ("seconds", "options"), [(-1, {}), (float("nan"), {}), ("1", {}), (1, {"max_snoozes": 0})]
 )
@@ -161,3 +162,46 @@ def test_a_snooze_in_a_transaction_that_rolls_back_changes_nothing(
     with queue.transaction() as tx:
         tx.set_progress(job, "half")
     assert queue.get(job_id).progress == "half"  # type: ignore[union-attr]
+
+
+def test_an_async_handler_snoozes_on_the_asyncio_worker(
+    queue: skiplock.Queue, workers: list[Worker]
+) -> None:
+    from .conftest import LoopWorker
+
+    job_id = queue.enqueue("x")
+    runs: list[int] = []
+
+    async def handler(job: Job) -> str:
+        runs.append(job.snoozes)
+        if job.snoozes < 2:
+            raise skiplock.Snooze(0, max_snoozes=5)
+        return "done after two snoozes"
+
+    w = LoopWorker(queue, handler, lease=5, poll_interval=0.1).start()
+    workers.append(w)  # type: ignore[arg-type]
+    wait_until(lambda: queue.stats().done == 1, what="the job to finish")
+    record = queue.get(job_id)
+    assert record is not None
+    assert (record.result, record.snoozes, record.attempt) == ("done after two snoozes", 2, 3)
+    assert runs == [0, 1, 2]  # the claim reads snoozes
+    wait_until(lambda: w.counts["done"] == 1, what="the completion counted")
+    assert w.counts["snoozed"] == 2
+
+
+def test_a_handler_at_its_snooze_cap_fails(
+    queue: skiplock.Queue, workers: list[Worker], worker_cls: type[Worker]
+) -> None:
+    job_id = queue.enqueue("x")
+
+    def handler(job: Job) -> None:
+        raise skiplock.Snooze(0, max_snoozes=3)
+
+    w = worker_cls(queue, handler, lease=5, poll_interval=0.1).start()
+    workers.append(w)
+    wait_until(lambda: queue.stats().failed == 1, what="the job to fail at its cap")
+    record = queue.get(job_id)
+    assert record is not None and record.snoozes == 3
+    assert record.last_error is not None and "max_snoozes=3" in record.last_error
+    wait_until(lambda: w.counts["failed"] == 1, what="the failure counted")
+    assert w.counts["snoozed"] == 3

@@ -139,6 +139,7 @@ def test_debounce_racing_the_claim(queue: skiplock.Queue) -> None:
     assert {j.id for j in jobs if j.status == "done"} == set(claimed)
 
 
+@pytest.mark.one_table
 @pytest.mark.parametrize(
     "options",
     [
@@ -155,3 +156,15 @@ def test_bad_window_options_write_nothing(queue: skiplock.Queue, options: dict[s
     with pytest.raises(skiplock.ConfigurationError):
         queue.enqueue("x", **options)
     assert _jobs(queue) == []
+
+
+def test_a_window_enqueued_in_a_rolled_back_transaction_leaves_nothing(
+    queue: skiplock.Queue,
+) -> None:
+    with pytest.raises(RuntimeError), queue.transaction() as tx:
+        tx.enqueue("a", dedupe_key="k", dedupe_for=60)
+        raise RuntimeError("roll back")
+    assert _jobs(queue) == []
+    first = queue.enqueue("b", dedupe_key="k", dedupe_for=60)
+    with queue.transaction() as tx:
+        assert tx.enqueue("c", dedupe_key="k", dedupe_for=60) == first
