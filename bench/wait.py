@@ -1,4 +1,5 @@
-"""How soon ``q.wait(job_id)`` returns after the job's completion commits.
+"""How soon ``q.wait(job_id)`` returns after the job's completion commits (PostgreSQL: by
+its notification; MySQL, MariaDB: by polling).
 
     cd bench && python wait.py --backend postgresql --backend mariadb --rounds 60
     python wait.py --url postgresql://postgres@127.0.0.1:5432/test --rounds 60

@@ -10,6 +10,7 @@ May import: :mod:`.contract`, :mod:`._health`, :mod:`._lock_wake` and the standa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import re
 from collections.abc import Mapping, Sequence
@@ -418,6 +419,26 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
             if row is not None:
                 return int(row["id"])
         return (yield from self.insert_dedupe(params, "enqueue_control"))
+
+    @property
+    def finish_notify(self) -> bool:
+        """q.wait can be woken by the job's end (a notification: PostgreSQL's
+        ``listen_finished``); otherwise it polls."""
+        return "listen_finished" in self.sql and "wait_mark" in self.sql
+
+    def listen_finished(self, job_id: int) -> Any:
+        """A connection of its own that hears job *job_id*'s end, the job marked waited
+        first (:attr:`finish_notify`); the caller closes it with :meth:`close_listener`."""
+        raise NotImplementedError
+
+    def wait_finished(self, conn: Any, job_id: int, timeout: float) -> bool:
+        """Wait up to *timeout* seconds on a :meth:`listen_finished` connection; True once
+        job *job_id*'s end was heard."""
+        raise NotImplementedError
+
+    def close_listener(self, conn: Any) -> None:
+        with contextlib.suppress(Exception):
+            conn.close()
 
 
 def split_statements(block: str) -> list[str]:

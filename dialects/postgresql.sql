@@ -418,7 +418,8 @@ DROP TABLE IF EXISTS {ticks_table};
 DROP TABLE IF EXISTS {idle_table};
 DROP TABLE IF EXISTS {counters_table};
 DROP TABLE IF EXISTS {version_table};
-DROP FUNCTION IF EXISTS "{prefix}_notify"()
+DROP FUNCTION IF EXISTS "{prefix}_notify"();
+DROP FUNCTION IF EXISTS "{prefix}_finished"()
 
 -- ==== job control: snooze, progress, dedupe windows, debounce ====
 
@@ -472,3 +473,13 @@ VALUES (%(queue)s, %(payload)s::json, %(priority)s, %(max_attempts)s,
 ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL AND status IN ('pending', 'running')
 DO NOTHING
 RETURNING id
+
+-- name: listen_finished
+-- q.wait: the ends of waited jobs (the trigger of migration 0008); the payload is the id.
+LISTEN "{prefix}_finished"
+
+-- name: wait_mark
+-- q.wait, before it reads the job: from now on the job's end notifies. A completion that
+-- races this waits for its row lock (or this for the completion's), so either it sees the
+-- mark or the read that follows sees the job finished.
+UPDATE {table} SET waited = TRUE WHERE id = %(id)s AND waited IS NOT TRUE

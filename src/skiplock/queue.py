@@ -24,6 +24,7 @@ May import: :mod:`skiplock._core`, :mod:`skiplock._shell`, :mod:`skiplock.driver
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
 
 
 __all__ = ["DEFAULT_TABLE", "Queue", "Transaction", "backoff", "connect"]
+
+log = logging.getLogger("skiplock")
 
 
 def connect(url: str | None = None, **settings: Unpack[QueueKeywords]) -> Queue:
@@ -360,20 +363,53 @@ class Queue(Session):
 
     def wait(self, job_id: int, *, timeout: float | None = None) -> Job:
         """The job once it is ``done``, ``failed`` or ``cancelled`` (its ``result``,
-        ``last_error``). Reads it by id, again after 2 ms, then less often (at most every
-        50 ms), each read a statement of its own. Raises the built-in ``TimeoutError``
-        after *timeout* seconds (None: no limit), ``ConfigurationError`` if there is no
-        such job."""
+        ``last_error``). Raises the built-in ``TimeoutError`` after *timeout* seconds (None:
+        no limit), ``ConfigurationError`` if there is no such job.
+
+        On PostgreSQL it marks the job waited and listens on a connection of its own, and
+        the job's end notifies it (reading the job again at least every second); elsewhere
+        it reads the job by id again after 2 ms, then less often (at most every 50 ms)."""
         limit = calls.wait_check(job_id, timeout)
         start, pause = time.monotonic(), 0.002
-        while True:
-            job = self._call(calls.get(self.dialect, job_id, None))
-            left = None if limit is None else limit - (time.monotonic() - start)
-            if calls.waited(job_id, job, limit, left):
-                assert job is not None
-                return job
-            sleep(pause if left is None else max(0.0, min(pause, left)))
-            pause = min(pause * 1.5, 0.05)
+        listener = self._listen_finished(job_id)
+        try:
+            while True:
+                job = self._call(calls.get(self.dialect, job_id, None))
+                left = None if limit is None else limit - (time.monotonic() - start)
+                if calls.waited(job_id, job, limit, left):
+                    assert job is not None
+                    return job
+                step = pause if left is None else max(0.0, min(pause, left))
+                if listener is None:
+                    sleep(step)
+                    pause = min(pause * 1.5, 0.05)
+                else:
+                    listener = self._wait_finished(listener, job_id, min(left or 1.0, 1.0))
+        finally:
+            if listener is not None:
+                self.dialect.close_listener(listener)
+
+    def _listen_finished(self, job_id: int) -> Any:
+        """A connection that hears *job_id*'s end (None: poll instead, as on a database
+        without notifications, or when it cannot be opened)."""
+        if not self.dialect.finish_notify:
+            return None
+        try:
+            return self.dialect.listen_finished(job_id)
+        except Exception as exc:
+            log.warning("wait for job %d: cannot listen (%s); polling instead", job_id, exc)
+            return None
+
+    def _wait_finished(self, listener: Any, job_id: int, seconds: float) -> Any:
+        """Wait on *listener* up to *seconds*; the listener, or None if it broke (then
+        the wait polls)."""
+        try:
+            self.dialect.wait_finished(listener, job_id, seconds)
+        except Exception as exc:
+            log.warning("wait for job %d: its listener failed (%s); polling instead", job_id, exc)
+            self.dialect.close_listener(listener)
+            return None
+        return listener
 
     # -- reading --------------------------------------------------------------------------
 

@@ -104,3 +104,40 @@ def test_task_call_returns_the_result_or_raises_job_failed(
         for w in workers:
             w.stop(timeout=15)
         app.queue.close()
+
+
+def test_a_jobs_end_notifies_only_while_someone_waits(queue: skiplock.Queue) -> None:
+    """Where the dialect declares it (PostgreSQL), q.wait is woken by a notification that
+    the job's end sends only when a waiter marked the job."""
+    if not isinstance(queue, skiplock.Queue) or not queue.dialect.finish_notify:
+        pytest.skip("the dialect has no end-of-job notification (q.wait polls)")
+    listening = queue.connection()
+    try:
+        listening.autocommit = True
+        listening.execute(queue.dialect.sql["listen_finished"])
+        unwaited, waited = queue.enqueue("a"), queue.enqueue("b")
+        jobs = {j.id: j for j in queue.claim(limit=2)}
+        queue.complete(jobs[unwaited])
+        assert list(listening.notifies(timeout=0.3, stop_after=1)) == []
+
+        got: list[skiplock.Job] = []
+        t = threading.Thread(target=lambda: got.append(queue.wait(waited, timeout=30)))
+        t.start()
+        table = queue.dialect.quote(queue.table.name)
+
+        def marked() -> bool:
+            with queue.transaction() as tx:
+                row = tx.fetchone(f"SELECT waited FROM {table} WHERE id = %(id)s", {"id": waited})
+            return bool(row and row[0])
+
+        deadline = time.monotonic() + 10
+        while not marked():
+            assert time.monotonic() < deadline, "the waiter never marked the job"
+            time.sleep(0.01)
+        queue.complete(jobs[waited], result="b done")
+        [note] = list(listening.notifies(timeout=5, stop_after=1))
+        assert note.payload == str(waited)
+        t.join(10)
+        assert got and (got[0].status, got[0].result) == ("done", "b done")
+    finally:
+        listening.close()

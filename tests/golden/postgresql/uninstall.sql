@@ -4,6 +4,7 @@ DROP TABLE IF EXISTS "skiplock_jobs_ticks";
 DROP TABLE IF EXISTS "skiplock_jobs_idle";
 DROP TABLE IF EXISTS "skiplock_jobs_counters";
 DROP TABLE IF EXISTS "skiplock_jobs_schema";
-DROP FUNCTION IF EXISTS "skiplock_jobs_notify"()
+DROP FUNCTION IF EXISTS "skiplock_jobs_notify"();
+DROP FUNCTION IF EXISTS "skiplock_jobs_finished"()
 
 -- ==== job control: snooze, progress, dedupe windows, debounce ====
