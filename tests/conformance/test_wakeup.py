@@ -10,6 +10,7 @@ elsewhere), and one that waited for a poll fails the test.
 from __future__ import annotations
 
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -217,6 +218,10 @@ def test_upgrade_from_version_5_keeps_every_job_and_wakes_idle_workers(
     old = make_queue()  # version 5's statements are this release's, bar the wake-up ones
     # and stats, which reads version 7's counters table: version 5's is version 4's
     old.dialect.sql = {**old.dialect.sql, "stats": v1_statements(old, V4)["stats"]}
+    # and the claims, which read migration 0008's `snoozes` (version 5 has no such column)
+    for name in ("claim", "claim_queues", "claim_pick", "claim_pick_queues"):
+        if name in old.dialect.sql:
+            old.dialect.sql[name] = re.sub(r",\s*(j\.)?snoozes\b", "", old.dialect.sql[name])
     old._schema_ok = True
     done_id = old.enqueue({"state": "done"})
     old.complete(old.claim()[0])
