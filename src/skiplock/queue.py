@@ -231,11 +231,19 @@ class Queue(Session):
         max_attempts: int = 5,
         key: str | None = None,
         key_concurrency: int | None = None,
+        dedupe_keys: Sequence[str | None] | None = None,
+        dedupe_for: float | None = None,
+        debounce: float | None = None,
         conn: Any = None,
     ) -> list[int]:
         """Add many jobs with the same options in one statement; return their ids in order.
         With ``key``, all of them share it and start in the order given, one at a time
-        (or up to ``key_concurrency`` at once)."""
+        (or up to ``key_concurrency`` at once).
+
+        ``dedupe_keys`` (one key, or None, per payload) makes each keyed item an
+        :meth:`enqueue` with that ``dedupe_key`` (and ``dedupe_for`` or ``debounce``), one
+        statement or a few per item, in one transaction; the keys' locks are taken first,
+        in sorted order."""
         return self._call(
             calls.enqueue_many(
                 self.dialect,
@@ -248,8 +256,12 @@ class Queue(Session):
                     max_attempts=max_attempts,
                     key=key,
                     key_concurrency=key_concurrency,
+                    dedupe_for=dedupe_for,
+                    debounce=debounce,
+                    many_keys=dedupe_keys is not None,
                 ),
                 conn,
+                dedupe_keys,
             )
         )
 

@@ -168,3 +168,61 @@ def test_a_window_enqueued_in_a_rolled_back_transaction_leaves_nothing(
     first = queue.enqueue("b", dedupe_key="k", dedupe_for=60)
     with queue.transaction() as tx:
         assert tx.enqueue("c", dedupe_key="k", dedupe_for=60) == first
+
+
+def test_enqueue_many_with_per_item_keys(queue: skiplock.Queue) -> None:
+    held = queue.enqueue("held", dedupe_key="b")
+    ids = queue.enqueue_many(["a1", "b1", None, "a2", "c1"], dedupe_keys=["a", "b", None, "a", "c"])
+    assert ids[1] == held and ids[3] == ids[0]
+    assert len(set(ids)) == 4 and ids[2] not in (ids[0], held, ids[4])
+    assert ids[0] < ids[2] < ids[4]  # the batch's new jobs in the order given
+    jobs = {j.id: j for j in _jobs(queue)}
+    assert len(jobs) == 4 and jobs[ids[0]].payload == "a1" and jobs[held].payload == "held"
+    # with a window: whatever the state
+    done = queue.enqueue_many(["w"], dedupe_keys=["w"], dedupe_for=60)
+    for job in queue.claim(limit=10):
+        queue.complete(job)
+    assert queue.enqueue_many(["w2", "x"], dedupe_keys=["w", None], dedupe_for=60)[0] == done[0]
+    # debounce: the pending job of each key takes the batch's last payload for it
+    d = queue.enqueue_many(["d1", "d2"], dedupe_keys=["d", "d"], debounce=30)
+    assert d[0] == d[1] and queue.get(d[0]).payload == "d2"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("control", [{"dedupe_for": 60}, {"debounce": 30}, {}])
+def test_sixteen_batches_naming_the_same_keys_leave_one_row_per_key(
+    queue: skiplock.Queue, control: dict[str, Any]
+) -> None:
+    keys = ["k1", "k2", "k3"]
+
+    def enqueue(i: int) -> int:
+        order = keys[i % 3 :] + keys[: i % 3]  # every batch names them in another order
+        got = queue.enqueue_many([f"{k}-{i}" for k in order], dedupe_keys=order, **control)
+        by_key[i] = dict(zip(order, got, strict=True))
+        return 0
+
+    by_key: dict[int, dict[str, int]] = {}
+    _race(16, enqueue)
+    jobs = _jobs(queue)
+    assert len(jobs) == 3
+    for k in keys:
+        assert len({by_key[i][k] for i in range(16)}) == 1, k
+    assert len({by_key[0][k] for k in keys}) == 3
+
+
+@pytest.mark.one_table
+@pytest.mark.parametrize(
+    ("payloads", "options"),
+    [
+        (["a", "b"], {"dedupe_keys": ["a"]}),
+        (["a"], {"dedupe_keys": "a"}),
+        (["a"], {"dedupe_keys": [3]}),
+        (["a"], {"dedupe_for": 10}),
+        (["a"], {"dedupe_keys": ["a"], "debounce": 5, "delay": 1}),
+    ],
+)
+def test_bad_per_item_keys_write_nothing(
+    queue: skiplock.Queue, payloads: list[str], options: dict[str, Any]
+) -> None:
+    with pytest.raises(skiplock.ConfigurationError):
+        queue.enqueue_many(payloads, **options)
+    assert _jobs(queue) == []

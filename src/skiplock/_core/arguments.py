@@ -37,8 +37,8 @@ MAX_KEY_CONCURRENCY = 10_000
 _MAX_ID = 2**63 - 1
 
 
-class EnqueueManyKeywords(TypedDict, total=False):
-    """The keywords of ``enqueue_many`` but ``conn``."""
+class _EnqueueShared(TypedDict, total=False):
+    """The keywords ``enqueue`` and ``enqueue_many`` share (but ``conn``)."""
 
     queue: str
     priority: int
@@ -47,14 +47,20 @@ class EnqueueManyKeywords(TypedDict, total=False):
     max_attempts: int
     key: str | None
     key_concurrency: int | None
+    dedupe_for: float | None
+    debounce: float | None
 
 
-class EnqueueKeywords(EnqueueManyKeywords, total=False):
+class EnqueueManyKeywords(_EnqueueShared, total=False):
+    """The keywords of ``enqueue_many`` but ``conn``."""
+
+    dedupe_keys: Sequence[str | None] | None
+
+
+class EnqueueKeywords(_EnqueueShared, total=False):
     """The keywords of ``enqueue`` but ``conn``."""
 
     dedupe_key: str | None
-    dedupe_for: float | None
-    debounce: float | None
 
 
 class ClaimKeywords(TypedDict, total=False):
@@ -100,14 +106,17 @@ class EnqueueOptions:
         dedupe_key: object = None,
         dedupe_for: object = None,
         debounce: object = None,
+        many_keys: bool = False,
     ) -> EnqueueOptions:
         """The public method's keywords (None: not given), checked. Raises
         :class:`ConfigurationError` for a value out of range or of the wrong type, for
         ``run_at`` with ``delay``, and for ``key_concurrency`` without ``key``;
         ``dedupe_for`` and ``debounce`` need ``dedupe_key``, not each other, and
-        ``debounce`` (which sets the due time) neither ``run_at`` nor ``delay``."""
+        ``debounce`` (which sets the due time) neither ``run_at`` nor ``delay``.
+        *many_keys*: ``enqueue_many`` was given ``dedupe_keys``."""
         when, delay_ms = run_at_or_delay(run_at, delay)
-        dedupe_ms, debounce_ms = _window(dedupe_key, dedupe_for, debounce, run_at, delay)
+        keyed = dedupe_key is not None or many_keys
+        dedupe_ms, debounce_ms = _window(keyed, dedupe_for, debounce, run_at, delay)
         return cls(
             queue=text(queue, "queue"),
             priority=integer(priority, "priority", -(2**31)),
@@ -136,14 +145,17 @@ class EnqueueOptions:
 
 
 def _window(
-    dedupe_key: object, dedupe_for: object, debounce: object, run_at: object, delay: object
+    keyed: bool, dedupe_for: object, debounce: object, run_at: object, delay: object
 ) -> tuple[int, int | None]:
     """``dedupe_for`` and ``debounce`` in milliseconds (0 and None: not given), checked."""
     if dedupe_for is None and debounce is None:
         return 0, None
     what = "dedupe_for" if debounce is None else "debounce"
-    if dedupe_key is None:
-        raise ConfigurationError(f"{what} applies to a dedupe_key: pass dedupe_key=... with it")
+    if not keyed:
+        raise ConfigurationError(
+            f"{what} applies to a dedupe_key: pass dedupe_key=... with it "
+            "(dedupe_keys=[...] on enqueue_many)"
+        )
     if dedupe_for is not None and debounce is not None:
         raise ConfigurationError(
             "pass dedupe_for (one job per key for a while) or debounce (the pending job takes "

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..errors import ConfigurationError, PayloadError
 from .arguments import ClaimOptions, EnqueueOptions, ListOptions
-from .checks import dumps, error_text, integer, milliseconds, queue_names, seconds
+from .checks import dumps, error_text, integer, milliseconds, queue_names, seconds, text
 from .job import Job, Stats, utc
 from .ops import ROWCOUNT, Op
 
@@ -108,20 +108,30 @@ def enqueue(d: Dialect, payload: Any, options: EnqueueOptions, conn: Any) -> Cal
         return Call("enqueueing", conn, lambda _: d.insert(params), _same)
     params["dedupe_key"] = options.dedupe_key
     if options.dedupe_ms or options.debounce_ms is not None:
-        return Call(
-            "enqueueing", conn, lambda _: d.insert_controlled(_control(params, options)), _same
-        )
+        controlled = _control(params, options, options.dedupe_key)
+        return Call("enqueueing", conn, lambda _: d.insert_controlled(controlled), _same)
     return Call("enqueueing", conn, lambda _: d.insert_dedupe(params), _same)
 
 
 def enqueue_many(
-    d: Dialect, payloads: Iterable[Any], options: EnqueueOptions, conn: Any
+    d: Dialect,
+    payloads: Iterable[Any],
+    options: EnqueueOptions,
+    conn: Any,
+    dedupe_keys: Sequence[str | None] | None = None,
 ) -> Call[list[int], list[int]]:
     common = options.params()
     texts = [dumps(p, "payload") for p in payloads]
+    keys = None if dedupe_keys is None else _item_keys(dedupe_keys, len(texts))
     if not texts:
         return Call("enqueueing", None, None, lambda _: [])
     rows = list(zip(texts, uuid4_batch(len(texts)), strict=True))
+    if keys is not None:
+        items = []
+        for (text, ikey), k in zip(rows, keys, strict=True):
+            item = {**common, "payload": text, "idempotency_key": ikey, "dedupe_key": k}
+            items.append(item if k is None else _control(item, options, k))
+        return Call("enqueueing", conn, lambda _: d.insert_keyed_many(items), _same)
     return Call("enqueueing", conn, lambda copy: d.insert_many(common, rows, copy), _same)
 
 
@@ -337,11 +347,22 @@ def ping(q: Any) -> Call[None, ServerInfo]:
 MAX_PROGRESS = 65_536
 
 
-def _control(params: dict[str, Any], options: EnqueueOptions) -> dict[str, Any]:
-    """The parameters of an enqueue with ``dedupe_for`` or ``debounce``: the key moves to
-    ``debounce_key`` for a debounce (several jobs of one debounce key may be active: the
-    pending one, and one that runs), and ``control_lock`` names the key's lock."""
-    key = options.dedupe_key
+def _item_keys(keys: object, n: int) -> list[str | None]:
+    """``enqueue_many``'s ``dedupe_keys``, checked: one key (or None) per payload."""
+    if isinstance(keys, (str, bytes)) or not isinstance(keys, Sequence):
+        raise ConfigurationError("dedupe_keys must be a list with one key (or None) per payload")
+    if len(keys) != n:
+        raise ConfigurationError(
+            f"dedupe_keys has {len(keys)} keys for {n} payloads: give one each"
+        )
+    return [None if k is None else text(k, "dedupe_keys item") for k in keys]
+
+
+def _control(params: dict[str, Any], options: EnqueueOptions, key: str | None) -> dict[str, Any]:
+    """The parameters of an enqueue with a dedupe key under its lock (``dedupe_for``,
+    ``debounce``, or any key of ``enqueue_many``): the key moves to ``debounce_key`` for a
+    debounce (several jobs of one debounce key may be active: the pending one, and one
+    that runs), and ``control_lock`` names the key's lock."""
     assert key is not None
     out = dict(params)
     out["dedupe_ms"] = options.dedupe_ms
