@@ -417,7 +417,8 @@ class AsyncQueue(AsyncSession):
                     await asleep(step)
                     pause = min(pause * 1.5, 0.05)
                 else:
-                    listener = await self._wait_finished(listener, job_id, min(left or 1.0, 1.0))
+                    most = 1.0 if left is None else min(left, 1.0)
+                    listener = await self._wait_finished(listener, job_id, most)
         finally:
             if listener is not None:
                 self.dialect.close_listener(listener)

@@ -396,7 +396,8 @@ class Queue(Session):
                     sleep(step)
                     pause = min(pause * 1.5, 0.05)
                 else:
-                    listener = self._wait_finished(listener, job_id, min(left or 1.0, 1.0))
+                    most = 1.0 if left is None else min(left, 1.0)
+                    listener = self._wait_finished(listener, job_id, most)
         finally:
             if listener is not None:
                 self.dialect.close_listener(listener)
