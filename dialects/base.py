@@ -10,6 +10,7 @@ May import: :mod:`.contract`, :mod:`._health`, :mod:`._lock_wake` and the standa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import re
 from collections.abc import Mapping, Sequence
@@ -357,17 +358,19 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         rows: list[Row] = yield self.stmt("enqueue", params)
         return int(rows[0]["id"])
 
-    def insert_dedupe_once(self, params: Mapping[str, Any]) -> Op[int | None]:
-        """Insert unless an active job holds the key; None when one does."""
-        rows: list[Row] = yield self.stmt("enqueue_dedupe", params)
+    def insert_dedupe_once(
+        self, params: Mapping[str, Any], name: str = "enqueue_dedupe"
+    ) -> Op[int | None]:
+        """Insert (statement *name*) unless an active job holds the key; None when one does."""
+        rows: list[Row] = yield self.stmt(name, params)
         return int(rows[0]["id"]) if rows else None
 
-    def insert_dedupe(self, params: Mapping[str, Any]) -> Op[int]:
+    def insert_dedupe(self, params: Mapping[str, Any], name: str = "enqueue_dedupe") -> Op[int]:
         """Insert, or return the id of the active job holding the key."""
         yield from self.lock_key(params)
         # The existing job may finish between our insert and our look-up: try again.
         for _ in range(50):
-            new_id = yield from self.insert_dedupe_once(params)
+            new_id = yield from self.insert_dedupe_once(params, name)
             if new_id is not None:
                 return new_id
             row = yield from self.fetch_one_op("find_dedupe", params)
@@ -451,6 +454,79 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
             if (yield self.stmt("complete", params, ROWCOUNT)):
                 done.add(job_id)
         return done
+
+    # -- job control: snooze, dedupe windows, debounce ----------------------------------------
+
+    def snooze(self, params: Mapping[str, Any]) -> Op[str]:
+        """The fenced snooze; a job at its snooze cap is failed instead (fenced too, with
+        ``params["error"]``). The job's status afterwards; ``LeaseLost`` when neither
+        matched (the job is no longer ours)."""
+        if (yield from self.count_op("snooze", params)) == 1:
+            return "pending"
+        yield from self.fenced("fail", params)
+        return "failed"
+
+    def insert_controlled(self, params: Mapping[str, Any]) -> Op[int]:
+        """An enqueue with ``dedupe_for`` (``dedupe_ms`` > 0) or ``debounce``
+        (``debounce_key``). Enqueues of one key run one at a time under its lock
+        (``key_lock`` on ``control_lock``, held until this transaction ends), so two of
+        them never both find nothing and both insert.
+
+        Window: the job whose window is still open, else the active job of the key, else a
+        new one. Debounce: the key's newest pending job gets the payload and is due
+        ``delay_ms`` from now; if none is pending (or a claim took it first: the update is
+        fenced by ``status = 'pending'``), a new job."""
+        yield from self.lock_key({"order_key": params["control_lock"]})
+        return (yield from self._insert_locked(params))
+
+    def insert_keyed_many(self, items: Sequence[Mapping[str, Any]]) -> Op[list[int]]:
+        """``enqueue_many`` with ``dedupe_keys``: one :meth:`insert_controlled` per item
+        with a key (plain :meth:`insert` for one without), the keys' locks taken first, in
+        sorted order, so that two batches naming the same keys never wait for each other
+        in a cycle. Ids in the order of *items*."""
+        for lock in sorted({str(p["control_lock"]) for p in items if "control_lock" in p}):
+            yield from self.lock_key({"order_key": lock})
+        ids: list[int] = []
+        for params in items:
+            if "control_lock" not in params:
+                ids.append((yield from self.insert(params)))
+            else:
+                ids.append((yield from self._insert_locked(params)))
+        return ids
+
+    def _insert_locked(self, params: Mapping[str, Any]) -> Op[int]:
+        """:meth:`insert_controlled` once the key's lock is held."""
+        if params.get("debounce_key") is not None:
+            row = yield from self.fetch_one_op("find_debounce", params)
+            if row is not None:
+                found = int(row["id"])
+                if (yield from self.count_op("debounce", {**params, "id": found})) == 1:
+                    return found
+        elif params.get("dedupe_ms"):
+            row = yield from self.fetch_one_op("find_dedupe_window", params)
+            if row is not None:
+                return int(row["id"])
+        return (yield from self.insert_dedupe(params, "enqueue_control"))
+
+    @property
+    def finish_notify(self) -> bool:
+        """q.wait can be woken by the job's end (a notification: PostgreSQL's
+        ``listen_finished``); otherwise it polls."""
+        return "listen_finished" in self.sql and "wait_mark" in self.sql
+
+    def listen_finished(self, job_id: int) -> Any:
+        """A connection of its own that hears job *job_id*'s end, the job marked waited
+        first (:attr:`finish_notify`); the caller closes it with :meth:`close_listener`."""
+        raise NotImplementedError
+
+    def wait_finished(self, conn: Any, job_id: int, timeout: float) -> bool:
+        """Wait up to *timeout* seconds on a :meth:`listen_finished` connection; True once
+        job *job_id*'s end was heard."""
+        raise NotImplementedError
+
+    def close_listener(self, conn: Any) -> None:
+        with contextlib.suppress(Exception):
+            conn.close()
 
 
 def split_statements(block: str) -> list[str]:

@@ -209,9 +209,11 @@ class MSSQLDialect(BaseDialect):
             found.extend(chunk)
         return found
 
-    def insert_dedupe_once(self, params: Mapping[str, Any]) -> Op[int | None]:
+    def insert_dedupe_once(
+        self, params: Mapping[str, Any], name: str = "enqueue_dedupe"
+    ) -> Op[int | None]:
         try:
-            return (yield from super().insert_dedupe_once(params))
+            return (yield from super().insert_dedupe_once(params, name))
         except StatementError as exc:
             if exc.info.kind == "integrity" and exc.info.codes & _DUPLICATE:
                 return None  # a concurrent insert took the key first: the caller looks it up

@@ -460,7 +460,7 @@ WHERE queue = %(queue)s AND claimed_at <= DATEADD(MILLISECOND, -%(per_ms)s, SYSU
 -- ==== dashboard and workers ====
 
 -- name: worker_register
--- A worker process's row in the live worker list (migration 0008), written as it starts
+-- A worker process's row in the live worker list (migration 0011), written as it starts
 -- (its id is new; written again only if the row was forgotten). UPDLOCK, HOLDLOCK hold
 -- the key from the check to the insert.
 INSERT INTO {workers_table}
@@ -540,3 +540,64 @@ WHERE id < %(before_id)s
   AND (%(all_queues)s = 1 OR queue = %(queue)s)
   AND CASE WHEN ISJSON(payload) = 1 THEN JSON_VALUE(payload, '$.task') END = %(task)s
 ORDER BY id DESC
+
+-- ==== job control: snooze, progress, dedupe windows, debounce ====
+
+-- name: snooze
+-- The job back to pending, due in delay_ms, no error recorded. As release: the claim's
+-- attempt stays (the fencing token) and max_attempts grows by one, so a snooze uses up no
+-- attempt. A job snoozed max_snoozes times already is not matched: the dialect then fails
+-- it (fenced, by fail).
+UPDATE {table}
+SET status = 'pending',
+    run_at = DATEADD(MILLISECOND, %(delay_rem_ms)s, DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME())),
+    lease_until = NULL,
+    max_attempts = CASE WHEN max_attempts < 2147483647 THEN max_attempts + 1 ELSE max_attempts END,
+    snoozes = COALESCE(snoozes, 0) + 1
+WHERE id = %(id)s AND attempt = %(attempt)s AND ISNULL(claim_id, 0) = ISNULL(CAST(%(claim_id)s AS BIGINT), 0)
+  AND status = 'running'
+  AND COALESCE(snoozes, 0) < %(max_snoozes)s
+
+-- name: set_progress
+UPDATE {table} SET progress = %(progress)s
+WHERE id = %(id)s AND attempt = %(attempt)s AND ISNULL(claim_id, 0) = ISNULL(CAST(%(claim_id)s AS BIGINT), 0)
+  AND status = 'running'
+
+-- name: find_dedupe_window
+-- Under the key's lock (key_lock): the job whose dedupe_for window is still open.
+SELECT TOP (1) id FROM {table}
+WHERE dedupe_key = %(dedupe_key)s AND dedupe_until > SYSUTCDATETIME()
+ORDER BY id DESC
+
+-- name: find_debounce
+-- Under the key's lock: the newest pending job of a debounce key.
+SELECT TOP (1) id FROM {table}
+WHERE debounce_key = %(debounce_key)s AND status = 'pending'
+ORDER BY id DESC
+
+-- name: debounce
+-- Only while still pending: a claim that took the job first leaves 0 rows (the dialect
+-- then enqueues a new job). The claim skips the row (READPAST) while this holds its lock,
+-- and then finds it due later.
+UPDATE {table}
+SET payload = %(payload)s, headers = %(headers)s,
+    run_at = DATEADD(MILLISECOND, %(delay_rem_ms)s, DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME()))
+WHERE id = %(id)s AND status = 'pending'
+
+-- name: enqueue_control
+-- enqueue_dedupe with the window's end (dedupe_ms > 0) or a debounce key; a duplicate
+-- active dedupe_key is handled as there (no row, or 2601/2627).
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key,
+                     dedupe_key, order_key, key_limit, dedupe_until, debounce_key, headers)
+OUTPUT inserted.id
+SELECT %(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
+       COALESCE(CAST(%(run_at)s AS DATETIME2(6)),
+                DATEADD(MILLISECOND, %(delay_rem_ms)s,
+                        DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME()))),
+       %(idempotency_key)s, %(dedupe_key)s, %(order_key)s, %(key_limit)s,
+       CASE WHEN %(dedupe_ms)s > 0
+            THEN DATEADD(MILLISECOND, %(dedupe_rem_ms)s,
+                         DATEADD(SECOND, %(dedupe_s)s, SYSUTCDATETIME())) END,
+       %(debounce_key)s, %(headers)s
+WHERE NOT EXISTS (SELECT 1 FROM {table}
+                  WHERE dedupe_key = %(dedupe_key)s AND status IN ('pending', 'running'))

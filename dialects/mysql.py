@@ -239,8 +239,10 @@ class MySQLDialect(BaseDialect):
         new_id: int = yield self.stmt("enqueue", params, LASTROWID)
         return new_id
 
-    def insert_dedupe_once(self, params: Mapping[str, Any]) -> Op[int | None]:
-        new_id: int = yield self.stmt("enqueue_dedupe", params, LASTROWID)
+    def insert_dedupe_once(
+        self, params: Mapping[str, Any], name: str = "enqueue_dedupe"
+    ) -> Op[int | None]:
+        new_id: int = yield self.stmt(name, params, LASTROWID)
         return new_id
 
     def insert_many(

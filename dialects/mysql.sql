@@ -81,7 +81,7 @@ JOIN {table} AS t ON t.idempotency_key = j.k
 -- run_at, lease_until and finished_at are left out: the claim sets them (fewer DATETIME
 -- values for the pure-Python driver to decode).
 SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
-       dedupe_key, last_error, result, created_at, cancel_requested, order_key,
+       dedupe_key, last_error, result, created_at, cancel_requested, order_key, snoozes,
        UTC_TIMESTAMP(6) AS db_now, headers,
        TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us
 FROM {table} AS c
@@ -98,7 +98,7 @@ FOR UPDATE SKIP LOCKED
 
 -- name: claim_pick_queues
 SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
-       dedupe_key, last_error, result, created_at, cancel_requested, order_key,
+       dedupe_key, last_error, result, created_at, cancel_requested, order_key, snoozes,
        UTC_TIMESTAMP(6) AS db_now, headers,
        TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us
 FROM {table} AS c
@@ -459,7 +459,7 @@ WHERE queue = %(queue)s
 -- ==== dashboard and workers ====
 
 -- name: worker_register
--- A worker process's row in the live worker list (migration 0008), written as it starts.
+-- A worker process's row in the live worker list (migration 0011), written as it starts.
 INSERT INTO {workers_table} (id, host, pid, queues, concurrency, in_flight, beat_ms, started_at, last_seen)
 VALUES (%(id)s, %(host)s, %(pid)s, %(queues)s, %(concurrency)s, 0, %(beat_ms)s,
         UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))
@@ -534,3 +534,57 @@ WHERE id < %(before_id)s
   AND JSON_UNQUOTE(JSON_EXTRACT(payload, '$.task')) = %(task)s
 ORDER BY id DESC
 LIMIT %(limit)s
+
+-- ==== job control: snooze, progress, dedupe windows, debounce ====
+
+-- name: snooze
+-- The job back to pending, due in delay_ms, no error recorded. As release: the claim's
+-- attempt stays (the fencing token) and max_attempts grows by one, so a snooze uses up no
+-- attempt. A job snoozed max_snoozes times already is not matched: the dialect then fails
+-- it (fenced, by fail).
+UPDATE {table}
+SET status = 'pending', run_at = TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6)),
+    lease_until = NULL, max_attempts = LEAST(2147483647, max_attempts + 1),
+    snoozes = COALESCE(snoozes, 0) + 1
+WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id <=> %(claim_id)s
+  AND status = 'running'
+  AND COALESCE(snoozes, 0) < %(max_snoozes)s
+
+-- name: set_progress
+UPDATE {table} SET progress = %(progress)s
+WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id <=> %(claim_id)s
+  AND status = 'running'
+
+-- name: find_dedupe_window
+-- Under the key's lock (key_lock): the job whose dedupe_for window is still open.
+SELECT id FROM {table}
+WHERE dedupe_key = %(dedupe_key)s AND dedupe_until > UTC_TIMESTAMP(6)
+ORDER BY id DESC LIMIT 1
+
+-- name: find_debounce
+-- Under the key's lock: the newest pending job of a debounce key.
+SELECT id FROM {table}
+WHERE debounce_key = %(debounce_key)s AND status = 'pending'
+ORDER BY id DESC LIMIT 1
+
+-- name: debounce
+-- Only while still pending: a claim that took the job first leaves 0 rows (the dialect
+-- then enqueues a new job). The claim skips the row while this holds its lock, and then
+-- finds it due later.
+UPDATE {table}
+SET payload = %(payload)s, headers = %(headers)s,
+    run_at = TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))
+WHERE id = %(id)s AND status = 'pending'
+
+-- name: enqueue_control
+-- enqueue_dedupe with the window's end (dedupe_ms > 0) or a debounce key.
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key,
+                     dedupe_key, created_at, order_key, key_limit, dedupe_until, debounce_key,
+                     headers)
+VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
+        COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
+        %(idempotency_key)s, %(dedupe_key)s, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s,
+        CASE WHEN %(dedupe_ms)s > 0
+             THEN TIMESTAMPADD(MICROSECOND, %(dedupe_ms)s * 1000, UTC_TIMESTAMP(6)) END,
+        %(debounce_key)s, %(headers)s)
+ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)

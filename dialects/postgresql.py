@@ -12,6 +12,7 @@ it and its error means "not granted". psycopg's calls (connect, LISTEN, the sock
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
 from typing import Any, ClassVar
@@ -313,3 +314,22 @@ class PostgreSQLDialect(BaseDialect):
 
     def wake_unmark_op(self, pid: int) -> Op[None]:
         yield self.stmt("wake_unmark", {"pid": pid}, NOTHING)
+
+    # -- q.wait: the end of a waited job (migration 0012) ------------------------------------
+
+    def listen_finished(self, job_id: int) -> Any:
+        conn = own.listen(self.connect(), (self.sql["listen_finished"],))
+        try:
+            self.run(conn, "wait_mark", {"id": job_id})  # autocommit: committed here
+        except BaseException:
+            self.close_listener(conn)
+            raise
+        return conn
+
+    def wait_finished(self, conn: Any, job_id: int, timeout: float) -> bool:
+        end, wanted = time.monotonic() + timeout, str(job_id)
+        while (left := end - time.monotonic()) > 0:
+            for _, payload in own.notifications(conn, left):
+                if payload == wanted:
+                    return True
+        return False

@@ -115,7 +115,7 @@ UPDATE {table} AS j SET
 FROM picked WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
-          j.result, j.created_at, j.cancel_requested, j.order_key, j.claim_id, j.headers,
+          j.result, j.created_at, j.cancel_requested, j.order_key, j.claim_id, j.headers, j.snoozes,
           (EXTRACT(EPOCH FROM statement_timestamp() - picked.due_at) * 1000000)::bigint AS waited_us
 
 -- name: claim_queues
@@ -162,7 +162,7 @@ UPDATE {table} AS j SET
 FROM picked WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
-          j.result, j.created_at, j.cancel_requested, j.order_key, j.claim_id, j.headers,
+          j.result, j.created_at, j.cancel_requested, j.order_key, j.claim_id, j.headers, j.snoozes,
           (EXTRACT(EPOCH FROM statement_timestamp() - picked.due_at) * 1000000)::bigint AS waited_us
 
 -- name: heartbeat
@@ -441,7 +441,8 @@ DROP TABLE IF EXISTS {queues_table};
 DROP TABLE IF EXISTS {rates_table};
 DROP TABLE IF EXISTS {workers_table};
 DROP TABLE IF EXISTS {version_table};
-DROP FUNCTION IF EXISTS "{prefix}_notify"()
+DROP FUNCTION IF EXISTS "{prefix}_notify"();
+DROP FUNCTION IF EXISTS "{prefix}_finished"()
 
 -- ==== pause and rate limits ====
 
@@ -485,7 +486,7 @@ WHERE queue = %(queue)s
 -- ==== dashboard and workers ====
 
 -- name: worker_register
--- A worker process's row in the live worker list (migration 0008), written as it starts.
+-- A worker process's row in the live worker list (migration 0011), written as it starts.
 INSERT INTO {workers_table} (id, host, pid, queues, concurrency, in_flight, beat_ms, started_at, last_seen)
 VALUES (%(id)s, %(host)s, %(pid)s, %(queues)s, %(concurrency)s, 0, %(beat_ms)s,
         statement_timestamp(), statement_timestamp())
@@ -558,3 +559,68 @@ WHERE id < %(before_id)s
   AND payload->>'task' = %(task)s
 ORDER BY id DESC
 LIMIT %(limit)s
+
+-- ==== job control: snooze, progress, dedupe windows, debounce ====
+
+-- name: snooze
+-- The job back to pending, due in delay_ms, no error recorded. As release: the claim's
+-- attempt stays (the fencing token) and max_attempts grows by one, so a snooze uses up no
+-- attempt. A job snoozed max_snoozes times already is not matched: the dialect then fails
+-- it (fenced, by fail).
+UPDATE {table}
+SET status = 'pending', run_at = statement_timestamp() + %(delay_ms)s * interval '1 millisecond',
+    lease_until = NULL, max_attempts = LEAST(2147483647, max_attempts::bigint + 1),
+    snoozes = COALESCE(snoozes, 0) + 1
+WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id IS NOT DISTINCT FROM %(claim_id)s::bigint
+  AND status = 'running'
+  AND COALESCE(snoozes, 0) < %(max_snoozes)s
+
+-- name: set_progress
+UPDATE {table} SET progress = %(progress)s::json
+WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id IS NOT DISTINCT FROM %(claim_id)s::bigint
+  AND status = 'running'
+
+-- name: find_dedupe_window
+-- Under the key's lock (key_lock): the job whose dedupe_for window is still open.
+SELECT id FROM {table}
+WHERE dedupe_key = %(dedupe_key)s AND dedupe_until > statement_timestamp()
+ORDER BY id DESC LIMIT 1
+
+-- name: find_debounce
+-- Under the key's lock: the newest pending job of a debounce key.
+SELECT id FROM {table}
+WHERE debounce_key = %(debounce_key)s AND status = 'pending'
+ORDER BY id DESC LIMIT 1
+
+-- name: debounce
+-- Only while still pending: a claim that took the job first leaves 0 rows (the dialect
+-- then enqueues a new job). The claim skips the row while this holds its lock, and then
+-- finds it due later.
+UPDATE {table}
+SET payload = %(payload)s::json, headers = %(headers)s,
+    run_at = statement_timestamp() + %(delay_ms)s * interval '1 millisecond'
+WHERE id = %(id)s AND status = 'pending'
+
+-- name: enqueue_control
+-- enqueue_dedupe with the window's end (dedupe_ms > 0) or a debounce key.
+INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, dedupe_key,
+                     order_key, key_limit, dedupe_until, debounce_key, headers)
+VALUES (%(queue)s, %(payload)s::json, %(priority)s, %(max_attempts)s,
+        COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond'),
+        %(idempotency_key)s::uuid, %(dedupe_key)s, %(order_key)s, %(key_limit)s,
+        CASE WHEN %(dedupe_ms)s > 0
+             THEN statement_timestamp() + %(dedupe_ms)s * interval '1 millisecond' END,
+        %(debounce_key)s, %(headers)s)
+ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL AND status IN ('pending', 'running')
+DO NOTHING
+RETURNING id
+
+-- name: listen_finished
+-- q.wait: the ends of waited jobs (the trigger of migration 0012); the payload is the id.
+LISTEN "{prefix}_finished"
+
+-- name: wait_mark
+-- q.wait, before it reads the job: from now on the job's end notifies. A completion that
+-- races this waits for its row lock (or this for the completion's), so either it sees the
+-- mark or the read that follows sees the job finished.
+UPDATE {table} SET waited = TRUE WHERE id = %(id)s AND waited IS NOT TRUE

@@ -22,6 +22,8 @@ May import: :mod:`skiplock._core`, :mod:`skiplock._shell`, :mod:`skiplock.driver
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -32,10 +34,12 @@ from ._core.arguments import ClaimOptions, EnqueueOptions, ListOptions
 from ._core.calls import backoff
 from ._core.job import Claimed, Job, Stats
 from ._core.observe import QueueOverview, TickInfo, WorkerInfo
+from ._shell.acompat import asleep
 from ._shell.session_async import AsyncSession
 from ._shell.settings import DEFAULT_TABLE, QueueKeywords, QueueSettings
 from ._shell.transaction_async import AsyncTransaction
 from .dialects import ServerInfo
+from .errors import MAX_SNOOZES
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -46,6 +50,8 @@ if True:  # ASYNC
     from .queue import Queue
 
 __all__ = ["DEFAULT_TABLE", "AsyncQueue", "AsyncTransaction", "backoff", "connect_async"]
+
+log = logging.getLogger("skiplock")
 
 
 def connect_async(url: str | None = None, **settings: Unpack[QueueKeywords]) -> AsyncQueue:
@@ -193,6 +199,8 @@ class AsyncQueue(AsyncSession):
         key: str | None = None,
         key_concurrency: int | None = None,
         headers: Mapping[str, str] | None = None,
+        dedupe_for: float | None = None,
+        debounce: float | None = None,
         conn: Any = None,
     ) -> int:
         """Add one job; return its id.
@@ -211,6 +219,13 @@ class AsyncQueue(AsyncSession):
         ``headers`` (text to text, at most 8 KiB as JSON) travel with the job and come
         back as ``job.headers``: trace context (docs/observability.md), a request id. A
         bad value raises :class:`~skiplock.ConfigurationError` and nothing is written.
+
+        With ``dedupe_key`` and ``dedupe_for=seconds``: for that long after the job's
+        enqueue, an enqueue of the same key with ``dedupe_for`` returns its id whatever its
+        state. With ``dedupe_key`` and ``debounce=seconds``: while a job of that key is
+        pending, an enqueue gives it this payload and moves it to now + ``debounce`` (the
+        database's clock), returning its id; once it runs, a new job is made. Enqueues of
+        one such key wait for each other's transactions (docs/unique-jobs.md).
         """
         return await self._call(
             calls.enqueue(
@@ -226,6 +241,8 @@ class AsyncQueue(AsyncSession):
                     key=key,
                     key_concurrency=key_concurrency,
                     headers=headers,
+                    dedupe_for=dedupe_for,
+                    debounce=debounce,
                 ),
                 conn,
             )
@@ -243,12 +260,20 @@ class AsyncQueue(AsyncSession):
         key: str | None = None,
         key_concurrency: int | None = None,
         headers: Mapping[str, str] | None = None,
+        dedupe_keys: Sequence[str | None] | None = None,
+        dedupe_for: float | None = None,
+        debounce: float | None = None,
         conn: Any = None,
     ) -> list[int]:
         """Add many jobs with the same options in one statement; return their ids in order.
         With ``key``, all of them share it and start in the order given, one at a time
         (or up to ``key_concurrency`` at once). ``headers``, as for :meth:`enqueue`, are
-        given to every job of the batch."""
+        given to every job of the batch.
+
+        ``dedupe_keys`` (one key, or None, per payload) makes each keyed item an
+        :meth:`enqueue` with that ``dedupe_key`` (and ``dedupe_for`` or ``debounce``), one
+        statement or a few per item, in one transaction; the keys' locks are taken first,
+        in sorted order."""
         return await self._call(
             calls.enqueue_many(
                 self.dialect,
@@ -262,8 +287,12 @@ class AsyncQueue(AsyncSession):
                     key=key,
                     key_concurrency=key_concurrency,
                     headers=headers,
+                    dedupe_for=dedupe_for,
+                    debounce=debounce,
+                    many_keys=dedupe_keys is not None,
                 ),
                 conn,
+                dedupe_keys,
             )
         )
 
@@ -384,6 +413,79 @@ class AsyncQueue(AsyncSession):
     async def paused(self, *, conn: Any = None) -> set[str]:
         """The names of the paused queues."""
         return await self._call(calls.paused(self.dialect, conn))
+
+    async def snooze(
+        self, job: Job, seconds: float, *, max_snoozes: int = MAX_SNOOZES, conn: Any = None
+    ) -> str:
+        """Put the claimed job back to pending, due in *seconds*: no error recorded and no
+        attempt used up (``max_attempts`` grows by one, as :meth:`release` does, so only
+        failures end it). A job snoozed *max_snoozes* times already ends ``failed``
+        instead. Returns the new status. Fenced: raises :class:`~skiplock.LeaseLost` and
+        changes nothing if the job is no longer ours."""
+        return await self._call(calls.snooze(self.dialect, job, seconds, max_snoozes, conn))
+
+    async def set_progress(self, job: Job, value: Any, *, conn: Any = None) -> None:
+        """Store *value* (JSON, at most 64 KiB) as the claimed job's ``progress``, read back
+        by :meth:`get`. Fenced: raises :class:`~skiplock.LeaseLost` and changes nothing if
+        the job is no longer ours."""
+        return await self._call(calls.set_progress(self.dialect, job, value, conn))
+
+    async def wait(self, job_id: int, *, timeout: float | None = None) -> Job:
+        """The job once it is ``done``, ``failed`` or ``cancelled`` (its ``result``,
+        ``last_error``). Raises the built-in ``TimeoutError`` after *timeout* seconds (None:
+        no limit), ``ConfigurationError`` if there is no such job.
+
+        On PostgreSQL it marks the job waited and listens on a connection of its own, and
+        the job's end notifies it (reading the job again at least every second); elsewhere
+        it reads the job by id again after 2 ms, then less often (at most every 50 ms)."""
+        limit = calls.wait_check(job_id, timeout)
+        start, pause = time.monotonic(), 0.002
+        listener = await self._listen_finished(job_id)
+        try:
+            while True:
+                job = await self._call(calls.get(self.dialect, job_id, None))
+                left = None if limit is None else limit - (time.monotonic() - start)
+                if calls.waited(job_id, job, limit, left):
+                    assert job is not None
+                    return job
+                step = pause if left is None else max(0.0, min(pause, left))
+                if listener is None:
+                    await asleep(step)
+                    pause = min(pause * 1.5, 0.05)
+                else:
+                    most = 1.0 if left is None else min(left, 1.0)
+                    listener = await self._wait_finished(listener, job_id, most)
+        finally:
+            if listener is not None:
+                self.dialect.close_listener(listener)
+
+    async def _listen_finished(self, job_id: int) -> Any:
+        """A connection that hears *job_id*'s end (None: poll instead, as on a database
+        without notifications, or when it cannot be opened)."""
+        if not self.dialect.finish_notify:
+            return None
+        try:
+            if True:  # ASYNC
+                return await asyncio.to_thread(self.dialect.listen_finished, job_id)
+            else:
+                return self.dialect.listen_finished(job_id)
+        except Exception as exc:
+            log.warning("wait for job %d: cannot listen (%s); polling instead", job_id, exc)
+            return None
+
+    async def _wait_finished(self, listener: Any, job_id: int, seconds: float) -> Any:
+        """Wait on *listener* up to *seconds*; the listener, or None if it broke (then
+        the wait polls)."""
+        try:
+            if True:  # ASYNC
+                await asyncio.to_thread(self.dialect.wait_finished, listener, job_id, seconds)
+            else:
+                self.dialect.wait_finished(listener, job_id, seconds)
+        except Exception as exc:
+            log.warning("wait for job %d: its listener failed (%s); polling instead", job_id, exc)
+            self.dialect.close_listener(listener)
+            return None
+        return listener
 
     # -- reading --------------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ from ._worker.aio import is_async_handler
 from ._worker.middleware import Middleware
 from .aio_queue import AsyncQueue
 from .async_worker import AsyncWorker
-from .errors import ConfigurationError, Discard
+from .errors import ConfigurationError, Discard, JobFailed
 from .periodic import Schedule, tick_kwargs
 from .queue import DEFAULT_TABLE, Queue
 from .worker import Worker
@@ -75,6 +75,18 @@ class Task:
         ``task.enqueue(args, kwargs, key="customer-42")``."""
         return self.app.enqueue(self.name, args, kwargs, **options)
 
+    def call(self, *args: Any, timeout: float | None = None, **kwargs: Any) -> Any:
+        """Enqueue a call and wait for it (:meth:`Queue.wait`): the function's result, or
+        :class:`~skiplock.JobFailed` (``.job.last_error``) if the job ended failed or
+        cancelled; the built-in ``TimeoutError`` after *timeout* seconds (the job stays
+        queued). Some worker must run it."""
+        return _result(self.app.queue.wait(self.defer(*args, **kwargs), timeout=timeout))
+
+    async def call_async(self, *args: Any, timeout: float | None = None, **kwargs: Any) -> Any:
+        """:meth:`call` from asyncio code, on the app's :class:`~skiplock.AsyncQueue`."""
+        job_id = await self.defer_async(*args, **kwargs)
+        return _result(await self.app.async_queue.wait(job_id, timeout=timeout))
+
     async def defer_async(self, *args: Any, **kwargs: Any) -> int:
         """:meth:`defer` from asyncio code, on the app's :class:`~skiplock.AsyncQueue`."""
         return await self.enqueue_async(args, kwargs)
@@ -89,6 +101,12 @@ class Task:
         or a SQLAlchemy ``AsyncSession``)."""
         payload, options = self.app.call_of(self.name, args, kwargs, options)
         return await self.app.async_queue.enqueue(payload, **options)
+
+
+def _result(job: Job) -> Any:
+    if job.status != "done":
+        raise JobFailed(job)
+    return job.result
 
 
 class App:

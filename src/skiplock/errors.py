@@ -10,6 +10,8 @@
      ├── PayloadError           a payload or result that is not JSON (also a TypeError)
      ├── Cancelled              raised in a handler by job.raise_if_cancelled()
      ├── Discard                raised by a handler: fail the job now, without retries
+     ├── Snooze                 raised by a handler: run the job again later, no attempt used
+     ├── JobFailed              a job waited for (Task.call) ended failed or cancelled
      └── BackendError           the database or its driver failed; ``retryable`` says if
           │                     running the same operation again may succeed
           └── PoolTimeout       every connection of the queue's pool stayed in use for
@@ -21,16 +23,20 @@ never contain a password. Each class's docstring is its default message.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "BackendError",
     "Cancelled",
     "ConfigurationError",
     "Discard",
+    "JobFailed",
     "LeaseLost",
     "LockNotAcquired",
     "PayloadError",
     "PoolTimeout",
     "SkiplockError",
+    "Snooze",
     "UnsupportedServer",
 ]
 
@@ -86,6 +92,44 @@ class Cancelled(SkiplockError):
 class Discard(SkiplockError):
     """The job can never succeed. Raised by a handler, it ends the job ``failed`` at once,
     with this message as its error and no retries left unused."""
+
+
+#: how many times a job may be snoozed unless told (then it ends failed)
+MAX_SNOOZES = 1000
+
+
+class Snooze(SkiplockError):
+    """Raised by a handler: put the job back, due in ``seconds``, with no error recorded
+    and no attempt used up (only failures count against ``max_attempts``). A job already
+    snoozed ``max_snoozes`` times ends ``failed`` instead, so a loop of snoozes ends."""
+
+    def __init__(self, seconds: float, *, max_snoozes: int = MAX_SNOOZES) -> None:
+        if (
+            isinstance(seconds, bool)
+            or not isinstance(seconds, (int, float))
+            or not 0 <= seconds <= 10 * 365 * 86400
+        ):
+            raise ConfigurationError(
+                "Snooze(seconds): seconds must be a number from 0 to ten years, "
+                f"not {seconds!r:.80}"
+            )
+        if isinstance(max_snoozes, bool) or not isinstance(max_snoozes, int) or max_snoozes < 1:
+            raise ConfigurationError(
+                f"Snooze(max_snoozes=): a positive integer, not {max_snoozes!r:.80}"
+            )
+        super().__init__(f"snoozed for {seconds} s")
+        self.seconds = float(seconds)
+        self.max_snoozes = max_snoozes
+
+
+class JobFailed(SkiplockError):
+    """The job ended failed or cancelled; ``.job`` is its record (``last_error`` says why)."""
+
+    def __init__(self, job: Any) -> None:
+        super().__init__(
+            f"job {job.id} ended {job.status} after {job.attempt} attempt(s): {job.last_error}"
+        )
+        self.job = job
 
 
 class BackendError(SkiplockError):

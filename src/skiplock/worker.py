@@ -204,7 +204,7 @@ class WorkerOptions:
         if self.metrics is not None:
             self.metrics.attach(crew.ledger)
             crew.exporter = self.metrics
-        #: outcomes so far: done, retried, failed, cancelled, lost, released (and pruned,
+        #: outcomes so far: done, retried, failed, cancelled, lost, released, snoozed (and pruned,
         #: scheduled: see retention and periodic)
         self.counts = crew.ledger.counts
         return crew

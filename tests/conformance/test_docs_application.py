@@ -6,7 +6,6 @@ the first block is the set-up the others share.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,26 +17,14 @@ import skiplock
 from skiplock._core.url import parse_url
 
 from .clients import DATABASE, need
+from .doc_blocks import python_blocks
 
 # the examples name their table (app_jobs), as a user's code would: one xdist worker runs
 # every test of both files, so no two of them share it at once (scripts/test -n 4)
 pytestmark = pytest.mark.xdist_group("app_jobs")
 
 DOC = Path(__file__).parents[2] / "docs" / "application.md"
-_BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
-_RUNS_ON = re.compile(r"# runs on: ([\w, ]+)\n")
-
-
-def blocks() -> list[tuple[set[str], str]]:
-    found = []
-    for code in _BLOCK.findall(DOC.read_text(encoding="utf-8")):
-        m = _RUNS_ON.match(code)
-        assert m, f"a python block in {DOC.name} without '# runs on:': {code[:60]!r}"
-        found.append(({d.strip() for d in m[1].split(",")}, code))
-    return found
-
-
-SETUP, *EXAMPLES = blocks()
+SETUP, *EXAMPLES = python_blocks(DOC)
 
 
 def _sqlalchemy_url(url: str) -> str:

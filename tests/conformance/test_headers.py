@@ -35,6 +35,20 @@ def test_headers_on_dedupe_and_keyed_enqueues(queue: skiplock.Queue) -> None:
     assert (queue.get(keyed) or pytest.fail()).headers == {"b": "2"}
 
 
+def test_headers_on_windowed_and_debounced_enqueues(queue: skiplock.Queue) -> None:
+    """A window keeps the first job's headers; a debounce gives the pending job the newest
+    payload and headers (docs/job-control.md)."""
+    first = queue.enqueue("w", dedupe_key="win", dedupe_for=60, headers={"a": "1"})
+    assert queue.enqueue("w", dedupe_key="win", dedupe_for=60, headers={"a": "2"}) == first
+    assert (queue.get(first) or pytest.fail()).headers == {"a": "1"}
+    bounced = queue.enqueue("v1", dedupe_key="deb", debounce=30, headers={"v": "1"})
+    assert queue.enqueue("v2", dedupe_key="deb", debounce=30, headers={"v": "2"}) == bounced
+    job = queue.get(bounced) or pytest.fail()
+    assert (job.payload, job.headers) == ("v2", {"v": "2"})
+    (many,) = queue.enqueue_many(["m"], dedupe_keys=["mk"], dedupe_for=60, headers={"m": "1"})
+    assert (queue.get(many) or pytest.fail()).headers == {"m": "1"}
+
+
 @pytest.mark.parametrize("n", [3, 300])  # 300: PostgreSQL writes the batch with COPY
 def test_enqueue_many_gives_every_job_the_headers(queue: skiplock.Queue, n: int) -> None:
     ids = queue.enqueue_many(range(n), headers={"batch": "b1"})

@@ -66,6 +66,7 @@ def test_exception_retries_with_backoff_then_fails_with_the_last_line(
         "cancelled": 0,
         "lost": 0,
         "released": 0,
+        "snoozed": 0,
         "pruned": 0,
     }
 

@@ -88,6 +88,11 @@ SAMPLE: dict[str, Any] = {
     "concurrency": 8,
     "beat_ms": 10_000,
     "older_s": 86_400,
+    # job control
+    "max_snoozes": 1000,
+    "progress": '{"done": 3}',
+    "dedupe_ms": 60_000,
+    "debounce_key": "search-7",
 }
 
 

@@ -42,8 +42,8 @@ _MAX_ID = 2**63 - 1
 MAX_HEADERS_BYTES = 8192
 
 
-class EnqueueManyKeywords(TypedDict, total=False):
-    """The keywords of ``enqueue_many`` but ``conn``."""
+class _EnqueueShared(TypedDict, total=False):
+    """The keywords ``enqueue`` and ``enqueue_many`` share (but ``conn``)."""
 
     queue: str
     priority: int
@@ -53,9 +53,17 @@ class EnqueueManyKeywords(TypedDict, total=False):
     key: str | None
     key_concurrency: int | None
     headers: Mapping[str, str] | None
+    dedupe_for: float | None
+    debounce: float | None
 
 
-class EnqueueKeywords(EnqueueManyKeywords, total=False):
+class EnqueueManyKeywords(_EnqueueShared, total=False):
+    """The keywords of ``enqueue_many`` but ``conn``."""
+
+    dedupe_keys: Sequence[str | None] | None
+
+
+class EnqueueKeywords(_EnqueueShared, total=False):
     """The keywords of ``enqueue`` but ``conn``."""
 
     dedupe_key: str | None
@@ -87,6 +95,10 @@ class EnqueueOptions:
     dedupe_key: str | None
     #: the job's headers as stored (JSON text of a str -> str object); None: none
     headers: str | None = None
+    #: ``dedupe_for`` in milliseconds (0: dedupe while active only)
+    dedupe_ms: int = 0
+    #: ``debounce`` in milliseconds (None: no debounce)
+    debounce_ms: int | None = None
 
     @classmethod
     def check(
@@ -101,13 +113,20 @@ class EnqueueOptions:
         key_concurrency: object = None,
         dedupe_key: object = None,
         headers: object = None,
+        dedupe_for: object = None,
+        debounce: object = None,
+        many_keys: bool = False,
     ) -> EnqueueOptions:
         """The public method's keywords (None: not given), checked. Raises
         :class:`ConfigurationError` for a value out of range or of the wrong type, for
         ``run_at`` with ``delay``, for ``key_concurrency`` without ``key``, and for
         *headers* that are not a mapping of text to text within
-        :data:`MAX_HEADERS_BYTES`."""
+        :data:`MAX_HEADERS_BYTES`; ``dedupe_for`` and ``debounce`` need ``dedupe_key``,
+        not each other, and ``debounce`` (which sets the due time) neither ``run_at`` nor
+        ``delay``. *many_keys*: ``enqueue_many`` was given ``dedupe_keys``."""
         when, delay_ms = run_at_or_delay(run_at, delay)
+        keyed = dedupe_key is not None or many_keys
+        dedupe_ms, debounce_ms = _window(keyed, dedupe_for, debounce, run_at, delay)
         return cls(
             queue=text(queue, "queue"),
             priority=integer(priority, "priority", -(2**31)),
@@ -118,6 +137,8 @@ class EnqueueOptions:
             key_limit=_key_limit(key, key_concurrency),
             dedupe_key=None if dedupe_key is None else text(dedupe_key, "dedupe_key"),
             headers=headers_json(headers),
+            dedupe_ms=dedupe_ms,
+            debounce_ms=debounce_ms,
         )
 
     def params(self) -> dict[str, Any]:
@@ -167,6 +188,32 @@ def headers_json(headers: object) -> str | None:
             "keep ids and trace context in them, and data in the payload"
         )
     return encoded
+
+
+def _window(
+    keyed: bool, dedupe_for: object, debounce: object, run_at: object, delay: object
+) -> tuple[int, int | None]:
+    """``dedupe_for`` and ``debounce`` in milliseconds (0 and None: not given), checked."""
+    if dedupe_for is None and debounce is None:
+        return 0, None
+    what = "dedupe_for" if debounce is None else "debounce"
+    if not keyed:
+        raise ConfigurationError(
+            f"{what} applies to a dedupe_key: pass dedupe_key=... with it "
+            "(dedupe_keys=[...] on enqueue_many)"
+        )
+    if dedupe_for is not None and debounce is not None:
+        raise ConfigurationError(
+            "pass dedupe_for (one job per key for a while) or debounce (the pending job takes "
+            "the newest payload), not both"
+        )
+    if debounce is None:
+        return max(1, milliseconds(dedupe_for, "dedupe_for", low=0.001)), None
+    if run_at is not None or delay is not None:
+        raise ConfigurationError(
+            "debounce sets the job's due time (now + debounce): leave out run_at and delay"
+        )
+    return 0, milliseconds(debounce, "debounce")
 
 
 def _key_limit(key: object, key_concurrency: object) -> int | None:

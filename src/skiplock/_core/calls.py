@@ -13,6 +13,7 @@ is marked done only once its completion is durable).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..errors import ConfigurationError, PayloadError
 from .arguments import ClaimOptions, EnqueueOptions, ListOptions
-from .checks import dumps, error_text, integer, milliseconds, queue_names, text
+from .checks import dumps, error_text, integer, milliseconds, queue_names, seconds, text
 from .job import Claimed, Job, Stats, utc
 from .observe import QueueOverview, TickInfo, WorkerInfo, overviews
 from .ops import ROWCOUNT, ROWS, Op
@@ -108,17 +109,31 @@ def enqueue(d: Dialect, payload: Any, options: EnqueueOptions, conn: Any) -> Cal
     if options.dedupe_key is None:
         return Call("enqueueing", conn, lambda _: d.insert(params), _same)
     params["dedupe_key"] = options.dedupe_key
+    if options.dedupe_ms or options.debounce_ms is not None:
+        controlled = _control(params, options, options.dedupe_key)
+        return Call("enqueueing", conn, lambda _: d.insert_controlled(controlled), _same)
     return Call("enqueueing", conn, lambda _: d.insert_dedupe(params), _same)
 
 
 def enqueue_many(
-    d: Dialect, payloads: Iterable[Any], options: EnqueueOptions, conn: Any
+    d: Dialect,
+    payloads: Iterable[Any],
+    options: EnqueueOptions,
+    conn: Any,
+    dedupe_keys: Sequence[str | None] | None = None,
 ) -> Call[list[int], list[int]]:
     common = options.params()
     texts = [dumps(p, "payload") for p in payloads]
+    keys = None if dedupe_keys is None else _item_keys(dedupe_keys, len(texts))
     if not texts:
         return Call("enqueueing", None, None, lambda _: [])
     rows = list(zip(texts, uuid4_batch(len(texts)), strict=True))
+    if keys is not None:
+        items = []
+        for (text, ikey), k in zip(rows, keys, strict=True):
+            item = {**common, "payload": text, "idempotency_key": ikey, "dedupe_key": k}
+            items.append(item if k is None else _control(item, options, k))
+        return Call("enqueueing", conn, lambda _: d.insert_keyed_many(items), _same)
     return Call("enqueueing", conn, lambda copy: d.insert_many(common, rows, copy), _same)
 
 
@@ -213,9 +228,21 @@ def _job(job: object) -> Job:
 
 
 def _fenced(
-    d: Dialect, job: Job, name: str, extra: dict[str, Any], doing: str, conn: Any, after: Any
-) -> Call[None, Any]:
+    d: Dialect,
+    job: Job,
+    name: str,
+    extra: dict[str, Any],
+    doing: str,
+    conn: Any,
+    after: Any,
+    op: Callable[[dict[str, Any]], Op[Any]] | None = None,
+) -> Call[Any, Any]:
+    """A write after the claim: statement *name* (or the dialect operation *op*) with the
+    job's fence (``id``, ``attempt``, ``claim_id``) and *extra*; ``LeaseLost`` when the job
+    is no longer ours."""
     params = {**fence(job), **extra}
+    if op is not None:
+        return Call(f"{doing} job {job.id}", conn, lambda _: op(params), after)
     return Call(f"{doing} job {job.id}", conn, lambda _: d.fenced(name, params), after)
 
 
@@ -273,7 +300,8 @@ def fail(
     if final or job.attempt >= job.max_attempts:
         name, extra, doing, status = "fail", {"error": message}, "failing", "failed"
     else:
-        delay = backoff(job.attempt) if retry_in is None else retry_in
+        # the back-off counts claims that were not snoozed (a snooze is no failure)
+        delay = backoff(job.attempt - job.snoozes) if retry_in is None else retry_in
         name, doing, status = "retry", "retrying", "pending"
         extra = {"error": message, "delay_ms": milliseconds(delay, "retry_in")}
 
@@ -464,3 +492,98 @@ def ticks(d: Dialect, conn: Any) -> Call[Any, list[TickInfo]]:
 
 def _none(_: Any) -> None:
     return None
+
+
+# -- job control: snooze, progress, dedupe windows, debounce, wait ----------------------------
+
+#: the largest progress value, as JSON text (a fenced write of the running job)
+MAX_PROGRESS = 65_536
+
+
+def _item_keys(keys: object, n: int) -> list[str | None]:
+    """``enqueue_many``'s ``dedupe_keys``, checked: one key (or None) per payload."""
+    if isinstance(keys, (str, bytes)) or not isinstance(keys, Sequence):
+        raise ConfigurationError("dedupe_keys must be a list with one key (or None) per payload")
+    if len(keys) != n:
+        raise ConfigurationError(
+            f"dedupe_keys has {len(keys)} keys for {n} payloads: give one each"
+        )
+    return [None if k is None else text(k, "dedupe_keys item") for k in keys]
+
+
+def _control(params: dict[str, Any], options: EnqueueOptions, key: str | None) -> dict[str, Any]:
+    """The parameters of an enqueue with a dedupe key under its lock (``dedupe_for``,
+    ``debounce``, or any key of ``enqueue_many``): the key moves to ``debounce_key`` for a
+    debounce (several jobs of one debounce key may be active: the pending one, and one
+    that runs), and ``control_lock`` names the key's lock."""
+    assert key is not None
+    out = dict(params)
+    out["dedupe_ms"] = options.dedupe_ms
+    out["debounce_key"] = None
+    if options.debounce_ms is not None:
+        out["debounce_key"], out["dedupe_key"] = key, None
+        out["delay_ms"] = options.debounce_ms
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+    out["control_lock"] = f"skiplock dedupe {digest}"
+    return out
+
+
+def snooze(d: Dialect, job: Job, seconds: float, max_snoozes: int, conn: Any) -> Call[str, str]:
+    job = _job(job)
+    cap = integer(max_snoozes, "max_snoozes", 1)
+    error = (
+        f"snoozed {cap} times (max_snoozes={cap}): it ends failed; pass a larger "
+        "max_snoozes to Snooze / snooze(), or let the handler fail"
+    )
+    extra = {"delay_ms": milliseconds(seconds, "seconds"), "max_snoozes": cap, "error": error}
+
+    def finish(status: str) -> str:
+        job.status = status
+        if status == "failed":
+            job.last_error = error
+        else:
+            job.snoozes += 1
+        return status
+
+    return _fenced(d, job, "snooze", extra, "snoozing", conn, finish, d.snooze)
+
+
+def set_progress(d: Dialect, job: Job, value: Any, conn: Any) -> Call[None, None]:
+    job = _job(job)
+    stored = dumps(value, "progress")
+    if len(stored.encode()) > MAX_PROGRESS:
+        raise ConfigurationError(
+            f"progress is {len(stored.encode())} bytes of JSON, more than {MAX_PROGRESS}: "
+            "store a summary (a count, a percentage), not the data"
+        )
+
+    def finish(_: None) -> None:
+        job.progress = value
+
+    return _fenced(
+        d, job, "set_progress", {"progress": stored}, "setting progress of", conn, finish
+    )
+
+
+#: the statuses a job ends in (q.wait returns once it has one)
+FINISHED = frozenset({"done", "failed", "cancelled"})
+
+
+def wait_check(job_id: int, timeout: float | None) -> float | None:
+    """*timeout* checked (None: no limit)."""
+    integer(job_id, "job_id", 1, 2**63 - 1)
+    return None if timeout is None else seconds(timeout, "timeout")
+
+
+def waited(job_id: int, job: Job | None, timeout: float | None, left: float | None) -> bool:
+    """True when *job* (as read) has finished; raises ``ConfigurationError`` for no such
+    job, ``TimeoutError`` when no time is *left*."""
+    if job is None:
+        raise ConfigurationError(
+            f"there is no job {job_id} to wait for (check the id; a pruned job is gone)"
+        )
+    if job.status in FINISHED:
+        return True
+    if left is not None and left <= 0:
+        raise TimeoutError(f"job {job_id} is still {job.status} after {timeout} s")
+    return False

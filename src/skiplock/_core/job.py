@@ -82,6 +82,11 @@ class Job:
     #: cannot be mistaken for a later claim of the same attempt (None: claimed before the
     #: migration that added it, 0010_claim_token)
     claim_id: int | None = None
+    #: what :meth:`Queue.set_progress` last stored (JSON); read by :meth:`Queue.get` and
+    #: :meth:`Queue.list_jobs` (a claim does not read it)
+    progress: Any = None
+    #: how many times the job was snoozed (:class:`~skiplock.Snooze`, :meth:`Queue.snooze`)
+    snoozes: int = 0
 
     def raise_if_cancelled(self) -> None:
         """Raise :class:`~skiplock.Cancelled` if a cancel of this job was requested: a
@@ -119,6 +124,8 @@ class Job:
             _headers(get("headers")),
             _waited(get("waited_us")),
             get("claim_id"),
+            loads(get("progress"), "progress"),
+            int(get("snoozes") or 0),
         )
 
 

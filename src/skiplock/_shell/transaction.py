@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .._core.arguments import ClaimKeywords, EnqueueKeywords, EnqueueManyKeywords
 from .._core.job import Job, Stats
 from ..drivers import Adapter
+from ..errors import MAX_SNOOZES
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -94,6 +95,12 @@ class Transaction:
 
     def release(self, job: Job) -> None:
         self.queue.release(job, conn=self.adapter)
+
+    def snooze(self, job: Job, seconds: float, *, max_snoozes: int = MAX_SNOOZES) -> str:
+        return self.queue.snooze(job, seconds, max_snoozes=max_snoozes, conn=self.adapter)
+
+    def set_progress(self, job: Job, value: Any) -> None:
+        self.queue.set_progress(job, value, conn=self.adapter)
 
     def get(self, job_id: int) -> Job | None:
         return self.queue.get(job_id, conn=self.adapter)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .._core.arguments import ClaimKeywords, EnqueueKeywords, EnqueueManyKeywords
 from .._core.job import Job, Stats
 from ..drivers.aio import AsyncAdapter
+from ..errors import MAX_SNOOZES
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -92,6 +93,12 @@ class AsyncTransaction:
 
     async def release(self, job: Job) -> None:
         await self.queue.release(job, conn=self.adapter)
+
+    async def snooze(self, job: Job, seconds: float, *, max_snoozes: int = MAX_SNOOZES) -> str:
+        return await self.queue.snooze(job, seconds, max_snoozes=max_snoozes, conn=self.adapter)
+
+    async def set_progress(self, job: Job, value: Any) -> None:
+        await self.queue.set_progress(job, value, conn=self.adapter)
 
     async def get(self, job_id: int) -> Job | None:
         return await self.queue.get(job_id, conn=self.adapter)

@@ -29,6 +29,7 @@ _COUNTED = {
     "failed": "failed",
     "lost": "lost",
     "cancelled": "cancelled",
+    "snoozed": "snoozed",
 }
 
 
@@ -83,7 +84,7 @@ class Ledger:
         self._mean = 0.0  # handler time, exponentially weighted (0: none ended yet)
         self._waiting: set[int] = set()  # ids claimed ahead, not begun
         self.counts = dict.fromkeys(
-            ("done", "retried", "failed", "cancelled", "lost", "released"), 0
+            ("done", "retried", "failed", "cancelled", "lost", "released", "snoozed"), 0
         )
         self._lock = threading.Lock()
         self._held: dict[int, Held] = {}

@@ -29,7 +29,7 @@ from typing import Any
 from .._core import calls
 from .._core.checks import dumps as _dumps
 from .._core.job import Job
-from ..errors import BackendError, Cancelled, Discard, LeaseLost, SkiplockError
+from ..errors import BackendError, Cancelled, Discard, LeaseLost, SkiplockError, Snooze
 from ..queue import Queue
 from .joblog import last_line, log_outcome
 from .ledger import Held, Ledger
@@ -81,6 +81,8 @@ class Outcomes:
                 self.stopped(job, error)
             elif isinstance(error, Exception) and job.cancel_requested:
                 self.stopped(job, Cancelled(f"cancelled; then {last_line(error)}"), error)
+            elif isinstance(error, Snooze):
+                self.snoozed(job, error)
             elif isinstance(error, Exception):
                 self.failed(job, error)
             elif error is not None:
@@ -117,6 +119,18 @@ class Outcomes:
             applied=("pending", "failed"),
         )
 
+    def snoozed(self, job: Job, snooze: Snooze) -> None:
+        """The handler raised Snooze: the job back to pending, due later, no attempt used
+        (fenced); counted ``snoozed`` (``failed`` when it reached its snooze cap)."""
+        if job.lost:  # settled by what marked it lost
+            return
+        self.write(
+            job,
+            lambda: self.queue.snooze(job, snooze.seconds, max_snoozes=snooze.max_snoozes),
+            applied=("pending", "failed"),
+            pending="snoozed",
+        )
+
     def stopped(self, job: Job, exc: Cancelled | Discard, raised: Exception | None = None) -> None:
         """The handler raised Cancelled (end the job ``cancelled``) or Discard (``failed``
         now, no retries): one fenced write, like any other outcome. *raised*: what the
@@ -145,14 +159,22 @@ class Outcomes:
             applied=("pending", "failed"),
         )
 
-    def write(self, job: Job, write: Callable[[], object], *, applied: tuple[str, ...]) -> None:
+    def write(
+        self,
+        job: Job,
+        write: Callable[[], object],
+        *,
+        applied: tuple[str, ...],
+        pending: str = "pending",
+    ) -> None:
         """Run a fenced write for *job*, retrying through outages. After a failure that may
-        have committed, the job's record decides (see :meth:`read_back`)."""
+        have committed, the job's record decides (see :meth:`read_back`). *pending*: the
+        outcome counted when the write left the job pending (a snooze: ``snoozed``)."""
         pause, unsure = 0.2, False
         while True:
             with self.writes:
                 try:
-                    if unsure and self.read_back(job, applied, "a write"):
+                    if unsure and self.read_back(job, applied, "a write", pending):
                         return
                     write()
                 except LeaseLost:
@@ -166,12 +188,14 @@ class Outcomes:
                     unsure = True
                     log.warning("job %d: %s; retrying in %.1fs", job.id, exc, pause)
                 else:
-                    self.settled(job, job.status)
+                    self.settled(job, pending if job.status == "pending" else job.status)
                     return
             time.sleep(pause)
             pause = min(pause * 2, 10.0)
 
-    def read_back(self, job: Job, applied: tuple[str, ...], what: str) -> bool:
+    def read_back(
+        self, job: Job, applied: tuple[str, ...], what: str, pending: str = "pending"
+    ) -> bool:
         """After a write whose COMMIT outcome is unknown: True (and the job settled) if the
         record shows it committed (same claim: attempt and token; status in *applied*) or
         shows the job taken away (another claim); False if it is still ours to write again.
@@ -179,7 +203,7 @@ class Outcomes:
         record = self.queue.get(job.id)
         if record is not None and record.attempt == job.attempt and record.claim_id == job.claim_id:
             if record.status in applied:
-                self.settled(job, record.status)
+                self.settled(job, pending if record.status == "pending" else record.status)
                 return True
             if record.status == "running":
                 return False

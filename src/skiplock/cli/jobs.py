@@ -101,7 +101,7 @@ def add_commands(add: Callable[[str, str], argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true", help="a JSON array of whole records")
     p.set_defaults(fn=cmd_jobs)
 
-    p = add("show", "one job's whole record, with its last error")
+    p = add("show", "one job's whole record: its last error, progress and snoozes")
     p.add_argument("id", type=int)
     p.add_argument("--json", action="store_true", help="as a JSON object")
     p.set_defaults(fn=cmd_show)

@@ -7,3 +7,5 @@ WHERE id < %(before_id)s
   AND (%(all_queues)s = 1 OR queue = %(queue)s)
   AND CASE WHEN ISJSON(payload) = 1 THEN JSON_VALUE(payload, '$.task') END = %(task)s
 ORDER BY id DESC
+
+-- ==== job control: snooze, progress, dedupe windows, debounce ====

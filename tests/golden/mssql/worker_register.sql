@@ -1,4 +1,4 @@
--- A worker process's row in the live worker list (migration 0008), written as it starts
+-- A worker process's row in the live worker list (migration 0011), written as it starts
 -- (its id is new; written again only if the row was forgotten). UPDLOCK, HOLDLOCK hold
 -- the key from the check to the insert.
 INSERT INTO [skiplock_jobs_workers]

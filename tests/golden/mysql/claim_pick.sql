@@ -11,7 +11,7 @@
 -- run_at, lease_until and finished_at are left out: the claim sets them (fewer DATETIME
 -- values for the pure-Python driver to decode).
 SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
-       dedupe_key, last_error, result, created_at, cancel_requested, order_key,
+       dedupe_key, last_error, result, created_at, cancel_requested, order_key, snoozes,
        UTC_TIMESTAMP(6) AS db_now, headers,
        TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us
 FROM `skiplock_jobs` AS c

@@ -6,3 +6,5 @@ WHERE id < %(before_id)s
   AND JSON_UNQUOTE(JSON_EXTRACT(payload, '$.task')) = %(task)s
 ORDER BY id DESC
 LIMIT %(limit)s
+
+-- ==== job control: snooze, progress, dedupe windows, debounce ====

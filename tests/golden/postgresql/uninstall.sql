@@ -7,6 +7,7 @@ DROP TABLE IF EXISTS "skiplock_jobs_queues";
 DROP TABLE IF EXISTS "skiplock_jobs_rates";
 DROP TABLE IF EXISTS "skiplock_jobs_workers";
 DROP TABLE IF EXISTS "skiplock_jobs_schema";
-DROP FUNCTION IF EXISTS "skiplock_jobs_notify"()
+DROP FUNCTION IF EXISTS "skiplock_jobs_notify"();
+DROP FUNCTION IF EXISTS "skiplock_jobs_finished"()
 
 -- ==== pause and rate limits ====

@@ -1,0 +1,11 @@
+-- enqueue_dedupe with the window's end (dedupe_ms > 0) or a debounce key.
+INSERT INTO `skiplock_jobs` (queue, payload, priority, max_attempts, run_at, idempotency_key,
+                     dedupe_key, created_at, order_key, key_limit, dedupe_until, debounce_key,
+                     headers)
+VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
+        COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
+        %(idempotency_key)s, %(dedupe_key)s, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s,
+        CASE WHEN %(dedupe_ms)s > 0
+             THEN TIMESTAMPADD(MICROSECOND, %(dedupe_ms)s * 1000, UTC_TIMESTAMP(6)) END,
+        %(debounce_key)s, %(headers)s)
+ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)

@@ -1,0 +1,12 @@
+-- enqueue_dedupe with the window's end (dedupe_ms > 0) or a debounce key.
+INSERT INTO "skiplock_jobs" (queue, payload, priority, max_attempts, run_at, idempotency_key, dedupe_key,
+                     order_key, key_limit, dedupe_until, debounce_key, headers)
+VALUES (%(queue)s, %(payload)s::json, %(priority)s, %(max_attempts)s,
+        COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond'),
+        %(idempotency_key)s::uuid, %(dedupe_key)s, %(order_key)s, %(key_limit)s,
+        CASE WHEN %(dedupe_ms)s > 0
+             THEN statement_timestamp() + %(dedupe_ms)s * interval '1 millisecond' END,
+        %(debounce_key)s, %(headers)s)
+ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL AND status IN ('pending', 'running')
+DO NOTHING
+RETURNING id
