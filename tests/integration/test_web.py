@@ -218,6 +218,40 @@ def test_an_action_needs_its_csrf_token_and_a_post(queue: skiplock.Queue) -> Non
     assert queue.get(job_id).status == "pending"  # type: ignore[union-attr]
 
 
+def test_a_queue_is_paused_and_resumed_from_its_page_and_the_api(queue: skiplock.Queue) -> None:
+    queue.enqueue({"n": 1}, queue="mail")
+    c = client(create_app(queue))
+    home = c.get("/").text
+    assert re.search(r'name="queue" value="mail"><button class="pause"', home)
+    token = csrf_of(home)
+    # a form without its token, a GET, the API without its header: refused, nothing paused
+    assert c.post("/queues/pause", data={"queue": "mail"}).status_code == 403
+    assert c.get("/queues/pause").status_code == 405
+    assert c.post("/api/queues/pause", params={"queue": "mail"}).status_code == 403
+    assert queue.paused() == set()
+    r = c.post("/queues/pause", data={"csrf": token, "queue": "mail"}, follow_redirects=False)
+    assert (r.status_code, r.headers["location"]) == (303, "/?notice=paused")
+    assert queue.paused() == {"mail"}
+    home = c.get("/?notice=paused").text
+    assert "The queue is paused" in home and '<b class="err">paused</b>' in home
+    assert re.search(r'name="queue" value="mail"><button class="resume"', home)
+    assert queue.claim(queues="mail") == []  # the claim skips it
+    # the API, for a queue that holds no job: it is listed, paused
+    act = {"X-Skiplock-Action": "1"}
+    r = c.post("/api/queues/pause", params={"queue": "empty <q>"}, headers=act)
+    assert r.json() == {"queue": "empty <q>", "paused": True}
+    listed = {q["queue"]: q["paused"] for q in c.get("/api/queues").json()["queues"]}
+    assert listed == {"mail": True, "empty <q>": True}
+    assert "empty &lt;q&gt;" in c.get("/").text
+    assert (
+        c.post("/api/queues/resume", params={"queue": "empty <q>"}, headers=act).status_code == 200
+    )
+    assert c.post("/api/queues/pause", headers=act).status_code == 400  # no queue named
+    r = c.post("/queues/resume", data={"csrf": token, "queue": "mail"}, follow_redirects=False)
+    assert r.status_code == 303 and queue.paused() == set()
+    assert [j.queue for j in queue.claim(queues="mail")] == ["mail"]
+
+
 def test_read_only_hides_and_refuses_every_action(queue: skiplock.Queue) -> None:
     failed = failed_job(queue)
     pending = queue.enqueue({"n": 2})
@@ -225,6 +259,7 @@ def test_read_only_hides_and_refuses_every_action(queue: skiplock.Queue) -> None
     for page in ("/", "/jobs", f"/jobs/{failed}", f"/jobs/{pending}"):
         text = c.get(page).text
         assert 'method="post"' not in text and "Retry" not in text and "Cancel" not in text
+        assert "Pause" not in text
     assert "read-only" in c.get("/").text
     token = csrf_of(client(create_app(queue)).get(f"/jobs/{failed}").text)
     assert c.post(f"/jobs/{failed}/retry", data={"csrf": token}).status_code == 403
@@ -232,6 +267,9 @@ def test_read_only_hides_and_refuses_every_action(queue: skiplock.Queue) -> None
     act = {"X-Skiplock-Action": "1"}
     assert c.post(f"/api/jobs/{failed}/retry", headers=act).status_code == 403
     assert c.post(f"/api/jobs/{pending}/cancel", headers=act).status_code == 403
+    assert c.post("/queues/pause", data={"csrf": token, "queue": "default"}).status_code == 403
+    assert c.post("/api/queues/pause", params={"queue": "default"}, headers=act).status_code == 403
+    assert queue.paused() == set()
     assert queue.get(failed).status == "failed"  # type: ignore[union-attr]
     assert queue.get(pending).status == "pending"  # type: ignore[union-attr]
 

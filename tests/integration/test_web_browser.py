@@ -118,6 +118,29 @@ def test_clicking_retry_and_cancel_changes_the_database(page: Any, queue: skiplo
     assert "cancelled" in page.locator("h1").inner_text()
 
 
+def test_clicking_pause_and_resume_changes_the_database(page: Any, queue: skiplock.Queue) -> None:
+    queue.enqueue({"task": "app.mail"}, queue="mail")
+    page.goto(page.base + "/")
+    row = page.locator("#queues tr", has_text="mail")
+    row.locator("button.pause").click()
+    page.wait_for_url("**/?notice=paused")
+    assert queue.paused() == {"mail"}
+    assert "paused" in page.locator("#queues tr", has_text="mail").inner_text()
+    page.locator("#queues tr", has_text="mail").locator("button.resume").click()
+    page.wait_for_url("**/?notice=resumed")
+    assert queue.paused() == set()
+
+
+def test_a_job_shows_its_headers_and_progress(page: Any, queue: skiplock.Queue) -> None:
+    job_id = queue.enqueue({"n": 1}, headers={"request-id": "<b>r-7</b>"})
+    (job,) = queue.claim()
+    queue.set_progress(job, {"step": "<i>2 of 3</i>"})
+    page.goto(f"{page.base}/jobs/{job_id}")
+    assert "request-id: <b>r-7</b>" in page.locator("#headers").inner_text()
+    assert "<i>2 of 3</i>" in page.locator("#progress").inner_text()
+    assert page.locator("main b, main i").count() == 0  # text, not markup
+
+
 HOSTILE = (
     "<script>window.__pwned = 1; document.title = 'pwned'</script>"
     '<img src=x onerror="window.__pwned = 2">'

@@ -467,18 +467,19 @@ def workers(d: Dialect, conn: Any) -> Call[Any, list[WorkerInfo]]:
 
 
 def overview(d: Dialect, window: float, cap: int, conn: Any) -> Call[Any, list[QueueOverview]]:
-    """Every queue's active counts (the claim index) and what finished in the last
-    *window* seconds (the finished index, at most *cap* jobs read)."""
+    """Every queue's active counts (the claim index), what finished in the last *window*
+    seconds (the finished index, at most *cap* jobs read), and which are paused."""
     window_s = max(60, round(milliseconds(window, "window", low=60) / 1000))
     cap = integer(cap, "cap", 1, 10_000_000)
 
-    def op(_: bool) -> Op[tuple[Any, Any]]:
+    def op(_: bool) -> Op[tuple[Any, Any, set[str]]]:
         active = yield d.stmt("queue_overview", {}, ROWS)
         recent = yield d.stmt("queue_recent", {"window_s": window_s, "cap": cap}, ROWS)
-        return active, recent
+        paused = yield from d.paused_op()
+        return active, recent, paused
 
-    def finish(rows: tuple[Any, Any]) -> list[QueueOverview]:
-        return overviews(rows[0], rows[1], window_s, cap)
+    def finish(rows: tuple[Any, Any, set[str]]) -> list[QueueOverview]:
+        return overviews(rows[0], rows[1], window_s, cap, rows[2])
 
     return Call("reading the queues' state", conn, op, finish)
 

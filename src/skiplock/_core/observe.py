@@ -89,7 +89,8 @@ class QueueOverview:
     jobs that finished in the last ``window`` seconds, and ``per_minute`` the jobs done in
     each of those minutes (index 0: the current minute); read from the finished-time index
     and bounded: when the window held more finished jobs than the overview reads, ``capped``
-    is true and the counts are lower bounds.
+    is true and the counts are lower bounds. ``paused``: the queue is paused
+    (``Queue.pause``); a paused queue is listed even when it holds no job.
     """
 
     queue: str
@@ -103,6 +104,7 @@ class QueueOverview:
     window: float = 600.0
     per_minute: list[int] = field(default_factory=list)
     capped: bool = False
+    paused: bool = False
 
     @property
     def throughput(self) -> float:
@@ -122,6 +124,7 @@ class QueueOverview:
             "window_seconds": self.window,
             "done_per_minute": list(self.per_minute),
             "capped": self.capped,
+            "paused": self.paused,
         }
 
 
@@ -130,9 +133,11 @@ def overviews(
     recent: Iterable[Mapping[str, Any]],
     window_s: int,
     cap: int,
+    paused: Iterable[str] = (),
 ) -> list[QueueOverview]:
     """The overviews of every queue named by the rows of ``queue_overview`` (*active*) and
-    ``queue_recent`` (*recent*, at most *cap* jobs read), sorted by queue name."""
+    ``queue_recent`` (*recent*, at most *cap* jobs read), and of every *paused* one, sorted
+    by queue name."""
     minutes = max(1, -(-window_s // 60))
     found: dict[str, QueueOverview] = {}
 
@@ -164,6 +169,8 @@ def overviews(
     if read >= cap:
         for o in found.values():
             o.capped = True
+    for name in paused:
+        of(name).paused = True
     return [found[k] for k in sorted(found)]
 
 

@@ -73,6 +73,9 @@ NOTICES = {
     "cancel-requested": "A cancel request was recorded: its worker stops it at its next "
     "heartbeat (at once on PostgreSQL).",
     "not-cancelled": "The job had finished already: nothing changed.",
+    "paused": "The queue is paused: no worker claims its jobs until it is resumed; the "
+    "running ones finish.",
+    "resumed": "The queue is resumed: workers claim its jobs again.",
 }
 _SECURITY_HEADERS = {
     "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; "
@@ -163,10 +166,10 @@ class Board:
             Route("/jobs/{job_id:int}", self.job, name="job"),
             Route("/jobs/{job_id:int}/retry", self.retry, methods=["POST"], name="retry"),
             Route("/jobs/{job_id:int}/cancel", self.cancel, methods=["POST"], name="cancel"),
-            # Pause / Resume of a queue (q.pause, q.resume, q.paused, from the queue control
-            # work) go here as POST /queues/{name}/pause and /resume, checked by
-            # _refuse_form like the two above, with their buttons in home.html's
-            # queue_actions block.
+            # a queue's name is any text: it travels in the form (or the API's query), not
+            # in the path
+            Route("/queues/pause", self.pause, methods=["POST"], name="pause"),
+            Route("/queues/resume", self.resume, methods=["POST"], name="resume"),
             Route("/workers", self.workers, name="workers"),
             Route("/periodic", self.periodic, name="periodic"),
             Route("/metrics", self.metrics_page, name="metrics"),
@@ -175,6 +178,8 @@ class Board:
             Route("/api/jobs/{job_id:int}", self.api_job),
             Route("/api/jobs/{job_id:int}/retry", self.api_retry, methods=["POST"]),
             Route("/api/jobs/{job_id:int}/cancel", self.api_cancel, methods=["POST"]),
+            Route("/api/queues/pause", self.api_pause, methods=["POST"]),
+            Route("/api/queues/resume", self.api_resume, methods=["POST"]),
             Route("/api/workers", self.api_workers),
         ]
 
@@ -229,6 +234,7 @@ class Board:
         return self.render(
             request,
             "home.html",
+            notice=NOTICES.get(request.query_params.get("notice", "")),
             queues=queues,
             alive=sum(not w.gone for w in workers),
             gone=sum(w.gone for w in workers),
@@ -295,6 +301,23 @@ class Board:
             status, "not-cancelled"
         )
         return self._back(request, job_id, notice)
+
+    async def pause(self, request: Request) -> Response:
+        return await self._pause_form(request, True)
+
+    async def resume(self, request: Request) -> Response:
+        return await self._pause_form(request, False)
+
+    async def _pause_form(self, request: Request, paused: bool) -> Response:
+        refused = await self._refuse_form(request)
+        if refused is not None:
+            return refused
+        name = (await request.form()).get("queue")
+        if not isinstance(name, str) or not name:
+            return self.render(request, "error.html", 400, message="The form names no queue.")
+        await run_in_threadpool(self.queue.pause if paused else self.queue.resume, name)
+        notice = "paused" if paused else "resumed"
+        return RedirectResponse(f"{_base(request)}/?notice={notice}", status_code=303)
 
     async def _refuse_form(self, request: Request) -> Response | None:
         if self.read_only:
@@ -364,6 +387,22 @@ class Board:
         if status is None:
             return _json({"error": "no such job"}, 404)
         return _json({"status": status, "cancel_requested": status == "running"})
+
+    async def api_pause(self, request: Request) -> Response:
+        return await self._pause_api(request, True)
+
+    async def api_resume(self, request: Request) -> Response:
+        return await self._pause_api(request, False)
+
+    async def _pause_api(self, request: Request, paused: bool) -> Response:
+        refused = self._refuse_api(request)
+        if refused is not None:
+            return refused
+        name = request.query_params.get("queue")
+        if not name:
+            return _json({"error": "name the queue: ?queue=NAME"}, 400)
+        await run_in_threadpool(self.queue.pause if paused else self.queue.resume, name)
+        return _json({"queue": name, "paused": paused})
 
     async def api_workers(self, request: Request) -> Response:
         workers = await run_in_threadpool(self.queue.workers)
