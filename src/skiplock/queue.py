@@ -170,6 +170,8 @@ class Queue(Session):
         dedupe_key: str | None = None,
         key: str | None = None,
         key_concurrency: int | None = None,
+        after: Sequence[int] | None = None,
+        after_failure: str = "cancel",
         conn: Any = None,
     ) -> int:
         """Add one job; return its id.
@@ -184,6 +186,14 @@ class Queue(Session):
         previous is done, failed or cancelled. With ``key_concurrency=N`` as well, this job
         starts once every earlier job of its key has started and fewer than N jobs of its
         key run. Enqueues of one key wait for each other's transactions.
+
+        With ``after=[id, ...]`` (docs/workflows.md), the job is ``waiting`` until every
+        one of those jobs is done, and becomes due in the transaction of the last one's
+        completion (a parent done already counts). When one of them ends failed or
+        cancelled, this job is cancelled with a ``last_error`` naming it, or, with
+        ``after_failure="run"``, runs once all of them have ended. Its handler finds their
+        results in ``job.parent_results``. An id of no job raises
+        :class:`~skiplock.ConfigurationError` and nothing is written.
         """
         return self._call(
             calls.enqueue(
@@ -198,6 +208,8 @@ class Queue(Session):
                     dedupe_key=dedupe_key,
                     key=key,
                     key_concurrency=key_concurrency,
+                    after=after,
+                    after_failure=after_failure,
                 ),
                 conn,
             )
@@ -214,11 +226,14 @@ class Queue(Session):
         max_attempts: int = 5,
         key: str | None = None,
         key_concurrency: int | None = None,
+        after: Sequence[int] | None = None,
+        after_failure: str = "cancel",
         conn: Any = None,
     ) -> list[int]:
         """Add many jobs with the same options in one statement; return their ids in order.
         With ``key``, all of them share it and start in the order given, one at a time
-        (or up to ``key_concurrency`` at once)."""
+        (or up to ``key_concurrency`` at once). With ``after``, every one of them waits
+        for those jobs (see :meth:`enqueue`)."""
         return self._call(
             calls.enqueue_many(
                 self.dialect,
@@ -231,6 +246,8 @@ class Queue(Session):
                     max_attempts=max_attempts,
                     key=key,
                     key_concurrency=key_concurrency,
+                    after=after,
+                    after_failure=after_failure,
                 ),
                 conn,
             )

@@ -72,6 +72,9 @@ SAMPLE: dict[str, Any] = {
     "schema": None,
     "version_name": "skiplock_jobs_schema",
     "sessions": [53, 54],
+    "id_list": "[7, 8]",
+    "edges": "[[9, 7], [9, 8]]",
+    "run": True,
 }
 
 

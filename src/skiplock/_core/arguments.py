@@ -47,6 +47,8 @@ class EnqueueManyKeywords(TypedDict, total=False):
     max_attempts: int
     key: str | None
     key_concurrency: int | None
+    after: Sequence[int] | None
+    after_failure: str
 
 
 class EnqueueKeywords(EnqueueManyKeywords, total=False):
@@ -79,6 +81,10 @@ class EnqueueOptions:
     #: ``key_concurrency`` (None: 1, strict order, as older releases wrote it)
     key_limit: int | None
     dedupe_key: str | None
+    #: ``after``: the parents' ids (deduplicated, in the order given); None: no parents
+    after: tuple[int, ...] | None = None
+    #: ``after_failure="run"``: run once the parents end, whatever their end
+    run_after_failure: bool = False
 
     @classmethod
     def check(
@@ -92,11 +98,15 @@ class EnqueueOptions:
         key: object = None,
         key_concurrency: object = None,
         dedupe_key: object = None,
+        after: object = None,
+        after_failure: object = "cancel",
     ) -> EnqueueOptions:
         """The public method's keywords (None: not given), checked. Raises
         :class:`ConfigurationError` for a value out of range or of the wrong type, for
-        ``run_at`` with ``delay``, and for ``key_concurrency`` without ``key``."""
+        ``run_at`` with ``delay``, for ``key_concurrency`` without ``key``, and for
+        ``after`` with ``dedupe_key`` or ``key``."""
         when, delay_ms = run_at_or_delay(run_at, delay)
+        parents = _after(after, after_failure, key, dedupe_key)
         return cls(
             queue=text(queue, "queue"),
             priority=integer(priority, "priority", -(2**31)),
@@ -106,6 +116,8 @@ class EnqueueOptions:
             order_key=None if key is None else text(key, "key"),
             key_limit=_key_limit(key, key_concurrency),
             dedupe_key=None if dedupe_key is None else text(dedupe_key, "dedupe_key"),
+            after=parents,
+            run_after_failure=after_failure == "run",
         )
 
     def params(self) -> dict[str, Any]:
@@ -131,6 +143,30 @@ def _key_limit(key: object, key_concurrency: object) -> int | None:
     if key is None:
         raise ConfigurationError("key_concurrency limits the jobs of one key: pass key=... with it")
     return None if n == 1 else n
+
+
+def _after(
+    after: object, after_failure: object, key: object, dedupe_key: object
+) -> tuple[int, ...] | None:
+    """The checked parent ids of ``after`` (None when not given)."""
+    if after_failure not in ("cancel", "run"):
+        raise ConfigurationError(
+            f'after_failure must be "cancel" (the default) or "run", not {after_failure!r:.80}'
+        )
+    if after is None:
+        return None
+    if isinstance(after, (str, bytes)) or not isinstance(after, (Sequence, set, frozenset)):
+        raise ConfigurationError(
+            f"after must be a list of job ids, not {type(after).__name__}: after=[id, ...]"
+        )
+    ids = tuple(dict.fromkeys(integer(i, "after: a job id", 1, _MAX_ID) for i in after))
+    if not ids:
+        raise ConfigurationError("after=[] names no job: leave it out, or name the parents")
+    if dedupe_key is not None or key is not None:
+        raise ConfigurationError(
+            "after cannot be combined with dedupe_key or key: a waiting job holds neither"
+        )
+    return ids
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..errors import ConfigurationError, PayloadError
 from .arguments import ClaimOptions, EnqueueOptions, ListOptions
-from .checks import dumps, error_text, integer, milliseconds, queue_names
+from .checks import dumps, error_text, integer, loads, milliseconds, queue_names
 from .job import Job, Stats, utc
 from .ops import ROWCOUNT, Op
 
@@ -103,6 +103,8 @@ def enqueue(d: Dialect, payload: Any, options: EnqueueOptions, conn: Any) -> Cal
     params = options.params()
     params["payload"] = dumps(payload, "payload")
     params["idempotency_key"] = str(uuid.uuid4())
+    if options.after is not None:
+        return Call("enqueueing", conn, lambda _: _after_one(d, params, options), _same)
     if options.dedupe_key is None:
         return Call("enqueueing", conn, lambda _: d.insert(params), _same)
     params["dedupe_key"] = options.dedupe_key
@@ -117,7 +119,32 @@ def enqueue_many(
     if not texts:
         return Call("enqueueing", None, None, lambda _: [])
     rows = list(zip(texts, uuid4_batch(len(texts)), strict=True))
+    if options.after is not None:
+        after = options.after
+
+        def make(copy: bool) -> Op[list[int]]:
+            return _waiting(d, after, options.run_after_failure, d.insert_many(common, rows, copy))
+
+        return Call("enqueueing", conn, make, _same)
     return Call("enqueueing", conn, lambda copy: d.insert_many(common, rows, copy), _same)
+
+
+def _waiting(d: Dialect, after: Sequence[int], run: bool, insert: Op[list[int]]) -> Op[list[int]]:
+    """*insert*, its jobs waiting for *after*: the parents locked and read first (an
+    unknown id raises before anything is written), then the jobs and their edges."""
+    parents = yield from d.lock_parents(after)
+    ids = yield from insert
+    yield from d.depend(ids, parents, run)
+    return ids
+
+
+def _after_one(d: Dialect, params: dict[str, Any], options: EnqueueOptions) -> Op[int]:
+    """One job enqueued with ``after`` (see :func:`_waiting`)."""
+    assert options.after is not None
+    parents = yield from d.lock_parents(options.after)
+    job_id = yield from d.insert(params)
+    yield from d.depend([job_id], parents, options.run_after_failure)
+    return job_id
 
 
 def claim(
@@ -152,6 +179,11 @@ def _claim(
             continue
         job.lease = lease_ms / 1000
         jobs.append(job)
+    if jobs:  # jobs enqueued with after=[...]: their parents' results
+        stored = yield from d.parent_results([job.id for job in jobs])
+        for job in jobs:
+            if job.id in stored:
+                job.parent_results = {p: loads(r, "result") for p, r in stored[job.id].items()}
     return jobs
 
 
@@ -162,10 +194,34 @@ def _job(job: object) -> Job:
 
 
 def _fenced(
-    d: Dialect, job: Job, name: str, extra: dict[str, Any], doing: str, conn: Any, after: Any
+    d: Dialect,
+    job: Job,
+    name: str,
+    extra: dict[str, Any],
+    doing: str,
+    conn: Any,
+    after: Any,
+    ends: bool = False,
 ) -> Call[None, Any]:
+    """The fenced write *name*; when it *ends* the job, the jobs waiting for it are
+    released or cancelled in the same transaction (``Dialect.settle``)."""
     params = {"id": job.id, "attempt": job.attempt, **extra}
+    if ends:
+        return Call(f"{doing} job {job.id}", conn, lambda _: _ended(d, name, params), after)
     return Call(f"{doing} job {job.id}", conn, lambda _: d.fenced(name, params), after)
+
+
+def _ended(d: Dialect, name: str, params: dict[str, Any]) -> Op[None]:
+    yield from d.fenced(name, params)
+    yield from d.settle([params["id"]])
+
+
+def _settle_held(d: Dialect, op: Op[set[int]]) -> Op[set[int]]:
+    """A batch of completions, then the jobs waiting for those that were held."""
+    held = yield from op
+    if held:
+        yield from d.settle(sorted(held))
+    return held
 
 
 def heartbeat(d: Dialect, job: Job, lease: float | None, conn: Any) -> Call[Any, None]:
@@ -192,7 +248,7 @@ def complete(d: Dialect, job: Job, result: Any, conn: Any) -> Call[None, None]:
     def finish(_: None) -> None:
         job.status, job.result = "done", result
 
-    return _fenced(d, job, "complete", {"result": stored}, "completing", conn, finish)
+    return _fenced(d, job, "complete", {"result": stored}, "completing", conn, finish, True)
 
 
 def complete_many(
@@ -212,7 +268,7 @@ def complete_many(
 
     if not jobs:
         return Call("completing jobs", None, None, lambda _: [])
-    return Call("completing jobs", conn, lambda _: d.complete_many(batch), finish)
+    return Call("completing jobs", conn, lambda _: _settle_held(d, d.complete_many(batch)), finish)
 
 
 def fail(
@@ -232,7 +288,7 @@ def fail(
         job.status, job.last_error = status, message
         return status
 
-    return _fenced(d, job, name, extra, doing, conn, finish)
+    return _fenced(d, job, name, extra, doing, conn, finish, name == "fail")
 
 
 def release(d: Dialect, job: Job, conn: Any) -> Call[None, None]:
@@ -272,7 +328,7 @@ def mark_cancelled(d: Dialect, job: Job, reason: object, conn: Any) -> Call[None
         job.status = "cancelled"
 
     extra = {"error": error_text(reason)}
-    return _fenced(d, job, "cancelled", extra, "cancelling", conn, finish)
+    return _fenced(d, job, "cancelled", extra, "cancelling", conn, finish, True)
 
 
 def list_jobs(d: Dialect, options: ListOptions, conn: Any) -> Call[Any, list[Job]]:

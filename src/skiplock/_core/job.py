@@ -13,7 +13,7 @@ from .checks import loads
 
 __all__ = ["Job", "Stats", "utc"]
 
-STATUSES = ("pending", "running", "done", "failed", "cancelled")
+STATUSES = ("pending", "running", "done", "failed", "cancelled", "waiting")
 
 
 _UTC = timezone.utc
@@ -68,6 +68,9 @@ class Job:
     lock_lost: bool = field(default=False, compare=False)
     #: the ``key`` it was enqueued with: jobs of one key run one at a time, in id order
     key: str | None = None
+    #: a job enqueued with ``after=[...]``: its parents' results (parent id → result), read
+    #: when it is claimed; empty for a job without parents, and on a job read by ``get``
+    parent_results: dict[int, Any] = field(default_factory=dict, compare=False)
 
     def raise_if_cancelled(self) -> None:
         """Raise :class:`~skiplock.Cancelled` if a cancel of this job was requested: a
@@ -109,7 +112,8 @@ class Job:
 class Stats:
     """Counts of jobs by state, on the database's clock.
 
-    ``pending`` are claimable now, ``scheduled`` wait for their ``run_at``, ``running`` hold
+    ``pending`` are claimable now, ``scheduled`` wait for their ``run_at``, ``waiting`` for
+    their parents (``after=[...]``), ``running`` hold
     a live lease, ``expired`` are running with a lease that has ended (their worker is
     presumed dead; the next claim takes them back). ``oldest_pending_age`` is in seconds,
     or None when nothing is pending.
@@ -129,6 +133,8 @@ class Stats:
     cancelled: int = 0
     pruned: int = 0
     last_pruned_at: datetime | None = None
+    #: enqueued with ``after=[...]``, waiting for their parents to end
+    waiting: int = 0
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Stats:
@@ -144,6 +150,7 @@ class Stats:
             cancelled=int(row.get("cancelled") or 0),
             pruned=int(row.get("pruned") or 0),
             last_pruned_at=utc(row.get("last_pruned_at")),
+            waiting=int(row.get("waiting") or 0),
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -161,4 +168,5 @@ class Stats:
             "last_pruned_at": None
             if self.last_pruned_at is None
             else self.last_pruned_at.isoformat(),
+            "waiting": self.waiting,
         }

@@ -6,6 +6,7 @@ schema-qualified), ``{version_table}`` (the table's schema-version table, ``<tab
 quoted the same way), ``{ticks_table}`` (the periodic ledger, ``<table>_ticks``, quoted the
 same way), ``{idle_table}`` (PostgreSQL's waiting workers, ``<table>_idle``),
 ``{counters_table}`` (the running totals, ``<table>_counters``, quoted the same way),
+``{deps_table}`` (the workflows' edges, ``<table>_deps``, quoted the same way),
 ``{prefix}`` (the bare table name, for index names) and ``{tag}`` (8 hex digits hashed
 from the exact bare name, for names a database compares without case); ``{schema}`` is
 the bare schema name, or empty when the name has none. Values are always bound as
@@ -68,6 +69,12 @@ class TableName:
         return self.name + "_counters"
 
     @property
+    def deps_table(self) -> str:
+        """The bare name of the workflows' edges: one row per (child, parent) of
+        ``enqueue(..., after=[...])``."""
+        return self.name + "_deps"
+
+    @property
     def keys_table(self) -> str:
         """The bare name of the per-key lock rows (MySQL/MariaDB): one row per key used."""
         return self.name + "_keys"
@@ -117,6 +124,7 @@ def render_statements(
     ticks, keys = qualified(table.ticks_table), qualified(table.keys_table)
     idle = qualified(table.idle_table)
     counters = qualified(table.counters_table)
+    deps = qualified(table.deps_table)
     return {
         name: sql.replace("{table}", jobs)
         .replace("{version_table}", versions)
@@ -124,6 +132,7 @@ def render_statements(
         .replace("{keys_table}", keys)
         .replace("{idle_table}", idle)
         .replace("{counters_table}", counters)
+        .replace("{deps_table}", deps)
         .replace("{prefix}", table.name)
         .replace("{tag}", table.tag)
         .replace("{schema}", table.schema or "")
