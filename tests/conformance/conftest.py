@@ -162,6 +162,7 @@ BOTH_APIS = {
     "test_cancel",
     "test_listing",
     "test_times",
+    "test_workflows",
 }
 
 
