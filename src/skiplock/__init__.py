@@ -35,6 +35,7 @@ from .errors import (
 from .periodic import Schedule
 from .queue import Queue, Transaction, backoff, connect
 from .worker import Worker
+from .workflow import Chain, Group, Signature, WorkflowFailed, WorkflowHandle, chain, group
 
 __version__ = "0.1.0"
 
@@ -45,8 +46,10 @@ __all__ = [
     "AsyncWorker",
     "BackendError",
     "Cancelled",
+    "Chain",
     "ConfigurationError",
     "Discard",
+    "Group",
     "Job",
     "LeaseLost",
     "LockNotAcquired",
@@ -55,16 +58,21 @@ __all__ = [
     "PoolTimeout",
     "Queue",
     "Schedule",
+    "Signature",
     "SkiplockError",
     "Stats",
     "Task",
     "Transaction",
     "UnsupportedServer",
     "Worker",
+    "WorkflowFailed",
+    "WorkflowHandle",
     "__version__",
     "backoff",
+    "chain",
     "connect",
     "connect_async",
+    "group",
     "mask_password",
     "prune",
     "retry_failed",
