@@ -72,43 +72,49 @@ class _Node:
         """Write every job of the workflow in one transaction (the caller's open one with
         ``conn=``) on the app's :class:`~skiplock.Queue`; a handle on them."""
         queue = self._app().queue
-        ids: list[int] = []
+        writing = _Writing(self)
         with queue.transaction(conn=conn) as tx:
-            writer = self._write((), None)
-            try:
-                payloads, options = next(writer)
-                while True:
-                    if len(payloads) == 1:
-                        new = [tx.enqueue(payloads[0], **options)]
-                    else:
-                        new = tx.enqueue_many(payloads, **options)
-                    ids += new
-                    payloads, options = writer.send(new)
-            except StopIteration as stop:
-                tail: list[int] = stop.value
-        return WorkflowHandle(ids, tail, queue, self._is_group())
+            while writing.request is not None:
+                payloads, options = writing.request
+                if len(payloads) == 1:
+                    writing.answer([tx.enqueue(payloads[0], **options)])
+                else:
+                    writing.answer(tx.enqueue_many(payloads, **options))
+        return WorkflowHandle(writing.ids, writing.tail, queue, self._is_group())
 
     async def enqueue_async(self, *, conn: Any = None) -> WorkflowHandle:
         """:meth:`enqueue` on the app's :class:`~skiplock.AsyncQueue`."""
         queue = self._app().async_queue
-        ids: list[int] = []
+        writing = _Writing(self)
         async with queue.transaction(conn=conn) as tx:
-            writer = self._write((), None)
-            try:
-                payloads, options = next(writer)
-                while True:
-                    if len(payloads) == 1:
-                        new = [await tx.enqueue(payloads[0], **options)]
-                    else:
-                        new = await tx.enqueue_many(payloads, **options)
-                    ids += new
-                    payloads, options = writer.send(new)
-            except StopIteration as stop:
-                tail: list[int] = stop.value
-        return WorkflowHandle(ids, tail, queue, self._is_group())
+            while writing.request is not None:
+                payloads, options = writing.request
+                if len(payloads) == 1:
+                    writing.answer([await tx.enqueue(payloads[0], **options)])
+                else:
+                    writing.answer(await tx.enqueue_many(payloads, **options))
+        return WorkflowHandle(writing.ids, writing.tail, queue, self._is_group())
 
     def _app(self) -> Any:
         raise NotImplementedError
+
+
+class _Writing:
+    """A workflow's writer as it runs: the ``request`` to answer (None once written),
+    every id so far, and at the end the ``tail`` (the ids whose results are its own)."""
+
+    def __init__(self, node: _Node) -> None:
+        self._writer = node._write((), None)
+        self.ids: list[int] = []
+        self.tail: list[int] = []
+        self.request: _Request | None = next(self._writer)
+
+    def answer(self, new: list[int]) -> None:
+        self.ids += new
+        try:
+            self.request = self._writer.send(new)
+        except StopIteration as stop:
+            self.request, self.tail = None, stop.value
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,14 @@ def _counts(q: skiplock.Queue) -> dict[str, Any]:
     return counts
 
 
+def _cancelled_by(q: skiplock.Queue, child: int, parent: int, how: str) -> None:
+    """*child* ended cancelled, naming *parent* and how it ended."""
+    record = q.get(child)
+    assert record is not None and record.status == "cancelled", record
+    assert record.last_error == f"parent job {parent} ended {how}"
+    assert record.finished_at is not None
+
+
 def _claim_one(q: skiplock.Queue, job_id: int, lease: float = 30) -> skiplock.Job:
     (job,) = q.claim(lease=lease)
     assert job.id == job_id, f"claimed {job.id}, expected {job_id}"
@@ -82,10 +90,7 @@ def test_a_failed_parent_cancels_its_descendants(queue: skiplock.Queue) -> None:
     job = _claim_one(queue, p)
     assert queue.fail(job, "boom") == "failed"  # attempts spent: final
     for child, parent, how in ((k1, p, "failed"), (k2, k1, "cancelled"), (k3, k1, "cancelled")):
-        record = queue.get(child)
-        assert record is not None and record.status == "cancelled"
-        assert record.last_error == f"parent job {parent} ended {how}"
-        assert record.finished_at is not None
+        _cancelled_by(queue, child, parent, how)
     assert _status(queue, free) == "pending"
     assert queue.stats().waiting == 0
 
@@ -113,9 +118,7 @@ def test_cancelling_cascades_through_waiting_jobs(queue: skiplock.Queue) -> None
     assert queue.cancel(p) == "running"
     assert _status(queue, k3) == "waiting"
     queue.mark_cancelled(running, reason="stopped")
-    record = queue.get(k3)
-    assert record is not None and record.status == "cancelled"
-    assert record.last_error == f"parent job {p} ended cancelled"
+    _cancelled_by(queue, k3, p, "cancelled")
 
 
 def test_after_failure_run_runs_once_every_parent_ended(queue: skiplock.Queue) -> None:
@@ -140,9 +143,7 @@ def test_parents_ended_before_the_enqueue_count(queue: skiplock.Queue) -> None:
     queue.fail(_claim_one(queue, failed), "no", final=True)
     assert _status(queue, queue.enqueue("x", after=[done])) == "pending"
     cancelled = queue.enqueue("y", after=[done, failed])
-    record = queue.get(cancelled)
-    assert record is not None and record.status == "cancelled"
-    assert record.last_error == f"parent job {failed} ended failed"
+    _cancelled_by(queue, cancelled, failed, "failed")
     assert _status(queue, queue.enqueue("z", after=[failed], after_failure="run")) == "pending"
     ids = queue.enqueue_many(["m1", "m2"], after=[done])
     assert [_status(queue, i) for i in ids] == ["pending", "pending"]
@@ -195,39 +196,31 @@ def _blocked(fn: Callable[[], Any]) -> tuple[threading.Thread, list[Any]]:
     return t, out
 
 
-def test_a_completion_waits_for_an_enqueue_of_its_child(
-    make_queue: Callable[..., skiplock.Queue],
+@pytest.mark.parametrize("first", ["enqueue", "complete"])
+def test_an_enqueue_and_its_parents_completion_wait_for_each_other(
+    make_queue: Callable[..., skiplock.Queue], first: str
 ) -> None:
+    """Whichever of the child's enqueue and the parent's completion holds the parent's
+    row first, the other waits for its commit; either way the child ends up due."""
     q = make_queue()
     other = make_queue()
     p = q.enqueue("p")
     job = _claim_one(q, p)
     with q.transaction() as tx:
-        child = tx.enqueue("child", after=[p])  # reads p running, holds it
-        t, out = _blocked(lambda: other.complete(job, result="r"))
+        if first == "enqueue":
+            child = tx.enqueue("child", after=[p])  # reads p running, holds it
+            t, out = _blocked(lambda: other.complete(job, result="r"))
+        else:
+            tx.complete(job, result="r")
+            t, out = _blocked(lambda: other.enqueue("child", after=[p]))
         time.sleep(0.5)
-        assert t.is_alive(), "the completion did not wait for the enqueue's lock"
+        assert t.is_alive(), f"the second did not wait for the {first}'s lock"
     t.join(30)
-    assert out == [None]
-    assert _status(q, child) == "pending"  # released by the completion, after the commit
-
-
-def test_an_enqueue_waits_for_a_completion_of_its_parent(
-    make_queue: Callable[..., skiplock.Queue],
-) -> None:
-    q = make_queue()
-    other = make_queue()
-    p = q.enqueue("p")
-    job = _claim_one(q, p)
-    with q.transaction() as tx:
-        tx.complete(job, result="r")
-        t, out = _blocked(lambda: other.enqueue("child", after=[p]))
-        time.sleep(0.5)
-        assert t.is_alive(), "the enqueue did not wait for the completion's lock"
-    t.join(30)
-    (child,) = out
-    assert isinstance(child, int)
-    assert _status(q, child) == "pending"  # the parent read as done
+    assert len(out) == 1 and not isinstance(out[0], BaseException), out
+    if first == "complete":
+        child = out[0]
+    # released by the completion after the enqueue committed, or read as done by it
+    assert _status(q, child) == "pending"
 
 
 def test_enqueues_racing_completions_never_leave_a_child_waiting(
@@ -267,9 +260,7 @@ def test_a_parent_ended_by_its_lease_cancels_its_children(queue: skiplock.Queue)
     wait_until(lambda: queue.stats().expired == 1, 30, "the lease to end")
     assert queue.claim() == []  # the claim ends p failed (attempts spent)
     assert _status(queue, p) == "failed"
-    record = queue.get(k)
-    assert record is not None and record.status == "cancelled"
-    assert record.last_error == f"parent job {p} ended failed"
+    _cancelled_by(queue, k, p, "failed")
 
 
 def test_retention_keeps_the_parents_a_child_still_needs(queue: skiplock.Queue) -> None:
