@@ -357,6 +357,8 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         n = yield from self.count_op("prune", params)
         if n:
             yield self.stmt("count_pruned", {"deleted": n}, ROWCOUNT)
+            if "deps_prune" in self.sql:  # the edges of pruned children (workflows)
+                yield self.stmt("deps_prune", None, ROWCOUNT)
         return n
 
     def enqueue_tick(

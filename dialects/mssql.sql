@@ -399,7 +399,6 @@ INSERT INTO {version_table} (version, name) VALUES (%(version)s, %(name)s)
 SELECT MAX(id) AS top FROM {table} WITH (READPAST)
 
 -- name: uninstall
--- The edges go first: they reference the jobs table.
 DROP TABLE IF EXISTS {deps_table};
 DROP TABLE IF EXISTS {table};
 DROP TABLE IF EXISTS {ticks_table};
@@ -465,3 +464,9 @@ WHERE id IN (SELECT p FROM OPENJSON(%(id_list)s) WITH (p BIGINT '$'))
 SELECT d.child, d.parent, p.result
 FROM {deps_table} AS d JOIN {table} AS p ON p.id = d.parent
 WHERE d.child IN (SELECT c FROM OPENJSON(%(id_list)s) WITH (c BIGINT '$'))
+
+-- name: deps_prune
+-- In a prune batch's transaction, after it deleted jobs: the edges of children that no
+-- longer exist (read through the primary key of the jobs table, one look-up per edge).
+DELETE FROM {deps_table}
+WHERE NOT EXISTS (SELECT 1 FROM {table} AS j WHERE j.id = {deps_table}.child)

@@ -412,7 +412,6 @@ ON DUPLICATE KEY UPDATE version = version
 SELECT MAX(id) AS top FROM {table}
 
 -- name: uninstall
--- The edges go first: they reference the jobs table.
 DROP TABLE IF EXISTS {deps_table};
 DROP TABLE IF EXISTS {table};
 DROP TABLE IF EXISTS {ticks_table};
@@ -485,3 +484,9 @@ SELECT d.child, d.parent, p.result
 FROM JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (c BIGINT PATH '$')) AS j
 JOIN {deps_table} AS d ON d.child = j.c
 JOIN {table} AS p ON p.id = d.parent
+
+-- name: deps_prune
+-- In a prune batch's transaction, after it deleted jobs: the edges of children that no
+-- longer exist (read through the primary key of the jobs table, one look-up per edge).
+DELETE FROM {deps_table}
+WHERE NOT EXISTS (SELECT 1 FROM {table} AS j WHERE j.id = {deps_table}.child)

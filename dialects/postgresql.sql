@@ -419,7 +419,6 @@ ON CONFLICT (version) DO NOTHING
 
 -- name: uninstall
 -- DROP TABLE takes the trigger with it; the trigger function is dropped on its own.
--- The edges go first: they reference the jobs table.
 DROP TABLE IF EXISTS {deps_table};
 DROP TABLE IF EXISTS {table};
 DROP TABLE IF EXISTS {ticks_table};
@@ -499,3 +498,9 @@ SELECT pg_advisory_xact_lock_shared(hashtext('skiplock wake {prefix}'))
 SELECT pg_notify('{prefix}', '')
 WHERE current_setting('transaction_isolation') <> 'read committed'
    OR EXISTS (SELECT 1 FROM {idle_table})
+
+-- name: deps_prune
+-- In a prune batch's transaction, after it deleted jobs: the edges of children that no
+-- longer exist (read through the primary key of the jobs table, one look-up per edge).
+DELETE FROM {deps_table}
+WHERE NOT EXISTS (SELECT 1 FROM {table} AS j WHERE j.id = {deps_table}.child)

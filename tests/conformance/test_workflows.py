@@ -280,6 +280,9 @@ def test_retention_keeps_the_parents_a_child_still_needs(queue: skiplock.Queue) 
     queue.complete(job)
     assert skiplock.prune(queue, older_than=0) == 3
     assert queue.stats().done == 0
+    with queue.transaction() as tx:  # the pruned child's edges went with it
+        edges = tx.fetchone(f"SELECT COUNT(*) FROM {queue.dialect.quote(queue.table.deps_table)}")
+    assert edges is not None and edges[0] == 0
 
 
 def test_workers_run_a_small_dag_in_order(

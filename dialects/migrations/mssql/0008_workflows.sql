@@ -1,12 +1,12 @@
 -- skiplock schema migration for SQL Server: workflows (enqueue(..., after=[...])).
 -- `<table>_deps` holds one row per (child, parent) edge; its primary key finds a child's
--- parents, the second index a parent's children. The child's row is referenced with ON
--- DELETE CASCADE, so a pruned job takes its edges with it (only the child: SQL Server
--- refuses two cascading paths from one table). The status CHECK gains 'waiting', added
--- WITH NOCHECK (existing rows are not read) and the old one dropped, as 0002 did.
+-- parents, the second index a parent's children. No foreign key (a user's DROP TABLE of
+-- the jobs table would fail on it): retention deletes the edges of the jobs it pruned.
+-- The status CHECK gains 'waiting', added WITH NOCHECK (existing rows are not read) and
+-- the old one dropped, as 0002 did.
 IF OBJECT_ID(N'{deps_table}', N'U') IS NULL
 CREATE TABLE {deps_table} (
-    child          BIGINT NOT NULL REFERENCES {table} (id) ON DELETE CASCADE,
+    child          BIGINT NOT NULL,
     parent         BIGINT NOT NULL,
     run_on_failure BIT    NOT NULL DEFAULT 0,
     PRIMARY KEY (child, parent)

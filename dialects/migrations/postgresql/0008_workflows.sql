@@ -1,12 +1,11 @@
 -- skiplock schema migration for PostgreSQL: workflows (enqueue(..., after=[...])).
 -- `<table>_deps` holds one row per (child, parent) edge; its primary key finds a child's
--- parents, the second index a parent's children. The child's row is referenced with ON
--- DELETE CASCADE, so a pruned job takes its edges with it (adding the reference takes a
--- brief SHARE ROW EXCLUSIVE on the jobs table: catalog only, no rows read). The status
--- CHECK gains 'waiting': added NOT VALID, validated in a transaction of its own (reads
--- and writes go on), then the old one dropped, as 0002 did.
+-- parents, the second index a parent's children. No foreign key (a user's DROP TABLE of
+-- the jobs table would fail on it): retention deletes the edges of the jobs it pruned.
+-- The status CHECK gains 'waiting': added NOT VALID, validated in a transaction of its
+-- own (reads and writes go on), then the old one dropped, as 0002 did.
 CREATE TABLE IF NOT EXISTS {deps_table} (
-    child          bigint  NOT NULL REFERENCES {table} (id) ON DELETE CASCADE,
+    child          bigint  NOT NULL,
     parent         bigint  NOT NULL,
     run_on_failure boolean NOT NULL DEFAULT FALSE,
     PRIMARY KEY (child, parent)

@@ -1,4 +1,3 @@
--- The edges go first: they reference the jobs table.
 DROP TABLE IF EXISTS `skiplock_jobs_deps`;
 DROP TABLE IF EXISTS `skiplock_jobs`;
 DROP TABLE IF EXISTS `skiplock_jobs_ticks`;

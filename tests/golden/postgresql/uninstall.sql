@@ -1,5 +1,4 @@
 -- DROP TABLE takes the trigger with it; the trigger function is dropped on its own.
--- The edges go first: they reference the jobs table.
 DROP TABLE IF EXISTS "skiplock_jobs_deps";
 DROP TABLE IF EXISTS "skiplock_jobs";
 DROP TABLE IF EXISTS "skiplock_jobs_ticks";
