@@ -191,9 +191,9 @@ class Group(_Node):
         for n, member in enumerate(self.members):
             if isinstance(member, Signature):
                 payload, options = member._call(feed)
+                key = repr(sorted(options.items()))  # (after, the same for all, added below)
                 if after:
                     options["after"] = list(after)
-                key = repr(sorted(options.items()))
                 slot = batches.setdefault(key, ([], [], options))
                 slot[0].append(n)
                 slot[1].append(payload)
