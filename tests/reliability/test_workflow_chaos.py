@@ -6,12 +6,12 @@ parent's result), each is done exactly once (a result row written in its complet
 transaction), none is left waiting; with jobs that fail finally, exactly their
 descendants end cancelled and every other job is done.
 
-The issue asks for 1,000 jobs: ``SKIPLOCK_SOAK=1`` runs that (both runs). The full run
-enqueues 600 (300 with failing jobs) to stay near a minute per database on a shared 2-CPU
-machine: a worker killed every second out of four means each lives about four seconds,
-and on MySQL (pure-Python driver) a new one takes a good part of that to start. Measured
-(2026-12-04, the machine shared): 1,000 jobs took 84 s on MariaDB 10.11 and 151 s on
-MySQL 9.7; 600 jobs 25 s on PostgreSQL 15.
+1,000 jobs as the issue asks (500 in the run with failing jobs); ``SKIPLOCK_SOAK=1`` runs
+5,000 and 2,000. Measured on the shared 2-CPU machine (2026-12-04, 16:58 UTC): 1,000
+jobs in 8 s (PostgreSQL 15), 19 s (MariaDB 10.11), 18 s (MySQL 9.7), the 500 with failing
+jobs in 9-12 s; the six runs 100 s with start-up. While six other sessions ran tests,
+1,000 jobs took 84 s (MariaDB) and 151 s (MySQL): a worker killed every second out of
+four lives about four seconds, and a busy machine makes its start a good part of that.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def descendants(parents: dict[int, list[int]], roots: set[int]) -> set[int]:
 def test_a_random_dag_under_kill_9(
     backend: str, url: str, queue: skiplock.Queue, results: str, tmp_path: Path, failing: int
 ) -> None:
-    n = 1_000 if soak() else (600 if failing == 0 else 300)
+    n = (5_000 if failing == 0 else 2_000) if soak() else (1_000 if failing == 0 else 500)
     parents, planned = build_dag(queue, n, failing)
     assert queue.stats().waiting > 0
     procs = Processes(url, queue, results, tmp_path)
@@ -137,7 +137,7 @@ def test_a_random_dag_under_kill_9(
             if s.waiting + s.pending + s.scheduled + s.running + s.expired == 0:
                 break
             waited = time.monotonic() - started
-            assert waited < 240, f"not drained: {s}\n{procs.log_tail()}"
+            assert waited < (900 if soak() else 300), f"not drained: {s}\n{procs.log_tail()}"
             assert s.done or waited < 30, f"nothing done: {s}\n{procs.log_tail()}"
             time.sleep(random.uniform(0.7, 1.3))
             procs.kill_one()
