@@ -191,10 +191,10 @@ class Group(_Node):
         for n, member in enumerate(self.members):
             if isinstance(member, Signature):
                 payload, options = member._call(feed)
-                key = repr(sorted(options.items()))  # (after, the same for all, added below)
                 if after:
                     options["after"] = list(after)
-                slot = batches.setdefault(key, ([], [], options))
+                # a call's options are its task's (call_of), so the name tells them apart
+                slot = batches.setdefault(member.task.name, ([], [], options))
                 slot[0].append(n)
                 slot[1].append(payload)
             else:
