@@ -75,6 +75,8 @@ RETURNING id, idempotency_key
 -- have the same new run_at, so the claim's order (priority, run_at, id) is (priority, id),
 -- which the dialect sorts by (a read-back and sort of the rows on the server cost 2/5 of
 -- what this statement costs more than a bare claim: bench/statements.py --explain).
+-- has_parents (workflows): the job has edges in {deps_table}, so the claim reads its
+-- parents' results; a plain read of the edges' primary key, no lock.
 WITH picked AS (
     SELECT id FROM {table} AS c
     WHERE queue = %(queue)s AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
@@ -109,7 +111,8 @@ UPDATE {table} AS j SET
 FROM picked WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
-          j.result, j.created_at, j.cancel_requested, j.order_key
+          j.result, j.created_at, j.cancel_requested, j.order_key,
+          EXISTS (SELECT 1 FROM {deps_table} AS d WHERE d.child = j.id) AS has_parents
 
 -- name: claim_queues
 -- As claim, over several queues: the claimable rows of those queues are sorted together.
@@ -152,7 +155,8 @@ UPDATE {table} AS j SET
 FROM picked WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
-          j.result, j.created_at, j.cancel_requested, j.order_key
+          j.result, j.created_at, j.cancel_requested, j.order_key,
+          EXISTS (SELECT 1 FROM {deps_table} AS d WHERE d.child = j.id) AS has_parents
 
 -- name: heartbeat
 UPDATE {table}

@@ -167,6 +167,7 @@ def _claim(
     if free and len(rows) < n:
         rows += yield from d.claim(free, n - len(rows), lease_ms)
     jobs = []
+    parented = []  # jobs enqueued with after=[...] (or not known not to be)
     for row in rows:
         try:
             job = Job.from_row(row)
@@ -179,8 +180,10 @@ def _claim(
             continue
         job.lease = lease_ms / 1000
         jobs.append(job)
-    if jobs:  # jobs enqueued with after=[...]: their parents' results
-        stored = yield from d.parent_results([job.id for job in jobs])
+        if row.get("has_parents", True):  # a claim that does not say: ask
+            parented.append(job.id)
+    if parented:  # jobs enqueued with after=[...]: their parents' results
+        stored = yield from d.parent_results(parented)
         for job in jobs:
             if job.id in stored:
                 job.parent_results = {p: loads(r, "result") for p, r in stored[job.id].items()}
