@@ -12,8 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import Any, ClassVar
 
@@ -413,6 +414,7 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         (``running`` for a request recorded), or None when there is no such job."""
         params = {"id": job_id}
         if (yield from self.count_op("cancel_pending", params)) == 1:
+            yield from self.settle([job_id])  # the jobs waiting for it, transitively
             return "cancelled"
         if (yield from self.count_op("cancel_running", params)) == 1:
             yield from self.notify_cancel(job_id)
@@ -426,6 +428,8 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         n = yield from self.count_op("prune", params)
         if n:
             yield self.stmt("count_pruned", {"deleted": n}, ROWCOUNT)
+            if "deps_prune" in self.sql:  # the edges of pruned children (workflows)
+                yield self.stmt("deps_prune", None, ROWCOUNT)
         return n
 
     def enqueue_tick(
@@ -527,6 +531,109 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
     def close_listener(self, conn: Any) -> None:
         with contextlib.suppress(Exception):
             conn.close()
+
+    # -- workflows: enqueue(..., after=[...]) ---------------------------------------------
+
+    def lock_parents(self, parents: Sequence[int]) -> Op[dict[int, str]]:
+        """The status of each of *parents*, locked (shared) until this transaction ends,
+        so none can end before the edges to it are committed. Raises
+        ``ConfigurationError`` (nothing written) when one does not exist."""
+        rows: list[Row] = yield self.stmt("deps_lock_parents", {"id_list": json.dumps(parents)})
+        found = {int(r["id"]): str(r["status"]) for r in rows}
+        missing = [p for p in parents if p not in found]
+        if missing:
+            raise ConfigurationError(
+                f"after: no job with id {', '.join(map(str, missing[:10]))} in table "
+                f"{self.table}: a job can wait only for jobs that exist (enqueue its "
+                "parents first, or in the same transaction before it)"
+            )
+        return found
+
+    def depend(self, children: Sequence[int], parents: Mapping[int, str], run: bool) -> Op[None]:
+        """Make the new jobs *children* wait for *parents* (their statuses as
+        :meth:`lock_parents` read them): the edges, then waiting; or, when the parents
+        already ended, due (left pending), or cancelled at once naming the parent that
+        failed (unless *run*)."""
+        edges = [(c, p) for c in children for p in parents]
+        yield self.stmt("deps_add", {"edges": json.dumps(edges), "run": run}, ROWCOUNT)
+        ids = json.dumps(list(children))
+        blocker = None if run else _blocker(parents.items())
+        if blocker is not None:
+            yield self.stmt("deps_cancel", {"id_list": ids, "error": blocker}, ROWCOUNT)
+        elif not all(s in _ENDED if run else s == "done" for s in parents.values()):
+            yield self.stmt("deps_hold", {"id_list": ids}, ROWCOUNT)
+
+    def settle(self, ended: Sequence[int]) -> Op[None]:
+        """In the transaction where the jobs *ended* became done, failed or cancelled:
+        release their waiting children whose parents have all ended (done; or ended at
+        all, for ``after_failure="run"``), cancel those with a parent that failed or was
+        cancelled, and go on level by level with the cancelled ones. Each child is
+        locked before its parents are read: of two parents ending together, the second
+        settles the child after the first has committed."""
+        if "deps_children" not in self.sql:  # an older release's statements: no workflows
+            return
+        level = list(ended)
+        released = 0
+        while level:
+            rows: list[Row] = yield self.stmt("deps_children", {"id_list": json.dumps(level)})
+            children = [int(r["id"]) for r in rows]
+            if not children:
+                break
+            edges: list[Row] = yield self.stmt("deps_parents", {"id_list": json.dumps(children)})
+            parents: dict[int, list[tuple[int, str]]] = {}
+            run: dict[int, bool] = {}
+            for e in edges:
+                child = int(e["child"])
+                status = "done" if e["status"] is None else str(e["status"])
+                parents.setdefault(child, []).append((int(e["parent"]), status))
+                run[child] = bool(e["run_on_failure"])
+            release: list[int] = []
+            cancel: dict[str, list[int]] = {}
+            for child in children:
+                mine = sorted(parents.get(child, []))
+                blocker = None if run.get(child) else _blocker(mine)
+                if blocker is not None:
+                    cancel.setdefault(blocker, []).append(child)
+                elif all(s in _ENDED if run.get(child) else s == "done" for _, s in mine):
+                    release.append(child)
+            if release:
+                params = {"id_list": json.dumps(release)}
+                released += yield self.stmt("deps_release", params, ROWCOUNT)
+            for error, ids in cancel.items():
+                params = {"id_list": json.dumps(ids), "error": error}
+                yield self.stmt("deps_cancel", params, ROWCOUNT)
+            level = [c for ids in cancel.values() for c in ids]
+        if released:
+            yield from self.wake_released()
+
+    def wake_released(self) -> Op[None]:
+        """After jobs were released: wake waiting workers where a channel exists (sent at
+        COMMIT). Without one, idle workers find them at their next look."""
+        return
+        yield
+
+    def parent_results(self, children: Sequence[int]) -> Op[dict[int, dict[int, Any]]]:
+        """The stored results (JSON text) of the parents of *children*, by child, then
+        parent; a child without parents is left out."""
+        if not children or "deps_results" not in self.sql:  # (as in settle)
+            return {}
+        rows: list[Row] = yield self.stmt("deps_results", {"id_list": json.dumps(list(children))})
+        out: dict[int, dict[int, Any]] = {}
+        for r in rows:
+            out.setdefault(int(r["child"]), {})[int(r["parent"])] = r["result"]
+        return out
+
+
+#: the statuses a job ends in
+_ENDED = frozenset({"done", "failed", "cancelled"})
+
+
+def _blocker(parents: Iterable[tuple[int, str]]) -> str | None:
+    """The ``last_error`` of a child one of whose *parents* failed or was cancelled."""
+    for parent, status in sorted(parents):
+        if status in ("failed", "cancelled"):
+            return f"parent job {parent} ended {status}"
+    return None
 
 
 def split_statements(block: str) -> list[str]:

@@ -239,6 +239,8 @@ class MSSQLDialect(BaseDialect):
         }
         rows: list[Row] = yield self.stmt("claim", params)
         taken = [r for r in rows if r["status"] == "running"]
+        if len(taken) < len(rows):  # jobs ended failed: their waiting children settle
+            yield from self.settle([int(r["id"]) for r in rows if r["status"] == "failed"])
         return sorted(taken, key=lambda r: (r["priority"], r["run_at"], r["id"]))
 
     def complete_many(self, items: Sequence[Completion]) -> Op[set[int]]:

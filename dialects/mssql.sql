@@ -245,10 +245,11 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND ISNULL(claim_id, 0) = ISNULL(CAS
   AND lease_until = CAST(%(lease_until)s AS DATETIME2(6))
 
 -- name: cancel_pending
--- q.cancel() of a job not yet claimed (pending or scheduled): it is never claimed.
+-- q.cancel() of a job not yet claimed (pending, scheduled or waiting for its parents):
+-- it is never claimed.
 UPDATE {table}
 SET status = 'cancelled', cancel_requested = 1, lease_until = NULL, finished_at = SYSUTCDATETIME()
-WHERE id = %(id)s AND status = 'pending'
+WHERE id = %(id)s AND status IN ('pending', 'waiting')
 
 -- name: cancel_running
 -- q.cancel() of a running job: its worker sees the request at its next heartbeat.
@@ -290,6 +291,7 @@ FROM (
         SUM(CASE WHEN status = 'done' THEN 1 ELSE 0 END) AS done,
         SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END) AS failed,
         SUM(CASE WHEN status = 'cancelled' THEN 1 ELSE 0 END) AS cancelled,
+        SUM(CASE WHEN status = 'waiting' THEN 1 ELSE 0 END) AS waiting,
         DATEDIFF_BIG(MICROSECOND,
             MIN(CASE WHEN status = 'pending' AND run_at <= SYSUTCDATETIME() THEN run_at END),
             SYSUTCDATETIME()) / 1000000.0 AS oldest_pending_age
@@ -350,10 +352,14 @@ WHERE j.status = 'failed'
 -- name: prune
 -- DATEADD takes an int: subtract whole seconds, then the milliseconds left (no literal
 -- percent sign: the drivers format parameters with it).
+-- A parent whose child has not finished stays (the child reads its result when claimed).
 DELETE TOP (%(limit)s) FROM {table}
 WHERE status IN (%(statuses)s)
   AND finished_at < DATEADD(millisecond, (%(older_ms)s / 1000) * 1000 - %(older_ms)s,
                     DATEADD(second, -(%(older_ms)s / 1000), SYSUTCDATETIME()))
+  AND id NOT IN (
+    SELECT d.parent FROM {deps_table} AS d JOIN {table} AS c ON c.id = d.child
+    WHERE c.status IN ('waiting', 'pending', 'running'))
 
 -- name: count_pruned
 -- In the prune batch's transaction: the table's running total of pruned jobs.
@@ -411,6 +417,7 @@ INSERT INTO {version_table} (version, name) VALUES (%(version)s, %(name)s)
 SELECT MAX(id) AS top FROM {table} WITH (READPAST)
 
 -- name: uninstall
+DROP TABLE IF EXISTS {deps_table};
 DROP TABLE IF EXISTS {table};
 DROP TABLE IF EXISTS {ticks_table};
 DROP TABLE IF EXISTS {counters_table};
@@ -601,3 +608,69 @@ SELECT %(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
        %(debounce_key)s, %(headers)s
 WHERE NOT EXISTS (SELECT 1 FROM {table}
                   WHERE dedupe_key = %(dedupe_key)s AND status IN ('pending', 'running'))
+
+-- ==== workflows ====
+-- enqueue(..., after=[...]): the edges live in {deps_table}. Id lists are bound as one JSON
+-- array read by OPENJSON (2,100 parameters would not hold a 10,000-job group's ids).
+-- Locks: an enqueue holds its parents' shared locks (HOLDLOCK) until it commits, a
+-- parent's end (completion, failure, cancel) locks the parent and then its waiting
+-- children (UPDLOCK); so a parent cannot end between an enqueue's read of its status and
+-- the commit of the child's edges, and two parents of one child ending together settle it
+-- one after the other.
+
+-- name: deps_lock_parents
+-- The parents of a new job, each as it is now, locked until the enqueue commits.
+SELECT t.id, t.status FROM {table} AS t WITH (HOLDLOCK, ROWLOCK)
+WHERE t.id IN (SELECT p FROM OPENJSON(%(id_list)s) WITH (p BIGINT '$'))
+ORDER BY t.id
+
+-- name: deps_add
+-- One row per [child, parent] pair of the bound JSON array.
+INSERT INTO {deps_table} (child, parent, run_on_failure)
+SELECT e.c, e.p, %(run)s
+FROM OPENJSON(%(edges)s) WITH (c BIGINT '$[0]', p BIGINT '$[1]') AS e
+
+-- name: deps_hold
+-- New jobs whose parents have not all ended: waiting, never claimed (not in the claim index).
+UPDATE {table} SET status = 'waiting'
+WHERE id IN (SELECT p FROM OPENJSON(%(id_list)s) WITH (p BIGINT '$')) AND status = 'pending'
+
+-- name: deps_children
+-- After parents ended, in that transaction: their waiting children, locked.
+SELECT c.id FROM {table} AS c WITH (UPDLOCK, ROWLOCK)
+WHERE c.status = 'waiting' AND c.id IN (
+    SELECT d.child FROM {deps_table} AS d
+    WHERE d.parent IN (SELECT p FROM OPENJSON(%(id_list)s) WITH (p BIGINT '$')))
+ORDER BY c.id
+
+-- name: deps_parents
+-- Every parent of these children, with its status now (NULL: pruned).
+SELECT d.child, d.parent, d.run_on_failure, p.status
+FROM {deps_table} AS d LEFT JOIN {table} AS p ON p.id = d.parent
+WHERE d.child IN (SELECT c FROM OPENJSON(%(id_list)s) WITH (c BIGINT '$'))
+
+-- name: deps_release
+-- Children whose parents all ended: due now (or at their own later run_at).
+UPDATE {table}
+SET status = 'pending',
+    run_at = CASE WHEN run_at > SYSUTCDATETIME() THEN run_at ELSE SYSUTCDATETIME() END
+WHERE id IN (SELECT p FROM OPENJSON(%(id_list)s) WITH (p BIGINT '$')) AND status = 'waiting'
+
+-- name: deps_cancel
+-- Children of a parent that failed or was cancelled: cancelled, naming it.
+UPDATE {table}
+SET status = 'cancelled', last_error = %(error)s, finished_at = SYSUTCDATETIME()
+WHERE id IN (SELECT p FROM OPENJSON(%(id_list)s) WITH (p BIGINT '$'))
+  AND status IN ('waiting', 'pending')
+
+-- name: deps_results
+-- The parents' results of claimed jobs (job.parent_results).
+SELECT d.child, d.parent, p.result
+FROM {deps_table} AS d JOIN {table} AS p ON p.id = d.parent
+WHERE d.child IN (SELECT c FROM OPENJSON(%(id_list)s) WITH (c BIGINT '$'))
+
+-- name: deps_prune
+-- In a prune batch's transaction, after it deleted jobs: the edges of children that no
+-- longer exist (read through the primary key of the jobs table, one look-up per edge).
+DELETE FROM {deps_table}
+WHERE NOT EXISTS (SELECT 1 FROM {table} AS j WHERE j.id = {deps_table}.child)

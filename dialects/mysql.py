@@ -294,6 +294,9 @@ class MySQLDialect(BaseDialect):
         }
         if spent:
             yield from self._run_cas("claim_expire", [r for r in picked if r["id"] in spent], {})
+            # their waiting children settle (a row the compare-and-set missed has not
+            # ended: its children read it as it is)
+            yield from self.settle(sorted(int(i) for i in spent))
         taken = [r for r in picked if r["id"] not in spent]
         if not taken:
             return []

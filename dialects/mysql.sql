@@ -215,10 +215,11 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id <=> %(claim_id)s AND st
   AND lease_until = %(lease_until)s
 
 -- name: cancel_pending
--- q.cancel() of a job not yet claimed (pending or scheduled): it is never claimed.
+-- q.cancel() of a job not yet claimed (pending, scheduled or waiting for its parents):
+-- it is never claimed.
 UPDATE {table}
 SET status = 'cancelled', cancel_requested = 1, lease_until = NULL, finished_at = UTC_TIMESTAMP(6)
-WHERE id = %(id)s AND status = 'pending'
+WHERE id = %(id)s AND status IN ('pending', 'waiting')
 
 -- name: cancel_running
 -- q.cancel() of a running job: its worker sees the request at its next heartbeat.
@@ -256,6 +257,7 @@ FROM (
         SUM(status = 'done') AS done,
         SUM(status = 'failed') AS failed,
         SUM(status = 'cancelled') AS cancelled,
+        SUM(status = 'waiting') AS waiting,
         TIMESTAMPDIFF(MICROSECOND,
             MIN(CASE WHEN status = 'pending' AND run_at <= UTC_TIMESTAMP(6) THEN run_at END),
             UTC_TIMESTAMP(6)) / 1000000.0 AS oldest_pending_age
@@ -315,9 +317,16 @@ WHERE j.status = 'failed' AND a.id IS NULL
 
 -- name: prune
 -- At most %(limit)s finished jobs per statement, so a large prune holds no long locks.
+-- A parent whose child has not finished stays (the child reads its result when claimed):
+-- the parents still needed are read into a derived table first (MySQL refuses a subquery
+-- on the table a DELETE deletes from).
 DELETE FROM {table}
 WHERE status IN (%(statuses)s)
   AND finished_at < TIMESTAMPADD(MICROSECOND, -%(older_ms)s * 1000, UTC_TIMESTAMP(6))
+  AND id NOT IN (
+    SELECT parent FROM (
+        SELECT d.parent FROM {deps_table} AS d JOIN {table} AS c ON c.id = d.child
+        WHERE c.status IN ('waiting', 'pending', 'running')) AS needed)
 LIMIT %(limit)s
 
 -- name: count_pruned
@@ -412,6 +421,7 @@ ON DUPLICATE KEY UPDATE version = version
 SELECT MAX(id) AS top FROM {table}
 
 -- name: uninstall
+DROP TABLE IF EXISTS {deps_table};
 DROP TABLE IF EXISTS {table};
 DROP TABLE IF EXISTS {ticks_table};
 DROP TABLE IF EXISTS {keys_table};
@@ -588,3 +598,75 @@ VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
              THEN TIMESTAMPADD(MICROSECOND, %(dedupe_ms)s * 1000, UTC_TIMESTAMP(6)) END,
         %(debounce_key)s, %(headers)s)
 ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)
+
+-- ==== workflows ====
+-- enqueue(..., after=[...]): the edges live in {deps_table}. Id lists are bound as one JSON
+-- array read by JSON_TABLE (one placeholder, whatever the number of ids). Locks: an
+-- enqueue takes its parents in share mode, a parent's end (completion, failure, cancel)
+-- locks the parent and then its waiting children FOR UPDATE; so a parent cannot end
+-- between an enqueue's read of its status and the commit of the child's edges, and two
+-- parents of one child ending together settle it one after the other (a locking read sees
+-- the latest committed rows, the parents' statuses are read at READ COMMITTED).
+
+-- name: deps_lock_parents
+-- The parents of a new job, each as it is now, locked until the enqueue commits.
+SELECT t.id, t.status FROM {table} AS t
+WHERE t.id IN (SELECT j.p FROM JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (p BIGINT PATH '$')) AS j)
+ORDER BY t.id
+LOCK IN SHARE MODE
+
+-- name: deps_add
+-- One row per [child, parent] pair of the bound JSON array.
+INSERT INTO {deps_table} (child, parent, run_on_failure)
+SELECT e.c, e.p, %(run)s
+FROM JSON_TABLE(%(edges)s, '$[*]' COLUMNS (c BIGINT PATH '$[0]', p BIGINT PATH '$[1]')) AS e
+
+-- name: deps_hold
+-- New jobs whose parents have not all ended: waiting, never claimed (claimable is NULL).
+UPDATE {table} AS t
+JOIN JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (p BIGINT PATH '$')) AS j ON t.id = j.p
+SET t.status = 'waiting'
+WHERE t.status = 'pending'
+
+-- name: deps_children
+-- After parents ended, in that transaction: their waiting children, locked.
+SELECT c.id FROM {table} AS c
+WHERE c.status = 'waiting' AND c.id IN (
+    SELECT d.child FROM {deps_table} AS d
+    JOIN JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (p BIGINT PATH '$')) AS j ON d.parent = j.p)
+ORDER BY c.id
+FOR UPDATE
+
+-- name: deps_parents
+-- Every parent of these children, with its status now (NULL: pruned).
+SELECT d.child, d.parent, d.run_on_failure, p.status
+FROM JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (c BIGINT PATH '$')) AS j
+JOIN {deps_table} AS d ON d.child = j.c
+LEFT JOIN {table} AS p ON p.id = d.parent
+
+-- name: deps_release
+-- Children whose parents all ended: due now (or at their own later run_at).
+UPDATE {table} AS t
+JOIN JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (p BIGINT PATH '$')) AS j ON t.id = j.p
+SET t.status = 'pending', t.run_at = GREATEST(t.run_at, UTC_TIMESTAMP(6))
+WHERE t.status = 'waiting'
+
+-- name: deps_cancel
+-- Children of a parent that failed or was cancelled: cancelled, naming it.
+UPDATE {table} AS t
+JOIN JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (p BIGINT PATH '$')) AS j ON t.id = j.p
+SET t.status = 'cancelled', t.last_error = %(error)s, t.finished_at = UTC_TIMESTAMP(6)
+WHERE t.status IN ('waiting', 'pending')
+
+-- name: deps_results
+-- The parents' results of claimed jobs (job.parent_results).
+SELECT d.child, d.parent, p.result
+FROM JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (c BIGINT PATH '$')) AS j
+JOIN {deps_table} AS d ON d.child = j.c
+JOIN {table} AS p ON p.id = d.parent
+
+-- name: deps_prune
+-- In a prune batch's transaction, after it deleted jobs: the edges of children that no
+-- longer exist (read through the primary key of the jobs table, one look-up per edge).
+DELETE FROM {deps_table}
+WHERE NOT EXISTS (SELECT 1 FROM {table} AS j WHERE j.id = {deps_table}.child)

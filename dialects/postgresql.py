@@ -246,7 +246,13 @@ class PostgreSQLDialect(BaseDialect):
         # the taken ones in claim order, (priority, run_at, id) with run_at the same for all.
         taken = [r for r in rows if r["status"] == "running"]
         taken.sort(key=_CLAIM_ORDER)
+        if len(taken) < len(rows):  # jobs ended failed: their waiting children settle
+            yield from self.settle([int(r["id"]) for r in rows if r["status"] == "failed"])
         return taken
+
+    def wake_released(self) -> Op[None]:
+        yield self.stmt("deps_wake_lock", None, NOTHING)
+        yield self.stmt("deps_wake", None, NOTHING)
 
     def complete_many(self, items: Sequence[Completion]) -> Op[set[int]]:
         params = {

@@ -78,6 +78,8 @@ RETURNING id, idempotency_key
 -- what this statement costs more than a bare claim: bench/statements.py --explain).
 -- waited_us: microseconds from when the row was due (its run_at before this claim) to this
 -- statement's clock, for the worker's wait metric (docs/observability.md).
+-- has_parents (workflows): the job has edges in {deps_table}, so the claim reads its
+-- parents' results; a plain read of the edges' primary key, no lock.
 WITH picked AS (
     SELECT id, run_at AS due_at FROM {table} AS c
     WHERE queue = %(queue)s AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
@@ -116,7 +118,8 @@ FROM picked WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
           j.result, j.created_at, j.cancel_requested, j.order_key, j.claim_id, j.headers, j.snoozes,
-          (EXTRACT(EPOCH FROM statement_timestamp() - picked.due_at) * 1000000)::bigint AS waited_us
+          (EXTRACT(EPOCH FROM statement_timestamp() - picked.due_at) * 1000000)::bigint AS waited_us,
+          EXISTS (SELECT 1 FROM {deps_table} AS d WHERE d.child = j.id) AS has_parents
 
 -- name: claim_queues
 -- As claim, over several queues: the claimable rows of those queues are sorted together.
@@ -163,7 +166,8 @@ FROM picked WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
           j.result, j.created_at, j.cancel_requested, j.order_key, j.claim_id, j.headers, j.snoozes,
-          (EXTRACT(EPOCH FROM statement_timestamp() - picked.due_at) * 1000000)::bigint AS waited_us
+          (EXTRACT(EPOCH FROM statement_timestamp() - picked.due_at) * 1000000)::bigint AS waited_us,
+          EXISTS (SELECT 1 FROM {deps_table} AS d WHERE d.child = j.id) AS has_parents
 
 -- name: heartbeat
 UPDATE {table}
@@ -233,10 +237,11 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id IS NOT DISTINCT FROM %(
   AND lease_until = %(lease_until)s::timestamptz
 
 -- name: cancel_pending
--- q.cancel() of a job not yet claimed (pending or scheduled): it is never claimed.
+-- q.cancel() of a job not yet claimed (pending, scheduled or waiting for its parents):
+-- it is never claimed.
 UPDATE {table}
 SET status = 'cancelled', cancel_requested = TRUE, lease_until = NULL, finished_at = statement_timestamp()
-WHERE id = %(id)s AND status = 'pending'
+WHERE id = %(id)s AND status IN ('pending', 'waiting')
 
 -- name: cancel_running
 -- q.cancel() of a running job: its worker sees the request at its next heartbeat.
@@ -275,6 +280,7 @@ FROM (
         count(*) FILTER (WHERE status = 'done') AS done,
         count(*) FILTER (WHERE status = 'failed') AS failed,
         count(*) FILTER (WHERE status = 'cancelled') AS cancelled,
+        count(*) FILTER (WHERE status = 'waiting') AS waiting,
         EXTRACT(EPOCH FROM statement_timestamp() - min(run_at) FILTER (WHERE status = 'pending' AND run_at <= statement_timestamp()))
             AS oldest_pending_age
     FROM {table}
@@ -341,10 +347,14 @@ WHERE j.status = 'failed'
 
 -- name: prune
 -- At most %(limit)s finished jobs per statement, so a large prune holds no long locks.
+-- A parent whose child has not finished stays (the child reads its result when claimed).
 DELETE FROM {table} WHERE id IN (
-    SELECT id FROM {table}
+    SELECT id FROM {table} AS f
     WHERE status = ANY(%(statuses)s::text[])
       AND finished_at < statement_timestamp() - %(older_ms)s * interval '1 millisecond'
+      AND NOT EXISTS (
+        SELECT 1 FROM {deps_table} AS d JOIN {table} AS c ON c.id = d.child
+        WHERE d.parent = f.id AND c.status IN ('waiting', 'pending', 'running'))
     LIMIT %(limit)s)
 
 -- name: count_pruned
@@ -433,6 +443,7 @@ ON CONFLICT (version) DO NOTHING
 
 -- name: uninstall
 -- DROP TABLE takes the trigger with it; the trigger function is dropped on its own.
+DROP TABLE IF EXISTS {deps_table};
 DROP TABLE IF EXISTS {table};
 DROP TABLE IF EXISTS {ticks_table};
 DROP TABLE IF EXISTS {idle_table};
@@ -624,3 +635,81 @@ LISTEN "{prefix}_finished"
 -- races this waits for its row lock (or this for the completion's), so either it sees the
 -- mark or the read that follows sees the job finished.
 UPDATE {table} SET waited = TRUE WHERE id = %(id)s AND waited IS NOT TRUE
+
+-- ==== workflows ====
+-- enqueue(..., after=[...]): the edges live in {deps_table}. Id lists are bound as one JSON
+-- array (the same text on every database: SQL Server's 2,100 parameters would not hold a
+-- 10,000-job group's ids). Locks: an enqueue takes its parents FOR SHARE, a parent's end
+-- (completion, failure, cancel) takes the parent FOR UPDATE and then its waiting children
+-- FOR UPDATE; so a parent cannot end between an enqueue's read of its status and the
+-- commit of the child's edges, and two parents of one child ending together settle it one
+-- after the other, the second seeing the first's end.
+
+-- name: deps_lock_parents
+-- The parents of a new job, each as it is now, locked until the enqueue commits.
+SELECT id, status FROM {table}
+WHERE id IN (SELECT value::bigint FROM json_array_elements_text(%(id_list)s::json))
+ORDER BY id
+FOR SHARE
+
+-- name: deps_add
+-- One row per [child, parent] pair of the bound JSON array.
+INSERT INTO {deps_table} (child, parent, run_on_failure)
+SELECT (e->>0)::bigint, (e->>1)::bigint, %(run)s
+FROM json_array_elements(%(edges)s::json) AS e
+
+-- name: deps_hold
+-- New jobs whose parents have not all ended: waiting, never claimed (not in the claim index).
+UPDATE {table} SET status = 'waiting'
+WHERE id IN (SELECT value::bigint FROM json_array_elements_text(%(id_list)s::json))
+  AND status = 'pending'
+
+-- name: deps_children
+-- After parents ended, in that transaction: their waiting children, locked.
+SELECT c.id FROM {table} AS c
+WHERE c.status = 'waiting' AND c.id IN (
+    SELECT d.child FROM {deps_table} AS d
+    WHERE d.parent IN (SELECT value::bigint FROM json_array_elements_text(%(id_list)s::json)))
+ORDER BY c.id
+FOR UPDATE
+
+-- name: deps_parents
+-- Every parent of these children, with its status now (NULL: pruned).
+SELECT d.child, d.parent, d.run_on_failure, p.status
+FROM {deps_table} AS d LEFT JOIN {table} AS p ON p.id = d.parent
+WHERE d.child IN (SELECT value::bigint FROM json_array_elements_text(%(id_list)s::json))
+
+-- name: deps_release
+-- Children whose parents all ended: due now (or at their own later run_at).
+UPDATE {table} SET status = 'pending', run_at = GREATEST(run_at, statement_timestamp())
+WHERE id IN (SELECT value::bigint FROM json_array_elements_text(%(id_list)s::json))
+  AND status = 'waiting'
+
+-- name: deps_cancel
+-- Children of a parent that failed or was cancelled: cancelled, naming it.
+UPDATE {table}
+SET status = 'cancelled', last_error = %(error)s, finished_at = statement_timestamp()
+WHERE id IN (SELECT value::bigint FROM json_array_elements_text(%(id_list)s::json))
+  AND status IN ('waiting', 'pending')
+
+-- name: deps_results
+-- The parents' results of claimed jobs (job.parent_results).
+SELECT d.child, d.parent, p.result
+FROM {deps_table} AS d JOIN {table} AS p ON p.id = d.parent
+WHERE d.child IN (SELECT value::bigint FROM json_array_elements_text(%(id_list)s::json))
+
+-- name: deps_wake_lock
+-- Released jobs wake waiting workers as the enqueue trigger does (migration 0006): the
+-- shared lock first, then the look for marks.
+SELECT pg_advisory_xact_lock_shared(hashtext('skiplock wake {prefix}'))
+
+-- name: deps_wake
+SELECT pg_notify('{prefix}', '')
+WHERE current_setting('transaction_isolation') <> 'read committed'
+   OR EXISTS (SELECT 1 FROM {idle_table})
+
+-- name: deps_prune
+-- In a prune batch's transaction, after it deleted jobs: the edges of children that no
+-- longer exist (read through the primary key of the jobs table, one look-up per edge).
+DELETE FROM {deps_table}
+WHERE NOT EXISTS (SELECT 1 FROM {table} AS j WHERE j.id = {deps_table}.child)

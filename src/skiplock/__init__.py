@@ -38,6 +38,7 @@ from .errors import (
 from .periodic import Schedule
 from .queue import Queue, Transaction, backoff, connect
 from .worker import Worker
+from .workflow import Chain, Group, Signature, WorkflowFailed, WorkflowHandle, chain, group
 
 __version__ = "0.1.0"
 
@@ -48,9 +49,11 @@ __all__ = [
     "AsyncWorker",
     "BackendError",
     "Cancelled",
+    "Chain",
     "ConfigurationError",
     "Discard",
     "Fleet",
+    "Group",
     "Job",
     "JobFailed",
     "LeaseLost",
@@ -60,6 +63,7 @@ __all__ = [
     "PoolTimeout",
     "Queue",
     "Schedule",
+    "Signature",
     "SkiplockError",
     "Snooze",
     "Stats",
@@ -67,10 +71,14 @@ __all__ = [
     "Transaction",
     "UnsupportedServer",
     "Worker",
+    "WorkflowFailed",
+    "WorkflowHandle",
     "__version__",
     "backoff",
+    "chain",
     "connect",
     "connect_async",
+    "group",
     "mask_password",
     "prune",
     "retry_failed",

@@ -201,6 +201,8 @@ class AsyncQueue(AsyncSession):
         headers: Mapping[str, str] | None = None,
         dedupe_for: float | None = None,
         debounce: float | None = None,
+        after: Sequence[int] | None = None,
+        after_failure: str = "cancel",
         conn: Any = None,
     ) -> int:
         """Add one job; return its id.
@@ -226,6 +228,14 @@ class AsyncQueue(AsyncSession):
         pending, an enqueue gives it this payload and moves it to now + ``debounce`` (the
         database's clock), returning its id; once it runs, a new job is made. Enqueues of
         one such key wait for each other's transactions (docs/unique-jobs.md).
+
+        With ``after=[id, ...]`` (docs/workflows.md), the job is ``waiting`` until every
+        one of those jobs is done, and becomes due in the transaction of the last one's
+        completion (a parent done already counts). When one of them ends failed or
+        cancelled, this job is cancelled with a ``last_error`` naming it, or, with
+        ``after_failure="run"``, runs once all of them have ended. Its handler finds their
+        results in ``job.parent_results``. An id of no job raises
+        :class:`~skiplock.ConfigurationError` and nothing is written.
         """
         return await self._call(
             calls.enqueue(
@@ -243,6 +253,8 @@ class AsyncQueue(AsyncSession):
                     headers=headers,
                     dedupe_for=dedupe_for,
                     debounce=debounce,
+                    after=after,
+                    after_failure=after_failure,
                 ),
                 conn,
             )
@@ -263,6 +275,8 @@ class AsyncQueue(AsyncSession):
         dedupe_keys: Sequence[str | None] | None = None,
         dedupe_for: float | None = None,
         debounce: float | None = None,
+        after: Sequence[int] | None = None,
+        after_failure: str = "cancel",
         conn: Any = None,
     ) -> list[int]:
         """Add many jobs with the same options in one statement; return their ids in order.
@@ -273,7 +287,9 @@ class AsyncQueue(AsyncSession):
         ``dedupe_keys`` (one key, or None, per payload) makes each keyed item an
         :meth:`enqueue` with that ``dedupe_key`` (and ``dedupe_for`` or ``debounce``), one
         statement or a few per item, in one transaction; the keys' locks are taken first,
-        in sorted order."""
+        in sorted order.
+
+        With ``after``, every one of them waits for those jobs (see :meth:`enqueue`)."""
         return await self._call(
             calls.enqueue_many(
                 self.dialect,
@@ -290,6 +306,8 @@ class AsyncQueue(AsyncSession):
                     dedupe_for=dedupe_for,
                     debounce=debounce,
                     many_keys=dedupe_keys is not None,
+                    after=after,
+                    after_failure=after_failure,
                 ),
                 conn,
                 dedupe_keys,

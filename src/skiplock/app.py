@@ -35,6 +35,7 @@ from .errors import ConfigurationError, Discard, JobFailed
 from .periodic import Schedule, tick_kwargs
 from .queue import DEFAULT_TABLE, Queue
 from .worker import Worker
+from .workflow import Signature, parent_argument
 
 __all__ = ["App", "Task"]
 
@@ -58,6 +59,16 @@ class Task:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run the function here and now (no queue)."""
         return self.fn(*args, **kwargs)
+
+    def s(self, *args: Any, **kwargs: Any) -> Signature:
+        """A call of this task to put in a workflow (:func:`skiplock.chain`,
+        :func:`skiplock.group`): in a chain it gets the previous step's result as its first
+        argument, in front of *args*."""
+        return Signature(self, args, kwargs)
+
+    def si(self, *args: Any, **kwargs: Any) -> Signature:
+        """:meth:`s` that does not get the previous step's result (immutable)."""
+        return Signature(self, args, kwargs, immutable=True)
 
     def defer(self, *args: Any, **kwargs: Any) -> int:
         """Enqueue a call with these arguments (JSON); return the job id."""
@@ -373,6 +384,9 @@ class App:
         if not isinstance(args, list) or not isinstance(kwargs, dict):
             raise Discard(f"job {job.id}: 'args' must be a list and 'kwargs' an object")
         kwargs = {**kwargs, **tick_kwargs(payload)}  # a periodic job's tick, when asked for
+        fed, value = parent_argument(payload, job)  # a workflow step's parents' results
+        if fed:
+            args = [value, *args]
         return task.fn, ([job, *args] if task.pass_job else list(args)), kwargs
 
     def timeout_of(self, job: Job) -> float | None:

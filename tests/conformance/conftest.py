@@ -167,6 +167,7 @@ BOTH_APIS = {
     "test_pause",
     "test_rate_limit",
     "test_observe",
+    "test_workflows",
 }
 
 

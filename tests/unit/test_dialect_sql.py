@@ -93,6 +93,9 @@ SAMPLE: dict[str, Any] = {
     "progress": '{"done": 3}',
     "dedupe_ms": 60_000,
     "debounce_key": "search-7",
+    "id_list": "[7, 8]",
+    "edges": "[[9, 7], [9, 8]]",
+    "run": True,
 }
 
 

@@ -55,6 +55,8 @@ class _EnqueueShared(TypedDict, total=False):
     headers: Mapping[str, str] | None
     dedupe_for: float | None
     debounce: float | None
+    after: Sequence[int] | None
+    after_failure: str
 
 
 class EnqueueManyKeywords(_EnqueueShared, total=False):
@@ -99,6 +101,10 @@ class EnqueueOptions:
     dedupe_ms: int = 0
     #: ``debounce`` in milliseconds (None: no debounce)
     debounce_ms: int | None = None
+    #: ``after``: the parents' ids (deduplicated, in the order given); None: no parents
+    after: tuple[int, ...] | None = None
+    #: ``after_failure="run"``: run once the parents end, whatever their end
+    run_after_failure: bool = False
 
     @classmethod
     def check(
@@ -116,6 +122,8 @@ class EnqueueOptions:
         dedupe_for: object = None,
         debounce: object = None,
         many_keys: bool = False,
+        after: object = None,
+        after_failure: object = "cancel",
     ) -> EnqueueOptions:
         """The public method's keywords (None: not given), checked. Raises
         :class:`ConfigurationError` for a value out of range or of the wrong type, for
@@ -123,10 +131,17 @@ class EnqueueOptions:
         *headers* that are not a mapping of text to text within
         :data:`MAX_HEADERS_BYTES`; ``dedupe_for`` and ``debounce`` need ``dedupe_key``,
         not each other, and ``debounce`` (which sets the due time) neither ``run_at`` nor
-        ``delay``. *many_keys*: ``enqueue_many`` was given ``dedupe_keys``."""
+        ``delay``. *many_keys*: ``enqueue_many`` was given ``dedupe_keys``. ``after``
+        with ``dedupe_key``, ``dedupe_keys`` or ``key`` is refused."""
         when, delay_ms = run_at_or_delay(run_at, delay)
         keyed = dedupe_key is not None or many_keys
         dedupe_ms, debounce_ms = _window(keyed, dedupe_for, debounce, run_at, delay)
+        parents = _after(after, after_failure, key, dedupe_key)
+        if parents is not None and many_keys:
+            raise ConfigurationError(
+                "after cannot be given with dedupe_keys: a job that waits for its parents "
+                "is not deduplicated"
+            )
         return cls(
             queue=text(queue, "queue"),
             priority=integer(priority, "priority", -(2**31)),
@@ -139,6 +154,8 @@ class EnqueueOptions:
             headers=headers_json(headers),
             dedupe_ms=dedupe_ms,
             debounce_ms=debounce_ms,
+            after=parents,
+            run_after_failure=after_failure == "run",
         )
 
     def params(self) -> dict[str, Any]:
@@ -225,6 +242,30 @@ def _key_limit(key: object, key_concurrency: object) -> int | None:
     if key is None:
         raise ConfigurationError("key_concurrency limits the jobs of one key: pass key=... with it")
     return None if n == 1 else n
+
+
+def _after(
+    after: object, after_failure: object, key: object, dedupe_key: object
+) -> tuple[int, ...] | None:
+    """The checked parent ids of ``after`` (None when not given)."""
+    if after_failure not in ("cancel", "run"):
+        raise ConfigurationError(
+            f'after_failure must be "cancel" (the default) or "run", not {after_failure!r:.80}'
+        )
+    if after is None:
+        return None
+    if isinstance(after, (str, bytes)) or not isinstance(after, (Sequence, set, frozenset)):
+        raise ConfigurationError(
+            f"after must be a list of job ids, not {type(after).__name__}: after=[id, ...]"
+        )
+    ids = tuple(dict.fromkeys(integer(i, "after: a job id", 1, _MAX_ID) for i in after))
+    if not ids:
+        raise ConfigurationError("after=[] names no job: leave it out, or name the parents")
+    if dedupe_key is not None or key is not None:
+        raise ConfigurationError(
+            "after cannot be combined with dedupe_key or key: a waiting job holds neither"
+        )
+    return ids
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..errors import ConfigurationError, PayloadError
 from .arguments import ClaimOptions, EnqueueOptions, ListOptions
-from .checks import dumps, error_text, integer, milliseconds, queue_names, seconds, text
+from .checks import dumps, error_text, integer, loads, milliseconds, queue_names, seconds, text
 from .job import Claimed, Job, Stats, utc
 from .observe import QueueOverview, TickInfo, WorkerInfo, overviews
 from .ops import ROWCOUNT, ROWS, Op
@@ -106,6 +106,8 @@ def enqueue(d: Dialect, payload: Any, options: EnqueueOptions, conn: Any) -> Cal
     params = options.params()
     params["payload"] = dumps(payload, "payload")
     params["idempotency_key"] = str(uuid.uuid4())
+    if options.after is not None:
+        return Call("enqueueing", conn, lambda _: _after_one(d, params, options), _same)
     if options.dedupe_key is None:
         return Call("enqueueing", conn, lambda _: d.insert(params), _same)
     params["dedupe_key"] = options.dedupe_key
@@ -134,7 +136,32 @@ def enqueue_many(
             item = {**common, "payload": text, "idempotency_key": ikey, "dedupe_key": k}
             items.append(item if k is None else _control(item, options, k))
         return Call("enqueueing", conn, lambda _: d.insert_keyed_many(items), _same)
+    if options.after is not None:
+        after = options.after
+
+        def make(copy: bool) -> Op[list[int]]:
+            return _waiting(d, after, options.run_after_failure, d.insert_many(common, rows, copy))
+
+        return Call("enqueueing", conn, make, _same)
     return Call("enqueueing", conn, lambda copy: d.insert_many(common, rows, copy), _same)
+
+
+def _waiting(d: Dialect, after: Sequence[int], run: bool, insert: Op[list[int]]) -> Op[list[int]]:
+    """*insert*, its jobs waiting for *after*: the parents locked and read first (an
+    unknown id raises before anything is written), then the jobs and their edges."""
+    parents = yield from d.lock_parents(after)
+    ids = yield from insert
+    yield from d.depend(ids, parents, run)
+    return ids
+
+
+def _after_one(d: Dialect, params: dict[str, Any], options: EnqueueOptions) -> Op[int]:
+    """One job enqueued with ``after`` (see :func:`_waiting`)."""
+    assert options.after is not None
+    parents = yield from d.lock_parents(options.after)
+    job_id = yield from d.insert(params)
+    yield from d.depend([job_id], parents, options.run_after_failure)
+    return job_id
 
 
 def claim_token() -> int:
@@ -201,6 +228,7 @@ def _claim(
         rows += yield from d.claim(free, n - len(rows), lease_ms, token)
     jobs = Claimed()
     jobs.retry_in = min(waits) if waits else None
+    parented = []  # jobs enqueued with after=[...] (or not known not to be)
     for row in rows:
         try:
             job = Job.from_row(row)
@@ -218,6 +246,13 @@ def _claim(
             continue
         job.lease = lease_ms / 1000
         jobs.append(job)
+        if row.get("has_parents", True):  # a claim that does not say: ask
+            parented.append(job.id)
+    if parented:  # jobs enqueued with after=[...]: their parents' results
+        stored = yield from d.parent_results(parented)
+        for job in jobs:
+            if job.id in stored:
+                job.parent_results = {p: loads(r, "result") for p, r in stored[job.id].items()}
     return jobs
 
 
@@ -236,14 +271,30 @@ def _fenced(
     conn: Any,
     after: Any,
     op: Callable[[dict[str, Any]], Op[Any]] | None = None,
+    ends: bool = False,
 ) -> Call[Any, Any]:
     """A write after the claim: statement *name* (or the dialect operation *op*) with the
     job's fence (``id``, ``attempt``, ``claim_id``) and *extra*; ``LeaseLost`` when the job
-    is no longer ours."""
+    is no longer ours. When the write may *end* the job, the jobs waiting for it are
+    released or cancelled in the same transaction (``Dialect.settle``; nothing for a job
+    that did not end)."""
     params = {**fence(job), **extra}
-    if op is not None:
-        return Call(f"{doing} job {job.id}", conn, lambda _: op(params), after)
-    return Call(f"{doing} job {job.id}", conn, lambda _: d.fenced(name, params), after)
+
+    def write(_: bool) -> Op[Any]:
+        result = yield from (op(params) if op is not None else d.fenced(name, params))
+        if ends:
+            yield from d.settle([params["id"]])
+        return result
+
+    return Call(f"{doing} job {job.id}", conn, write, after)
+
+
+def _settle_held(d: Dialect, op: Op[set[int]]) -> Op[set[int]]:
+    """A batch of completions, then the jobs waiting for those that were held."""
+    held = yield from op
+    if held:
+        yield from d.settle(sorted(held))
+    return held
 
 
 def heartbeat(d: Dialect, job: Job, lease: float | None, conn: Any) -> Call[Any, None]:
@@ -266,7 +317,7 @@ def complete(d: Dialect, job: Job, result: Any, conn: Any) -> Call[None, None]:
     def finish(_: None) -> None:
         job.status, job.result = "done", result
 
-    return _fenced(d, job, "complete", {"result": stored}, "completing", conn, finish)
+    return _fenced(d, job, "complete", {"result": stored}, "completing", conn, finish, ends=True)
 
 
 def complete_many(
@@ -288,7 +339,7 @@ def complete_many(
 
     if not jobs:
         return Call("completing jobs", None, None, lambda _: [])
-    return Call("completing jobs", conn, lambda _: d.complete_many(batch), finish)
+    return Call("completing jobs", conn, lambda _: _settle_held(d, d.complete_many(batch)), finish)
 
 
 def fail(
@@ -309,7 +360,7 @@ def fail(
         job.status, job.last_error = status, message
         return status
 
-    return _fenced(d, job, name, extra, doing, conn, finish)
+    return _fenced(d, job, name, extra, doing, conn, finish, ends=name == "fail")
 
 
 def release(d: Dialect, job: Job, conn: Any) -> Call[None, None]:
@@ -349,7 +400,7 @@ def mark_cancelled(d: Dialect, job: Job, reason: object, conn: Any) -> Call[None
         job.status = "cancelled"
 
     extra = {"error": error_text(reason)}
-    return _fenced(d, job, "cancelled", extra, "cancelling", conn, finish)
+    return _fenced(d, job, "cancelled", extra, "cancelling", conn, finish, ends=True)
 
 
 def list_jobs(d: Dialect, options: ListOptions, conn: Any) -> Call[Any, list[Job]]:
@@ -546,7 +597,8 @@ def snooze(d: Dialect, job: Job, seconds: float, max_snoozes: int, conn: Any) ->
             job.snoozes += 1
         return status
 
-    return _fenced(d, job, "snooze", extra, "snoozing", conn, finish, d.snooze)
+    # at its snooze cap the job fails finally: the jobs waiting for it are settled then
+    return _fenced(d, job, "snooze", extra, "snoozing", conn, finish, d.snooze, ends=True)
 
 
 def set_progress(d: Dialect, job: Job, value: Any, conn: Any) -> Call[None, None]:

@@ -14,7 +14,7 @@ from .checks import loads
 
 __all__ = ["Claimed", "Job", "Stats", "utc"]
 
-STATUSES = ("pending", "running", "done", "failed", "cancelled")
+STATUSES = ("pending", "running", "done", "failed", "cancelled", "waiting")
 
 
 _UTC = timezone.utc
@@ -87,6 +87,9 @@ class Job:
     progress: Any = None
     #: how many times the job was snoozed (:class:`~skiplock.Snooze`, :meth:`Queue.snooze`)
     snoozes: int = 0
+    #: a job enqueued with ``after=[...]``: its parents' results (parent id → result), read
+    #: when it is claimed; empty for a job without parents, and on a job read by ``get``
+    parent_results: dict[int, Any] = field(default_factory=dict, compare=False)
 
     def raise_if_cancelled(self) -> None:
         """Raise :class:`~skiplock.Cancelled` if a cancel of this job was requested: a
@@ -168,7 +171,8 @@ def record(job: Job) -> dict[str, Any]:
 class Stats:
     """Counts of jobs by state, on the database's clock.
 
-    ``pending`` are claimable now, ``scheduled`` wait for their ``run_at``, ``running`` hold
+    ``pending`` are claimable now, ``scheduled`` wait for their ``run_at``, ``waiting`` for
+    their parents (``after=[...]``), ``running`` hold
     a live lease, ``expired`` are running with a lease that has ended (their worker is
     presumed dead; the next claim takes them back). ``oldest_pending_age`` is in seconds,
     or None when nothing is pending.
@@ -191,6 +195,8 @@ class Stats:
     last_pruned_at: datetime | None = None
     #: the paused queues among those asked for (all of them when none were named), sorted
     paused: tuple[str, ...] = ()
+    #: enqueued with ``after=[...]``, waiting for their parents to end
+    waiting: int = 0
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any], paused: tuple[str, ...] = ()) -> Stats:
@@ -207,6 +213,7 @@ class Stats:
             pruned=int(row.get("pruned") or 0),
             last_pruned_at=utc(row.get("last_pruned_at")),
             paused=paused,
+            waiting=int(row.get("waiting") or 0),
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -225,6 +232,7 @@ class Stats:
             if self.last_pruned_at is None
             else self.last_pruned_at.isoformat(),
             "paused": list(self.paused),
+            "waiting": self.waiting,
         }
 
 

@@ -9,6 +9,7 @@ same way), ``{idle_table}`` (PostgreSQL's waiting workers, ``<table>_idle``),
 ``{queues_table}`` (each queue's paused flag, ``<table>_queues``), ``{rates_table}`` (the
 recent claims of rate-limited queues, ``<table>_rates``),
 ``{workers_table}`` (the live worker list, ``<table>_workers``, quoted the same way),
+``{deps_table}`` (the workflows' edges, ``<table>_deps``, quoted the same way),
 ``{prefix}`` (the bare table name, for index names) and ``{tag}`` (8 hex digits hashed
 from the exact bare name, for names a database compares without case); ``{schema}`` is
 the bare schema name, or empty when the name has none. Values are always bound as
@@ -88,6 +89,12 @@ class TableName:
         return self.name + "_workers"
 
     @property
+    def deps_table(self) -> str:
+        """The bare name of the workflows' edges: one row per (child, parent) of
+        ``enqueue(..., after=[...])``."""
+        return self.name + "_deps"
+
+    @property
     def keys_table(self) -> str:
         """The bare name of the per-key lock rows (MySQL/MariaDB): one row per key used."""
         return self.name + "_keys"
@@ -139,6 +146,7 @@ def render_statements(
     counters = qualified(table.counters_table)
     queues, rates = qualified(table.queues_table), qualified(table.rates_table)
     workers = qualified(table.workers_table)
+    deps = qualified(table.deps_table)
     return {
         name: sql.replace("{table}", jobs)
         .replace("{version_table}", versions)
@@ -149,6 +157,7 @@ def render_statements(
         .replace("{queues_table}", queues)
         .replace("{rates_table}", rates)
         .replace("{workers_table}", workers)
+        .replace("{deps_table}", deps)
         .replace("{prefix}", table.name)
         .replace("{tag}", table.tag)
         .replace("{schema}", table.schema or "")

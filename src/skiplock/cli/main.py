@@ -190,9 +190,9 @@ def _print_stats(q: Queue, queues: list[str] | None, as_json: bool) -> None:
     age = "-" if s.oldest_pending_age is None else f"{s.oldest_pending_age:.1f}s"
     print(
         f"{'pending':>9} {'scheduled':>9} {'running':>9} {'expired':>9} {'done':>9} "
-        f"{'failed':>9} {'cancelled':>9}  oldest pending\n"
+        f"{'failed':>9} {'cancelled':>9} {'waiting':>9}  oldest pending\n"
         f"{s.pending:>9} {s.scheduled:>9} {s.running:>9} {s.expired:>9} {s.done:>9} "
-        f"{s.failed:>9} {s.cancelled:>9}  {age}",
+        f"{s.failed:>9} {s.cancelled:>9} {s.waiting:>9}  {age}",
         flush=True,
     )
     when = "never" if s.last_pruned_at is None else f"last {s.last_pruned_at:%Y-%m-%d %H:%M:%S} UTC"

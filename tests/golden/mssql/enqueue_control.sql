@@ -14,3 +14,12 @@ SELECT %(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
        %(debounce_key)s, %(headers)s
 WHERE NOT EXISTS (SELECT 1 FROM [skiplock_jobs]
                   WHERE dedupe_key = %(dedupe_key)s AND status IN ('pending', 'running'))
+
+-- ==== workflows ====
+-- enqueue(..., after=[...]): the edges live in [skiplock_jobs_deps]. Id lists are bound as one JSON
+-- array read by OPENJSON (2,100 parameters would not hold a 10,000-job group's ids).
+-- Locks: an enqueue holds its parents' shared locks (HOLDLOCK) until it commits, a
+-- parent's end (completion, failure, cancel) locks the parent and then its waiting
+-- children (UPDLOCK); so a parent cannot end between an enqueue's read of its status and
+-- the commit of the child's edges, and two parents of one child ending together settle it
+-- one after the other.

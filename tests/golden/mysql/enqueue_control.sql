@@ -9,3 +9,12 @@ VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
              THEN TIMESTAMPADD(MICROSECOND, %(dedupe_ms)s * 1000, UTC_TIMESTAMP(6)) END,
         %(debounce_key)s, %(headers)s)
 ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)
+
+-- ==== workflows ====
+-- enqueue(..., after=[...]): the edges live in `skiplock_jobs_deps`. Id lists are bound as one JSON
+-- array read by JSON_TABLE (one placeholder, whatever the number of ids). Locks: an
+-- enqueue takes its parents in share mode, a parent's end (completion, failure, cancel)
+-- locks the parent and then its waiting children FOR UPDATE; so a parent cannot end
+-- between an enqueue's read of its status and the commit of the child's edges, and two
+-- parents of one child ending together settle it one after the other (a locking read sees
+-- the latest committed rows, the parents' statuses are read at READ COMMITTED).

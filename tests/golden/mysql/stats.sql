@@ -10,6 +10,7 @@ FROM (
         SUM(status = 'done') AS done,
         SUM(status = 'failed') AS failed,
         SUM(status = 'cancelled') AS cancelled,
+        SUM(status = 'waiting') AS waiting,
         TIMESTAMPDIFF(MICROSECOND,
             MIN(CASE WHEN status = 'pending' AND run_at <= UTC_TIMESTAMP(6) THEN run_at END),
             UTC_TIMESTAMP(6)) / 1000000.0 AS oldest_pending_age

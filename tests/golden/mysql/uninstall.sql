@@ -1,3 +1,4 @@
+DROP TABLE IF EXISTS `skiplock_jobs_deps`;
 DROP TABLE IF EXISTS `skiplock_jobs`;
 DROP TABLE IF EXISTS `skiplock_jobs_ticks`;
 DROP TABLE IF EXISTS `skiplock_jobs_keys`;

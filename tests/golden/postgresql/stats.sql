@@ -10,6 +10,7 @@ FROM (
         count(*) FILTER (WHERE status = 'done') AS done,
         count(*) FILTER (WHERE status = 'failed') AS failed,
         count(*) FILTER (WHERE status = 'cancelled') AS cancelled,
+        count(*) FILTER (WHERE status = 'waiting') AS waiting,
         EXTRACT(EPOCH FROM statement_timestamp() - min(run_at) FILTER (WHERE status = 'pending' AND run_at <= statement_timestamp()))
             AS oldest_pending_age
     FROM "skiplock_jobs"

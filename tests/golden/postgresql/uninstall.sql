@@ -1,4 +1,5 @@
 -- DROP TABLE takes the trigger with it; the trigger function is dropped on its own.
+DROP TABLE IF EXISTS "skiplock_jobs_deps";
 DROP TABLE IF EXISTS "skiplock_jobs";
 DROP TABLE IF EXISTS "skiplock_jobs_ticks";
 DROP TABLE IF EXISTS "skiplock_jobs_idle";

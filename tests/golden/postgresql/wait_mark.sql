@@ -2,3 +2,12 @@
 -- races this waits for its row lock (or this for the completion's), so either it sees the
 -- mark or the read that follows sees the job finished.
 UPDATE "skiplock_jobs" SET waited = TRUE WHERE id = %(id)s AND waited IS NOT TRUE
+
+-- ==== workflows ====
+-- enqueue(..., after=[...]): the edges live in "skiplock_jobs_deps". Id lists are bound as one JSON
+-- array (the same text on every database: SQL Server's 2,100 parameters would not hold a
+-- 10,000-job group's ids). Locks: an enqueue takes its parents FOR SHARE, a parent's end
+-- (completion, failure, cancel) takes the parent FOR UPDATE and then its waiting children
+-- FOR UPDATE; so a parent cannot end between an enqueue's read of its status and the
+-- commit of the child's edges, and two parents of one child ending together settle it one
+-- after the other, the second seeing the first's end.

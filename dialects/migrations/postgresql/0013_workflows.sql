@@ -1,0 +1,20 @@
+-- skiplock schema migration for PostgreSQL: workflows (enqueue(..., after=[...])).
+-- `<table>_deps` holds one row per (child, parent) edge; its primary key finds a child's
+-- parents, the second index a parent's children. No foreign key (a user's DROP TABLE of
+-- the jobs table would fail on it): retention deletes the edges of the jobs it pruned.
+-- The status CHECK gains 'waiting': added NOT VALID, validated in a transaction of its
+-- own (reads and writes go on), then the old one dropped, as 0002 did.
+CREATE TABLE IF NOT EXISTS {deps_table} (
+    child          bigint  NOT NULL,
+    parent         bigint  NOT NULL,
+    run_on_failure boolean NOT NULL DEFAULT FALSE,
+    PRIMARY KEY (child, parent)
+);
+CREATE INDEX IF NOT EXISTS "{prefix}_deps_parent" ON {deps_table} (parent, child);
+ALTER TABLE {table} DROP CONSTRAINT IF EXISTS "{prefix}_status_wf";
+ALTER TABLE {table} ADD CONSTRAINT "{prefix}_status_wf"
+    CHECK (status IN ('pending', 'running', 'done', 'failed', 'cancelled', 'waiting')) NOT VALID
+-- commit
+ALTER TABLE {table} VALIDATE CONSTRAINT "{prefix}_status_wf"
+-- commit
+ALTER TABLE {table} DROP CONSTRAINT IF EXISTS "{prefix}_status_v2"

@@ -1,0 +1,303 @@
+"""Workflows as Celery users write them: signatures, :func:`chain`, :func:`group` and a
+group's :meth:`Group.then` (a chord), on top of ``enqueue(..., after=[...])``.
+
+``task.s(*args, **kwargs)`` is a call of a :class:`~skiplock.Task` not yet enqueued; in a
+chain each step gets the previous step's result as its first argument (a group's: the list
+of its results, in the group's order), unless it was made with ``task.si(...)``. The
+result travels through the database: the step's job waits for its parents
+(``after=[...]``), and the app's handler puts ``job.parent_results`` in front of the
+arguments. ``.enqueue(conn=None)`` writes every job of the workflow in one transaction
+(the caller's with ``conn=``) and returns a :class:`WorkflowHandle`.
+
+The writing is one generator of requests (enqueue one job, enqueue a batch), run by a
+sync and an asyncio loop, so both enqueue the same jobs in the same order.
+
+May import: :mod:`skiplock.errors`, :mod:`skiplock._core` and the standard library (the
+queues and the app only for the annotations).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ._core.job import Job
+from .errors import ConfigurationError, SkiplockError
+
+if TYPE_CHECKING:
+    from .app import Task
+
+__all__ = ["Chain", "Group", "Signature", "WorkflowFailed", "WorkflowHandle", "chain", "group"]
+
+#: the payload key that names the parents whose results go in front of the arguments
+PARENT_ARG = "parent_arg"
+
+#: a request of the writer: ``(payloads, options)``, answered with the new ids
+_Request = tuple[list[dict[str, Any]], dict[str, Any]]
+_Writer = Generator[_Request, list[int], list[int]]
+
+
+class WorkflowFailed(SkiplockError):
+    """A workflow's last job ended failed or cancelled (:meth:`WorkflowHandle.wait`)."""
+
+    def __init__(self, message: str, job: Job) -> None:
+        super().__init__(message)
+        #: the job that ended failed or cancelled
+        self.job = job
+
+
+@dataclass(frozen=True)
+class _Feed:
+    """The parents whose results a step gets as its first argument: one result, or the
+    list of them (a group's)."""
+
+    ids: tuple[int, ...]
+    as_list: bool
+
+
+class _Node:
+    """One part of a workflow: it writes its jobs after the jobs *after*, fed by *feed*,
+    and returns the ids whose results are its own result."""
+
+    def _write(self, after: Sequence[int], feed: _Feed | None) -> _Writer:
+        raise NotImplementedError
+
+    def _is_group(self) -> bool:
+        return False
+
+    def enqueue(self, *, conn: Any = None) -> WorkflowHandle:
+        """Write every job of the workflow in one transaction (the caller's open one with
+        ``conn=``) on the app's :class:`~skiplock.Queue`; a handle on them."""
+        queue = self._app().queue
+        writing = _Writing(self)
+        with queue.transaction(conn=conn) as tx:
+            while writing.request is not None:
+                payloads, options = writing.request
+                if len(payloads) == 1:
+                    writing.answer([tx.enqueue(payloads[0], **options)])
+                else:
+                    writing.answer(tx.enqueue_many(payloads, **options))
+        return WorkflowHandle(writing.ids, writing.tail, queue, self._is_group())
+
+    async def enqueue_async(self, *, conn: Any = None) -> WorkflowHandle:
+        """:meth:`enqueue` on the app's :class:`~skiplock.AsyncQueue`."""
+        queue = self._app().async_queue
+        writing = _Writing(self)
+        async with queue.transaction(conn=conn) as tx:
+            while writing.request is not None:
+                payloads, options = writing.request
+                if len(payloads) == 1:
+                    writing.answer([await tx.enqueue(payloads[0], **options)])
+                else:
+                    writing.answer(await tx.enqueue_many(payloads, **options))
+        return WorkflowHandle(writing.ids, writing.tail, queue, self._is_group())
+
+    def _app(self) -> Any:
+        raise NotImplementedError
+
+
+class _Writing:
+    """A workflow's writer as it runs: the ``request`` to answer (None once written),
+    every id so far, and at the end the ``tail`` (the ids whose results are its own)."""
+
+    def __init__(self, node: _Node) -> None:
+        self._writer = node._write((), None)
+        self.ids: list[int] = []
+        self.tail: list[int] = []
+        self.request: _Request | None = next(self._writer)
+
+    def answer(self, new: list[int]) -> None:
+        self.ids += new
+        try:
+            self.request = self._writer.send(new)
+        except StopIteration as stop:
+            self.request, self.tail = None, stop.value
+
+
+@dataclass(frozen=True)
+class Signature(_Node):
+    """A call of *task* with *args* and *kwargs*, not yet enqueued (``task.s(...)``).
+    *immutable* (``task.si(...)``): it does not get the previous step's result."""
+
+    task: Task
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    immutable: bool = False
+
+    def _app(self) -> Any:
+        return self.task.app
+
+    def _call(self, feed: _Feed | None) -> tuple[dict[str, Any], dict[str, Any]]:
+        payload, options = self.task.app.call_of(self.task.name, self.args, self.kwargs, {})
+        if feed is not None and not self.immutable:
+            payload[PARENT_ARG] = {"ids": list(feed.ids), "list": feed.as_list}
+        return payload, options
+
+    def _write(self, after: Sequence[int], feed: _Feed | None) -> _Writer:
+        payload, options = self._call(feed)
+        if after:
+            options["after"] = list(after)
+        return (yield [payload], options)
+
+    def then(self, step: _Node) -> Chain:
+        """This call, then *step* (a chain of two)."""
+        return chain(self, step)
+
+
+@dataclass(frozen=True)
+class Chain(_Node):
+    """Steps run one after another (:func:`chain`)."""
+
+    steps: tuple[_Node, ...]
+
+    def _app(self) -> Any:
+        return self.steps[0]._app()
+
+    def _is_group(self) -> bool:
+        return self.steps[-1]._is_group()
+
+    def _write(self, after: Sequence[int], feed: _Feed | None) -> _Writer:
+        tail = list(after)
+        for step in self.steps:
+            tail = yield from step._write(tail, feed)
+            feed = _Feed(tuple(tail), step._is_group())
+        return tail
+
+    def then(self, step: _Node) -> Chain:
+        """This chain, then *step*."""
+        return chain(self, step)
+
+
+@dataclass(frozen=True)
+class Group(_Node):
+    """Members run side by side (:func:`group`); its result is the list of theirs."""
+
+    members: tuple[_Node, ...]
+
+    def _app(self) -> Any:
+        return self.members[0]._app()
+
+    def _is_group(self) -> bool:
+        return True
+
+    def _write(self, after: Sequence[int], feed: _Feed | None) -> _Writer:
+        tails: list[list[int]] = [[] for _ in self.members]
+        # Plain calls sharing their enqueue options go in one batch (enqueue_many);
+        # a chain or group inside is written on its own.
+        batches: dict[str, tuple[list[int], list[dict[str, Any]], dict[str, Any]]] = {}
+        for n, member in enumerate(self.members):
+            if isinstance(member, Signature):
+                payload, options = member._call(feed)
+                if after:
+                    options["after"] = list(after)
+                # a call's options are its task's (call_of), so the name tells them apart
+                slot = batches.setdefault(member.task.name, ([], [], options))
+                slot[0].append(n)
+                slot[1].append(payload)
+            else:
+                tails[n] = yield from member._write(after, feed)
+        for places, payloads, options in batches.values():
+            ids = yield payloads, options
+            for n, job_id in zip(places, ids, strict=True):
+                tails[n] = [job_id]
+        return [job_id for tail in tails for job_id in tail]
+
+    def then(self, step: _Node) -> Chain:
+        """A chord: *step* runs once every member is done, with the list of their results
+        (in the group's order) as its first argument."""
+        return chain(self, step)
+
+
+def chain(*steps: _Node) -> Chain:
+    """Steps that run one after another; each gets the previous one's result as its first
+    argument (a group's: the list of its results), unless made with ``task.si(...)``. A
+    step that fails (finally) or is cancelled cancels the steps after it."""
+    if not steps or not all(isinstance(s, _Node) for s in steps):
+        raise ConfigurationError("chain() takes one or more task.s(...), chains or groups")
+    return Chain(tuple(steps))
+
+
+def group(*members: _Node) -> Group:
+    """Members that run side by side; ``group(...).then(step)`` runs *step* once all are
+    done, with the list of their results as its first argument."""
+    if not members or not all(isinstance(m, _Node) for m in members):
+        raise ConfigurationError("group() takes one or more task.s(...), chains or groups")
+    return Group(tuple(members))
+
+
+class WorkflowHandle:
+    """The jobs of an enqueued workflow: ``ids`` (every job, in the order written), ``id``
+    (the last one), and :meth:`wait` for its result."""
+
+    def __init__(self, ids: list[int], tail: list[int], queue: Any, as_list: bool) -> None:
+        self.ids = ids
+        self.tail = tail
+        #: the Queue (``wait``) or AsyncQueue (``wait_async``) that wrote the jobs
+        self._queue: Any = queue
+        self._as_list = as_list
+
+    @property
+    def id(self) -> int:
+        return self.ids[-1]
+
+    def __repr__(self) -> str:
+        return f"<skiplock.WorkflowHandle ids={self.ids[:5]}{'…' if len(self.ids) > 5 else ''}>"
+
+    def _result(self, jobs: list[Job | None]) -> tuple[bool, Any]:
+        """(ended, result) of the tail's jobs as read."""
+        results = []
+        for job_id, job in zip(self.tail, jobs, strict=True):
+            if job is None:
+                raise SkiplockError(f"job {job_id} of the workflow no longer exists")
+            if job.status in ("failed", "cancelled"):
+                why = f": {job.last_error}" if job.last_error else ""
+                raise WorkflowFailed(f"job {job.id} of the workflow ended {job.status}{why}", job)
+            if job.status != "done":
+                return False, None
+            results.append(job.result)
+        return True, (results if self._as_list else results[0])
+
+    def wait(self, timeout: float | None = None, *, interval: float = 0.5) -> Any:
+        """Wait until the workflow's last jobs have ended; their result (a list for a
+        group). Polls ``get`` with a back-off up to *interval* seconds. Raises
+        :class:`WorkflowFailed` when one ended failed or cancelled, ``TimeoutError``
+        after *timeout* seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        pause = 0.005
+        while True:
+            ended, result = self._result([self._queue.get(i) for i in self.tail])
+            if ended:
+                return result
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError(f"workflow {self!r} did not end within {timeout} s")
+            time.sleep(pause)
+            pause = min(interval, pause * 2)
+
+    async def wait_async(self, timeout: float | None = None, *, interval: float = 0.5) -> Any:
+        """:meth:`wait` for a workflow enqueued with ``enqueue_async``."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        pause = 0.005
+        while True:
+            jobs = [await self._queue.get(i) for i in self.tail]
+            ended, result = self._result(jobs)
+            if ended:
+                return result
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError(f"workflow {self!r} did not end within {timeout} s")
+            await asyncio.sleep(pause)
+            pause = min(interval, pause * 2)
+
+
+def parent_argument(payload: dict[str, Any], job: Job) -> tuple[bool, Any]:
+    """For the app's handler: ``(True, value)`` when *payload* asks for its parents'
+    results in front of its arguments (a chain's step, a chord's callback)."""
+    feed = payload.get(PARENT_ARG)
+    if not isinstance(feed, dict) or not isinstance(feed.get("ids"), list):
+        return False, None
+    results = [job.parent_results.get(int(i)) for i in feed["ids"]]
+    if feed.get("list"):
+        return True, results
+    return True, results[0] if results else None

@@ -1,0 +1,55 @@
+"""The examples of docs/workflows.md, run as written on every backend (each block on its
+own, with ``SKIPLOCK_URL`` set). They name their table, ``workflow_jobs``, as a user
+would; each run puts a table of its own in its place, so runs in parallel processes do
+not meet."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import skiplock
+
+from .clients import DATABASE
+
+DOC = Path(__file__).parents[2] / "docs" / "workflows.md"
+EXAMPLES = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.DOTALL)
+
+
+TABLE = f"workflow_jobs_{os.getpid()}"
+
+
+def _drop(url: str) -> None:
+    q = skiplock.connect(url, table=TABLE)
+    try:
+        q.uninstall()
+    finally:
+        q.close()
+
+
+@pytest.fixture
+def doc_env(url: str, backend: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    if DATABASE[backend] == "mssql":
+        pytest.skip("no SQL Server here to run the examples on")
+    monkeypatch.setenv("SKIPLOCK_URL", url)
+    _drop(url)
+    yield
+    _drop(url)
+
+
+def test_the_page_has_its_examples() -> None:
+    assert len(EXAMPLES) == 3
+    assert any("async def" in code and ".then(" in code for code in EXAMPLES)
+
+
+@pytest.mark.parametrize("index", range(len(EXAMPLES)), ids=lambda i: f"example{i + 1}")
+def test_the_example_runs_as_written(doc_env: None, index: int) -> None:
+    namespace: dict[str, Any] = {"__name__": "docs_workflows"}
+    code = EXAMPLES[index].replace('table="workflow_jobs"', f'table="{TABLE}"')
+    assert TABLE in code
+    exec(compile(code, f"{DOC.name}:example{index + 1}", "exec"), namespace)

@@ -1,0 +1,4 @@
+-- The parents' results of claimed jobs (job.parent_results).
+SELECT d.child, d.parent, p.result
+FROM [skiplock_jobs_deps] AS d JOIN [skiplock_jobs] AS p ON p.id = d.parent
+WHERE d.child IN (SELECT c FROM OPENJSON(%(id_list)s) WITH (c BIGINT '$'))
