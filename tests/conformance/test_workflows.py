@@ -183,6 +183,8 @@ def test_unknown_parents_are_refused_and_nothing_is_written(queue: skiplock.Queu
         queue.enqueue("child", after=[p], dedupe_key="d")
     with pytest.raises(skiplock.ConfigurationError, match="dedupe_key or key"):
         queue.enqueue("child", after=[p], key="k")
+    with pytest.raises(skiplock.ConfigurationError, match="dedupe_keys"):
+        queue.enqueue_many(["a"], after=[p], dedupe_keys=["d"])
     assert _counts(queue) == before
     # in the caller's transaction: the refusal leaves it as it was, and it commits
     with queue.transaction() as tx:
