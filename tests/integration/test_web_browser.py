@@ -1,6 +1,6 @@
 """The dashboard in a real browser, on every backend: Debian's headless ``chromium`` driven
 by Playwright's Python API (never ``playwright install``: its download cannot work here),
-one browser per test session, the application served by uvicorn on a free loopback port.
+one browser for the module, the application served by uvicorn on a free loopback port.
 
 Clicking Retry and Cancel changes the database; a job whose payload, error and queue name
 hold ``<script>`` and an ``onerror`` image runs no script and shows the text; a form
@@ -31,9 +31,16 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="session")
+#: one process runs them all, so chromium starts once
+pytestmark = pytest.mark.xdist_group("browser")
+
+
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """One headless chromium for the whole session (each test opens a context of its own)."""
+    """One headless chromium for this module (each test opens a context of its own).
+    Module scope, not session: while Playwright's sync API runs, its event loop is the
+    thread's running loop, and a later test's ``asyncio.run`` in the same process would
+    fail ("cannot be called from a running event loop")."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
