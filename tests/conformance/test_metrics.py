@@ -194,3 +194,29 @@ def test_timeouts_and_an_async_handler(queue: skiplock.Queue) -> None:
     )
     # both handler runs observed, the cancelled one too
     assert value(s, "skiplock_job_duration_seconds_count", queue="default", task=name) == 2
+
+
+def test_a_snooze_is_its_own_outcome(
+    queue: skiplock.Queue, workers: list[Worker], worker_cls: type[Worker]
+) -> None:
+    queue.enqueue({"n": 1}, queue="s")
+
+    def handler(job: Job) -> None:
+        if job.snoozes == 0:
+            raise skiplock.Snooze(0)
+
+    worker = worker_cls(queue, handler, queues=["s"], metrics_port=0, poll_interval=0.05)
+    workers.append(worker.start())
+    wait_until(lambda: drained(queue), timeout=15, what="the job to end")
+    name = handler.__qualname__
+
+    def counted() -> dict[str, float]:
+        return {
+            dict(labels)["outcome"]: v
+            for (n, labels), v in scrape(worker).items()
+            if n == "skiplock_jobs_processed_total"
+        }
+
+    wait_until(lambda: counted().get("done") == 1, what="the job counted done")
+    assert counted() == {"snoozed": 1.0, "done": 1.0}
+    assert value(scrape(worker), "skiplock_job_duration_seconds_count", queue="s", task=name) == 2

@@ -7,7 +7,7 @@ server that serves ``/metrics`` from the worker's start to its end.
 - ``skiplock_jobs_processed_total{queue,task,outcome}``: read at scrape time from the
   ledger's counts by queue and task (:meth:`~.ledger.Ledger.keep_detail`), so the hot path
   only adds one to a dictionary entry under the ledger's lock. ``outcome``: done, retried,
-  failed, discarded, cancelled, lost, released (each attempt once).
+  failed, discarded, cancelled, lost, released, snoozed (each attempt once).
 - ``skiplock_job_timeouts_total{queue,task}``: attempts abandoned at their timeout (each
   also counted above as retried or failed).
 - ``skiplock_job_duration_seconds{queue,task}``: one observation per handler run, from the
@@ -186,7 +186,7 @@ class _OutcomeCollector:
         processed = CounterMetricFamily(
             "skiplock_jobs_processed",
             "Job attempts this worker ended, by outcome: done, retried, failed, discarded, "
-            "cancelled, lost, released.",
+            "cancelled, lost, released, snoozed.",
             labels=["queue", "task", "outcome"],
         )
         timeouts = CounterMetricFamily(
