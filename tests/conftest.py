@@ -15,9 +15,11 @@ Two backends are variants made here: ``postgresql18`` is an embedded PostgreSQL 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import itertools
 import os
 import re
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -419,3 +421,26 @@ try:
         _hsettings.load_profile("ci")
 except ImportError:  # hypothesis comes with the [test] extra
     pass
+
+
+@pytest.fixture(autouse=True)
+def _fixed_table_lock(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test marked ``xdist_group(NAME)`` uses a table of that fixed name (the docs'
+    examples name their table as a user's code would): it holds a file lock named after
+    the group for its whole run, so two such tests never share the table at once, whether
+    ``--dist loadgroup`` put them on one worker (pytest 9.2 with pytest-xdist 3.8 spread a
+    group over several) or two test runs share the machine's databases."""
+    mark = request.node.get_closest_marker("xdist_group")
+    if mark is None:
+        yield
+        return
+    name = str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+    path = (
+        Path(tempfile.gettempdir()) / f"skiplock-tests-{re.sub(r'[^A-Za-z0-9_]', '_', name)}.lock"
+    )
+    with open(path, "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)

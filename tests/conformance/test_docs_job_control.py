@@ -14,6 +14,8 @@ from .clients import DATABASE
 from .doc_blocks import python_blocks
 
 DOC = Path(__file__).parents[2] / "docs" / "job-control.md"
+#: the examples name their table (jobctl_jobs), as a user's code would: one at a time
+pytestmark = pytest.mark.xdist_group("jobctl_jobs")
 
 
 def test_the_examples_run_as_written(backend: str, url: str) -> None:
@@ -26,7 +28,7 @@ def test_the_examples_run_as_written(backend: str, url: str) -> None:
         for code in runnable:
             exec(compile(code, str(DOC), "exec"), namespace)
     finally:
-        q = skiplock.connect(url, table="control_jobs")
+        q = skiplock.connect(url, table="jobctl_jobs")
         try:
             q.uninstall()
         finally:

@@ -170,21 +170,26 @@ def test_timeouts_and_an_async_handler(queue: skiplock.Queue) -> None:
                 if drained(queue):
                     break
                 await asyncio.sleep(0.05)
-            for _ in range(100):
+            name = handler.__qualname__
+            for _ in range(200):
                 s = await asyncio.to_thread(scrape, worker)
+                # both jobs counted and both runs observed (the cancelled run's time is
+                # observed once its task has unwound: it may come after the quick job's)
                 if (
                     value(
                         s,
                         "skiplock_jobs_processed_total",
                         queue="default",
-                        task=handler.__qualname__,
+                        task=name,
                         outcome="done",
                     )
                     == 1
+                    and value(s, "skiplock_job_duration_seconds_count", queue="default", task=name)
+                    == 2
                 ):
                     return s
                 await asyncio.sleep(0.05)
-        raise AssertionError("the quick job was never counted")
+        raise AssertionError("the two jobs were never counted and observed")
 
     s = asyncio.run(main())
     name = handler.__qualname__

@@ -82,22 +82,26 @@ def test_a_pause_racing_claims_never_lets_a_claim_that_began_after_it_take_a_job
     # Threads claim while the queue is paused mid-way: each claim that began after
     # pause() returned must come back empty.
     q = make_queue()
-    q.enqueue_many([{"n": i} for i in range(400)], queue="a")
+    q.enqueue_many([{"n": i} for i in range(3000)], queue="a")
     paused_at: list[float] = []
     late: list[int] = []
+    taken: list[int] = []
     stop = threading.Event()
 
     def claimer() -> None:
         while not stop.is_set():
             began = time.monotonic()
             jobs = q.claim(queues="a", limit=2, lease=60)
+            taken.extend(j.id for j in jobs)
             if paused_at and began > paused_at[0]:
                 late.extend(j.id for j in jobs)
 
     threads = [threading.Thread(target=claimer) for _ in range(4)]
     for t in threads:
         t.start()
-    time.sleep(0.2)
+    # pause while the claims are under way (counted, not timed: a fast machine could
+    # drain the queue in a fixed sleep, a loaded one claim nothing in it)
+    wait_until(lambda: len(taken) >= 20, 30, "the claimers to get going")
     q.pause("a")
     paused_at.append(time.monotonic())
     time.sleep(0.3)
