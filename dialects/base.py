@@ -331,6 +331,19 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         if n != 1:
             raise LeaseLost(job_id=params["id"], attempt=params["attempt"])
 
+    def end(self, name: str, params: Mapping[str, Any]) -> Op[bool]:
+        """The fenced write *name* that ends a job (complete, fail, cancelled), as
+        :meth:`fenced`; True when the job has children to settle: the write returns its
+        row's ``has_children`` (RETURNING, OUTPUT), the row's latest version, marked by
+        any child's enqueue that committed before the write took the row's lock."""
+        if "deps_mark" not in self.sql:  # an older release's statements: no workflows
+            yield from self.fenced(name, params)
+            return False
+        rows: list[Row] = yield self.stmt(name, params)
+        if len(rows) != 1:
+            raise LeaseLost(job_id=params["id"], attempt=params["attempt"])
+        return bool(rows[0]["has_children"])
+
     def heartbeat(self, params: Mapping[str, Any]) -> Op[Row]:
         """The fenced heartbeat, then the job's ``lease_until`` (the database's clock) and
         ``cancel_requested``."""
@@ -379,21 +392,31 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
             yield Statement(statement, None, NOTHING)
 
     def complete_many(self, items: Sequence[tuple[int, int, str | None]]) -> Op[set[int]]:
-        """Complete ``(id, attempt, result_json)`` items; return the ids that were still held."""
+        """Complete ``(id, attempt, result_json)`` items; return the ids that were still
+        held. The waiting children of those with ``has_children`` settle (:meth:`settle`)."""
         done: set[int] = set()
+        parents: list[int] = []
         for job_id, attempt, result in items:
             params = {"id": job_id, "attempt": attempt, "result": result}
-            if (yield self.stmt("complete", params, ROWCOUNT)):
-                done.add(job_id)
+            try:
+                if (yield from self.end("complete", params)):
+                    parents.append(job_id)
+            except LeaseLost:
+                continue
+            done.add(job_id)
+        if parents:
+            yield from self.settle(parents)
         return done
 
     # -- workflows: enqueue(..., after=[...]) ---------------------------------------------
 
     def lock_parents(self, parents: Sequence[int]) -> Op[dict[int, str]]:
-        """The status of each of *parents*, locked (shared) until this transaction ends,
-        so none can end before the edges to it are committed. Raises
-        ``ConfigurationError`` (nothing written) when one does not exist."""
-        rows: list[Row] = yield self.stmt("deps_lock_parents", {"id_list": json.dumps(parents)})
+        """The status of each of *parents*, locked until this transaction ends, so none
+        can end before the edges to it are committed, and marked ``has_children``, so
+        that its end (:meth:`end`) settles the new jobs. Raises ``ConfigurationError``
+        (nothing written) when one does not exist."""
+        id_list = {"id_list": json.dumps(parents)}
+        rows: list[Row] = yield self.stmt("deps_lock_parents", id_list)
         found = {int(r["id"]): str(r["status"]) for r in rows}
         missing = [p for p in parents if p not in found]
         if missing:
@@ -402,6 +425,8 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
                 f"{self.table}: a job can wait only for jobs that exist (enqueue its "
                 "parents first, or in the same transaction before it)"
             )
+        if "deps_mark" in self.sql:
+            yield self.stmt("deps_mark", id_list, ROWCOUNT)
         return found
 
     def depend(self, children: Sequence[int], parents: Mapping[int, str], run: bool) -> Op[None]:

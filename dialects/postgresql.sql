@@ -112,7 +112,8 @@ FROM picked WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
           j.result, j.created_at, j.cancel_requested, j.order_key,
-          EXISTS (SELECT 1 FROM {deps_table} AS d WHERE d.child = j.id) AS has_parents
+          EXISTS (SELECT 1 FROM {deps_table} AS d WHERE d.child = j.id) AS has_parents,
+          j.has_children
 
 -- name: claim_queues
 -- As claim, over several queues: the claimable rows of those queues are sorted together.
@@ -156,7 +157,8 @@ FROM picked WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
           j.result, j.created_at, j.cancel_requested, j.order_key,
-          EXISTS (SELECT 1 FROM {deps_table} AS d WHERE d.child = j.id) AS has_parents
+          EXISTS (SELECT 1 FROM {deps_table} AS d WHERE d.child = j.id) AS has_parents,
+          j.has_children
 
 -- name: heartbeat
 UPDATE {table}
@@ -169,9 +171,14 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 SELECT lease_until, cancel_requested FROM {table} WHERE id = %(id)s
 
 -- name: complete
+-- RETURNING has_children (workflows; also fail, cancelled, complete_many and the claim's
+-- lease ends): the row as written, its latest version, so a mark committed by a child's
+-- enqueue while this write waited for the row's lock is seen; only a job with the mark
+-- looks for waiting children.
 UPDATE {table}
 SET status = 'done', result = %(result)s::json, lease_until = NULL, finished_at = statement_timestamp()
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+RETURNING has_children
 
 -- name: complete_many
 -- Each row is still checked against its own attempt. "(status = 'running') IS TRUE" means
@@ -183,7 +190,7 @@ UPDATE {table} AS j
 SET status = 'done', result = v.result::json, lease_until = NULL, finished_at = statement_timestamp()
 FROM unnest(%(ids)s::bigint[], %(attempts)s::integer[], %(results)s::text[]) AS v(id, attempt, result)
 WHERE j.id = v.id AND j.attempt = v.attempt AND (j.status = 'running') IS TRUE
-RETURNING j.id
+RETURNING j.id, j.has_children
 
 -- name: retry
 UPDATE {table}
@@ -195,6 +202,7 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
 UPDATE {table}
 SET status = 'failed', lease_until = NULL, last_error = %(error)s, finished_at = statement_timestamp()
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+RETURNING has_children
 
 -- name: release
 -- The job back to pending now. The claim's attempt stays (the fencing token never goes
@@ -233,6 +241,7 @@ UPDATE {table} SET cancel_requested = TRUE WHERE id = %(id)s AND status = 'runni
 UPDATE {table}
 SET status = 'cancelled', lease_until = NULL, last_error = %(error)s, finished_at = statement_timestamp()
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'
+RETURNING has_children
 
 -- name: get
 SELECT * FROM {table} WHERE id = %(id)s
@@ -434,18 +443,27 @@ DROP FUNCTION IF EXISTS "{prefix}_notify"()
 -- ==== workflows ====
 -- enqueue(..., after=[...]): the edges live in {deps_table}. Id lists are bound as one JSON
 -- array (the same text on every database: SQL Server's 2,100 parameters would not hold a
--- 10,000-job group's ids). Locks: an enqueue takes its parents FOR SHARE, a parent's end
--- (completion, failure, cancel) takes the parent FOR UPDATE and then its waiting children
--- FOR UPDATE; so a parent cannot end between an enqueue's read of its status and the
--- commit of the child's edges, and two parents of one child ending together settle it one
--- after the other, the second seeing the first's end.
+-- 10,000-job group's ids). Locks: an enqueue locks its parents (and marks them
+-- has_children), a parent's end (completion, failure, cancel) updates the parent and then,
+-- when the update returned the mark, locks its waiting children FOR UPDATE; so a parent
+-- cannot end between an enqueue's read of its status and the commit of the child's edges,
+-- and two parents of one child ending together settle it one after the other, the second
+-- seeing the first's end.
 
 -- name: deps_lock_parents
--- The parents of a new job, each as it is now, locked until the enqueue commits.
+-- The parents of a new job, each as it is now, locked until the enqueue commits (FOR NO
+-- KEY UPDATE, as an UPDATE locks: deps_mark writes them next).
 SELECT id, status FROM {table}
 WHERE id IN (SELECT value::bigint FROM json_array_elements_text(%(id_list)s::json))
 ORDER BY id
-FOR SHARE
+FOR NO KEY UPDATE
+
+-- name: deps_mark
+-- The locked parents get has_children, so that their end looks for waiting children (a
+-- parent that ended already is marked too: harmless). A row marked before is not written.
+UPDATE {table} SET has_children = TRUE
+WHERE id IN (SELECT value::bigint FROM json_array_elements_text(%(id_list)s::json))
+  AND has_children IS NULL
 
 -- name: deps_add
 -- One row per [child, parent] pair of the bound JSON array.

@@ -223,6 +223,65 @@ def test_an_enqueue_and_its_parents_completion_wait_for_each_other(
     assert _status(q, child) == "pending"
 
 
+@pytest.mark.parametrize("end", ["complete_many", "fail"])
+@pytest.mark.parametrize("first", ["enqueue", "end"])
+def test_a_child_enqueued_while_its_parent_runs_is_settled_by_any_end(
+    make_queue: Callable[..., skiplock.Queue], first: str, end: str
+) -> None:
+    """A parent's end looks for waiting children only when a child's enqueue marked its
+    row. The child is enqueued while the parent is claimed: whichever holds the parent's
+    row first, a batched completion (beside a plain job) releases the child and a final
+    failure cancels it, or the enqueue reads the parent ended."""
+    q = make_queue()
+    other = make_queue()
+    p = q.enqueue("p")
+    plain = q.enqueue("plain")
+    jobs = {j.id: j for j in q.claim(limit=2)}
+
+    def finish(target: Any) -> None:
+        if end == "complete_many":
+            assert target.complete_many([(jobs[p], "r"), jobs[plain]]) == []
+        else:
+            assert target.fail(jobs[p], "boom", final=True) == "failed"
+
+    with q.transaction() as tx:
+        if first == "enqueue":
+            child = tx.enqueue("child", after=[p])
+            t, out = _blocked(lambda: finish(other))
+        else:
+            finish(tx)
+            t, out = _blocked(lambda: other.enqueue("child", after=[p]))
+        time.sleep(0.5)
+        assert t.is_alive(), f"the second did not wait for the {first}'s lock"
+    t.join(30)
+    assert len(out) == 1 and not isinstance(out[0], BaseException), out
+    if first == "end":
+        child = out[0]
+    if end == "complete_many":
+        assert _status(q, child) == "pending"
+        assert _status(q, plain) == "done" and _status(q, p) == "done"
+    else:
+        _cancelled_by(q, child, p, "failed")
+    assert q.stats().waiting == 0
+
+
+def test_a_batch_with_a_lost_job_settles_the_children_of_the_others(
+    queue: skiplock.Queue,
+) -> None:
+    """A batch that mixes a lost job, a plain job and a parent: the lost one is returned,
+    the two others are done and the parent's waiting child is due."""
+    parent = queue.enqueue("parent")
+    plain = queue.enqueue("plain")
+    gone = queue.enqueue("gone")
+    child = queue.enqueue("child", after=[parent])
+    jobs = {j.id: j for j in queue.claim(limit=3)}
+    queue.complete(jobs[gone])  # completed once already: the batch no longer holds it
+    lost = queue.complete_many([jobs[parent], jobs[plain], jobs[gone]])
+    assert [j.id for j in lost] == [gone]
+    assert _status(queue, parent) == "done" and _status(queue, plain) == "done"
+    assert _status(queue, child) == "pending"
+
+
 def test_enqueues_racing_completions_never_leave_a_child_waiting(
     make_queue: Callable[..., skiplock.Queue],
 ) -> None:

@@ -215,16 +215,8 @@ def _fenced(
 
 
 def _ended(d: Dialect, name: str, params: dict[str, Any]) -> Op[None]:
-    yield from d.fenced(name, params)
-    yield from d.settle([params["id"]])
-
-
-def _settle_held(d: Dialect, op: Op[set[int]]) -> Op[set[int]]:
-    """A batch of completions, then the jobs waiting for those that were held."""
-    held = yield from op
-    if held:
-        yield from d.settle(sorted(held))
-    return held
+    if (yield from d.end(name, params)):  # the job has children (has_children)
+        yield from d.settle([params["id"]])
 
 
 def heartbeat(d: Dialect, job: Job, lease: float | None, conn: Any) -> Call[Any, None]:
@@ -271,7 +263,7 @@ def complete_many(
 
     if not jobs:
         return Call("completing jobs", None, None, lambda _: [])
-    return Call("completing jobs", conn, lambda _: _settle_held(d, d.complete_many(batch)), finish)
+    return Call("completing jobs", conn, lambda _: d.complete_many(batch), finish)
 
 
 def fail(

@@ -1,4 +1,5 @@
 -- The handler stopped on a cancel request: fenced like every write after a claim.
 UPDATE [skiplock_jobs]
 SET status = 'cancelled', lease_until = NULL, last_error = %(error)s, finished_at = SYSUTCDATETIME()
+OUTPUT inserted.has_children
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'

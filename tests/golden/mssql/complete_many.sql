@@ -2,7 +2,7 @@
 -- row is still checked against its own attempt.
 UPDATE j
 SET status = 'done', result = v.result, lease_until = NULL, finished_at = SYSUTCDATETIME()
-OUTPUT inserted.id
+OUTPUT inserted.id, inserted.has_children
 FROM [skiplock_jobs] AS j
 JOIN (VALUES {rows}) AS v (id, attempt, result) ON j.id = v.id AND j.attempt = v.attempt
 WHERE j.status = 'running'

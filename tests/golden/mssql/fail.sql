@@ -1,4 +1,5 @@
 UPDATE [skiplock_jobs]
 SET status = 'failed', lease_until = NULL, last_error = %(error)s,
     finished_at = SYSUTCDATETIME()
+OUTPUT inserted.has_children
 WHERE id = %(id)s AND attempt = %(attempt)s AND status = 'running'

@@ -7,4 +7,4 @@ UPDATE "skiplock_jobs" AS j
 SET status = 'done', result = v.result::json, lease_until = NULL, finished_at = statement_timestamp()
 FROM unnest(%(ids)s::bigint[], %(attempts)s::integer[], %(results)s::text[]) AS v(id, attempt, result)
 WHERE j.id = v.id AND j.attempt = v.attempt AND (j.status = 'running') IS TRUE
-RETURNING j.id
+RETURNING j.id, j.has_children
