@@ -352,8 +352,10 @@ class MySQLDialect(BaseDialect):
         matched: int = yield Statement(sql, bound, ROWCOUNT)
         if matched == len(wanted):
             return set(wanted)
-        sql, bound = self.bind(self.sql["complete_held"], {"items": doc, "marked": 1})
-        marked: int = yield Statement(sql, bound, ROWCOUNT)
+        marked = 0
+        if "deps_mark" in self.sql:  # (not on an older release's statements)
+            sql, bound = self.bind(self.sql["complete_held"], {"items": doc, "marked": 1})
+            marked = yield Statement(sql, bound, ROWCOUNT)
         if matched + marked == len(wanted):
             held = set(wanted)
         elif matched + marked == 0:
@@ -375,7 +377,7 @@ class MySQLDialect(BaseDialect):
         rows = [r for r in which if wanted[int(r["id"])][0] == int(r["attempt"])]
         held: set[int] = set()
         for marked, n in counts.items():
-            mine = [r for r in rows if bool(r["has_children"]) == marked]
+            mine = [r for r in rows if bool(r.get("has_children")) == marked]
             if n and mine:
                 newest = max(r["finished_at"] for r in mine)
                 held.update(int(r["id"]) for r in mine if r["finished_at"] == newest)

@@ -31,6 +31,8 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "schema_v1"
 #: which these simulations of an old release keep, so they use the current text (the same
 #: columns, the same effect on them).
 REBOUND = {"mysql": ("claim_take", "claim_expire", "complete_held", "ids_by_key")}
+#: what a rebound statement reads of a later schema, taken out for the older table
+LATER = {"complete_held": " AND (%(marked)s = 1 OR t.has_children IS NULL)"}
 
 
 def v1_statements(q: skiplock.Queue, folder: Path = FIXTURES) -> dict[str, str]:
@@ -40,7 +42,8 @@ def v1_statements(q: skiplock.Queue, folder: Path = FIXTURES) -> dict[str, str]:
     raw = parse_statements((folder / name).read_text(encoding="utf-8"), name)
     old = render_statements(raw, q.table, q.dialect.quote)
     for statement in REBOUND.get(q.dialect.name, ()):
-        old[statement] = q.dialect.sql[statement]
+        sql = q.dialect.sql[statement]
+        old[statement] = sql.replace(LATER[statement], "") if statement in LATER else sql
     return old
 
 
