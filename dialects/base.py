@@ -433,15 +433,17 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         """Make the new jobs *children* wait for *parents* (their statuses as
         :meth:`lock_parents` read them): the edges, then waiting; or, when the parents
         already ended, due (left pending), or cancelled at once naming the parent that
-        failed (unless *run*)."""
+        failed (unless *run*). Those not cancelled are marked ``has_parents``, so that
+        their claim reads the parents' results."""
         edges = [(c, p) for c in children for p in parents]
         yield self.stmt("deps_add", {"edges": json.dumps(edges), "run": run}, ROWCOUNT)
         ids = json.dumps(list(children))
         blocker = None if run else _blocker(parents.items())
         if blocker is not None:
             yield self.stmt("deps_cancel", {"id_list": ids, "error": blocker}, ROWCOUNT)
-        elif not all(s in _ENDED if run else s == "done" for s in parents.values()):
-            yield self.stmt("deps_hold", {"id_list": ids}, ROWCOUNT)
+        else:
+            hold = not all(s in _ENDED if run else s == "done" for s in parents.values())
+            yield self.stmt("deps_hold", {"id_list": ids, "hold": hold}, ROWCOUNT)
 
     def settle(self, ended: Sequence[int]) -> Op[None]:
         """In the transaction where the jobs *ended* became done, failed or cancelled:

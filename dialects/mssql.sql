@@ -440,8 +440,11 @@ SELECT e.c, e.p, %(run)s
 FROM OPENJSON(%(edges)s) WITH (c BIGINT '$[0]', p BIGINT '$[1]') AS e
 
 -- name: deps_hold
--- New jobs whose parents have not all ended: waiting, never claimed (not in the claim index).
-UPDATE {table} SET status = 'waiting'
+-- New jobs with parents: has_parents (their claim reads the parents' results); when
+-- hold (their parents have not all ended), waiting, never claimed (not in the claim
+-- index).
+UPDATE {table}
+SET status = CASE WHEN %(hold)s = 1 THEN 'waiting' ELSE status END, has_parents = 1
 WHERE id IN (SELECT p FROM OPENJSON(%(id_list)s) WITH (p BIGINT '$')) AND status = 'pending'
 
 -- name: deps_children

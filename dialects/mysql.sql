@@ -79,7 +79,7 @@ JOIN {table} AS t ON t.idempotency_key = j.k
 -- values for the pure-Python driver to decode).
 SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
        dedupe_key, last_error, result, created_at, cancel_requested, order_key,
-       UTC_TIMESTAMP(6) AS db_now
+       UTC_TIMESTAMP(6) AS db_now, has_parents
 FROM {table} AS c
 WHERE claimable = 1 AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
   AND (c.order_key IS NULL OR (
@@ -94,7 +94,7 @@ FOR UPDATE SKIP LOCKED
 -- name: claim_pick_queues
 SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
        dedupe_key, last_error, result, created_at, cancel_requested, order_key,
-       UTC_TIMESTAMP(6) AS db_now
+       UTC_TIMESTAMP(6) AS db_now, has_parents
 FROM {table} AS c
 WHERE claimable = 1 AND queue IN (%(queues)s) AND run_at <= UTC_TIMESTAMP(6)
   AND (c.order_key IS NULL OR (
@@ -459,10 +459,11 @@ SELECT e.c, e.p, %(run)s
 FROM JSON_TABLE(%(edges)s, '$[*]' COLUMNS (c BIGINT PATH '$[0]', p BIGINT PATH '$[1]')) AS e
 
 -- name: deps_hold
--- New jobs whose parents have not all ended: waiting, never claimed (claimable is NULL).
+-- New jobs with parents: has_parents (their claim reads the parents' results); when
+-- hold (their parents have not all ended), waiting, never claimed (claimable is NULL).
 UPDATE {table} AS t
 JOIN JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (p BIGINT PATH '$')) AS j ON t.id = j.p
-SET t.status = 'waiting'
+SET t.status = IF(%(hold)s = 1, 'waiting', t.status), t.has_parents = 1
 WHERE t.status = 'pending'
 
 -- name: deps_children

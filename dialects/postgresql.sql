@@ -75,8 +75,8 @@ RETURNING id, idempotency_key
 -- have the same new run_at, so the claim's order (priority, run_at, id) is (priority, id),
 -- which the dialect sorts by (a read-back and sort of the rows on the server cost 2/5 of
 -- what this statement costs more than a bare claim: bench/statements.py --explain).
--- has_parents (workflows): the job has edges in {deps_table}, so the claim reads its
--- parents' results; a plain read of the edges' primary key, no lock.
+-- has_parents (workflows): the job was enqueued with after=[...] (deps_hold marked it),
+-- so the claim reads its parents' results.
 WITH picked AS (
     SELECT id FROM {table} AS c
     WHERE queue = %(queue)s AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
@@ -112,7 +112,7 @@ FROM picked WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
           j.result, j.created_at, j.cancel_requested, j.order_key,
-          EXISTS (SELECT 1 FROM {deps_table} AS d WHERE d.child = j.id) AS has_parents,
+          j.has_parents,
           j.has_children
 
 -- name: claim_queues
@@ -157,7 +157,7 @@ FROM picked WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
           j.result, j.created_at, j.cancel_requested, j.order_key,
-          EXISTS (SELECT 1 FROM {deps_table} AS d WHERE d.child = j.id) AS has_parents,
+          j.has_parents,
           j.has_children
 
 -- name: heartbeat
@@ -472,8 +472,11 @@ SELECT (e->>0)::bigint, (e->>1)::bigint, %(run)s
 FROM json_array_elements(%(edges)s::json) AS e
 
 -- name: deps_hold
--- New jobs whose parents have not all ended: waiting, never claimed (not in the claim index).
-UPDATE {table} SET status = 'waiting'
+-- New jobs with parents: has_parents (their claim reads the parents' results); when
+-- hold (their parents have not all ended), waiting, never claimed (not in the claim
+-- index).
+UPDATE {table}
+SET status = CASE WHEN %(hold)s THEN 'waiting' ELSE status END, has_parents = TRUE
 WHERE id IN (SELECT value::bigint FROM json_array_elements_text(%(id_list)s::json))
   AND status = 'pending'
 

@@ -152,6 +152,20 @@ def test_parents_ended_before_the_enqueue_count(queue: skiplock.Queue) -> None:
     assert [_status(queue, i) for i in ids] == ["waiting", "waiting"]
 
 
+def test_a_child_enqueued_after_its_parent_ended_reads_its_result(
+    queue: skiplock.Queue,
+) -> None:
+    """A child due at once (its parent was done) is still marked as having parents: its
+    claim reads the parent's result; a plain job claimed beside it has none."""
+    done = queue.enqueue("done")
+    queue.complete(_claim_one(queue, done), result={"r": 1})
+    child = queue.enqueue("x", after=[done])
+    plain = queue.enqueue("plain")
+    claimed = {j.id: j for j in queue.claim(limit=2)}
+    assert claimed[child].parent_results == {done: {"r": 1}}
+    assert not claimed[plain].parent_results
+
+
 def test_unknown_parents_are_refused_and_nothing_is_written(queue: skiplock.Queue) -> None:
     p = queue.enqueue("p")
     before = _counts(queue)

@@ -10,7 +10,7 @@
 -- values for the pure-Python driver to decode).
 SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
        dedupe_key, last_error, result, created_at, cancel_requested, order_key,
-       UTC_TIMESTAMP(6) AS db_now
+       UTC_TIMESTAMP(6) AS db_now, has_parents
 FROM `skiplock_jobs` AS c
 WHERE claimable = 1 AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
   AND (c.order_key IS NULL OR (

@@ -12,8 +12,8 @@
 -- have the same new run_at, so the claim's order (priority, run_at, id) is (priority, id),
 -- which the dialect sorts by (a read-back and sort of the rows on the server cost 2/5 of
 -- what this statement costs more than a bare claim: bench/statements.py --explain).
--- has_parents (workflows): the job has edges in "skiplock_jobs_deps", so the claim reads its
--- parents' results; a plain read of the edges' primary key, no lock.
+-- has_parents (workflows): the job was enqueued with after=[...] (deps_hold marked it),
+-- so the claim reads its parents' results.
 WITH picked AS (
     SELECT id FROM "skiplock_jobs" AS c
     WHERE queue = %(queue)s AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
@@ -49,5 +49,5 @@ FROM picked WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
           j.result, j.created_at, j.cancel_requested, j.order_key,
-          EXISTS (SELECT 1 FROM "skiplock_jobs_deps" AS d WHERE d.child = j.id) AS has_parents,
+          j.has_parents,
           j.has_children

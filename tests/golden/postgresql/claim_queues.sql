@@ -39,5 +39,5 @@ FROM picked WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attempts, j.run_at,
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
           j.result, j.created_at, j.cancel_requested, j.order_key,
-          EXISTS (SELECT 1 FROM "skiplock_jobs_deps" AS d WHERE d.child = j.id) AS has_parents,
+          j.has_parents,
           j.has_children
