@@ -210,42 +210,16 @@ def _blocked(fn: Callable[[], Any]) -> tuple[threading.Thread, list[Any]]:
     return t, out
 
 
-@pytest.mark.parametrize("first", ["enqueue", "complete"])
-def test_an_enqueue_and_its_parents_completion_wait_for_each_other(
-    make_queue: Callable[..., skiplock.Queue], first: str
-) -> None:
-    """Whichever of the child's enqueue and the parent's completion holds the parent's
-    row first, the other waits for its commit; either way the child ends up due."""
-    q = make_queue()
-    other = make_queue()
-    p = q.enqueue("p")
-    job = _claim_one(q, p)
-    with q.transaction() as tx:
-        if first == "enqueue":
-            child = tx.enqueue("child", after=[p])  # reads p running, holds it
-            t, out = _blocked(lambda: other.complete(job, result="r"))
-        else:
-            tx.complete(job, result="r")
-            t, out = _blocked(lambda: other.enqueue("child", after=[p]))
-        time.sleep(0.5)
-        assert t.is_alive(), f"the second did not wait for the {first}'s lock"
-    t.join(30)
-    assert len(out) == 1 and not isinstance(out[0], BaseException), out
-    if first == "complete":
-        child = out[0]
-    # released by the completion after the enqueue committed, or read as done by it
-    assert _status(q, child) == "pending"
-
-
-@pytest.mark.parametrize("end", ["complete_many", "fail"])
+@pytest.mark.parametrize("end", ["complete", "complete_many", "fail"])
 @pytest.mark.parametrize("first", ["enqueue", "end"])
-def test_a_child_enqueued_while_its_parent_runs_is_settled_by_any_end(
+def test_an_enqueue_and_its_parents_end_wait_for_each_other(
     make_queue: Callable[..., skiplock.Queue], first: str, end: str
 ) -> None:
-    """A parent's end looks for waiting children only when a child's enqueue marked its
-    row. The child is enqueued while the parent is claimed: whichever holds the parent's
-    row first, a batched completion (beside a plain job) releases the child and a final
-    failure cancels it, or the enqueue reads the parent ended."""
+    """The child is enqueued while its parent is claimed. Whichever of the child's enqueue
+    (which marks the parent as having children) and the parent's end holds the parent's
+    row first, the other waits for its commit; either way the child is settled: released
+    by a completion (single, or batched beside a plain job), cancelled by a final
+    failure."""
     q = make_queue()
     other = make_queue()
     p = q.enqueue("p")
@@ -253,14 +227,16 @@ def test_a_child_enqueued_while_its_parent_runs_is_settled_by_any_end(
     jobs = {j.id: j for j in q.claim(limit=2)}
 
     def finish(target: Any) -> None:
-        if end == "complete_many":
+        if end == "complete":
+            target.complete(jobs[p], result="r")
+        elif end == "complete_many":
             assert target.complete_many([(jobs[p], "r"), jobs[plain]]) == []
         else:
             assert target.fail(jobs[p], "boom", final=True) == "failed"
 
     with q.transaction() as tx:
         if first == "enqueue":
-            child = tx.enqueue("child", after=[p])
+            child = tx.enqueue("child", after=[p])  # reads p running, holds it
             t, out = _blocked(lambda: finish(other))
         else:
             finish(tx)
@@ -271,11 +247,11 @@ def test_a_child_enqueued_while_its_parent_runs_is_settled_by_any_end(
     assert len(out) == 1 and not isinstance(out[0], BaseException), out
     if first == "end":
         child = out[0]
-    if end == "complete_many":
-        assert _status(q, child) == "pending"
-        assert _status(q, plain) == "done" and _status(q, p) == "done"
-    else:
+    # settled by the parent's end after the enqueue committed, or read as ended by it
+    if end == "fail":
         _cancelled_by(q, child, p, "failed")
+    else:
+        assert _status(q, child) == "pending" and _status(q, p) == "done"
     assert q.stats().waiting == 0
 
 
