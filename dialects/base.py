@@ -402,6 +402,19 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         if n != 1:
             raise LeaseLost(job_id=params["id"], attempt=params["attempt"])
 
+    def end(self, name: str, params: Mapping[str, Any]) -> Op[bool]:
+        """The fenced write *name* that ends a job (complete, fail, cancelled), as
+        :meth:`fenced`; True when the job has children to settle: the write returns its
+        row's ``has_children`` (RETURNING, OUTPUT), the row's latest version, marked by
+        any child's enqueue that committed before the write took the row's lock."""
+        if "deps_mark" not in self.sql:  # an older release's statements: no workflows
+            yield from self.fenced(name, params)
+            return False
+        rows: list[Row] = yield self.stmt(name, params)
+        if len(rows) != 1:
+            raise LeaseLost(job_id=params["id"], attempt=params["attempt"])
+        return bool(rows[0]["has_children"])
+
     def heartbeat(self, params: Mapping[str, Any]) -> Op[Row]:
         """The fenced heartbeat, then the job's ``lease_until`` (the database's clock) and
         ``cancel_requested``."""
@@ -451,12 +464,20 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
 
     def complete_many(self, items: Sequence[Completion]) -> Op[set[int]]:
         """Complete ``(id, attempt, claim_id, result_json)`` items; return the ids that were
-        still held."""
+        still held. The waiting children of those with ``has_children`` settle
+        (:meth:`settle`)."""
         done: set[int] = set()
+        parents: list[int] = []
         for job_id, attempt, claim_id, result in items:
             params = {"id": job_id, "attempt": attempt, "claim_id": claim_id, "result": result}
-            if (yield self.stmt("complete", params, ROWCOUNT)):
-                done.add(job_id)
+            try:
+                if (yield from self.end("complete", params)):
+                    parents.append(job_id)
+            except LeaseLost:
+                continue
+            done.add(job_id)
+        if parents:
+            yield from self.settle(parents)
         return done
 
     # -- job control: snooze, dedupe windows, debounce ----------------------------------------
@@ -467,7 +488,8 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         matched (the job is no longer ours)."""
         if (yield from self.count_op("snooze", params)) == 1:
             return "pending"
-        yield from self.fenced("fail", params)
+        if (yield from self.end("fail", params)):  # a final failure: its children settle
+            yield from self.settle([params["id"]])
         return "failed"
 
     def insert_controlled(self, params: Mapping[str, Any]) -> Op[int]:
@@ -535,10 +557,12 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
     # -- workflows: enqueue(..., after=[...]) ---------------------------------------------
 
     def lock_parents(self, parents: Sequence[int]) -> Op[dict[int, str]]:
-        """The status of each of *parents*, locked (shared) until this transaction ends,
-        so none can end before the edges to it are committed. Raises
-        ``ConfigurationError`` (nothing written) when one does not exist."""
-        rows: list[Row] = yield self.stmt("deps_lock_parents", {"id_list": json.dumps(parents)})
+        """The status of each of *parents*, locked until this transaction ends, so none
+        can end before the edges to it are committed, and marked ``has_children``, so
+        that its end (:meth:`end`) settles the new jobs. Raises ``ConfigurationError``
+        (nothing written) when one does not exist."""
+        id_list = {"id_list": json.dumps(parents)}
+        rows: list[Row] = yield self.stmt("deps_lock_parents", id_list)
         found = {int(r["id"]): str(r["status"]) for r in rows}
         missing = [p for p in parents if p not in found]
         if missing:
@@ -547,21 +571,25 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
                 f"{self.table}: a job can wait only for jobs that exist (enqueue its "
                 "parents first, or in the same transaction before it)"
             )
+        if "deps_mark" in self.sql:
+            yield self.stmt("deps_mark", id_list, ROWCOUNT)
         return found
 
     def depend(self, children: Sequence[int], parents: Mapping[int, str], run: bool) -> Op[None]:
         """Make the new jobs *children* wait for *parents* (their statuses as
         :meth:`lock_parents` read them): the edges, then waiting; or, when the parents
         already ended, due (left pending), or cancelled at once naming the parent that
-        failed (unless *run*)."""
+        failed (unless *run*). Those not cancelled are marked ``has_parents``, so that
+        their claim reads the parents' results."""
         edges = [(c, p) for c in children for p in parents]
         yield self.stmt("deps_add", {"edges": json.dumps(edges), "run": run}, ROWCOUNT)
         ids = json.dumps(list(children))
         blocker = None if run else _blocker(parents.items())
         if blocker is not None:
             yield self.stmt("deps_cancel", {"id_list": ids, "error": blocker}, ROWCOUNT)
-        elif not all(s in _ENDED if run else s == "done" for s in parents.values()):
-            yield self.stmt("deps_hold", {"id_list": ids}, ROWCOUNT)
+        else:
+            hold = not all(s in _ENDED if run else s == "done" for s in parents.values())
+            yield self.stmt("deps_hold", {"id_list": ids, "hold": hold}, ROWCOUNT)
 
     def settle(self, ended: Sequence[int]) -> Op[None]:
         """In the transaction where the jobs *ended* became done, failed or cancelled:

@@ -240,10 +240,15 @@ class MSSQLDialect(BaseDialect):
         rows: list[Row] = yield self.stmt("claim", params)
         taken = [r for r in rows if r["status"] == "running"]
         if len(taken) < len(rows):  # jobs ended failed: their waiting children settle
-            yield from self.settle([int(r["id"]) for r in rows if r["status"] == "failed"])
+            ended = [r for r in rows if r["status"] == "failed" and r.get("has_children", True)]
+            if ended:
+                yield from self.settle([int(r["id"]) for r in ended])
         return sorted(taken, key=lambda r: (r["priority"], r["run_at"], r["id"]))
 
     def complete_many(self, items: Sequence[Completion]) -> Op[set[int]]:
         rows = [{"id": i, "attempt": a, "claim_id": c, "result": r} for i, a, c, r in items]
         found = yield from self.fetch_values("complete_many", rows, {})
+        parents = [int(r["id"]) for r in found if r.get("has_children", True)]
+        if parents:  # (has_children: see end)
+            yield from self.settle(parents)
         return {int(r["id"]) for r in found}

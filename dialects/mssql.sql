@@ -185,8 +185,12 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND ISNULL(claim_id, 0) = ISNULL(CAS
 SELECT lease_until, cancel_requested FROM {table} WHERE id = %(id)s
 
 -- name: complete
+-- OUTPUT has_children (workflows; also fail, cancelled, complete_many and the claim's
+-- lease ends): the row as written, after any enqueue holding its lock committed, so a
+-- child's mark is never missed; only a job with the mark looks for waiting children.
 UPDATE {table}
 SET status = 'done', result = %(result)s, lease_until = NULL, finished_at = SYSUTCDATETIME()
+OUTPUT inserted.has_children
 WHERE id = %(id)s AND attempt = %(attempt)s AND ISNULL(claim_id, 0) = ISNULL(CAST(%(claim_id)s AS BIGINT), 0)
   AND status = 'running'
 
@@ -196,7 +200,7 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND ISNULL(claim_id, 0) = ISNULL(CAS
 -- claimed before the token existed, matches only NULL).
 UPDATE j
 SET status = 'done', result = v.result, lease_until = NULL, finished_at = SYSUTCDATETIME()
-OUTPUT inserted.id
+OUTPUT inserted.id, inserted.has_children
 FROM {table} AS j
 JOIN (VALUES {rows}) AS v (id, attempt, claim_id, result)
   ON j.id = v.id AND j.attempt = v.attempt AND ISNULL(j.claim_id, 0) = ISNULL(v.claim_id, 0)
@@ -218,6 +222,7 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND ISNULL(claim_id, 0) = ISNULL(CAS
 UPDATE {table}
 SET status = 'failed', lease_until = NULL, last_error = %(error)s,
     finished_at = SYSUTCDATETIME()
+OUTPUT inserted.has_children
 WHERE id = %(id)s AND attempt = %(attempt)s AND ISNULL(claim_id, 0) = ISNULL(CAST(%(claim_id)s AS BIGINT), 0)
   AND status = 'running'
 
@@ -259,6 +264,7 @@ UPDATE {table} SET cancel_requested = 1 WHERE id = %(id)s AND status = 'running'
 -- The handler stopped on a cancel request: fenced like every write after a claim.
 UPDATE {table}
 SET status = 'cancelled', lease_until = NULL, last_error = %(error)s, finished_at = SYSUTCDATETIME()
+OUTPUT inserted.has_children
 WHERE id = %(id)s AND attempt = %(attempt)s AND ISNULL(claim_id, 0) = ISNULL(CAST(%(claim_id)s AS BIGINT), 0)
   AND status = 'running'
 
@@ -612,17 +618,24 @@ WHERE NOT EXISTS (SELECT 1 FROM {table}
 -- ==== workflows ====
 -- enqueue(..., after=[...]): the edges live in {deps_table}. Id lists are bound as one JSON
 -- array read by OPENJSON (2,100 parameters would not hold a 10,000-job group's ids).
--- Locks: an enqueue holds its parents' shared locks (HOLDLOCK) until it commits, a
--- parent's end (completion, failure, cancel) locks the parent and then its waiting
--- children (UPDLOCK); so a parent cannot end between an enqueue's read of its status and
--- the commit of the child's edges, and two parents of one child ending together settle it
--- one after the other.
+-- Locks: an enqueue holds its parents' update locks (UPDLOCK, HOLDLOCK) until it commits
+-- and marks them has_children, a parent's end (completion, failure, cancel) updates the
+-- parent and then, when it has the mark, locks its waiting children (UPDLOCK); so a
+-- parent cannot end between an enqueue's read of its status and the commit of the child's
+-- edges, and two parents of one child ending together settle it one after the other.
 
 -- name: deps_lock_parents
 -- The parents of a new job, each as it is now, locked until the enqueue commits.
-SELECT t.id, t.status FROM {table} AS t WITH (HOLDLOCK, ROWLOCK)
+SELECT t.id, t.status FROM {table} AS t WITH (UPDLOCK, HOLDLOCK, ROWLOCK)
 WHERE t.id IN (SELECT p FROM OPENJSON(%(id_list)s) WITH (p BIGINT '$'))
 ORDER BY t.id
+
+-- name: deps_mark
+-- The locked parents get has_children, so that their end looks for waiting children (a
+-- parent that ended already is marked too: harmless). A row marked before is not written.
+UPDATE {table} SET has_children = 1
+WHERE id IN (SELECT p FROM OPENJSON(%(id_list)s) WITH (p BIGINT '$'))
+  AND has_children IS NULL
 
 -- name: deps_add
 -- One row per [child, parent] pair of the bound JSON array.
@@ -631,8 +644,11 @@ SELECT e.c, e.p, %(run)s
 FROM OPENJSON(%(edges)s) WITH (c BIGINT '$[0]', p BIGINT '$[1]') AS e
 
 -- name: deps_hold
--- New jobs whose parents have not all ended: waiting, never claimed (not in the claim index).
-UPDATE {table} SET status = 'waiting'
+-- New jobs with parents: has_parents (their claim reads the parents' results); when
+-- hold (their parents have not all ended), waiting, never claimed (not in the claim
+-- index).
+UPDATE {table}
+SET status = CASE WHEN %(hold)s = 1 THEN 'waiting' ELSE status END, has_parents = 1
 WHERE id IN (SELECT p FROM OPENJSON(%(id_list)s) WITH (p BIGINT '$')) AND status = 'pending'
 
 -- name: deps_children

@@ -348,21 +348,57 @@ class MySQLDialect(BaseDialect):
         # One fenced UPDATE for the batch (the common case: every job still held, two
         # round trips with the commit, as a bare loop would do), its items one bound JSON
         # array. FOUND_ROWS makes rowcount the number of rows matched.
+        # Workflows: first only the rows without has_children (marked 0), the jobs that
+        # use none; then, when that missed some, the others (marked 1), which have
+        # children to settle (see end).
         wanted = {
             job_id: (attempt, claim_id, result) for job_id, attempt, claim_id, result in items
         }
         doc = json.dumps([(i, a, c, r) for i, (a, c, r) in wanted.items()])
-        sql, bound = self.bind(self.sql["complete_held"], {"items": doc})
+        sql, bound = self.bind(self.sql["complete_held"], {"items": doc, "marked": 0})
         matched: int = yield Statement(sql, bound, ROWCOUNT)
         if matched == len(wanted):
             return set(wanted)
-        if matched == 0:
+        marked = 0
+        if "deps_mark" in self.sql:  # (not on an older release's statements)
+            sql, bound = self.bind(self.sql["complete_held"], {"items": doc, "marked": 1})
+            marked = yield Statement(sql, bound, ROWCOUNT)
+        if matched + marked == len(wanted):
+            held = set(wanted)
+        elif matched + marked == 0:
             return set()
-        # Some were lost. Ours share the one finished_at this statement wrote, later than
-        # any earlier completion of the same (id, attempt, claim_id).
+        else:
+            held = yield from self._completed(wanted, {False: matched, True: marked})
+        if marked:
+            yield from self.settle(sorted(held))  # (those without children find none)
+        return held
+
+    def _completed(
+        self, wanted: Mapping[int, tuple[int, int | None, str | None]], counts: Mapping[bool, int]
+    ) -> Op[set[int]]:
+        """After complete_held matched fewer rows than it named: the rows it completed.
+        Some were lost. Those of one pass (with or without has_children) share the one
+        finished_at that statement wrote, later than any earlier completion of the same
+        (id, attempt, claim_id)."""
         which: list[Row] = yield self.stmt("complete_which", {"ids": list(wanted)})
         rows = [
             r for r in which if wanted[int(r["id"])][:2] == (int(r["attempt"]), r.get("claim_id"))
         ]
-        newest = max(r["finished_at"] for r in rows)
-        return {int(r["id"]) for r in rows if r["finished_at"] == newest}
+        held: set[int] = set()
+        for marked, n in counts.items():
+            mine = [r for r in rows if bool(r.get("has_children")) == marked]
+            if n and mine:
+                newest = max(r["finished_at"] for r in mine)
+                held.update(int(r["id"]) for r in mine if r["finished_at"] == newest)
+        return held
+
+    def end(self, name: str, params: Mapping[str, Any]) -> Op[bool]:
+        # No UPDATE ... RETURNING: the write matches only a row without has_children
+        # first (a job that uses no workflow: one statement, as before), then any row.
+        if "deps_mark" not in self.sql:  # an older release's statements: no workflows
+            yield from self.fenced(name, params)
+            return False
+        if (yield from self.count_op(name, {**params, "marked": 0})) == 1:
+            return False
+        yield from self.fenced(name, {**params, "marked": 1})
+        return True

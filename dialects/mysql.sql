@@ -83,7 +83,7 @@ JOIN {table} AS t ON t.idempotency_key = j.k
 SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
        dedupe_key, last_error, result, created_at, cancel_requested, order_key, snoozes,
        UTC_TIMESTAMP(6) AS db_now, headers,
-       TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us
+       TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us, has_parents
 FROM {table} AS c
 WHERE claimable = 1 AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
   AND NOT EXISTS (SELECT 1 FROM {queues_table} AS p WHERE p.queue = %(queue)s AND p.paused = 1)
@@ -100,7 +100,7 @@ FOR UPDATE SKIP LOCKED
 SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
        dedupe_key, last_error, result, created_at, cancel_requested, order_key, snoozes,
        UTC_TIMESTAMP(6) AS db_now, headers,
-       TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us
+       TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us, has_parents
 FROM {table} AS c
 WHERE claimable = 1 AND queue IN (%(queues)s) AND run_at <= UTC_TIMESTAMP(6)
   AND NOT EXISTS (SELECT 1 FROM {queues_table} AS p WHERE p.queue = c.queue AND p.paused = 1)
@@ -178,9 +178,15 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id <=> %(claim_id)s AND st
 SELECT lease_until, cancel_requested FROM {table} WHERE id = %(id)s
 
 -- name: complete
+-- marked (workflows; also fail, cancelled and complete_held): 0 matches only a row without
+-- has_children, 1 any row. MySQL has no UPDATE ... RETURNING: a job's end is written with
+-- 0 first, and only when that matched nothing again with 1; a match then means the job
+-- has children (or none matched: the lease was lost). The UPDATE reads the row's latest
+-- version, after any enqueue holding it committed, so a child's mark is never missed.
 UPDATE {table}
 SET status = 'done', result = %(result)s, lease_until = NULL, finished_at = UTC_TIMESTAMP(6)
 WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id <=> %(claim_id)s AND status = 'running'
+  AND (%(marked)s = 1 OR has_children IS NULL)
 
 -- name: retry
 UPDATE {table}
@@ -192,6 +198,7 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id <=> %(claim_id)s AND st
 UPDATE {table}
 SET status = 'failed', lease_until = NULL, last_error = %(error)s, finished_at = UTC_TIMESTAMP(6)
 WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id <=> %(claim_id)s AND status = 'running'
+  AND (%(marked)s = 1 OR has_children IS NULL)
 
 -- name: release
 -- The job back to pending now. The claim's attempt stays (the fencing token never goes
@@ -230,6 +237,7 @@ UPDATE {table} SET cancel_requested = 1 WHERE id = %(id)s AND status = 'running'
 UPDATE {table}
 SET status = 'cancelled', lease_until = NULL, last_error = %(error)s, finished_at = UTC_TIMESTAMP(6)
 WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id <=> %(claim_id)s AND status = 'running'
+  AND (%(marked)s = 1 OR has_children IS NULL)
 
 -- name: get
 SELECT * FROM {table} WHERE id = %(id)s
@@ -279,12 +287,12 @@ JOIN JSON_TABLE(%(items)s, '$[*]' COLUMNS (
   ON t.id = p.id AND t.attempt = p.at AND t.claim_id <=> p.cid
 SET t.status = 'done', t.result = p.res, t.lease_until = NULL,
     t.finished_at = UTC_TIMESTAMP(6)
-WHERE t.status = 'running'
+WHERE t.status = 'running' AND (%(marked)s = 1 OR t.has_children IS NULL)
 
 -- name: complete_which
 -- After a batch matched fewer rows than it named: the rows it completed are the ones done
 -- at the named attempt with the newest finished_at (one statement, one clock reading).
-SELECT id, attempt, claim_id, finished_at FROM {table}
+SELECT id, attempt, claim_id, finished_at, has_children FROM {table}
 WHERE id IN (%(ids)s) AND status = 'done'
 
 -- name: enqueue_rows
@@ -602,18 +610,27 @@ ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)
 -- ==== workflows ====
 -- enqueue(..., after=[...]): the edges live in {deps_table}. Id lists are bound as one JSON
 -- array read by JSON_TABLE (one placeholder, whatever the number of ids). Locks: an
--- enqueue takes its parents in share mode, a parent's end (completion, failure, cancel)
--- locks the parent and then its waiting children FOR UPDATE; so a parent cannot end
--- between an enqueue's read of its status and the commit of the child's edges, and two
--- parents of one child ending together settle it one after the other (a locking read sees
--- the latest committed rows, the parents' statuses are read at READ COMMITTED).
+-- enqueue locks its parents FOR UPDATE and marks them has_children, a parent's end
+-- (completion, failure, cancel) updates the parent and then, when it has the mark, locks
+-- its waiting children FOR UPDATE; so a parent cannot end between an enqueue's read of its
+-- status and the commit of the child's edges, and two parents of one child ending together
+-- settle it one after the other (a locking read sees the latest committed rows, the
+-- parents' statuses are read at READ COMMITTED).
 
 -- name: deps_lock_parents
 -- The parents of a new job, each as it is now, locked until the enqueue commits.
 SELECT t.id, t.status FROM {table} AS t
 WHERE t.id IN (SELECT j.p FROM JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (p BIGINT PATH '$')) AS j)
 ORDER BY t.id
-LOCK IN SHARE MODE
+FOR UPDATE
+
+-- name: deps_mark
+-- The locked parents get has_children, so that their end looks for waiting children (a
+-- parent that ended already is marked too: harmless). A row marked before is not written.
+UPDATE {table} AS t
+JOIN JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (p BIGINT PATH '$')) AS j ON t.id = j.p
+SET t.has_children = 1
+WHERE t.has_children IS NULL
 
 -- name: deps_add
 -- One row per [child, parent] pair of the bound JSON array.
@@ -622,10 +639,11 @@ SELECT e.c, e.p, %(run)s
 FROM JSON_TABLE(%(edges)s, '$[*]' COLUMNS (c BIGINT PATH '$[0]', p BIGINT PATH '$[1]')) AS e
 
 -- name: deps_hold
--- New jobs whose parents have not all ended: waiting, never claimed (claimable is NULL).
+-- New jobs with parents: has_parents (their claim reads the parents' results); when
+-- hold (their parents have not all ended), waiting, never claimed (claimable is NULL).
 UPDATE {table} AS t
 JOIN JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (p BIGINT PATH '$')) AS j ON t.id = j.p
-SET t.status = 'waiting'
+SET t.status = IF(%(hold)s = 1, 'waiting', t.status), t.has_parents = 1
 WHERE t.status = 'pending'
 
 -- name: deps_children

@@ -247,7 +247,9 @@ class PostgreSQLDialect(BaseDialect):
         taken = [r for r in rows if r["status"] == "running"]
         taken.sort(key=_CLAIM_ORDER)
         if len(taken) < len(rows):  # jobs ended failed: their waiting children settle
-            yield from self.settle([int(r["id"]) for r in rows if r["status"] == "failed"])
+            ended = [r for r in rows if r["status"] == "failed" and r.get("has_children", True)]
+            if ended:
+                yield from self.settle([int(r["id"]) for r in ended])
         return taken
 
     def wake_released(self) -> Op[None]:
@@ -262,6 +264,9 @@ class PostgreSQLDialect(BaseDialect):
             "results": [r for _, _, _, r in items],
         }
         rows: list[Row] = yield Statement(self.sql["complete_many"], params, ROWS)
+        parents = [int(r["id"]) for r in rows if r.get("has_children", True)]
+        if parents:  # (has_children: see end)
+            yield from self.settle(parents)
         return {int(r["id"]) for r in rows}
 
     def lock_acquire_op(self, key: int, name: str, wait: float) -> Op[bool]:

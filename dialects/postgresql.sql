@@ -78,8 +78,8 @@ RETURNING id, idempotency_key
 -- what this statement costs more than a bare claim: bench/statements.py --explain).
 -- waited_us: microseconds from when the row was due (its run_at before this claim) to this
 -- statement's clock, for the worker's wait metric (docs/observability.md).
--- has_parents (workflows): the job has edges in {deps_table}, so the claim reads its
--- parents' results; a plain read of the edges' primary key, no lock.
+-- has_parents (workflows): the job was enqueued with after=[...] (deps_hold marked it),
+-- so the claim reads its parents' results.
 WITH picked AS (
     SELECT id, run_at AS due_at FROM {table} AS c
     WHERE queue = %(queue)s AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
@@ -119,7 +119,7 @@ RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attem
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
           j.result, j.created_at, j.cancel_requested, j.order_key, j.claim_id, j.headers, j.snoozes,
           (EXTRACT(EPOCH FROM statement_timestamp() - picked.due_at) * 1000000)::bigint AS waited_us,
-          EXISTS (SELECT 1 FROM {deps_table} AS d WHERE d.child = j.id) AS has_parents
+          j.has_parents, j.has_children
 
 -- name: claim_queues
 -- As claim, over several queues: the claimable rows of those queues are sorted together.
@@ -167,7 +167,7 @@ RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attem
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
           j.result, j.created_at, j.cancel_requested, j.order_key, j.claim_id, j.headers, j.snoozes,
           (EXTRACT(EPOCH FROM statement_timestamp() - picked.due_at) * 1000000)::bigint AS waited_us,
-          EXISTS (SELECT 1 FROM {deps_table} AS d WHERE d.child = j.id) AS has_parents
+          j.has_parents, j.has_children
 
 -- name: heartbeat
 UPDATE {table}
@@ -181,10 +181,15 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id IS NOT DISTINCT FROM %(
 SELECT lease_until, cancel_requested FROM {table} WHERE id = %(id)s
 
 -- name: complete
+-- RETURNING has_children (workflows; also fail, cancelled, complete_many and the claim's
+-- lease ends): the row as written, its latest version, so a mark committed by a child's
+-- enqueue while this write waited for the row's lock is seen; only a job with the mark
+-- looks for waiting children.
 UPDATE {table}
 SET status = 'done', result = %(result)s::json, lease_until = NULL, finished_at = statement_timestamp()
 WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id IS NOT DISTINCT FROM %(claim_id)s::bigint
   AND status = 'running'
+RETURNING has_children
 
 -- name: complete_many
 -- Each row is still checked against its own attempt and claim token. "(status = 'running') IS TRUE" means
@@ -198,7 +203,7 @@ FROM unnest(%(ids)s::bigint[], %(attempts)s::integer[], %(claim_ids)s::bigint[],
      AS v(id, attempt, claim_id, result)
 WHERE j.id = v.id AND j.attempt = v.attempt AND j.claim_id IS NOT DISTINCT FROM v.claim_id
   AND (j.status = 'running') IS TRUE
-RETURNING j.id
+RETURNING j.id, j.has_children
 
 -- name: retry
 UPDATE {table}
@@ -212,6 +217,7 @@ UPDATE {table}
 SET status = 'failed', lease_until = NULL, last_error = %(error)s, finished_at = statement_timestamp()
 WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id IS NOT DISTINCT FROM %(claim_id)s::bigint
   AND status = 'running'
+RETURNING has_children
 
 -- name: release
 -- The job back to pending now. The claim's attempt stays (the fencing token never goes
@@ -253,6 +259,7 @@ UPDATE {table}
 SET status = 'cancelled', lease_until = NULL, last_error = %(error)s, finished_at = statement_timestamp()
 WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id IS NOT DISTINCT FROM %(claim_id)s::bigint
   AND status = 'running'
+RETURNING has_children
 
 -- name: get
 SELECT * FROM {table} WHERE id = %(id)s
@@ -639,18 +646,27 @@ UPDATE {table} SET waited = TRUE WHERE id = %(id)s AND waited IS NOT TRUE
 -- ==== workflows ====
 -- enqueue(..., after=[...]): the edges live in {deps_table}. Id lists are bound as one JSON
 -- array (the same text on every database: SQL Server's 2,100 parameters would not hold a
--- 10,000-job group's ids). Locks: an enqueue takes its parents FOR SHARE, a parent's end
--- (completion, failure, cancel) takes the parent FOR UPDATE and then its waiting children
--- FOR UPDATE; so a parent cannot end between an enqueue's read of its status and the
--- commit of the child's edges, and two parents of one child ending together settle it one
--- after the other, the second seeing the first's end.
+-- 10,000-job group's ids). Locks: an enqueue locks its parents (and marks them
+-- has_children), a parent's end (completion, failure, cancel) updates the parent and then,
+-- when the update returned the mark, locks its waiting children FOR UPDATE; so a parent
+-- cannot end between an enqueue's read of its status and the commit of the child's edges,
+-- and two parents of one child ending together settle it one after the other, the second
+-- seeing the first's end.
 
 -- name: deps_lock_parents
--- The parents of a new job, each as it is now, locked until the enqueue commits.
+-- The parents of a new job, each as it is now, locked until the enqueue commits (FOR NO
+-- KEY UPDATE, as an UPDATE locks: deps_mark writes them next).
 SELECT id, status FROM {table}
 WHERE id IN (SELECT value::bigint FROM json_array_elements_text(%(id_list)s::json))
 ORDER BY id
-FOR SHARE
+FOR NO KEY UPDATE
+
+-- name: deps_mark
+-- The locked parents get has_children, so that their end looks for waiting children (a
+-- parent that ended already is marked too: harmless). A row marked before is not written.
+UPDATE {table} SET has_children = TRUE
+WHERE id IN (SELECT value::bigint FROM json_array_elements_text(%(id_list)s::json))
+  AND has_children IS NULL
 
 -- name: deps_add
 -- One row per [child, parent] pair of the bound JSON array.
@@ -659,8 +675,11 @@ SELECT (e->>0)::bigint, (e->>1)::bigint, %(run)s
 FROM json_array_elements(%(edges)s::json) AS e
 
 -- name: deps_hold
--- New jobs whose parents have not all ended: waiting, never claimed (not in the claim index).
-UPDATE {table} SET status = 'waiting'
+-- New jobs with parents: has_parents (their claim reads the parents' results); when
+-- hold (their parents have not all ended), waiting, never claimed (not in the claim
+-- index).
+UPDATE {table}
+SET status = CASE WHEN %(hold)s THEN 'waiting' ELSE status END, has_parents = TRUE
 WHERE id IN (SELECT value::bigint FROM json_array_elements_text(%(id_list)s::json))
   AND status = 'pending'
 

@@ -164,6 +164,20 @@ def test_parents_ended_before_the_enqueue_count(queue: skiplock.Queue) -> None:
     assert [_status(queue, i) for i in ids] == ["waiting", "waiting"]
 
 
+def test_a_child_enqueued_after_its_parent_ended_reads_its_result(
+    queue: skiplock.Queue,
+) -> None:
+    """A child due at once (its parent was done) is still marked as having parents: its
+    claim reads the parent's result; a plain job claimed beside it has none."""
+    done = queue.enqueue("done")
+    queue.complete(_claim_one(queue, done), result={"r": 1})
+    child = queue.enqueue("x", after=[done])
+    plain = queue.enqueue("plain")
+    claimed = {j.id: j for j in queue.claim(limit=2)}
+    assert claimed[child].parent_results == {done: {"r": 1}}
+    assert not claimed[plain].parent_results
+
+
 def test_unknown_parents_are_refused_and_nothing_is_written(queue: skiplock.Queue) -> None:
     p = queue.enqueue("p")
     before = _counts(queue)
@@ -210,31 +224,66 @@ def _blocked(fn: Callable[[], Any]) -> tuple[threading.Thread, list[Any]]:
     return t, out
 
 
-@pytest.mark.parametrize("first", ["enqueue", "complete"])
-def test_an_enqueue_and_its_parents_completion_wait_for_each_other(
-    make_queue: Callable[..., skiplock.Queue], first: str
+@pytest.mark.parametrize("end", ["complete", "complete_many", "fail"])
+@pytest.mark.parametrize("first", ["enqueue", "end"])
+def test_an_enqueue_and_its_parents_end_wait_for_each_other(
+    make_queue: Callable[..., skiplock.Queue], first: str, end: str
 ) -> None:
-    """Whichever of the child's enqueue and the parent's completion holds the parent's
-    row first, the other waits for its commit; either way the child ends up due."""
+    """The child is enqueued while its parent is claimed. Whichever of the child's enqueue
+    (which marks the parent as having children) and the parent's end holds the parent's
+    row first, the other waits for its commit; either way the child is settled: released
+    by a completion (single, or batched beside a plain job), cancelled by a final
+    failure."""
     q = make_queue()
     other = make_queue()
     p = q.enqueue("p")
-    job = _claim_one(q, p)
+    plain = q.enqueue("plain")
+    jobs = {j.id: j for j in q.claim(limit=2)}
+
+    def finish(target: Any) -> None:
+        if end == "complete":
+            target.complete(jobs[p], result="r")
+        elif end == "complete_many":
+            assert target.complete_many([(jobs[p], "r"), jobs[plain]]) == []
+        else:
+            assert target.fail(jobs[p], "boom", final=True) == "failed"
+
     with q.transaction() as tx:
         if first == "enqueue":
             child = tx.enqueue("child", after=[p])  # reads p running, holds it
-            t, out = _blocked(lambda: other.complete(job, result="r"))
+            t, out = _blocked(lambda: finish(other))
         else:
-            tx.complete(job, result="r")
+            finish(tx)
             t, out = _blocked(lambda: other.enqueue("child", after=[p]))
         time.sleep(0.5)
         assert t.is_alive(), f"the second did not wait for the {first}'s lock"
     t.join(30)
     assert len(out) == 1 and not isinstance(out[0], BaseException), out
-    if first == "complete":
+    if first == "end":
         child = out[0]
-    # released by the completion after the enqueue committed, or read as done by it
-    assert _status(q, child) == "pending"
+    # settled by the parent's end after the enqueue committed, or read as ended by it
+    if end == "fail":
+        _cancelled_by(q, child, p, "failed")
+    else:
+        assert _status(q, child) == "pending" and _status(q, p) == "done"
+    assert q.stats().waiting == 0
+
+
+def test_a_batch_with_a_lost_job_settles_the_children_of_the_others(
+    queue: skiplock.Queue,
+) -> None:
+    """A batch that mixes a lost job, a plain job and a parent: the lost one is returned,
+    the two others are done and the parent's waiting child is due."""
+    parent = queue.enqueue("parent")
+    plain = queue.enqueue("plain")
+    gone = queue.enqueue("gone")
+    child = queue.enqueue("child", after=[parent])
+    jobs = {j.id: j for j in queue.claim(limit=3)}
+    queue.complete(jobs[gone])  # completed once already: the batch no longer holds it
+    lost = queue.complete_many([jobs[parent], jobs[plain], jobs[gone]])
+    assert [j.id for j in lost] == [gone]
+    assert _status(queue, parent) == "done" and _status(queue, plain) == "done"
+    assert _status(queue, child) == "pending"
 
 
 def test_enqueues_racing_completions_never_leave_a_child_waiting(

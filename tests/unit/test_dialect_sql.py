@@ -96,6 +96,7 @@ SAMPLE: dict[str, Any] = {
     "id_list": "[7, 8]",
     "edges": "[[9, 7], [9, 8]]",
     "run": True,
+    "hold": True,
 }
 
 

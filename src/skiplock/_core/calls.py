@@ -13,6 +13,7 @@ is marked done only once its completion is durable).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -23,7 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from ..errors import ConfigurationError, PayloadError
+from ..errors import ConfigurationError, LeaseLost, PayloadError
 from .arguments import ClaimOptions, EnqueueOptions, ListOptions
 from .checks import dumps, error_text, integer, loads, milliseconds, queue_names, seconds, text
 from .job import Claimed, Job, Stats, utc
@@ -242,7 +243,9 @@ def _claim(
                 "claim_id": token,
                 "error": error_text(exc),
             }
-            yield d.stmt("fail", params, ROWCOUNT)
+            with contextlib.suppress(LeaseLost):  # just claimed: ours (checked all the same)
+                if (yield from d.end("fail", params)):  # it has children: they settle
+                    yield from d.settle([int(row["id"])])
             continue
         job.lease = lease_ms / 1000
         jobs.append(job)
@@ -281,20 +284,15 @@ def _fenced(
     params = {**fence(job), **extra}
 
     def write(_: bool) -> Op[Any]:
-        result = yield from (op(params) if op is not None else d.fenced(name, params))
-        if ends:
+        if op is not None:
+            return (yield from op(params))
+        if not ends:
+            return (yield from d.fenced(name, params))
+        if (yield from d.end(name, params)):  # the job has children (has_children)
             yield from d.settle([params["id"]])
-        return result
+        return None
 
     return Call(f"{doing} job {job.id}", conn, write, after)
-
-
-def _settle_held(d: Dialect, op: Op[set[int]]) -> Op[set[int]]:
-    """A batch of completions, then the jobs waiting for those that were held."""
-    held = yield from op
-    if held:
-        yield from d.settle(sorted(held))
-    return held
 
 
 def heartbeat(d: Dialect, job: Job, lease: float | None, conn: Any) -> Call[Any, None]:
@@ -339,7 +337,7 @@ def complete_many(
 
     if not jobs:
         return Call("completing jobs", None, None, lambda _: [])
-    return Call("completing jobs", conn, lambda _: _settle_held(d, d.complete_many(batch)), finish)
+    return Call("completing jobs", conn, lambda _: d.complete_many(batch), finish)
 
 
 def fail(
@@ -597,8 +595,8 @@ def snooze(d: Dialect, job: Job, seconds: float, max_snoozes: int, conn: Any) ->
             job.snoozes += 1
         return status
 
-    # at its snooze cap the job fails finally: the jobs waiting for it are settled then
-    return _fenced(d, job, "snooze", extra, "snoozing", conn, finish, d.snooze, ends=True)
+    # (at its snooze cap the job fails finally: Dialect.snooze settles its children then)
+    return _fenced(d, job, "snooze", extra, "snoozing", conn, finish, d.snooze)
 
 
 def set_progress(d: Dialect, job: Job, value: Any, conn: Any) -> Call[None, None]:

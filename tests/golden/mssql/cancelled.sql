@@ -1,5 +1,6 @@
 -- The handler stopped on a cancel request: fenced like every write after a claim.
 UPDATE [skiplock_jobs]
 SET status = 'cancelled', lease_until = NULL, last_error = %(error)s, finished_at = SYSUTCDATETIME()
+OUTPUT inserted.has_children
 WHERE id = %(id)s AND attempt = %(attempt)s AND ISNULL(claim_id, 0) = ISNULL(CAST(%(claim_id)s AS BIGINT), 0)
   AND status = 'running'

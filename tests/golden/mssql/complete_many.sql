@@ -3,7 +3,7 @@
 -- claimed before the token existed, matches only NULL).
 UPDATE j
 SET status = 'done', result = v.result, lease_until = NULL, finished_at = SYSUTCDATETIME()
-OUTPUT inserted.id
+OUTPUT inserted.id, inserted.has_children
 FROM [skiplock_jobs] AS j
 JOIN (VALUES {rows}) AS v (id, attempt, claim_id, result)
   ON j.id = v.id AND j.attempt = v.attempt AND ISNULL(j.claim_id, 0) = ISNULL(v.claim_id, 0)

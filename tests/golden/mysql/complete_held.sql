@@ -10,4 +10,4 @@ JOIN JSON_TABLE(%(items)s, '$[*]' COLUMNS (
   ON t.id = p.id AND t.attempt = p.at AND t.claim_id <=> p.cid
 SET t.status = 'done', t.result = p.res, t.lease_until = NULL,
     t.finished_at = UTC_TIMESTAMP(6)
-WHERE t.status = 'running'
+WHERE t.status = 'running' AND (%(marked)s = 1 OR t.has_children IS NULL)

@@ -2,4 +2,4 @@
 SELECT t.id, t.status FROM `skiplock_jobs` AS t
 WHERE t.id IN (SELECT j.p FROM JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (p BIGINT PATH '$')) AS j)
 ORDER BY t.id
-LOCK IN SHARE MODE
+FOR UPDATE

@@ -13,8 +13,9 @@ ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)
 -- ==== workflows ====
 -- enqueue(..., after=[...]): the edges live in `skiplock_jobs_deps`. Id lists are bound as one JSON
 -- array read by JSON_TABLE (one placeholder, whatever the number of ids). Locks: an
--- enqueue takes its parents in share mode, a parent's end (completion, failure, cancel)
--- locks the parent and then its waiting children FOR UPDATE; so a parent cannot end
--- between an enqueue's read of its status and the commit of the child's edges, and two
--- parents of one child ending together settle it one after the other (a locking read sees
--- the latest committed rows, the parents' statuses are read at READ COMMITTED).
+-- enqueue locks its parents FOR UPDATE and marks them has_children, a parent's end
+-- (completion, failure, cancel) updates the parent and then, when it has the mark, locks
+-- its waiting children FOR UPDATE; so a parent cannot end between an enqueue's read of its
+-- status and the commit of the child's edges, and two parents of one child ending together
+-- settle it one after the other (a locking read sees the latest committed rows, the
+-- parents' statuses are read at READ COMMITTED).

@@ -15,8 +15,8 @@
 -- what this statement costs more than a bare claim: bench/statements.py --explain).
 -- waited_us: microseconds from when the row was due (its run_at before this claim) to this
 -- statement's clock, for the worker's wait metric (docs/observability.md).
--- has_parents (workflows): the job has edges in "skiplock_jobs_deps", so the claim reads its
--- parents' results; a plain read of the edges' primary key, no lock.
+-- has_parents (workflows): the job was enqueued with after=[...] (deps_hold marked it),
+-- so the claim reads its parents' results.
 WITH picked AS (
     SELECT id, run_at AS due_at FROM "skiplock_jobs" AS c
     WHERE queue = %(queue)s AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
@@ -56,4 +56,4 @@ RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attem
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
           j.result, j.created_at, j.cancel_requested, j.order_key, j.claim_id, j.headers, j.snoozes,
           (EXTRACT(EPOCH FROM statement_timestamp() - picked.due_at) * 1000000)::bigint AS waited_us,
-          EXISTS (SELECT 1 FROM "skiplock_jobs_deps" AS d WHERE d.child = j.id) AS has_parents
+          j.has_parents, j.has_children

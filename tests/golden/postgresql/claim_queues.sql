@@ -43,4 +43,4 @@ RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attem
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
           j.result, j.created_at, j.cancel_requested, j.order_key, j.claim_id, j.headers, j.snoozes,
           (EXTRACT(EPOCH FROM statement_timestamp() - picked.due_at) * 1000000)::bigint AS waited_us,
-          EXISTS (SELECT 1 FROM "skiplock_jobs_deps" AS d WHERE d.child = j.id) AS has_parents
+          j.has_parents, j.has_children

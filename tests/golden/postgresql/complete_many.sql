@@ -9,4 +9,4 @@ FROM unnest(%(ids)s::bigint[], %(attempts)s::integer[], %(claim_ids)s::bigint[],
      AS v(id, attempt, claim_id, result)
 WHERE j.id = v.id AND j.attempt = v.attempt AND j.claim_id IS NOT DISTINCT FROM v.claim_id
   AND (j.status = 'running') IS TRUE
-RETURNING j.id
+RETURNING j.id, j.has_children

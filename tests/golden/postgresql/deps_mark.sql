@@ -1,0 +1,5 @@
+-- The locked parents get has_children, so that their end looks for waiting children (a
+-- parent that ended already is marked too: harmless). A row marked before is not written.
+UPDATE "skiplock_jobs" SET has_children = TRUE
+WHERE id IN (SELECT value::bigint FROM json_array_elements_text(%(id_list)s::json))
+  AND has_children IS NULL
