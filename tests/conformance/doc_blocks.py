@@ -4,7 +4,13 @@ it runs (``# runs on: postgresql, mysql``)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
+
+import skiplock
 
 _BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 _RUNS_ON = re.compile(r"# runs on: ([\w, ]+)\n")
@@ -18,3 +24,26 @@ def python_blocks(doc: Path) -> list[tuple[set[str], str]]:
         assert m, f"a python block in {doc.name} without '# runs on:': {code[:60]!r}"
         found.append(({d.strip() for d in m[1].split(",")}, code))
     return found
+
+
+def plain_blocks(doc: Path) -> list[str]:
+    """The code of each python block of *doc*, in order (pages whose blocks all run on
+    every database the test runs)."""
+    return [str(code) for code in _BLOCK.findall(doc.read_text(encoding="utf-8"))]
+
+
+@contextmanager
+def example_table(url: str, table: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The examples' own table, dropped before and after, with ``SKIPLOCK_URL`` set to
+    *url* (the examples read it as a user's code would)."""
+    monkeypatch.setenv("SKIPLOCK_URL", url)
+    _drop(url, table)
+    try:
+        yield
+    finally:
+        _drop(url, table)
+
+
+def _drop(url: str, table: str) -> None:
+    with skiplock.connect(url, table=table) as q:
+        q.uninstall()

@@ -3,7 +3,6 @@ installs the table the others use)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,24 +11,19 @@ import pytest
 
 import skiplock
 
+from .doc_blocks import example_table, plain_blocks
+
 # the examples name their table (control_jobs), as a user's code would
 pytestmark = pytest.mark.xdist_group("control_jobs")
 
 DOC = Path(__file__).parents[2] / "docs" / "control.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.DOTALL)
-
-
-def _drop(url: str) -> None:
-    with skiplock.connect(url, table="control_jobs") as q:
-        q.uninstall()
+BLOCKS = plain_blocks(DOC)
 
 
 @pytest.fixture
 def doc_env(url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("SKIPLOCK_URL", url)
-    _drop(url)
-    yield
-    _drop(url)
+    with example_table(url, "control_jobs", monkeypatch):
+        yield
 
 
 def test_the_examples_run_as_written(doc_env: None) -> None:

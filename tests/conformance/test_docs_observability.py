@@ -13,6 +13,7 @@ import pytest
 import skiplock
 
 from .clients import DATABASE
+from .doc_blocks import example_table, plain_blocks
 
 pytest.importorskip("prometheus_client")
 pytest.importorskip("opentelemetry.sdk")
@@ -23,26 +24,19 @@ pytestmark = pytest.mark.xdist_group("obs_jobs")
 
 DOC = Path(__file__).parents[2] / "docs" / "observability.md"
 TEXT = DOC.read_text(encoding="utf-8")
-BLOCKS = re.findall(r"```python\n(.*?)```", TEXT, re.DOTALL)
+BLOCKS = plain_blocks(DOC)
 [RULES] = re.findall(r"```yaml\n(.*?)```", TEXT, re.DOTALL)
 
 #: what the dashboard server serves (the queue's state), beside the worker's own metrics
 DASHBOARD = {"skiplock_jobs", "skiplock_oldest_pending_age_seconds"}
 
 
-def _drop(url: str) -> None:
-    with skiplock.connect(url, table="obs_jobs") as q:
-        q.uninstall()
-
-
 @pytest.fixture
 def doc_env(url: str, backend: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     if DATABASE[backend] == "mssql":
         pytest.skip("the examples are run on PostgreSQL and MySQL/MariaDB")
-    monkeypatch.setenv("SKIPLOCK_URL", url)
-    _drop(url)
-    yield
-    _drop(url)
+    with example_table(url, "obs_jobs", monkeypatch):
+        yield
 
 
 def test_the_examples_run_in_order(doc_env: None) -> None:

@@ -6,40 +6,28 @@ not meet."""
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import skiplock
-
 from .clients import DATABASE
+from .doc_blocks import example_table, plain_blocks
 
 DOC = Path(__file__).parents[2] / "docs" / "workflows.md"
-EXAMPLES = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.DOTALL)
+EXAMPLES = plain_blocks(DOC)
 
 
 TABLE = f"workflow_jobs_{os.getpid()}"
-
-
-def _drop(url: str) -> None:
-    q = skiplock.connect(url, table=TABLE)
-    try:
-        q.uninstall()
-    finally:
-        q.close()
 
 
 @pytest.fixture
 def doc_env(url: str, backend: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     if DATABASE[backend] == "mssql":
         pytest.skip("no SQL Server here to run the examples on")
-    monkeypatch.setenv("SKIPLOCK_URL", url)
-    _drop(url)
-    yield
-    _drop(url)
+    with example_table(url, TABLE, monkeypatch):
+        yield
 
 
 def test_the_page_has_its_examples() -> None:
