@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import importlib
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timedelta, timezone
 from types import ModuleType
 from typing import Any, ClassVar
 
@@ -53,6 +55,9 @@ _PARAM = re.compile(r"%\((\w+)\)s")
 #: seconds after which a rate-limited claim that found the queue's lock held by another
 #: claim looks again (that claim commits within milliseconds)
 LOCK_BUSY_RETRY = 0.01
+#: what a key's rate records in <table>_rates are named by (with its key's SHA-256): a
+#: queue name is printable text, so none starts with this control character
+KEY_RATE_PREFIX = "\x1fkey "
 
 
 class BaseDialect(ConnectionHealth, LockAndWakeup):
@@ -353,6 +358,58 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
             return rows, None  # the limit did not hold this claim back
         # The window is full now: room again once its oldest claim (or this one) leaves.
         return rows, max(0.001, per_ms / 1000 if wait is None else wait)
+
+    def admit_keyed(
+        self, key: str, rows: Sequence[Row], rate: tuple[int, int], lease_ms: int, claim_id: int
+    ) -> Op[tuple[list[Row], float | None]]:
+        """Of *rows*, the jobs of *key* this claim took (in id order), admit at most
+        ``rate[0]`` less those of the key admitted in the last ``rate[1]`` milliseconds, and
+        give the others back (``key_defer``); return the admitted rows and, when some were
+        given back, the seconds after which the key has room again.
+
+        Under the key's lock (:meth:`lock_queue` with a name no queue can have, tried without
+        waiting: when another claim holds it, every row is given back for
+        :data:`LOCK_BUSY_RETRY`), the key's window is counted (``rate_window``, which also
+        reads the database's now), the admitted jobs' leases are started at that time
+        (``key_admit``), and the admission is logged (``rate_record``) after it, so a
+        job's start lies between the count that admitted it and the log that records it
+        (docs/control.md, "Rate limits per key")."""
+        digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+        name = KEY_RATE_PREFIX + digest
+        ids = [r["id"] for r in rows]
+        if not (yield from self.lock_queue(name)):
+            yield from self._defer(ids, claim_id, LOCK_BUSY_RETRY)
+            return [], LOCK_BUSY_RETRY
+        n, per_ms = rate
+        params = {"queue": name, "per_ms": per_ms}
+        row = yield from self.fetch_one_op("rate_window", params)
+        assert row is not None  # an aggregate: always one row
+        used = int(row["used"])
+        wait = float(row["wait_ms"]) / 1000 if row["wait_ms"] is not None else None
+        room = max(0, n - used)
+        admitted, held = list(rows[:room]), ids[room:]
+        if admitted:
+            now: datetime = row["now"]
+            if now.tzinfo is None:  # MySQL and SQL Server: UTC, as the database's clock
+                now = now.replace(tzinfo=timezone.utc)
+            until = now + timedelta(milliseconds=lease_ms)
+            mine = {"ids": ids[:room], "claim_id": claim_id, "lease_until": until}
+            yield self.stmt("key_admit", mine, NOTHING)
+            yield self.stmt("rate_prune", params, NOTHING)
+            yield self.stmt("rate_record", {"queue": name, "n": len(admitted)}, NOTHING)
+            for r in admitted:
+                r["lease_until"] = r["run_at"] = until
+        if not held:
+            return admitted, None
+        # The window is full: room again once its oldest admission (or this one) leaves it.
+        retry = max(0.001, wait if wait is not None and used else per_ms / 1000)
+        yield from self._defer(held, claim_id, retry)
+        return admitted, retry
+
+    def _defer(self, ids: Sequence[Any], claim_id: int, seconds: float) -> Op[None]:
+        """Give the jobs *ids* of this claim back, due in *seconds* (``key_defer``)."""
+        params = {"ids": list(ids), "claim_id": claim_id, "delay_ms": max(1, round(seconds * 1000))}
+        yield self.stmt("key_defer", params, NOTHING)
 
     def insert(self, params: Mapping[str, Any]) -> Op[int]:
         yield from self.lock_key(params)

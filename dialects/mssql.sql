@@ -36,13 +36,13 @@ SELECT CAST(SERVERPROPERTY('ProductVersion') AS NVARCHAR(128)) AS version,
 -- name: enqueue
 -- OUTPUT without INTO is refused on a table with triggers; skiplock's table has none.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, order_key,
-                     key_limit, headers)
+                     key_limit, key_rate, key_rate_ms, headers)
 OUTPUT inserted.id
 VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
         COALESCE(CAST(%(run_at)s AS DATETIME2(6)),
                  DATEADD(MILLISECOND, %(delay_rem_ms)s,
                          DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME()))),
-        %(idempotency_key)s, %(order_key)s, %(key_limit)s, %(headers)s)
+        %(idempotency_key)s, %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s, %(headers)s)
 
 -- name: key_lock
 -- Before an enqueue with a key: an application lock owned by the enqueuing transaction,
@@ -78,13 +78,13 @@ WHERE queue = %(queue)s AND status = 'running' AND lease_until > SYSUTCDATETIME(
 -- unique index and raises 2601/2627, which the dialect turns into the same "look it up".
 -- With XACT_ABORT OFF (see session) that error ends the statement, not the transaction.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key,
-                     dedupe_key, order_key, key_limit, headers)
+                     dedupe_key, order_key, key_limit, key_rate, key_rate_ms, headers)
 OUTPUT inserted.id
 SELECT %(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
        COALESCE(CAST(%(run_at)s AS DATETIME2(6)),
                 DATEADD(MILLISECOND, %(delay_rem_ms)s,
                         DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME()))),
-       %(idempotency_key)s, %(dedupe_key)s, %(order_key)s, %(key_limit)s, %(headers)s
+       %(idempotency_key)s, %(dedupe_key)s, %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s, %(headers)s
 WHERE NOT EXISTS (SELECT 1 FROM {table}
                   WHERE dedupe_key = %(dedupe_key)s AND status IN ('pending', 'running'))
 
@@ -97,13 +97,13 @@ WHERE dedupe_key = %(dedupe_key)s AND status IN ('pending', 'running')
 -- most 500 rows a statement. INSERT ... SELECT ... ORDER BY assigns the identity values in
 -- that order, so a batch is claimed in the order it was given.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, order_key,
-                     key_limit, headers)
+                     key_limit, key_rate, key_rate_ms, headers)
 OUTPUT inserted.id, inserted.idempotency_key
 SELECT %(queue)s, v.payload, %(priority)s, %(max_attempts)s,
        COALESCE(CAST(%(run_at)s AS DATETIME2(6)),
                 DATEADD(MILLISECOND, %(delay_rem_ms)s,
                         DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME()))),
-       v.ikey, %(order_key)s, %(key_limit)s, CAST(%(headers)s AS NVARCHAR(MAX))
+       v.ikey, %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s, CAST(%(headers)s AS NVARCHAR(MAX))
 FROM (VALUES {rows}) AS v (n, payload, ikey)
 ORDER BY v.n
 
@@ -453,10 +453,13 @@ SELECT queue FROM {queues_table} WHERE paused = 1 ORDER BY queue
 -- Under the queue's claim lock, in a statement of its own (so it reads every claim
 -- committed before the lock was granted): the jobs claimed from the queue in the last
 -- per_ms milliseconds (at most a week: DATEADD takes an int), and how long until the
--- oldest of those claims leaves the window (milliseconds; NULL when there is none).
+-- oldest of those claims leaves the window (milliseconds; NULL when there is none); now:
+-- this statement's time, from which a claim of jobs with a key rate starts their leases
+-- (docs/control.md).
 SELECT COALESCE(SUM(n), 0) AS used,
        DATEDIFF_BIG(MICROSECOND, SYSUTCDATETIME(), MIN(claimed_at)) / 1000.0 + %(per_ms)s
-           AS wait_ms
+           AS wait_ms,
+       SYSUTCDATETIME() AS now
 FROM {rates_table}
 WHERE queue = %(queue)s AND claimed_at > DATEADD(MILLISECOND, -%(per_ms)s, SYSUTCDATETIME())
 
@@ -469,6 +472,28 @@ INSERT INTO {rates_table} (queue, claimed_at, n) VALUES (%(queue)s, SYSUTCDATETI
 -- The queue's claims that have left the window are counted by no claim again.
 DELETE FROM {rates_table}
 WHERE queue = %(queue)s AND claimed_at <= DATEADD(MILLISECOND, -%(per_ms)s, SYSUTCDATETIME())
+
+-- name: key_admit
+-- Rate limits per key (key_rate): the jobs of one key this claim admits, under the key's
+-- lock, after rate_window counted the key's window: their leases start at that count's
+-- time (bound: rate_window's now plus the lease), so a job's start is never earlier than
+-- the count that admitted it and never later than the rate_record that logs it
+-- (docs/control.md: why that keeps the limit). Fenced by this claim's token.
+UPDATE {table}
+SET lease_until = CAST(%(lease_until)s AS DATETIME2(6)),
+    run_at = CAST(%(lease_until)s AS DATETIME2(6))
+WHERE id IN (%(ids)s) AND claim_id = CAST(%(claim_id)s AS BIGINT) AND status = 'running'
+
+-- name: key_defer
+-- The jobs of one key this claim took but the key's window had no room for: back to
+-- pending as they were before the claim (the attempt it added taken back: the claim has
+-- not committed, so no holder ever saw that attempt, and the new token stays), due when
+-- the window has room. A deferred job stays its key's head: while it is pending, no later
+-- job of its key is claimable. Fenced by this claim's token.
+UPDATE {table}
+SET status = 'pending', attempt = attempt - 1, lease_until = NULL,
+    run_at = DATEADD(MILLISECOND, %(delay_rem_ms)s, DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME()))
+WHERE id IN (%(ids)s) AND claim_id = CAST(%(claim_id)s AS BIGINT) AND status = 'running'
 
 -- ==== dashboard and workers ====
 
@@ -601,13 +626,13 @@ WHERE id = %(id)s AND status = 'pending'
 -- enqueue_dedupe with the window's end (dedupe_ms > 0) or a debounce key; a duplicate
 -- active dedupe_key is handled as there (no row, or 2601/2627).
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key,
-                     dedupe_key, order_key, key_limit, dedupe_until, debounce_key, headers)
+                     dedupe_key, order_key, key_limit, key_rate, key_rate_ms, dedupe_until, debounce_key, headers)
 OUTPUT inserted.id
 SELECT %(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
        COALESCE(CAST(%(run_at)s AS DATETIME2(6)),
                 DATEADD(MILLISECOND, %(delay_rem_ms)s,
                         DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME()))),
-       %(idempotency_key)s, %(dedupe_key)s, %(order_key)s, %(key_limit)s,
+       %(idempotency_key)s, %(dedupe_key)s, %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s,
        CASE WHEN %(dedupe_ms)s > 0
             THEN DATEADD(MILLISECOND, %(dedupe_rem_ms)s,
                          DATEADD(SECOND, %(dedupe_s)s, SYSUTCDATETIME())) END,

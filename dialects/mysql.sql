@@ -11,10 +11,10 @@
 
 -- name: enqueue
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, created_at,
-                     order_key, key_limit, headers)
+                     order_key, key_limit, key_rate, key_rate_ms, headers)
 VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
         COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
-        %(idempotency_key)s, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s, %(headers)s)
+        %(idempotency_key)s, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s, %(headers)s)
 
 -- name: key_lock
 -- Before an enqueue with a key: the key's row in <table>_keys, locked (ON DUPLICATE KEY
@@ -49,10 +49,10 @@ WHERE claimable = 1 AND queue = %(queue)s AND status = 'running'
 -- On a duplicate active key, LAST_INSERT_ID(id) hands back the existing job's id; a
 -- duplicate-key error would be a statement error, this is none.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key,
-                     dedupe_key, created_at, order_key, key_limit, headers)
+                     dedupe_key, created_at, order_key, key_limit, key_rate, key_rate_ms, headers)
 VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
         COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
-        %(idempotency_key)s, %(dedupe_key)s, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s,
+        %(idempotency_key)s, %(dedupe_key)s, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s,
         %(headers)s)
 ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)
 
@@ -83,7 +83,8 @@ JOIN {table} AS t ON t.idempotency_key = j.k
 SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
        dedupe_key, last_error, result, created_at, cancel_requested, order_key, snoozes,
        UTC_TIMESTAMP(6) AS db_now, headers,
-       TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us, has_parents
+       TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us, has_parents,
+       key_rate, key_rate_ms
 FROM {table} AS c
 WHERE claimable = 1 AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
   AND NOT EXISTS (SELECT 1 FROM {queues_table} AS p WHERE p.queue = %(queue)s AND p.paused = 1)
@@ -100,7 +101,8 @@ FOR UPDATE SKIP LOCKED
 SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
        dedupe_key, last_error, result, created_at, cancel_requested, order_key, snoozes,
        UTC_TIMESTAMP(6) AS db_now, headers,
-       TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us, has_parents
+       TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us, has_parents,
+       key_rate, key_rate_ms
 FROM {table} AS c
 WHERE claimable = 1 AND queue IN (%(queues)s) AND run_at <= UTC_TIMESTAMP(6)
   AND NOT EXISTS (SELECT 1 FROM {queues_table} AS p WHERE p.queue = c.queue AND p.paused = 1)
@@ -300,10 +302,10 @@ WHERE id IN (%(ids)s) AND status = 'done'
 -- one placeholder instead of seven per row (the pure-Python driver binds each one in
 -- Python). JSON_TABLE exists in MySQL 8.0.4+ and MariaDB 10.6+; rows go in array order.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, created_at,
-                     order_key, key_limit, headers)
+                     order_key, key_limit, key_rate, key_rate_ms, headers)
 SELECT %(queue)s, v.payload, %(priority)s, %(max_attempts)s,
        COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
-       v.ikey, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s, %(headers)s
+       v.ikey, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s, %(headers)s
 FROM JSON_TABLE(%(rows)s, '$[*]' COLUMNS (
     n FOR ORDINALITY,
     payload LONGTEXT CHARACTER SET utf8mb4 PATH '$[0]',
@@ -455,10 +457,12 @@ SELECT queue FROM {queues_table} WHERE paused = 1 ORDER BY queue
 -- Under the queue's claim lock, in a statement of its own (READ COMMITTED: a fresh read
 -- view, so it sees every claim committed before the lock was granted): the jobs claimed
 -- from the queue in the last per_ms milliseconds, and how long until the oldest of those
--- claims leaves the window (milliseconds; NULL when there is none).
+-- claims leaves the window (milliseconds; NULL when there is none); now: this statement's
+-- time, from which a claim of jobs with a key rate starts their leases (docs/control.md).
 SELECT COALESCE(SUM(n), 0) AS used,
        TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), MIN(claimed_at)) / 1000.0 + %(per_ms)s
-           AS wait_ms
+           AS wait_ms,
+       UTC_TIMESTAMP(6) AS now
 FROM {rates_table}
 WHERE queue = %(queue)s
   AND claimed_at > TIMESTAMPADD(MICROSECOND, %(per_ms)s * -1000, UTC_TIMESTAMP(6))
@@ -473,6 +477,27 @@ INSERT INTO {rates_table} (queue, claimed_at, n) VALUES (%(queue)s, UTC_TIMESTAM
 DELETE FROM {rates_table}
 WHERE queue = %(queue)s
   AND claimed_at <= TIMESTAMPADD(MICROSECOND, %(per_ms)s * -1000, UTC_TIMESTAMP(6))
+
+-- name: key_admit
+-- Rate limits per key (key_rate): the jobs of one key this claim admits, under the key's
+-- lock, after rate_window counted the key's window: their leases start at that count's
+-- time (bound: rate_window's now plus the lease), so a job's start is never earlier than
+-- the count that admitted it and never later than the rate_record that logs it
+-- (docs/control.md: why that keeps the limit). Fenced by this claim's token.
+UPDATE {table}
+SET lease_until = %(lease_until)s, run_at = %(lease_until)s
+WHERE id IN (%(ids)s) AND claim_id = %(claim_id)s AND status = 'running'
+
+-- name: key_defer
+-- The jobs of one key this claim took but the key's window had no room for: back to
+-- pending as they were before the claim (the attempt it added taken back: the claim has
+-- not committed, so no holder ever saw that attempt, and the new token stays), due when
+-- the window has room. A deferred job stays its key's head: while it is pending, no later
+-- job of its key is claimable. Fenced by this claim's token.
+UPDATE {table}
+SET status = 'pending', attempt = attempt - 1, lease_until = NULL,
+    run_at = TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))
+WHERE id IN (%(ids)s) AND claim_id = %(claim_id)s AND status = 'running'
 
 -- ==== dashboard and workers ====
 
@@ -597,11 +622,11 @@ WHERE id = %(id)s AND status = 'pending'
 -- name: enqueue_control
 -- enqueue_dedupe with the window's end (dedupe_ms > 0) or a debounce key.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key,
-                     dedupe_key, created_at, order_key, key_limit, dedupe_until, debounce_key,
+                     dedupe_key, created_at, order_key, key_limit, key_rate, key_rate_ms, dedupe_until, debounce_key,
                      headers)
 VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
         COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
-        %(idempotency_key)s, %(dedupe_key)s, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s,
+        %(idempotency_key)s, %(dedupe_key)s, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s,
         CASE WHEN %(dedupe_ms)s > 0
              THEN TIMESTAMPADD(MICROSECOND, %(dedupe_ms)s * 1000, UTC_TIMESTAMP(6)) END,
         %(debounce_key)s, %(headers)s)

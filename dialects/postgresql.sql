@@ -10,10 +10,10 @@
 
 -- name: enqueue
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, order_key,
-                     key_limit, headers)
+                     key_limit, key_rate, key_rate_ms, headers)
 VALUES (%(queue)s, %(payload)s::json, %(priority)s, %(max_attempts)s,
         COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond'),
-        %(idempotency_key)s::uuid, %(order_key)s, %(key_limit)s, %(headers)s)
+        %(idempotency_key)s::uuid, %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s, %(headers)s)
 RETURNING id
 
 -- name: key_lock
@@ -38,10 +38,10 @@ WHERE queue = %(queue)s AND status = 'running' AND lease_until > statement_times
 -- ON CONFLICT waits for a concurrent insert of the same key to commit or roll back, and
 -- never raises, so it is safe inside the caller's own transaction.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, dedupe_key,
-                     order_key, key_limit, headers)
+                     order_key, key_limit, key_rate, key_rate_ms, headers)
 VALUES (%(queue)s, %(payload)s::json, %(priority)s, %(max_attempts)s,
         COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond'),
-        %(idempotency_key)s::uuid, %(dedupe_key)s, %(order_key)s, %(key_limit)s, %(headers)s)
+        %(idempotency_key)s::uuid, %(dedupe_key)s, %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s, %(headers)s)
 ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL AND status IN ('pending', 'running')
 DO NOTHING
 RETURNING id
@@ -52,10 +52,10 @@ WHERE dedupe_key = %(dedupe_key)s AND status IN ('pending', 'running')
 
 -- name: enqueue_many
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, order_key,
-                     key_limit, headers)
+                     key_limit, key_rate, key_rate_ms, headers)
 SELECT %(queue)s, v.payload::json, %(priority)s, %(max_attempts)s,
        COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond'),
-       v.ikey::uuid, %(order_key)s, %(key_limit)s, %(headers)s
+       v.ikey::uuid, %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s, %(headers)s
 FROM unnest(%(payloads)s::text[], %(keys)s::text[]) WITH ORDINALITY AS v(payload, ikey, n)
 ORDER BY v.n
 RETURNING id, idempotency_key
@@ -119,7 +119,7 @@ RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attem
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
           j.result, j.created_at, j.cancel_requested, j.order_key, j.claim_id, j.headers, j.snoozes,
           (EXTRACT(EPOCH FROM statement_timestamp() - picked.due_at) * 1000000)::bigint AS waited_us,
-          j.has_parents, j.has_children
+          j.has_parents, j.has_children, j.key_rate, j.key_rate_ms
 
 -- name: claim_queues
 -- As claim, over several queues: the claimable rows of those queues are sorted together.
@@ -167,7 +167,7 @@ RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attem
           j.lease_until, j.idempotency_key::text AS idempotency_key, j.dedupe_key, j.last_error,
           j.result, j.created_at, j.cancel_requested, j.order_key, j.claim_id, j.headers, j.snoozes,
           (EXTRACT(EPOCH FROM statement_timestamp() - picked.due_at) * 1000000)::bigint AS waited_us,
-          j.has_parents, j.has_children
+          j.has_parents, j.has_children, j.key_rate, j.key_rate_ms
 
 -- name: heartbeat
 UPDATE {table}
@@ -483,9 +483,11 @@ SELECT queue FROM {queues_table} WHERE paused ORDER BY queue
 -- Under the queue's claim lock, in a statement of its own (READ COMMITTED: it sees every
 -- claim committed before the lock was granted): the jobs claimed from the queue in the
 -- last per_ms milliseconds, and how long until the oldest of those claims leaves the
--- window (milliseconds; NULL when there is none).
+-- window (milliseconds; NULL when there is none); now: this statement's time, from which
+-- a claim of jobs with a key rate starts their leases (docs/control.md).
 SELECT COALESCE(sum(n), 0) AS used,
-       EXTRACT(EPOCH FROM min(claimed_at) - statement_timestamp()) * 1000 + %(per_ms)s AS wait_ms
+       EXTRACT(EPOCH FROM min(claimed_at) - statement_timestamp()) * 1000 + %(per_ms)s AS wait_ms,
+       statement_timestamp() AS now
 FROM {rates_table}
 WHERE queue = %(queue)s
   AND claimed_at > statement_timestamp() - %(per_ms)s * interval '1 millisecond'
@@ -500,6 +502,27 @@ INSERT INTO {rates_table} (queue, claimed_at, n) VALUES (%(queue)s, statement_ti
 DELETE FROM {rates_table}
 WHERE queue = %(queue)s
   AND claimed_at <= statement_timestamp() - %(per_ms)s * interval '1 millisecond'
+
+-- name: key_admit
+-- Rate limits per key (key_rate): the jobs of one key this claim admits, under the key's
+-- lock, after rate_window counted the key's window: their leases start at that count's
+-- time (bound: rate_window's now plus the lease), so a job's start is never earlier than
+-- the count that admitted it and never later than the rate_record that logs it
+-- (docs/control.md: why that keeps the limit). Fenced by this claim's token.
+UPDATE {table}
+SET lease_until = %(lease_until)s::timestamptz, run_at = %(lease_until)s::timestamptz
+WHERE id = ANY(%(ids)s::bigint[]) AND claim_id = %(claim_id)s::bigint AND status = 'running'
+
+-- name: key_defer
+-- The jobs of one key this claim took but the key's window had no room for: back to
+-- pending as they were before the claim (the attempt it added taken back: the claim has
+-- not committed, so no holder ever saw that attempt, and the new token stays), due when
+-- the window has room. A deferred job stays its key's head: while it is pending, no later
+-- job of its key is claimable. Fenced by this claim's token.
+UPDATE {table}
+SET status = 'pending', attempt = attempt - 1, lease_until = NULL,
+    run_at = statement_timestamp() + %(delay_ms)s * interval '1 millisecond'
+WHERE id = ANY(%(ids)s::bigint[]) AND claim_id = %(claim_id)s::bigint AND status = 'running'
 
 -- ==== dashboard and workers ====
 
@@ -622,10 +645,10 @@ WHERE id = %(id)s AND status = 'pending'
 -- name: enqueue_control
 -- enqueue_dedupe with the window's end (dedupe_ms > 0) or a debounce key.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, dedupe_key,
-                     order_key, key_limit, dedupe_until, debounce_key, headers)
+                     order_key, key_limit, key_rate, key_rate_ms, dedupe_until, debounce_key, headers)
 VALUES (%(queue)s, %(payload)s::json, %(priority)s, %(max_attempts)s,
         COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond'),
-        %(idempotency_key)s::uuid, %(dedupe_key)s, %(order_key)s, %(key_limit)s,
+        %(idempotency_key)s::uuid, %(dedupe_key)s, %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s,
         CASE WHEN %(dedupe_ms)s > 0
              THEN statement_timestamp() + %(dedupe_ms)s * interval '1 millisecond' END,
         %(debounce_key)s, %(headers)s)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, overload
 
 from ._core.arguments import MAX_KEY_CONCURRENCY
-from ._core.checks import integer, seconds
+from ._core.checks import integer, rate, seconds
 from ._core.checks import queue_limits as queue_limits_checked
 from ._core.checks import rate_limits as rate_limits_checked
 from ._core.job import Job
@@ -55,6 +55,8 @@ class Task:
     pass_job: bool = False
     #: the ``key_concurrency`` of its jobs enqueued with a ``key`` (None: 1, strict order)
     key_concurrency: int | None = None
+    #: the ``key_rate`` ``(N, per)`` of its jobs enqueued with a ``key`` (None: no rate)
+    key_rate: tuple[int, float] | None = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run the function here and now (no queue)."""
@@ -81,7 +83,8 @@ class Task:
         **options: Any,
     ) -> int:
         """Enqueue with :meth:`Queue.enqueue` options (``delay``, ``run_at``, ``priority``,
-        ``dedupe_key``, ``key``, ``key_concurrency``, ``conn`` …) overriding the task's own.
+        ``dedupe_key``, ``key``, ``key_concurrency``, ``key_rate``, ``conn`` …) overriding
+        the task's own.
         :meth:`defer` passes its keywords to the function, so a per-key call is
         ``task.enqueue(args, kwargs, key="customer-42")``."""
         return self.app.enqueue(self.name, args, kwargs, **options)
@@ -217,6 +220,7 @@ class App:
         timeout: float | None = None,
         pass_job: bool = False,
         key_concurrency: int | None = None,
+        key_rate: tuple[int, float] | None = None,
     ) -> Callable[[Callable[..., Any]], Task]: ...
 
     def task(
@@ -230,16 +234,20 @@ class App:
         timeout: float | None = None,
         pass_job: bool = False,
         key_concurrency: int | None = None,
+        key_rate: tuple[int, float] | None = None,
     ) -> Task | Callable[[Callable[..., Any]], Task]:
         """Register *fn* as a task (``@app.task`` or ``@app.task(queue=...)``). The name is
         ``module.function`` unless given. A *timeout* that is not a number of seconds
         above 0 and at most ten years raises :class:`ConfigurationError` here, as does a
         *key_concurrency* (the N of the task's calls enqueued with a ``key``) that is not
-        1 to 10,000."""
+        1 to 10,000, or a *key_rate* (``(N, per)``: at most N of the task's calls of one
+        ``key`` start in any window of *per* seconds) that is not a good pair."""
         if timeout is not None:
             timeout = seconds(timeout, "timeout", strict=True)
         if key_concurrency is not None:
             integer(key_concurrency, "key_concurrency", 1, MAX_KEY_CONCURRENCY)
+        if key_rate is not None:
+            key_rate = rate(key_rate, "key_rate")
 
         def register(f: Callable[..., Any]) -> Task:
             task_name = name or f"{f.__module__}.{f.__qualname__}"
@@ -255,6 +263,7 @@ class App:
                 timeout,
                 pass_job,
                 key_concurrency,
+                key_rate,
             )
             self.tasks[task_name] = t
             return t
@@ -346,6 +355,8 @@ class App:
             options.setdefault("priority", task.priority)
             if options.get("key") is not None and task.key_concurrency is not None:
                 options.setdefault("key_concurrency", task.key_concurrency)
+            if options.get("key") is not None and task.key_rate is not None:
+                options.setdefault("key_rate", task.key_rate)
         payload = {"task": name, "args": list(args), "kwargs": dict(kwargs or {})}
         return payload, options
 

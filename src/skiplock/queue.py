@@ -179,6 +179,7 @@ class Queue(Session):
         dedupe_key: str | None = None,
         key: str | None = None,
         key_concurrency: int | None = None,
+        key_rate: tuple[int, float] | None = None,
         headers: Mapping[str, str] | None = None,
         dedupe_for: float | None = None,
         debounce: float | None = None,
@@ -197,7 +198,11 @@ class Queue(Session):
         time (docs/worker.md, "Per-key order"): the next is claimable only once the
         previous is done, failed or cancelled. With ``key_concurrency=N`` as well, this job
         starts once every earlier job of its key has started and fewer than N jobs of its
-        key run. Enqueues of one key wait for each other's transactions.
+        key run. Enqueues of one key wait for each other's transactions. With
+        ``key_rate=(N, per)`` as well, at most N jobs of its key start (are returned by a
+        claim) in any window of *per* seconds, across every worker, on the database's
+        clock (docs/control.md, "Rate limits per key"); without ``key``, or with a bad
+        pair, :class:`~skiplock.ConfigurationError` and nothing is written.
 
         ``headers`` (text to text, at most 8 KiB as JSON) travel with the job and come
         back as ``job.headers``: trace context (docs/observability.md), a request id. A
@@ -231,6 +236,7 @@ class Queue(Session):
                     dedupe_key=dedupe_key,
                     key=key,
                     key_concurrency=key_concurrency,
+                    key_rate=key_rate,
                     headers=headers,
                     dedupe_for=dedupe_for,
                     debounce=debounce,
@@ -252,6 +258,7 @@ class Queue(Session):
         max_attempts: int = 5,
         key: str | None = None,
         key_concurrency: int | None = None,
+        key_rate: tuple[int, float] | None = None,
         headers: Mapping[str, str] | None = None,
         dedupe_keys: Sequence[str | None] | None = None,
         dedupe_for: float | None = None,
@@ -262,8 +269,9 @@ class Queue(Session):
     ) -> list[int]:
         """Add many jobs with the same options in one statement; return their ids in order.
         With ``key``, all of them share it and start in the order given, one at a time
-        (or up to ``key_concurrency`` at once). ``headers``, as for :meth:`enqueue`, are
-        given to every job of the batch.
+        (or up to ``key_concurrency`` at once), and ``key_rate`` holds for them as for
+        :meth:`enqueue`. ``headers``, as for :meth:`enqueue`, are given to every job of
+        the batch.
 
         ``dedupe_keys`` (one key, or None, per payload) makes each keyed item an
         :meth:`enqueue` with that ``dedupe_key`` (and ``dedupe_for`` or ``debounce``), one
@@ -283,6 +291,7 @@ class Queue(Session):
                     max_attempts=max_attempts,
                     key=key,
                     key_concurrency=key_concurrency,
+                    key_rate=key_rate,
                     headers=headers,
                     dedupe_for=dedupe_for,
                     debounce=debounce,

@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any, TypedDict
 
 from ..errors import ConfigurationError
-from .checks import integer, milliseconds, queue_names, run_at_or_delay, text
+from .checks import integer, milliseconds, queue_names, rate, run_at_or_delay, text
 from .job import STATUSES
 
 __all__ = [
@@ -52,6 +52,7 @@ class _EnqueueShared(TypedDict, total=False):
     max_attempts: int
     key: str | None
     key_concurrency: int | None
+    key_rate: tuple[int, float] | None
     headers: Mapping[str, str] | None
     dedupe_for: float | None
     debounce: float | None
@@ -105,6 +106,8 @@ class EnqueueOptions:
     after: tuple[int, ...] | None = None
     #: ``after_failure="run"``: run once the parents end, whatever their end
     run_after_failure: bool = False
+    #: ``key_rate=(N, per)``: N and per in milliseconds (None: no rate for the key)
+    key_rate: tuple[int, int] | None = None
 
     @classmethod
     def check(
@@ -117,6 +120,7 @@ class EnqueueOptions:
         delay: object = None,
         key: object = None,
         key_concurrency: object = None,
+        key_rate: object = None,
         dedupe_key: object = None,
         headers: object = None,
         dedupe_for: object = None,
@@ -127,7 +131,8 @@ class EnqueueOptions:
     ) -> EnqueueOptions:
         """The public method's keywords (None: not given), checked. Raises
         :class:`ConfigurationError` for a value out of range or of the wrong type, for
-        ``run_at`` with ``delay``, for ``key_concurrency`` without ``key``, and for
+        ``run_at`` with ``delay``, for ``key_concurrency`` or ``key_rate`` without
+        ``key``, for a ``key_rate`` that is not a pair ``(N, per)``, and for
         *headers* that are not a mapping of text to text within
         :data:`MAX_HEADERS_BYTES`; ``dedupe_for`` and ``debounce`` need ``dedupe_key``,
         not each other, and ``debounce`` (which sets the due time) neither ``run_at`` nor
@@ -156,6 +161,7 @@ class EnqueueOptions:
             debounce_ms=debounce_ms,
             after=parents,
             run_after_failure=after_failure == "run",
+            key_rate=_key_rate(key, key_rate),
         )
 
     def params(self) -> dict[str, Any]:
@@ -170,6 +176,8 @@ class EnqueueOptions:
             "order_key": self.order_key,
             "key_limit": self.key_limit,
             "headers": self.headers,
+            "key_rate": None if self.key_rate is None else self.key_rate[0],
+            "key_rate_ms": None if self.key_rate is None else self.key_rate[1],
         }
 
 
@@ -242,6 +250,20 @@ def _key_limit(key: object, key_concurrency: object) -> int | None:
     if key is None:
         raise ConfigurationError("key_concurrency limits the jobs of one key: pass key=... with it")
     return None if n == 1 else n
+
+
+def _key_rate(key: object, key_rate: object) -> tuple[int, int] | None:
+    """``key_rate=(N, per)`` as stored: N and *per* in milliseconds (None when not
+    given); :class:`ConfigurationError` for a bad pair (:func:`~.checks.rate`) or one
+    without a key (it would limit nothing)."""
+    if key_rate is None:
+        return None
+    n, per = rate(key_rate, "key_rate")
+    if key is None:
+        raise ConfigurationError(
+            "key_rate limits how fast the jobs of one key start: pass key=... with it"
+        )
+    return n, max(1, round(per * 1000))
 
 
 def _after(

@@ -227,6 +227,8 @@ def _claim(
     free = [m for m in names if m not in limits and m not in rates]
     if free and len(rows) < n:
         rows += yield from d.claim(free, n - len(rows), lease_ms, token)
+    if any(row.get("key_rate") is not None for row in rows):
+        rows = yield from _admit(d, rows, lease_ms, token, waits)
     jobs = Claimed()
     jobs.retry_in = min(waits) if waits else None
     parented = []  # jobs enqueued with after=[...] (or not known not to be)
@@ -257,6 +259,30 @@ def _claim(
             if job.id in stored:
                 job.parent_results = {p: loads(r, "result") for p, r in stored[job.id].items()}
     return jobs
+
+
+def _admit(
+    d: Dialect, rows: list[dict[str, Any]], lease_ms: int, token: int, waits: list[float]
+) -> Op[list[dict[str, Any]]]:
+    """The claimed *rows*, but for the jobs of a key with a ``key_rate`` its window has no
+    room for: those go back to pending, due when it has (``Dialect.admit_keyed``, one key
+    at a time, in sorted order; the seconds until then are added to *waits*). A key's
+    rate is its first claimed job's. A claim without such a job never gets here: it
+    costs no statement more."""
+    keyed: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        if row.get("key_rate") is not None and row.get("order_key") and row["status"] == "running":
+            keyed.setdefault(str(row["order_key"]), []).append(row)
+    kept: set[int] = set()
+    for key in sorted(keyed):
+        group = sorted(keyed[key], key=lambda r: int(r["id"]))
+        rate = (int(group[0]["key_rate"]), int(group[0]["key_rate_ms"]))
+        admitted, wait = yield from d.admit_keyed(key, group, rate, lease_ms, token)
+        kept.update(int(r["id"]) for r in admitted)
+        if wait is not None:
+            waits.append(wait)
+    held = {int(r["id"]) for group in keyed.values() for r in group} - kept
+    return [row for row in rows if int(row["id"]) not in held]
 
 
 def _job(job: object) -> Job:
