@@ -166,6 +166,7 @@ BOTH_APIS = {
     "test_headers",
     "test_pause",
     "test_rate_limit",
+    "test_key_rate",
     "test_observe",
     "test_workflows",
 }

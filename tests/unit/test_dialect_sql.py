@@ -45,6 +45,8 @@ SAMPLE: dict[str, Any] = {
     "idempotency_key": "6f1c4a36-2a4b-4c59-9a55-2b0f3b9a1c10",
     "order_key": "customer-42",
     "key_limit": 3,
+    "key_rate": 10,
+    "key_rate_ms": 1000,
     "headers": '{"traceparent":"00-ab"}',
     "dedupe_key": "report-42",
     "id": 7,

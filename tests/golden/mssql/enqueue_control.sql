@@ -1,13 +1,13 @@
 -- enqueue_dedupe with the window's end (dedupe_ms > 0) or a debounce key; a duplicate
 -- active dedupe_key is handled as there (no row, or 2601/2627).
 INSERT INTO [skiplock_jobs] (queue, payload, priority, max_attempts, run_at, idempotency_key,
-                     dedupe_key, order_key, key_limit, dedupe_until, debounce_key, headers)
+                     dedupe_key, order_key, key_limit, key_rate, key_rate_ms, dedupe_until, debounce_key, headers)
 OUTPUT inserted.id
 SELECT %(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
        COALESCE(CAST(%(run_at)s AS DATETIME2(6)),
                 DATEADD(MILLISECOND, %(delay_rem_ms)s,
                         DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME()))),
-       %(idempotency_key)s, %(dedupe_key)s, %(order_key)s, %(key_limit)s,
+       %(idempotency_key)s, %(dedupe_key)s, %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s,
        CASE WHEN %(dedupe_ms)s > 0
             THEN DATEADD(MILLISECOND, %(dedupe_rem_ms)s,
                          DATEADD(SECOND, %(dedupe_s)s, SYSUTCDATETIME())) END,

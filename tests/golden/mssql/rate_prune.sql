@@ -1,5 +1,3 @@
 -- The queue's claims that have left the window are counted by no claim again.
 DELETE FROM [skiplock_jobs_rates]
 WHERE queue = %(queue)s AND claimed_at <= DATEADD(MILLISECOND, -%(per_ms)s, SYSUTCDATETIME())
-
--- ==== dashboard and workers ====

@@ -1,7 +1,8 @@
 SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_key,
        dedupe_key, last_error, result, created_at, cancel_requested, order_key, snoozes,
        UTC_TIMESTAMP(6) AS db_now, headers,
-       TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us, has_parents
+       TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us, has_parents,
+       key_rate, key_rate_ms
 FROM `skiplock_jobs` AS c
 WHERE claimable = 1 AND queue IN (%(queues)s) AND run_at <= UTC_TIMESTAMP(6)
   AND NOT EXISTS (SELECT 1 FROM `skiplock_jobs_queues` AS p WHERE p.queue = c.queue AND p.paused = 1)

@@ -2,5 +2,3 @@
 DELETE FROM `skiplock_jobs_rates`
 WHERE queue = %(queue)s
   AND claimed_at <= TIMESTAMPADD(MICROSECOND, %(per_ms)s * -1000, UTC_TIMESTAMP(6))
-
--- ==== dashboard and workers ====

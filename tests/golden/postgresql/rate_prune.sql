@@ -2,5 +2,3 @@
 DELETE FROM "skiplock_jobs_rates"
 WHERE queue = %(queue)s
   AND claimed_at <= statement_timestamp() - %(per_ms)s * interval '1 millisecond'
-
--- ==== dashboard and workers ====
