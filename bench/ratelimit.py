@@ -11,6 +11,14 @@ Printed: the most claims any window of ``per`` seconds holds (must be at most ``
 the span from the first claim to the last (the ideal is ``(jobs / rate - 1) * per`` when
 the first window starts full: 19 s for 1,000 jobs at 50 a second), and the wall time from
 the workers' start to the last job done.
+
+    python bench/ratelimit.py --backend postgresql --per-key --keys 4 --jobs 200 --rate 10
+
+``--per-key``: no queue limit; the jobs are spread over ``--keys`` keys, each enqueued
+with ``key=``, ``key_concurrency=--concurrency`` and ``key_rate=(rate, per)``, and the
+workers claim no jobs ahead (``prefetch=0``). Printed per key: the most starts (claim
+times) any window holds, and the span of its starts (ideal ``(jobs per key / rate - 1) *
+per``).
 """
 
 from __future__ import annotations
@@ -31,14 +39,24 @@ URLS = {
 }
 
 
-def work(url: str, limits: dict[str, tuple[int, float]], concurrency: int, out: mp.Queue) -> None:  # type: ignore[type-arg]
+def work(
+    url: str,
+    limits: dict[str, tuple[int, float]],
+    concurrency: int,
+    out: mp.Queue,  # type: ignore[type-arg]
+    per_key: bool = False,
+) -> None:
     q = skiplock.connect(url, table=TABLE, rate_limits=limits)
 
     def handler(job: skiplock.Job) -> None:
         assert job.lease_until is not None
-        out.put((job.lease_until - timedelta(seconds=LEASE)).timestamp())
+        out.put((job.key, (job.lease_until - timedelta(seconds=LEASE)).timestamp()))
 
-    w = skiplock.Worker(q, handler, queues=["api"], concurrency=concurrency, lease=LEASE)
+    # per key: a job claimed ahead would start later than its admission (docs/control.md)
+    prefetch = 0 if per_key else None
+    w = skiplock.Worker(
+        q, handler, queues=["api"], concurrency=concurrency, lease=LEASE, prefetch=prefetch
+    )
     w.run(install_signals=False)
 
 
@@ -61,24 +79,40 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=1000)
     ap.add_argument("--rate", type=int, default=50)
     ap.add_argument("--per", type=float, default=1.0)
+    ap.add_argument("--per-key", action="store_true", help="key_rate per key, not per queue")
+    ap.add_argument("--keys", type=int, default=4, help="keys of --per-key")
     args = ap.parse_args()
     url = args.url or URLS[args.backend]
-    limits = {"api": (args.rate, args.per)}
+    limits = {} if args.per_key else {"api": (args.rate, args.per)}
 
     q = skiplock.connect(url, table=TABLE, rate_limits=limits)
     q.uninstall()
     q.install()
-    q.enqueue_many([{"n": i} for i in range(args.jobs)], queue="api")
+    if args.per_key:
+        for k in range(args.keys):
+            q.enqueue_many(
+                [{"n": i} for i in range(args.jobs // args.keys)],
+                queue="api",
+                key=f"customer-{k}",
+                key_concurrency=args.concurrency,
+                key_rate=(args.rate, args.per),
+            )
+        args.jobs = args.jobs // args.keys * args.keys
+    else:
+        q.enqueue_many([{"n": i} for i in range(args.jobs)], queue="api")
     ctx = mp.get_context("spawn")
     out: mp.Queue = ctx.Queue()  # type: ignore[type-arg]
     procs = [
-        ctx.Process(target=work, args=(url, limits, args.concurrency, out), daemon=True)
+        ctx.Process(
+            target=work, args=(url, limits, args.concurrency, out, args.per_key), daemon=True
+        )
         for _ in range(args.processes)
     ]
     start = time.monotonic()
     for p in procs:
         p.start()
-    times = [out.get(timeout=600) for _ in range(args.jobs)]
+    got = [out.get(timeout=600) for _ in range(args.jobs)]
+    times = [t for _, t in got]
     while q.stats("api").done < args.jobs:
         time.sleep(0.05)
     wall = time.monotonic() - start
@@ -88,6 +122,9 @@ def main() -> None:
         p.join(10)
     span = max(times) - min(times)
     first = datetime.fromtimestamp(min(times)).strftime("%H:%M:%S.%f")
+    if args.per_key:
+        report_keys(q, args, got, wall)
+        return
     print(
         f"{q.ping().product} {'.'.join(map(str, q.ping().version))}: {args.processes} "
         f"processes x {args.concurrency} slots, {args.jobs} jobs, rate_limits (N={args.rate}, "
@@ -96,6 +133,29 @@ def main() -> None:
     print(f"  most claims in any {args.per:g} s window: {most_in_a_window(times, args.per)}")
     ideal = (args.jobs / args.rate - 1) * args.per
     print(f"  first claim {first}, last {span:.2f} s later (ideal {ideal:.2f} s)")
+    print(f"  wall time, workers started to last job done: {wall:.2f} s")
+    q.uninstall()
+    q.close()
+
+
+def report_keys(
+    q: skiplock.Queue, args: argparse.Namespace, got: list[tuple[str, float]], wall: float
+) -> None:
+    server = q.ping()
+    print(
+        f"{server.product} {'.'.join(map(str, server.version))}: {args.processes} processes x "
+        f"{args.concurrency} slots (prefetch 0), {args.jobs} jobs over {args.keys} keys, "
+        f"key_rate (N={args.rate}, per={args.per:g} s) each"
+    )
+    ideal = (args.jobs / args.keys / args.rate - 1) * args.per
+    for key in sorted({k for k, _ in got}):
+        times = [t for k, t in got if k == key]
+        span = max(times) - min(times)
+        most = most_in_a_window(times, args.per)
+        print(
+            f"  {key}: most starts in any {args.per:g} s window {most}, span {span:.2f} s "
+            f"(ideal {ideal:.2f} s)"
+        )
     print(f"  wall time, workers started to last job done: {wall:.2f} s")
     q.uninstall()
     q.close()

@@ -27,7 +27,7 @@ def doc_env(url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def test_the_examples_run_as_written(doc_env: None) -> None:
-    assert len(BLOCKS) == 3
+    assert len(BLOCKS) == 4
     for index, code in enumerate(BLOCKS, 1):
         namespace: dict[str, Any] = {"__name__": "docs_example"}
         try:

@@ -29,7 +29,7 @@ def test_threads_racing_on_one_key_never_exceed_its_rate(make_queue: MakeQueue) 
         [{"n": i} for i in range(25)], key="cust-1", key_concurrency=25, key_rate=(10, 1.0)
     )
     other = q.enqueue_many(
-        [{"n": i} for i in range(5)], key="cust-2", key_concurrency=5, key_rate=(10, 1.0)
+        [{"n": i} for i in range(3)], key="cust-2", key_concurrency=3, key_rate=(10, 1.0)
     )
     free = q.enqueue_many([{"n": i} for i in range(20)])
     starts: dict[int, datetime] = {}
@@ -43,7 +43,7 @@ def test_threads_racing_on_one_key_never_exceed_its_rate(make_queue: MakeQueue) 
                 for job in jobs:
                     assert job.id not in starts  # never handed out twice
                     starts[job.id] = claimed_at(job)
-                if len(starts) == 50:
+                if len(starts) == 48:
                     return
             if not jobs:
                 time.sleep(0.002)
@@ -55,7 +55,7 @@ def test_threads_racing_on_one_key_never_exceed_its_rate(make_queue: MakeQueue) 
     for t in threads:
         t.join(60)
     took = time.monotonic() - begun
-    assert len(starts) == 50
+    assert len(starts) == 48
     key_times = [starts[i] for i in ids]
     # Never more than the limit. (A full window is not promised: a key's jobs are claimed
     # one a claim, each after the previous claim of the key committed, which on a loaded
@@ -66,9 +66,10 @@ def test_threads_racing_on_one_key_never_exceed_its_rate(make_queue: MakeQueue) 
     assert took < 10.0, took
     # the key's order: its jobs started in the order they were enqueued
     assert sorted(ids, key=lambda i: starts[i]) == ids
-    # other keys and keyless jobs were not held back behind cust-1
-    first = min(starts.values())
-    assert all((starts[i] - first).total_seconds() < 0.9 for i in [*other, *free])
+    # other keys and keyless jobs were not held back behind cust-1: each started before
+    # cust-1's eleventh start, which its limit put a second after its first
+    eleventh = sorted(key_times)[10]
+    assert all(starts[i] < eleventh for i in [*other, *free])
     # a job held back used no attempt: each ran at its first
     assert {q.get(i).attempt for i in ids} == {1}
 
@@ -184,5 +185,5 @@ def test_workers_start_a_keys_jobs_at_its_rate(
     assert span >= 2.0, span
     assert took < 10.0, took
     assert sorted(ids, key=lambda i: starts[i]) == ids
-    first = min(starts.values())
-    assert all((starts[i] - first).total_seconds() < 0.9 for i in free)
+    eleventh = sorted(key_times)[10]
+    assert all(starts[i] < eleventh for i in free)  # not held back behind the key
