@@ -118,6 +118,31 @@ def test_enqueue_with_a_key_and_its_concurrency(
     assert q.stats(queues="q").pending == 2  # nothing written by the refused ones
 
 
+def test_enqueue_with_a_key_rate(
+    make_queue: MakeQueue, url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    q = make_queue()
+    q.install()
+    where = ["--url", url, "--table", str(q.table), "--queue", "q"]
+    ids = []
+    for n in range(3):
+        args = ["enqueue", "t", str(n), "--key", "k", "--key-concurrency", "3"]
+        code, out, _ = cli(capsys, *args, "--key-rate", "2/30", *where)
+        assert code == 0
+        ids.append(int(out))
+    started = []
+    for _ in range(5):
+        started += [j.id for j in q.claim(queues="q", limit=10)]
+    assert started == ids[:2]  # the third waits for the key's window
+    for bad, says in [("2", "N/PER"), ("x/1", "N/PER"), ("0/1", "key_rate"), ("2/0", "key_rate")]:
+        code, _, err = cli(capsys, "enqueue", "t", "--key", "k", "--key-rate", bad, *where)
+        assert code == EXIT_CODES["config"] and says in err, (bad, err)
+    code, _, err = cli(capsys, "enqueue", "t", "--key-rate", "2/1", *where)
+    assert code == EXIT_CODES["config"] and "key=" in err
+    s = q.stats(queues="q")
+    assert (s.pending + s.scheduled, s.running) == (1, 2)  # nothing written by the refused
+
+
 def test_errors_have_exit_codes_and_never_show_the_password(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

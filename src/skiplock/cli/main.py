@@ -117,6 +117,8 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
             options = {k: defaults[k] if v is None else v for k, v in options.items()}
             if args.key is not None and args.key_concurrency is None:
                 args.key_concurrency = task.key_concurrency
+            if args.key is not None and args.key_rate is None:
+                args.key_rate = task.key_rate
         kwargs = json_arg(args.kwargs, "--kwargs") if args.kwargs else {}
         if not isinstance(kwargs, dict):
             raise ConfigurationError('--kwargs must be a JSON object, e.g. \'{"to": "ada"}\'')
@@ -128,6 +130,7 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
     defaults = {"queue": "default", "priority": 0, "max_attempts": 5}
     options = {k: defaults[k] if v is None else v for k, v in options.items()}
     options["key_concurrency"] = args.key_concurrency
+    options["key_rate"] = _key_rate(args.key_rate)
     job_id = cli_queue(args).enqueue(
         payload, delay=args.delay, dedupe_key=args.dedupe_key, key=args.key, **options
     )
@@ -345,7 +348,29 @@ def _add_enqueue(add: Add) -> None:
         type=int,
         help="with --key: up to N jobs of the key at once (default: the task's, else 1)",
     )
+    p.add_argument(
+        "--key-rate",
+        metavar="N/PER",
+        help="with --key: at most N jobs of the key start in any PER seconds, e.g. 10/1 "
+        "(default: the task's)",
+    )
     p.set_defaults(fn=cmd_enqueue)
+
+
+def _key_rate(value: object) -> object:
+    """``--key-rate N/PER`` as the pair ``enqueue`` checks (a task's pair as it is)."""
+    if not isinstance(value, str):
+        return value
+    n, sep, per = value.partition("/")
+    try:
+        if not sep:
+            raise ValueError
+        return (int(n), float(per))
+    except ValueError:
+        raise ConfigurationError(
+            f"--key-rate must be N/PER (at most N starts of the key in any PER seconds), "
+            f"e.g. 10/1; not {value!r:.80}"
+        ) from None
 
 
 def _add_worker(add: Add) -> None:
