@@ -80,8 +80,12 @@ def test_a_claim_admits_the_room_left_and_says_when_there_is_more(
     q = make_queue()
     with q.transaction() as tx:  # a Transaction's enqueue takes it too
         first_id = tx.enqueue({"n": 0}, key="k", key_concurrency=10, key_rate=(3, 0.8))
-    ids = [first_id, *q.enqueue_many([{"n": i} for i in range(1, 6)], key="k",
-                                     key_concurrency=10, key_rate=(3, 0.8))]
+    ids = [
+        first_id,
+        *q.enqueue_many(
+            [{"n": i} for i in range(1, 6)], key="k", key_concurrency=10, key_rate=(3, 0.8)
+        ),
+    ]
     got: list[skiplock.Job] = []
     last = None
     while len(got) < 3:
