@@ -500,6 +500,10 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
             yield self.stmt("count_pruned", {"deleted": n}, ROWCOUNT)
             if "deps_prune" in self.sql:  # the edges of pruned children (workflows)
                 yield self.stmt("deps_prune", None, ROWCOUNT)
+        if n < int(params["limit"]) and "rates_forget" in self.sql:  # a prune's last batch
+            # Rate records a claim of their queue or key never pruned (a key not seen
+            # again): every window is a week at most.
+            yield self.stmt("rates_forget", None, ROWCOUNT)
         return n
 
     def enqueue_tick(

@@ -495,6 +495,12 @@ SET status = 'pending', attempt = attempt - 1, lease_until = NULL,
     run_at = DATEADD(MILLISECOND, %(delay_rem_ms)s, DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME()))
 WHERE id IN (%(ids)s) AND claim_id = CAST(%(claim_id)s AS BIGINT) AND status = 'running'
 
+-- name: rates_forget
+-- In a prune's last batch: rate records older than the longest window (a week), which no
+-- claim counts again; a claim prunes only its own queue's or key's, so a key never claimed
+-- again would keep its records without this.
+DELETE FROM {rates_table} WHERE claimed_at < DATEADD(DAY, -7, SYSUTCDATETIME())
+
 -- ==== dashboard and workers ====
 
 -- name: worker_register

@@ -499,6 +499,12 @@ SET status = 'pending', attempt = attempt - 1, lease_until = NULL,
     run_at = TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))
 WHERE id IN (%(ids)s) AND claim_id = %(claim_id)s AND status = 'running'
 
+-- name: rates_forget
+-- In a prune's last batch: rate records older than the longest window (a week), which no
+-- claim counts again; a claim prunes only its own queue's or key's, so a key never claimed
+-- again would keep its records without this.
+DELETE FROM {rates_table} WHERE claimed_at < TIMESTAMPADD(DAY, -7, UTC_TIMESTAMP(6))
+
 -- ==== dashboard and workers ====
 
 -- name: worker_register

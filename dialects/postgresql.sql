@@ -524,6 +524,12 @@ SET status = 'pending', attempt = attempt - 1, lease_until = NULL,
     run_at = statement_timestamp() + %(delay_ms)s * interval '1 millisecond'
 WHERE id = ANY(%(ids)s::bigint[]) AND claim_id = %(claim_id)s::bigint AND status = 'running'
 
+-- name: rates_forget
+-- In a prune's last batch: rate records older than the longest window (a week), which no
+-- claim counts again; a claim prunes only its own queue's or key's, so a key never claimed
+-- again would keep its records without this.
+DELETE FROM {rates_table} WHERE claimed_at < statement_timestamp() - interval '7 days'
+
 -- ==== dashboard and workers ====
 
 -- name: worker_register

@@ -13,7 +13,7 @@ import pytest
 
 import skiplock
 from conformance.aio_view import Loop, SyncView
-from conformance.conftest import wait_until
+from conformance.conftest import rows_in, wait_until
 from skiplock import Worker
 from skiplock._worker.services.retention import DEFAULT_RETENTION, Retention
 
@@ -135,3 +135,18 @@ def test_one_worker_prunes_at_a_time(queue: skiplock.Queue) -> None:
 def test_bad_retention_is_a_configuration_error(queue: skiplock.Queue, bad: object) -> None:
     with pytest.raises(skiplock.ConfigurationError, match="retention"):
         Worker(queue, lambda job: None, retention=bad)  # type: ignore[arg-type]
+
+
+def test_a_prune_forgets_rate_records_older_than_the_longest_window(
+    queue: skiplock.Queue,
+) -> None:
+    rates = queue.dialect.quote(queue.table.rates_table)
+    queue.enqueue({"n": 1}, key="customer-1", key_rate=(5, 1.0))
+    assert len(queue.claim()) == 1  # its admission is recorded now
+    with queue.transaction() as tx:  # a key's record no claim will prune (never seen again)
+        tx.execute(
+            f"INSERT INTO {rates} (queue, claimed_at, n) VALUES ('gone', '2000-01-01 00:00:00', 1)"
+        )
+    assert rows_in(queue, rates) == 2
+    skiplock.prune(queue, older_than=3600)
+    assert rows_in(queue, rates) == 1  # the old one went; this window's stays

@@ -7,5 +7,3 @@ UPDATE [skiplock_jobs]
 SET status = 'pending', attempt = attempt - 1, lease_until = NULL,
     run_at = DATEADD(MILLISECOND, %(delay_rem_ms)s, DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME()))
 WHERE id IN (%(ids)s) AND claim_id = CAST(%(claim_id)s AS BIGINT) AND status = 'running'
-
--- ==== dashboard and workers ====

@@ -7,5 +7,3 @@ UPDATE `skiplock_jobs`
 SET status = 'pending', attempt = attempt - 1, lease_until = NULL,
     run_at = TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))
 WHERE id IN (%(ids)s) AND claim_id = %(claim_id)s AND status = 'running'
-
--- ==== dashboard and workers ====

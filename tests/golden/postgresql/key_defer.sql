@@ -7,5 +7,3 @@ UPDATE "skiplock_jobs"
 SET status = 'pending', attempt = attempt - 1, lease_until = NULL,
     run_at = statement_timestamp() + %(delay_ms)s * interval '1 millisecond'
 WHERE id = ANY(%(ids)s::bigint[]) AND claim_id = %(claim_id)s::bigint AND status = 'running'
-
--- ==== dashboard and workers ====
