@@ -106,6 +106,20 @@ def test_a_claim_admits_the_room_left_and_says_when_there_is_more(
     assert all(j.attempt == 1 for j in [*got, *later])
 
 
+def test_a_key_held_back_leaves_its_room_in_the_claim_to_others(make_queue: MakeQueue) -> None:
+    q = make_queue()
+    held = q.enqueue_many(
+        [{"n": i} for i in range(2)], key="k", key_concurrency=2, key_rate=(1, 30.0)
+    )
+    (first,) = q.claim(limit=1, lease=LEASE)
+    assert first.id == held[0]
+    other = q.enqueue({"n": "other"}, priority=5)  # after k's head in the claim's order
+    (job,) = q.claim(limit=1, lease=LEASE)  # k's next is taken, given back, and the
+    assert job.id == other  # claim takes the next job in its place
+    waiting = q.get(held[1])
+    assert waiting is not None and waiting.status == "pending" and waiting.attempt == 0
+
+
 @pytest.mark.parametrize(
     ("options", "match"),
     [

@@ -228,7 +228,15 @@ def _claim(
     if free and len(rows) < n:
         rows += yield from d.claim(free, n - len(rows), lease_ms, token)
     if any(row.get("key_rate") is not None for row in rows):
+        taken = len(rows)
         rows = yield from _admit(d, rows, lease_ms, token, waits)
+        if free and len(rows) < taken:
+            # Jobs given back left room: one more claim for it, so that a key's full window
+            # does not hold back other keys' jobs (what was given back is not due yet).
+            more = yield from d.claim(free, taken - len(rows), lease_ms, token)
+            if any(row.get("key_rate") is not None for row in more):
+                more = yield from _admit(d, more, lease_ms, token, waits)
+            rows += more
     jobs = Claimed()
     jobs.retry_in = min(waits) if waits else None
     parented = []  # jobs enqueued with after=[...] (or not known not to be)
