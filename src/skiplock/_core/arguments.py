@@ -105,6 +105,12 @@ class EnqueueOptions:
     after: tuple[int, ...] | None = None
     #: ``after_failure="run"``: run once the parents end, whatever their end
     run_after_failure: bool = False
+    #: a workflow's: the jobs get ``has_children`` as they are written, since the
+    #: workflow enqueues a child of them next, in the same transaction
+    children: bool = False
+    #: a workflow's: ``after`` names jobs this transaction wrote with ``children``
+    #: (they exist, are marked and have not ended), so they are neither locked nor read
+    own_parents: bool = False
 
     @classmethod
     def check(
