@@ -4,8 +4,8 @@
 for its last jobs. The asyncio source: ``scripts/async_to_sync`` makes ``_flow.py`` (the
 sync one) from it.
 
-May import: :mod:`skiplock._core`, :mod:`skiplock._shell.acompat` and the standard
-library (the workflow module only for the annotations).
+May import: :mod:`skiplock._shell.acompat` and the standard library (the workflow
+module only for the annotations). The queue's ``_enqueue_checked`` writes each request.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from ._core import calls
 from ._shell.acompat import sleep
 
 if TYPE_CHECKING:
@@ -25,16 +24,10 @@ __all__ = ["wait_workflow", "write_workflow"]
 def write_workflow(queue: Any, writing: _Writing, conn: Any) -> None:
     """Answer each request of *writing* (its jobs, one statement or a batch) in one
     transaction on *queue* (the caller's open one with *conn*)."""
-    d = queue.dialect
     with queue.transaction(conn=conn) as tx:
         while writing.request is not None:
             payloads, options = writing.request
-            if len(payloads) == 1:
-                call = calls.enqueue(d, payloads[0], options, tx.adapter)
-                writing.answer([queue._call(call)])
-            else:
-                many = calls.enqueue_many(d, payloads, options, tx.adapter)
-                writing.answer(queue._call(many))
+            writing.answer(queue._enqueue_checked(payloads, options, tx.adapter))
 
 
 def wait_workflow(handle: WorkflowHandle, timeout: float | None, interval: float) -> Any:

@@ -2,8 +2,8 @@
 for its last jobs. The asyncio source: ``scripts/async_to_sync`` makes ``_flow.py`` (the
 sync one) from it.
 
-May import: :mod:`skiplock._core`, :mod:`skiplock._shell.acompat` and the standard
-library (the workflow module only for the annotations).
+May import: :mod:`skiplock._shell.acompat` and the standard library (the workflow
+module only for the annotations). The queue's ``_enqueue_checked`` writes each request.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from ._core import calls
 from ._shell.acompat import asleep
 
 if TYPE_CHECKING:
@@ -23,16 +22,10 @@ __all__ = ["wait_workflow_async", "write_workflow_async"]
 async def write_workflow_async(queue: Any, writing: _Writing, conn: Any) -> None:
     """Answer each request of *writing* (its jobs, one statement or a batch) in one
     transaction on *queue* (the caller's open one with *conn*)."""
-    d = queue.dialect
     async with queue.transaction(conn=conn) as tx:
         while writing.request is not None:
             payloads, options = writing.request
-            if len(payloads) == 1:
-                call = calls.enqueue(d, payloads[0], options, tx.adapter)
-                writing.answer([await queue._call(call)])
-            else:
-                many = calls.enqueue_many(d, payloads, options, tx.adapter)
-                writing.answer(await queue._call(many))
+            writing.answer(await queue._enqueue_checked(payloads, options, tx.adapter))
 
 
 async def wait_workflow_async(
