@@ -3,6 +3,7 @@ costs to enqueue against a plain ``enqueue_many``.
 
     python bench/workflow.py                         # each database of run.py's URLS
     python bench/workflow.py --url postgresql://postgres@127.0.0.1:5432/test --runs 3
+    python bench/workflow.py --only group --table bench_wf_mine --runs 5
 
 - **chain**: ``skiplock.chain`` of ``--steps`` steps (default 100) drained by one
   ``app.worker()`` with its defaults (concurrency 4, ``poll_interval`` 1 s: on PostgreSQL
@@ -14,6 +15,9 @@ costs to enqueue against a plain ``enqueue_many``.
   members by ``enqueue_many``, then the callback with its ``--group`` edges) against
   ``Queue.enqueue_many`` of as many payloads of the same shape; rounds interleaved,
   the table emptied between them. Prints the median of each and their ratio.
+
+``--only chain|group`` runs one of the two; ``--table`` names the table (default
+``bench_workflow``; another name keeps two runs at once apart).
 
 A clock measurement: on a shared machine, trust the ratios of one run.
 """
@@ -34,9 +38,9 @@ import skiplock
 TABLE = "bench_workflow"
 
 
-def chain_latency(url: str, steps: int) -> list[float]:
+def chain_latency(url: str, steps: int, table: str) -> list[float]:
     """Seconds from each step's completion to the next step's start."""
-    app = skiplock.App(url, table=TABLE)
+    app = skiplock.App(url, table=table)
     starts: dict[int, float] = {}
     lock = threading.Lock()
 
@@ -67,9 +71,9 @@ def chain_latency(url: str, steps: int) -> list[float]:
     return gaps
 
 
-def group_enqueue(url: str, size: int, runs: int) -> tuple[list[float], list[float]]:
+def group_enqueue(url: str, size: int, runs: int, table: str) -> tuple[list[float], list[float]]:
     """Seconds to enqueue a group of *size* with a callback, and *size* by enqueue_many."""
-    app = skiplock.App(url, table=TABLE)
+    app = skiplock.App(url, table=table)
 
     @app.task
     def member(i: int) -> int:
@@ -112,25 +116,37 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--group", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--only", choices=("chain", "group"))
+    parser.add_argument("--table", default=TABLE)
     args = parser.parse_args(argv)
     for url in args.url or list(URLS.values()):
         name = skiplock.connect(url).url.masked()
-        gaps = sorted(chain_latency(url, args.steps))
-        p99 = gaps[min(len(gaps) - 1, round(0.99 * (len(gaps) - 1)))]
-        print(
-            f"{name}: chain of {args.steps}: step to step median "
-            f"{statistics.median(gaps) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms, "
-            f"max {gaps[-1] * 1000:.1f} ms",
-            flush=True,
-        )
-        workflow, plain = group_enqueue(url, args.group, args.runs)
-        w, p = statistics.median(workflow), statistics.median(plain)
-        print(
-            f"{name}: group of {args.group} + callback {w:.3f} s, enqueue_many {p:.3f} s, "
-            f"ratio {w / p:.2f} (samples {[round(x, 3) for x in workflow]} / "
-            f"{[round(x, 3) for x in plain]})",
-            flush=True,
-        )
+        if args.only != "group":
+            print_chain(name, url, args)
+        if args.only != "chain":
+            print_group(name, url, args)
+
+
+def print_chain(name: str, url: str, args: argparse.Namespace) -> None:
+    gaps = sorted(chain_latency(url, args.steps, args.table))
+    p99 = gaps[min(len(gaps) - 1, round(0.99 * (len(gaps) - 1)))]
+    print(
+        f"{name}: chain of {args.steps}: step to step median "
+        f"{statistics.median(gaps) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms, "
+        f"max {gaps[-1] * 1000:.1f} ms",
+        flush=True,
+    )
+
+
+def print_group(name: str, url: str, args: argparse.Namespace) -> None:
+    workflow, plain = group_enqueue(url, args.group, args.runs, args.table)
+    w, p = statistics.median(workflow), statistics.median(plain)
+    print(
+        f"{name}: group of {args.group} + callback {w:.3f} s, enqueue_many {p:.3f} s, "
+        f"ratio {w / p:.2f} (samples {[round(x, 3) for x in workflow]} / "
+        f"{[round(x, 3) for x in plain]})",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

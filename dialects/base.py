@@ -636,14 +636,31 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
             yield self.stmt("deps_mark", id_list, ROWCOUNT)
         return found
 
-    def depend(self, children: Sequence[int], parents: Mapping[int, str], run: bool) -> Op[None]:
+    def insert_parents(
+        self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
+    ) -> Op[list[int]]:
+        """:meth:`insert_many`, the jobs marked ``has_children`` as well: a workflow
+        enqueues a child of them next, in this transaction (no lock: no other transaction
+        sees them yet)."""
+        ids = yield from self.insert_many(common, rows, copy)
+        yield from self.mark_children(ids)
+        return ids
+
+    def mark_children(self, ids: Sequence[int]) -> Op[None]:
+        """Mark jobs this transaction wrote ``has_children`` (see :meth:`insert_parents`)."""
+        yield self.stmt("deps_mark", {"id_list": json.dumps(list(ids))}, ROWCOUNT)
+
+    def depend(
+        self, children: Sequence[int], parents: Mapping[int, str], run: bool, copy: bool = False
+    ) -> Op[None]:
         """Make the new jobs *children* wait for *parents* (their statuses as
         :meth:`lock_parents` read them): the edges, then waiting; or, when the parents
         already ended, due (left pending), or cancelled at once naming the parent that
         failed (unless *run*). Those not cancelled are marked ``has_parents``, so that
-        their claim reads the parents' results."""
+        their claim reads the parents' results. *copy*: the driver can run
+        :class:`~skiplock._core.ops.Copy`."""
         edges = [(c, p) for c in children for p in parents]
-        yield self.stmt("deps_add", {"edges": json.dumps(edges), "run": run}, ROWCOUNT)
+        yield from self.add_edges(edges, run, copy)
         ids = json.dumps(list(children))
         blocker = None if run else _blocker(parents.items())
         if blocker is not None:
@@ -651,6 +668,10 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         else:
             hold = not all(s in _ENDED if run else s == "done" for s in parents.values())
             yield self.stmt("deps_hold", {"id_list": ids, "hold": hold}, ROWCOUNT)
+
+    def add_edges(self, edges: Sequence[tuple[int, int]], run: bool, copy: bool) -> Op[None]:
+        """Write the ``(child, parent)`` *edges* (:meth:`depend`)."""
+        yield self.stmt("deps_add", {"edges": json.dumps(edges), "run": run}, ROWCOUNT)
 
     def settle(self, ended: Sequence[int]) -> Op[None]:
         """In the transaction where the jobs *ended* became done, failed or cancelled:
@@ -719,10 +740,12 @@ _ENDED = frozenset({"done", "failed", "cancelled"})
 
 def _blocker(parents: Iterable[tuple[int, str]]) -> str | None:
     """The ``last_error`` of a child one of whose *parents* failed or was cancelled."""
-    for parent, status in sorted(parents):
-        if status in ("failed", "cancelled"):
-            return f"parent job {parent} ended {status}"
-    return None
+    # the lowest such id (no sort of them all: a chord's callback has 10,000 parents)
+    bad = [(parent, status) for parent, status in parents if status in ("failed", "cancelled")]
+    if not bad:
+        return None
+    parent, status = min(bad)
+    return f"parent job {parent} ended {status}"
 
 
 def split_statements(block: str) -> list[str]:

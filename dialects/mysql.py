@@ -248,8 +248,20 @@ class MySQLDialect(BaseDialect):
     def insert_many(
         self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
     ) -> Op[list[int]]:
+        return (yield from self._insert_rows(common, rows, None))
+
+    def insert_parents(
+        self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
+    ) -> Op[list[int]]:
+        # The mark goes in with the rows (no UPDATE of every row after them).
+        return (yield from self._insert_rows(common, rows, True))
+
+    def _insert_rows(
+        self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], mark: bool | None
+    ) -> Op[list[int]]:
         yield from self.lock_key(common)
         params = dict(common)
+        params["has_children"] = mark
         # Payloads are JSON text already: nesting them as strings keeps them byte-exact.
         params["rows"] = json.dumps(rows, ensure_ascii=True, separators=(",", ":"))
         if self.insert_returning:

@@ -301,11 +301,13 @@ WHERE id IN (%(ids)s) AND status = 'done'
 -- The whole batch as one bound JSON array of [payload_text, idempotency_key] pairs:
 -- one placeholder instead of seven per row (the pure-Python driver binds each one in
 -- Python). JSON_TABLE exists in MySQL 8.0.4+ and MariaDB 10.6+; rows go in array order.
+-- has_children: TRUE for a workflow's jobs that get a child next in the same transaction.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, created_at,
-                     order_key, key_limit, key_rate, key_rate_ms, headers)
+                     order_key, key_limit, key_rate, key_rate_ms, headers, has_children)
 SELECT %(queue)s, v.payload, %(priority)s, %(max_attempts)s,
        COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
-       v.ikey, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s, %(headers)s
+       v.ikey, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s, %(headers)s,
+       %(has_children)s
 FROM JSON_TABLE(%(rows)s, '$[*]' COLUMNS (
     n FOR ORDINALITY,
     payload LONGTEXT CHARACTER SET utf8mb4 PATH '$[0]',
@@ -658,6 +660,7 @@ FOR UPDATE
 -- name: deps_mark
 -- The locked parents get has_children, so that their end looks for waiting children (a
 -- parent that ended already is marked too: harmless). A row marked before is not written.
+-- Also a workflow's jobs just written by this transaction (no lock: no other sees them).
 UPDATE {table} AS t
 JOIN JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (p BIGINT PATH '$')) AS j ON t.id = j.p
 SET t.has_children = 1

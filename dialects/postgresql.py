@@ -203,9 +203,7 @@ class PostgreSQLDialect(BaseDialect):
         self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
     ) -> Op[list[int]]:
         yield from self.lock_key(common)
-        # COPY draws its ids before it writes: a keyed batch takes INSERT … unnest, after
-        # the key's lock.
-        if copy and len(rows) >= COPY_MIN_ROWS and common.get("order_key") is None:
+        if _copies(common, rows, copy):
             return (yield from self._copy_many(common, rows))
         params = dict(common)
         params["payloads"] = [p for p, _ in rows]
@@ -214,23 +212,40 @@ class PostgreSQLDialect(BaseDialect):
         by_key = {str(r["idempotency_key"]): int(r["id"]) for r in found}
         return [by_key[k] for _, k in rows]
 
+    def insert_parents(
+        self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
+    ) -> Op[list[int]]:
+        # A large batch: the mark goes in with the COPY (no UPDATE of every row after it).
+        if "enqueue_copy_parents" in self.sql and _copies(common, rows, copy):
+            return (yield from self._copy_many(common, rows, marked=True))
+        return (yield from super().insert_parents(common, rows, copy))
+
     def _copy_many(
-        self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]]
+        self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], marked: bool = False
     ) -> Op[list[int]]:
         # COPY is about twice as fast as INSERT … SELECT FROM unnest for large batches but
         # returns nothing, so the ids (and run_at, on the database's clock) come first.
+        # *marked*: has_children as well (insert_parents).
         [plan] = yield self.stmt("enqueue_ids", {**common, "n": len(rows)})
         ids: list[int] = plan["ids"]
         queue, priority, attempts = common["queue"], common["priority"], common["max_attempts"]
         run_at, headers = plan["run_at"], common.get("headers")
+        mark = (True,) if marked else ()
         yield Copy(
-            self.sql["enqueue_copy"],
+            self.sql["enqueue_copy_parents" if marked else "enqueue_copy"],
             [
-                (job_id, queue, payload, priority, attempts, run_at, key, headers)
+                (job_id, queue, payload, priority, attempts, run_at, key, headers, *mark)
                 for job_id, (payload, key) in zip(ids, rows, strict=True)
             ],
         )
         return ids
+
+    def add_edges(self, edges: Sequence[tuple[int, int]], run: bool, copy: bool) -> Op[None]:
+        # Many edges (a chord's callback): COPY, no JSON to build and take apart.
+        if copy and len(edges) >= COPY_MIN_ROWS and "deps_copy" in self.sql:
+            yield Copy(self.sql["deps_copy"], [(c, p, run) for c, p in edges])
+        else:
+            yield from super().add_edges(edges, run, copy)
 
     def claim(
         self, queues: Sequence[str], limit: int, lease_ms: int, claim_id: int
@@ -344,3 +359,9 @@ class PostgreSQLDialect(BaseDialect):
                 if payload == wanted:
                     return True
         return False
+
+
+def _copies(common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool) -> bool:
+    """A batch written by COPY: a large one, the driver able to. COPY draws its ids before
+    it writes: a keyed batch takes INSERT … unnest, after the key's lock."""
+    return copy and len(rows) >= COPY_MIN_ROWS and common.get("order_key") is None

@@ -308,6 +308,11 @@ FROM generate_series(1, %(n)s) AS g
 -- name: enqueue_copy
 COPY {table} (id, queue, payload, priority, max_attempts, run_at, idempotency_key, headers) FROM STDIN
 
+-- name: enqueue_copy_parents
+-- A workflow's jobs that get a child next, in the same transaction: marked as written.
+COPY {table} (id, queue, payload, priority, max_attempts, run_at, idempotency_key, headers,
+              has_children) FROM STDIN
+
 -- name: listen
 LISTEN "{prefix}"
 
@@ -693,6 +698,7 @@ FOR NO KEY UPDATE
 -- name: deps_mark
 -- The locked parents get has_children, so that their end looks for waiting children (a
 -- parent that ended already is marked too: harmless). A row marked before is not written.
+-- Also a workflow's jobs just written by this transaction (no lock: no other sees them).
 UPDATE {table} SET has_children = TRUE
 WHERE id IN (SELECT value::bigint FROM json_array_elements_text(%(id_list)s::json))
   AND has_children IS NULL
@@ -702,6 +708,10 @@ WHERE id IN (SELECT value::bigint FROM json_array_elements_text(%(id_list)s::jso
 INSERT INTO {deps_table} (child, parent, run_on_failure)
 SELECT (e->>0)::bigint, (e->>1)::bigint, %(run)s
 FROM json_array_elements(%(edges)s::json) AS e
+
+-- name: deps_copy
+-- deps_add for many edges (a chord's callback), written by COPY.
+COPY {deps_table} (child, parent, run_on_failure) FROM STDIN
 
 -- name: deps_hold
 -- New jobs with parents: has_parents (their claim reads the parents' results); when

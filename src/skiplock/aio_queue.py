@@ -323,6 +323,17 @@ class AsyncQueue(AsyncSession):
             )
         )
 
+    async def _enqueue_checked(
+        self, payloads: list[Any], options: EnqueueOptions, conn: Any
+    ) -> list[int]:
+        """:meth:`enqueue` (one payload) or :meth:`enqueue_many` with *options* checked
+        already, in the transaction of *conn*: a workflow's requests (skiplock.workflow),
+        whose options carry what the public keywords cannot (``children``,
+        ``own_parents``). The OpenTelemetry instrumentor traces it as it does those."""
+        if len(payloads) == 1:
+            return [await self._call(calls.enqueue(self.dialect, payloads[0], options, conn))]
+        return await self._call(calls.enqueue_many(self.dialect, payloads, options, conn))
+
     # -- claim and the fenced writes ------------------------------------------------------
 
     async def claim(

@@ -357,8 +357,12 @@ class App:
                 options.setdefault("key_concurrency", task.key_concurrency)
             if options.get("key") is not None and task.key_rate is not None:
                 options.setdefault("key_rate", task.key_rate)
-        payload = {"task": name, "args": list(args), "kwargs": dict(kwargs or {})}
-        return payload, options
+        return self.payload_of(name, args, kwargs), options
+
+    @staticmethod
+    def payload_of(name: str, args: Sequence[Any], kwargs: dict[str, Any] | None) -> dict[str, Any]:
+        """The payload of a call of task *name* (:meth:`call_of`'s, without the options)."""
+        return {"task": name, "args": list(args), "kwargs": dict(kwargs or {})}
 
     def handle(self, job: Job) -> Any:
         """The worker's handler: call the job's task with its arguments. An ``async def``

@@ -304,6 +304,17 @@ class Queue(Session):
             )
         )
 
+    def _enqueue_checked(
+        self, payloads: list[Any], options: EnqueueOptions, conn: Any
+    ) -> list[int]:
+        """:meth:`enqueue` (one payload) or :meth:`enqueue_many` with *options* checked
+        already, in the transaction of *conn*: a workflow's requests (skiplock.workflow),
+        whose options carry what the public keywords cannot (``children``,
+        ``own_parents``). The OpenTelemetry instrumentor traces it as it does those."""
+        if len(payloads) == 1:
+            return [self._call(calls.enqueue(self.dialect, payloads[0], options, conn))]
+        return self._call(calls.enqueue_many(self.dialect, payloads, options, conn))
+
     # -- claim and the fenced writes ------------------------------------------------------
 
     def claim(

@@ -10,21 +10,27 @@ arguments. ``.enqueue(conn=None)`` writes every job of the workflow in one trans
 (the caller's with ``conn=``) and returns a :class:`WorkflowHandle`.
 
 The writing is one generator of requests (enqueue one job, enqueue a batch), run by a
-sync and an asyncio loop, so both enqueue the same jobs in the same order.
+sync and an asyncio loop (:mod:`skiplock._flow_async`, and ``_flow`` generated from it),
+so both enqueue the same jobs in the same order. Every parent a request names was
+written by an earlier request of the same transaction, marked ``has_children`` as it was
+(the writer knows which jobs get a step after them): such parents are neither locked nor
+read again, and nothing is marked after the fact (docs/performance.md, "Workflows").
 
-May import: :mod:`skiplock.errors`, :mod:`skiplock._core` and the standard library (the
-queues and the app only for the annotations).
+May import: :mod:`skiplock.errors`, :mod:`skiplock._core`, :mod:`skiplock._flow_async`
+and ``_flow``, and the standard library (the queues and the app only for the
+annotations).
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Generator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from ._core.arguments import EnqueueOptions
 from ._core.job import Job
+from ._flow import wait_workflow, write_workflow
+from ._flow_async import wait_workflow_async, write_workflow_async
 from .errors import ConfigurationError, SkiplockError
 
 if TYPE_CHECKING:
@@ -36,7 +42,7 @@ __all__ = ["Chain", "Group", "Signature", "WorkflowFailed", "WorkflowHandle", "c
 PARENT_ARG = "parent_arg"
 
 #: a request of the writer: ``(payloads, options)``, answered with the new ids
-_Request = tuple[list[dict[str, Any]], dict[str, Any]]
+_Request = tuple[list[dict[str, Any]], EnqueueOptions]
 _Writer = Generator[_Request, list[int], list[int]]
 
 
@@ -58,11 +64,22 @@ class _Feed:
     as_list: bool
 
 
+def _options(options: dict[str, Any], after: Sequence[int], children: bool) -> EnqueueOptions:
+    """A request's options: the task's *options* (``call_of``), checked, with parents
+    *after* (written by this workflow before, marked) and *children* (a step follows)."""
+    checked = EnqueueOptions.check(**options)
+    if not after:
+        return replace(checked, children=children)
+    # ids this transaction's inserts returned: no check of each one, as ``after`` gets
+    return replace(checked, children=children, after=tuple(after), own_parents=True)
+
+
 class _Node:
     """One part of a workflow: it writes its jobs after the jobs *after*, fed by *feed*,
-    and returns the ids whose results are its own result."""
+    and returns the ids whose results are its own result. *children*: a step follows, so
+    those jobs are written marked ``has_children``."""
 
-    def _write(self, after: Sequence[int], feed: _Feed | None) -> _Writer:
+    def _write(self, after: Sequence[int], feed: _Feed | None, children: bool) -> _Writer:
         raise NotImplementedError
 
     def _is_group(self) -> bool:
@@ -73,26 +90,14 @@ class _Node:
         ``conn=``) on the app's :class:`~skiplock.Queue`; a handle on them."""
         queue = self._app().queue
         writing = _Writing(self)
-        with queue.transaction(conn=conn) as tx:
-            while writing.request is not None:
-                payloads, options = writing.request
-                if len(payloads) == 1:
-                    writing.answer([tx.enqueue(payloads[0], **options)])
-                else:
-                    writing.answer(tx.enqueue_many(payloads, **options))
+        write_workflow(queue, writing, conn)
         return WorkflowHandle(writing.ids, writing.tail, queue, self._is_group())
 
     async def enqueue_async(self, *, conn: Any = None) -> WorkflowHandle:
         """:meth:`enqueue` on the app's :class:`~skiplock.AsyncQueue`."""
         queue = self._app().async_queue
         writing = _Writing(self)
-        async with queue.transaction(conn=conn) as tx:
-            while writing.request is not None:
-                payloads, options = writing.request
-                if len(payloads) == 1:
-                    writing.answer([await tx.enqueue(payloads[0], **options)])
-                else:
-                    writing.answer(await tx.enqueue_many(payloads, **options))
+        await write_workflow_async(queue, writing, conn)
         return WorkflowHandle(writing.ids, writing.tail, queue, self._is_group())
 
     def _app(self) -> Any:
@@ -104,7 +109,7 @@ class _Writing:
     every id so far, and at the end the ``tail`` (the ids whose results are its own)."""
 
     def __init__(self, node: _Node) -> None:
-        self._writer = node._write((), None)
+        self._writer = node._write((), None, False)
         self.ids: list[int] = []
         self.tail: list[int] = []
         self.request: _Request | None = next(self._writer)
@@ -131,16 +136,22 @@ class Signature(_Node):
         return self.task.app
 
     def _call(self, feed: _Feed | None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The job's payload and its task's enqueue options."""
         payload, options = self.task.app.call_of(self.task.name, self.args, self.kwargs, {})
+        return self._fed(payload, feed), options
+
+    def _payload(self, feed: _Feed | None) -> dict[str, Any]:
+        """The job's payload alone (a group's batch has its task's options already)."""
+        return self._fed(self.task.app.payload_of(self.task.name, self.args, self.kwargs), feed)
+
+    def _fed(self, payload: dict[str, Any], feed: _Feed | None) -> dict[str, Any]:
         if feed is not None and not self.immutable:
             payload[PARENT_ARG] = {"ids": list(feed.ids), "list": feed.as_list}
-        return payload, options
+        return payload
 
-    def _write(self, after: Sequence[int], feed: _Feed | None) -> _Writer:
+    def _write(self, after: Sequence[int], feed: _Feed | None, children: bool) -> _Writer:
         payload, options = self._call(feed)
-        if after:
-            options["after"] = list(after)
-        return (yield [payload], options)
+        return (yield [payload], _options(options, after, children))
 
     def then(self, step: _Node) -> Chain:
         """This call, then *step* (a chain of two)."""
@@ -159,10 +170,11 @@ class Chain(_Node):
     def _is_group(self) -> bool:
         return self.steps[-1]._is_group()
 
-    def _write(self, after: Sequence[int], feed: _Feed | None) -> _Writer:
+    def _write(self, after: Sequence[int], feed: _Feed | None, children: bool) -> _Writer:
         tail = list(after)
-        for step in self.steps:
-            tail = yield from step._write(tail, feed)
+        last = len(self.steps) - 1
+        for n, step in enumerate(self.steps):
+            tail = yield from step._write(tail, feed, children or n < last)
             feed = _Feed(tuple(tail), step._is_group())
         return tail
 
@@ -183,24 +195,27 @@ class Group(_Node):
     def _is_group(self) -> bool:
         return True
 
-    def _write(self, after: Sequence[int], feed: _Feed | None) -> _Writer:
+    def _write(self, after: Sequence[int], feed: _Feed | None, children: bool) -> _Writer:
         tails: list[list[int]] = [[] for _ in self.members]
         # Plain calls sharing their enqueue options go in one batch (enqueue_many);
         # a chain or group inside is written on its own.
         batches: dict[str, tuple[list[int], list[dict[str, Any]], dict[str, Any]]] = {}
         for n, member in enumerate(self.members):
             if isinstance(member, Signature):
-                payload, options = member._call(feed)
-                if after:
-                    options["after"] = list(after)
-                # a call's options are its task's (call_of), so the name tells them apart
-                slot = batches.setdefault(member.task.name, ([], [], options))
+                # a call's options are its task's (call_of), so the name tells them apart:
+                # they are read once per batch
+                slot = batches.get(member.task.name)
+                if slot is None:
+                    payload, options = member._call(feed)
+                    slot = batches[member.task.name] = ([], [], options)
+                else:
+                    payload = member._payload(feed)
                 slot[0].append(n)
                 slot[1].append(payload)
             else:
-                tails[n] = yield from member._write(after, feed)
+                tails[n] = yield from member._write(after, feed, children)
         for places, payloads, options in batches.values():
-            ids = yield payloads, options
+            ids = yield payloads, _options(options, after, children)
             for n, job_id in zip(places, ids, strict=True):
                 tails[n] = [job_id]
         return [job_id for tail in tails for job_id in tail]
@@ -265,30 +280,11 @@ class WorkflowHandle:
         group). Polls ``get`` with a back-off up to *interval* seconds. Raises
         :class:`WorkflowFailed` when one ended failed or cancelled, ``TimeoutError``
         after *timeout* seconds."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        pause = 0.005
-        while True:
-            ended, result = self._result([self._queue.get(i) for i in self.tail])
-            if ended:
-                return result
-            if deadline is not None and time.monotonic() >= deadline:
-                raise TimeoutError(f"workflow {self!r} did not end within {timeout} s")
-            time.sleep(pause)
-            pause = min(interval, pause * 2)
+        return wait_workflow(self, timeout, interval)
 
     async def wait_async(self, timeout: float | None = None, *, interval: float = 0.5) -> Any:
         """:meth:`wait` for a workflow enqueued with ``enqueue_async``."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        pause = 0.005
-        while True:
-            jobs = [await self._queue.get(i) for i in self.tail]
-            ended, result = self._result(jobs)
-            if ended:
-                return result
-            if deadline is not None and time.monotonic() >= deadline:
-                raise TimeoutError(f"workflow {self!r} did not end within {timeout} s")
-            await asyncio.sleep(pause)
-            pause = min(interval, pause * 2)
+        return await wait_workflow_async(self, timeout, interval)
 
 
 def parent_argument(payload: dict[str, Any], job: Job) -> tuple[bool, Any]:

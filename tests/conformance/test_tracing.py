@@ -195,3 +195,32 @@ def test_a_worker_already_running_is_traced_from_its_next_job(queue: skiplock.Qu
     assert [c.attributes["messaging.message.id"] for c in consumers] == [str(second)]
     [producer] = by_kind(exporter, SpanKind.PRODUCER)
     assert_child(consumers[0], producer)
+
+
+def test_a_workflows_jobs_carry_the_trace_of_its_enqueue(
+    queue: skiplock.Queue, spans: InMemorySpanExporter
+) -> None:
+    """A workflow's requests (one job, or a batch: skiplock.workflow) are traced as
+    enqueue and enqueue_many are: a PRODUCER span each, the trace context in every job."""
+    app = skiplock.App(queue)
+
+    @app.task
+    def add(x: int, y: int = 0) -> int:
+        return x + y
+
+    tracer = trace.get_tracer("test", tracer_provider=TracerProvider())
+    flow = skiplock.chain(add.s(1), skiplock.group(add.s(2), add.s(3)), add.s())
+    with tracer.start_as_current_span("web request") as request:
+        handle = flow.enqueue()
+    producers = by_kind(spans, SpanKind.PRODUCER)
+    assert len(producers) == 3  # the first step, the group's batch, the last step
+    trace_id = request.get_span_context().trace_id
+    assert all(p.context is not None and p.context.trace_id == trace_id for p in producers)
+    assert [(p.attributes or {}).get("messaging.batch.message_count") for p in producers] == [
+        None,
+        2,
+        None,
+    ]
+    for job_id in handle.ids:
+        job = queue.get(job_id)
+        assert job is not None and job.headers["traceparent"].split("-")[1] == f"{trace_id:032x}"

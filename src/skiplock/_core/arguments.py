@@ -108,6 +108,12 @@ class EnqueueOptions:
     run_after_failure: bool = False
     #: ``key_rate=(N, per)``: N and per in milliseconds (None: no rate for the key)
     key_rate: tuple[int, int] | None = None
+    #: a workflow's: the jobs get ``has_children`` as they are written, since the
+    #: workflow enqueues a child of them next, in the same transaction
+    children: bool = False
+    #: a workflow's: ``after`` names jobs this transaction wrote with ``children``
+    #: (they exist, are marked and have not ended), so they are neither locked nor read
+    own_parents: bool = False
 
     @classmethod
     def check(

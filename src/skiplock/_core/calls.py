@@ -107,8 +107,8 @@ def enqueue(d: Dialect, payload: Any, options: EnqueueOptions, conn: Any) -> Cal
     params = options.params()
     params["payload"] = dumps(payload, "payload")
     params["idempotency_key"] = str(uuid.uuid4())
-    if options.after is not None:
-        return Call("enqueueing", conn, lambda _: _after_one(d, params, options), _same)
+    if options.after is not None or options.children:
+        return Call("enqueueing", conn, lambda copy: _after_one(d, params, options, copy), _same)
     if options.dedupe_key is None:
         return Call("enqueueing", conn, lambda _: d.insert(params), _same)
     params["dedupe_key"] = options.dedupe_key
@@ -137,32 +137,47 @@ def enqueue_many(
             item = {**common, "payload": text, "idempotency_key": ikey, "dedupe_key": k}
             items.append(item if k is None else _control(item, options, k))
         return Call("enqueueing", conn, lambda _: d.insert_keyed_many(items), _same)
-    if options.after is not None:
-        after = options.after
+    if options.after is not None or options.children:
 
         def make(copy: bool) -> Op[list[int]]:
-            return _waiting(d, after, options.run_after_failure, d.insert_many(common, rows, copy))
+            if options.children:  # a workflow's step with a step after it
+                return _waiting(d, options, d.insert_parents(common, rows, copy), copy)
+            return _waiting(d, options, d.insert_many(common, rows, copy), copy)
 
         return Call("enqueueing", conn, make, _same)
     return Call("enqueueing", conn, lambda copy: d.insert_many(common, rows, copy), _same)
 
 
-def _waiting(d: Dialect, after: Sequence[int], run: bool, insert: Op[list[int]]) -> Op[list[int]]:
-    """*insert*, its jobs waiting for *after*: the parents locked and read first (an
-    unknown id raises before anything is written), then the jobs and their edges."""
-    parents = yield from d.lock_parents(after)
+def _waiting(
+    d: Dialect, options: EnqueueOptions, insert: Op[list[int]], copy: bool = False
+) -> Op[list[int]]:
+    """*insert*, its jobs waiting for ``options.after`` (when given): the parents locked
+    and read first (an unknown id raises before anything is written), then the jobs and
+    their edges. A workflow's own parents (``own_parents``: written by this transaction,
+    marked ``has_children`` as they were, not ended) need neither the lock nor the read:
+    no other transaction sees them before this one commits."""
+    if options.after is None:
+        return (yield from insert)
+    if options.own_parents:
+        parents = dict.fromkeys(options.after, "pending")
+    else:
+        parents = yield from d.lock_parents(options.after)
     ids = yield from insert
-    yield from d.depend(ids, parents, run)
+    yield from d.depend(ids, parents, options.run_after_failure, copy)
     return ids
 
 
-def _after_one(d: Dialect, params: dict[str, Any], options: EnqueueOptions) -> Op[int]:
-    """One job enqueued with ``after`` (see :func:`_waiting`)."""
-    assert options.after is not None
-    parents = yield from d.lock_parents(options.after)
-    job_id = yield from d.insert(params)
-    yield from d.depend([job_id], parents, options.run_after_failure)
+def _after_one(d: Dialect, params: dict[str, Any], options: EnqueueOptions, copy: bool) -> Op[int]:
+    """One job enqueued with ``after`` or ``children`` (see :func:`_waiting`)."""
+    [job_id] = yield from _waiting(d, options, _one(d, params, options.children), copy)
     return job_id
+
+
+def _one(d: Dialect, params: dict[str, Any], children: bool) -> Op[list[int]]:
+    job_id = yield from d.insert(params)
+    if children:
+        yield from d.mark_children([job_id])
+    return [job_id]
 
 
 def claim_token() -> int:

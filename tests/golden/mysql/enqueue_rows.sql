@@ -1,11 +1,13 @@
 -- The whole batch as one bound JSON array of [payload_text, idempotency_key] pairs:
 -- one placeholder instead of seven per row (the pure-Python driver binds each one in
 -- Python). JSON_TABLE exists in MySQL 8.0.4+ and MariaDB 10.6+; rows go in array order.
+-- has_children: TRUE for a workflow's jobs that get a child next in the same transaction.
 INSERT INTO `skiplock_jobs` (queue, payload, priority, max_attempts, run_at, idempotency_key, created_at,
-                     order_key, key_limit, key_rate, key_rate_ms, headers)
+                     order_key, key_limit, key_rate, key_rate_ms, headers, has_children)
 SELECT %(queue)s, v.payload, %(priority)s, %(max_attempts)s,
        COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
-       v.ikey, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s, %(headers)s
+       v.ikey, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s, %(headers)s,
+       %(has_children)s
 FROM JSON_TABLE(%(rows)s, '$[*]' COLUMNS (
     n FOR ORDINALITY,
     payload LONGTEXT CHARACTER SET utf8mb4 PATH '$[0]',

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import replace
 from typing import Any
 
 from opentelemetry import propagate, trace
@@ -14,6 +16,7 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
 from opentelemetry.trace import Span, SpanKind, Tracer
 
 from ... import __version__
+from ..._core.arguments import EnqueueOptions, headers_json
 from ..._core.job import Job
 from ..._worker import middleware
 from ...aio_queue import AsyncQueue
@@ -28,6 +31,9 @@ _TARGETS: tuple[tuple[type[Any], str, bool], ...] = (
     (Queue, "enqueue_many", False),
     (AsyncQueue, "enqueue", True),
     (AsyncQueue, "enqueue_many", True),
+    # a workflow's requests (skiplock.workflow): one job, or a batch
+    (Queue, "_enqueue_checked", False),
+    (AsyncQueue, "_enqueue_checked", True),
 )
 
 #: the tracer of the instrumentation (None: not instrumented; job_span then uses the
@@ -137,6 +143,43 @@ def _ended(span: Span, value: Any, batch: bool) -> None:
         span.set_attribute("messaging.message.id", str(value))
 
 
+def _checked_with_trace_context(options: EnqueueOptions) -> EnqueueOptions:
+    """:func:`_with_trace_context` for options checked already (``_enqueue_checked``)."""
+    kw: dict[str, Any] = {"headers": json.loads(options.headers) if options.headers else None}
+    _with_trace_context(kw)
+    return replace(options, headers=headers_json(kw["headers"]))
+
+
+def _wrap_checked(original: Callable[..., Any], is_async: bool) -> Callable[..., Any]:
+    """The wrapper of ``_enqueue_checked(payloads, options, conn)``: a span per request, as
+    ``enqueue`` (one job) or ``enqueue_many`` (a batch) has."""
+    if is_async:
+
+        @functools.wraps(original)
+        async def enqueue_checked_async(
+            self: Any, payloads: list[Any], options: EnqueueOptions, conn: Any
+        ) -> list[int]:
+            with _producer_span(_get_tracer(), {"queue": options.queue}) as span:
+                ids: list[int] = await original(
+                    self, payloads, _checked_with_trace_context(options), conn
+                )
+                _ended(span, ids[0] if len(ids) == 1 else ids, len(ids) != 1)
+                return ids
+
+        return enqueue_checked_async
+
+    @functools.wraps(original)
+    def enqueue_checked(
+        self: Any, payloads: list[Any], options: EnqueueOptions, conn: Any
+    ) -> list[int]:
+        with _producer_span(_get_tracer(), {"queue": options.queue}) as span:
+            ids: list[int] = original(self, payloads, _checked_with_trace_context(options), conn)
+            _ended(span, ids[0] if len(ids) == 1 else ids, len(ids) != 1)
+            return ids
+
+    return enqueue_checked
+
+
 def _wrap(original: Callable[..., Any], is_async: bool, batch: bool) -> Callable[..., Any]:
     if is_async:
 
@@ -180,7 +223,10 @@ class SkiplockInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         for cls, name, is_async in _TARGETS:
             original = cls.__dict__[name]
             self._originals[(cls, name)] = original
-            setattr(cls, name, _wrap(original, is_async, name == "enqueue_many"))
+            if name == "_enqueue_checked":
+                setattr(cls, name, _wrap_checked(original, is_async))
+            else:
+                setattr(cls, name, _wrap(original, is_async, name == "enqueue_many"))
         self._layer = _ConsumerLayer()
         middleware.add_instrument(self._layer)
 
