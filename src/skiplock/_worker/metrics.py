@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from prometheus_client.metrics_core import Metric
 
-__all__ = ["WorkerMetrics", "handler_name"]
+__all__ = ["MetricsServer", "WorkerMetrics", "handler_name"]
 
 log = logging.getLogger("skiplock.worker")
 
@@ -51,26 +51,78 @@ def handler_name(handler: Callable[..., Any]) -> str | None:
     return name if isinstance(name, str) else None
 
 
+class MetricsServer:
+    """A registry of its own and the HTTP server of its ``/metrics``, on *host*:*port*
+    (checked here: ConfigurationError naming *option*, as the other options are). A
+    worker's (:class:`WorkerMetrics`) and a fleet's supervisor's
+    (:class:`skiplock._fleet.metrics.FleetMetrics`)."""
+
+    def __init__(self, port: object, host: object, option: str) -> None:
+        try:
+            from prometheus_client import CollectorRegistry
+        except ImportError:
+            raise ConfigurationError(
+                f"{option} needs prometheus_client: pip install 'skiplock[prometheus]'"
+            ) from None
+        self.port = integer(port, option, 0, 65535)
+        if not isinstance(host, str) or not host:
+            host_option = option.replace("port", "host")
+            raise ConfigurationError(
+                f"{host_option} must be a host name or address, not {host!r:.80}"
+            )
+        self.host = host
+        self.option = option
+        self.registry = CollectorRegistry(auto_describe=True)
+        self._server: WSGIServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def address(self) -> tuple[str, int] | None:
+        """``(host, port)`` it listens on while it serves (the port the system chose for
+        port 0); None before and after."""
+        server = self._server
+        if server is None:
+            return None
+        host, port = server.server_address[:2]
+        return str(host), int(port)
+
+    def start(self, what: str = "metrics") -> None:
+        """Serve ``/metrics`` (once: a second call while serving does nothing). Raises
+        :class:`ConfigurationError` when the address cannot be bound."""
+        if self._server is not None:
+            return
+        from prometheus_client import start_http_server
+
+        try:
+            self._server, self._thread = start_http_server(self.port, self.host, self.registry)
+        except OSError as exc:
+            raise ConfigurationError(
+                f"cannot serve metrics on {self.host}:{self.port} ({exc.strerror or exc}): "
+                f"choose another {self.option}"
+            ) from exc
+        log.info("%s on http://%s:%d/metrics", what, *(self.address or (self.host, self.port)))
+
+    def stop(self) -> None:
+        """Stop serving: the port is free again on return."""
+        server, thread = self._server, self._thread
+        self._server = self._thread = None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if thread is not None:
+            thread.join(5)
+
+
 class WorkerMetrics:
     """A worker's metrics, its registry and its ``/metrics`` server (see the module)."""
 
     def __init__(self, port: object, host: object, handler: Callable[..., Any]) -> None:
-        try:
-            import prometheus_client  # noqa: F401  (the extra; checked here, used below)
-        except ImportError:
-            raise ConfigurationError(
-                "metrics_port needs prometheus_client: pip install 'skiplock[prometheus]'"
-            ) from None
-        from prometheus_client import CollectorRegistry, Gauge, Histogram
+        from prometheus_client import Gauge, Histogram
 
-        self.port = integer(port, "metrics_port", 0, 65535)
-        if not isinstance(host, str) or not host:
-            raise ConfigurationError(
-                f"metrics_host must be a host name or address, not {host!r:.80}"
-            )
-        self.host = host
+        #: the ``/metrics`` server (started and stopped by the worker)
+        self.server = MetricsServer(port, host, "metrics_port")
+        self.registry = self.server.registry
         self.fallback = handler_name(handler)
-        self.registry = CollectorRegistry(auto_describe=True)
         self.duration = Histogram(
             "skiplock_job_duration_seconds",
             "Seconds a job's handler ran (once per handler run, middleware included).",
@@ -91,8 +143,6 @@ class WorkerMetrics:
             registry=self.registry,
         )
         self._ledger: Ledger | None = None
-        self._server: WSGIServer | None = None
-        self._thread: threading.Thread | None = None
 
     # -- wiring ---------------------------------------------------------------------------
 
@@ -106,36 +156,14 @@ class WorkerMetrics:
     def address(self) -> tuple[str, int] | None:
         """``(host, port)`` the server listens on while the worker runs (the port chosen by
         the system for ``metrics_port=0``); None before and after."""
-        server = self._server
-        if server is None:
-            return None
-        host, port = server.server_address[:2]
-        return str(host), int(port)
+        return self.server.address
 
     def start(self) -> None:
-        """Serve ``/metrics`` (once: a second call while serving does nothing). Raises
-        :class:`ConfigurationError` when the address cannot be bound."""
-        if self._server is not None:
-            return
-        from prometheus_client import start_http_server
-
-        try:
-            self._server, self._thread = start_http_server(self.port, self.host, self.registry)
-        except OSError as exc:
-            raise ConfigurationError(
-                f"cannot serve metrics on {self.host}:{self.port} ({exc.strerror or exc}): "
-                "choose another metrics_port"
-            ) from exc
-        log.info("metrics on http://%s:%d/metrics", *(self.address or (self.host, self.port)))
+        """Serve ``/metrics`` (see :meth:`MetricsServer.start`)."""
+        self.server.start()
 
     def stop(self) -> None:
-        server, thread = self._server, self._thread
-        self._server = self._thread = None
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-        if thread is not None:
-            thread.join(5)
+        self.server.stop()
 
     # -- the middleware layer -------------------------------------------------------------
 
