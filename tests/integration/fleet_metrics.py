@@ -19,3 +19,9 @@ def work(job: skiplock.Job) -> int:
         time.sleep(payload.get("hold", 0))
     time.sleep(payload.get("sleep", 0))
     return os.getpid()
+
+
+def wrap(job: skiplock.Job, call_next: object) -> dict[str, object]:
+    """A middleware: the job completes with its handler's result wrapped."""
+    assert callable(call_next)
+    return {"wrapped": call_next(job)}

@@ -152,3 +152,24 @@ def test_one_endpoint_sums_the_processes_and_keeps_the_counts_of_the_dead(
     assert fleet.metrics.address is None
     with pytest.raises(urllib.error.URLError):
         scrape(address)
+
+
+def test_a_fleets_processes_run_the_middleware(queue: skiplock.Queue, url: str) -> None:
+    from .fleet_metrics import wrap
+
+    fleet = skiplock.Fleet(
+        f"{PACKAGE}fleet_metrics:work", url=url, table=queue.table.name, middleware=[wrap]
+    )
+    status: list[int] = []
+    thread = threading.Thread(target=lambda: status.append(fleet.run()), daemon=True)
+    thread.start()
+    try:
+        job_id = queue.enqueue({})
+        wait_until(lambda: queue.stats().done == 1, 60, "the job done")
+    finally:
+        fleet.stop()
+        thread.join(90)
+    record = queue.get(job_id)
+    assert record is not None and set(record.result) == {"wrapped"}
+    assert record.result["wrapped"] != os.getpid()  # run in the fleet's process
+    assert status == [0]
