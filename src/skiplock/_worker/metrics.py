@@ -22,8 +22,11 @@ server that serves ``/metrics`` from the worker's start to its end.
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from bisect import bisect_left
 from collections.abc import Awaitable, Callable, Iterator
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from .._core.checks import integer
@@ -32,7 +35,6 @@ from ..errors import ConfigurationError
 from .ledger import Ledger, task_label
 
 if TYPE_CHECKING:
-    import threading
     from wsgiref.simple_server import WSGIServer
 
     from prometheus_client.metrics_core import Metric
@@ -118,30 +120,22 @@ class WorkerMetrics:
     """A worker's metrics, its registry and its ``/metrics`` server (see the module)."""
 
     def __init__(self, port: object, host: object, handler: Callable[..., Any]) -> None:
-        from prometheus_client import Histogram
-
         #: the ``/metrics`` server (started and stopped by the worker)
         self.server = MetricsServer(port, host, "metrics_port")
         self.registry = self.server.registry
         self.fallback = handler_name(handler)
-        self.duration = Histogram(
+        self.duration = _Histogram(
             "skiplock_job_duration_seconds",
             "Seconds a job's handler ran (once per handler run, middleware included).",
-            ["queue", "task"],
-            buckets=BUCKETS,
-            registry=self.registry,
+            ("queue", "task"),
         )
-        self.wait = Histogram(
+        self.wait = _Histogram(
             "skiplock_job_wait_seconds",
             "Seconds from when a job was due (run_at) to its claim, on the database's clock.",
-            ["queue"],
-            buckets=BUCKETS,
-            registry=self.registry,
+            ("queue",),
         )
-        # A labelled histogram per queue (and task), looked up here: labels() costs a lock
-        # and a check of its values, ~1 us a job each (what a dict lookup saves)
-        self._waits: dict[str, Any] = {}
-        self._durations: dict[tuple[str, str], Any] = {}
+        self.registry.register(self.duration)
+        self.registry.register(self.wait)
         self._ledger: Ledger | None = None
 
     # -- wiring ---------------------------------------------------------------------------
@@ -185,17 +179,54 @@ class WorkerMetrics:
 
     def _waited(self, job: Job) -> None:
         if job.waited is not None:
-            found = self._waits.get(job.queue)
-            if found is None:
-                found = self._waits[job.queue] = self.wait.labels(job.queue)
-            found.observe(job.waited)
+            self.wait.observe((job.queue,), job.waited)
 
     def _took(self, job: Job, seconds: float) -> None:
-        key = (job.queue, task_label(job, self.fallback))
-        found = self._durations.get(key)
-        if found is None:
-            found = self._durations[key] = self.duration.labels(*key)
-        found.observe(seconds)
+        self.duration.observe((job.queue, task_label(job, self.fallback)), seconds)
+
+
+class _Histogram:
+    """A histogram by label values, with :data:`BUCKETS`, collected as
+    ``prometheus_client``'s would be (``_bucket``, ``_count``, ``_sum``; no ``_created``).
+    One observation is one lock, a bisect and two list writes: ``prometheus_client``'s
+    ``labels(...).observe()`` checks the label values and takes three locks, which cost
+    ~2 us a job for the two histograms (bench/ab.py --mode metrics, docs/performance.md)."""
+
+    def __init__(self, name: str, documentation: str, labels: tuple[str, ...]) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.labels = labels
+        self._lock = threading.Lock()
+        #: label values → a count per bucket (the last one +Inf), then the sum
+        self._series: dict[tuple[str, ...], list[float]] = {}
+
+    def observe(self, values: tuple[str, ...], amount: float) -> None:
+        i = bisect_left(BUCKETS, amount)  # the first bucket whose bound is >= amount
+        with self._lock:
+            series = self._series.get(values)
+            if series is None:
+                series = self._series[values] = [0.0] * (len(BUCKETS) + 2)
+            series[i] += 1
+            series[-1] += amount
+
+    def describe(self) -> list[Metric]:
+        return [self._family({})]
+
+    def collect(self) -> Iterator[Metric]:
+        with self._lock:
+            series = {values: list(counts) for values, counts in self._series.items()}
+        yield self._family(series)
+
+    def _family(self, series: dict[tuple[str, ...], list[float]]) -> Metric:
+        from prometheus_client.core import HistogramMetricFamily
+        from prometheus_client.utils import floatToGoString
+
+        family = HistogramMetricFamily(self.name, self.documentation, labels=list(self.labels))
+        bounds = [*map(floatToGoString, BUCKETS), "+Inf"]
+        for values, counts in sorted(series.items()):
+            buckets = list(zip(bounds, accumulate(counts[:-1]), strict=True))
+            family.add_metric(list(values), buckets, sum_value=counts[-1])
+        return family
 
 
 class _OutcomeCollector:
