@@ -65,6 +65,8 @@ KILL_SLACK = 10.0
 #: seconds a stop waits beyond the workers' grace (their helpers' join is up to 10 s)
 STOP_SLACK = 20.0
 MAX_PROCESSES = 1000
+#: the signals that stop a fleet
+_STOPS = {signal.SIGINT, signal.SIGTERM}
 
 
 def process_count(processes: int | str) -> int:
@@ -183,7 +185,8 @@ class Fleet:
         lock held, or 128 + the signal number after a second SIGTERM / SIGINT, which kills
         the processes at once (leases bring their jobs back)."""
         if self.metrics is not None:  # a port that cannot be bound: before any process
-            self.metrics.server.start("metrics of the fleet")
+            with _stops_blocked():  # its thread never takes SIGTERM / SIGINT: see there
+                self.metrics.server.start("metrics of the fleet")
         previous: dict[signal.Signals, Any] = {}
         if threading.current_thread() is threading.main_thread():
             for signum in (signal.SIGTERM, signal.SIGINT):
@@ -495,14 +498,29 @@ def _stops_ignored() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    stops = {signal.SIGINT, signal.SIGTERM}
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
-    handlers = {signum: signal.signal(signum, signal.SIG_IGN) for signum in stops}
+    with _stops_blocked():
+        handlers = {signum: signal.signal(signum, signal.SIG_IGN) for signum in _STOPS}
+        try:
+            yield
+        finally:
+            for signum, handler in handlers.items():
+                signal.signal(signum, handler)
+
+
+@contextlib.contextmanager
+def _stops_blocked() -> Iterator[None]:
+    """SIGINT and SIGTERM blocked on the main thread in this block (elsewhere nothing).
+    A thread started here keeps them blocked for good (a thread inherits its creator's
+    mask): the metrics server's, so that the kernel hands a SIGTERM sent to the process to
+    the main thread, never to that thread, where it would be lost while
+    :func:`_stops_ignored` has it ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
     try:
         yield
     finally:
-        for signum, handler in handlers.items():
-            signal.signal(signum, handler)
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
