@@ -9,6 +9,7 @@ one tree (``skiplock.dialects`` is mapped to ``<tree>/dialects`` by the editable
 package map, so putting ``<tree>/src`` first on ``sys.path`` alone would still load the
 installed tree's SQL: this script installs a finder for it and checks both paths), fills
 the bench table with 20,000 no-op jobs, then drains them (``--mode``: ``worker`` c100,
+``metrics`` (worker c100 with ``metrics_port=0``: its Prometheus metrics kept and served),
 ``defaults``, ``async`` c100, ``bare`` Queue loop of ``claim(limit=200)`` +
 ``complete_many``, or ``enqueue`` in calls of 1,000) and prints jobs/s and the process's
 CPU per job (``time.process_time``: every thread of the client, not the server). The trees
@@ -52,6 +53,8 @@ if mode != "enqueue":
 cpu, start = time.process_time(), time.perf_counter()
 if mode == "worker":
     rate = s.run_worker(n, concurrency=100)
+elif mode == "metrics":
+    rate = s.run_worker(n, concurrency=100, metrics_port=0)
 elif mode == "defaults":
     rate = s.run_worker(n)
 elif mode == "async":
@@ -67,7 +70,7 @@ print(json.dumps({"rate": rate, "cpu_us": (time.process_time() - cpu) / n * 1e6}
 s.close()
 """
 
-MODES = ("worker", "defaults", "async", "bare", "enqueue")
+MODES = ("worker", "metrics", "defaults", "async", "bare", "enqueue")
 
 
 def sample(tree: str, url: str, mode: str, jobs: int) -> dict[str, float]:

@@ -27,6 +27,8 @@ from conformance.conftest import wait_until
 
 import skiplock
 
+from .test_fleet_metrics import scrape, total
+
 HERE = Path(__file__).parent
 
 
@@ -75,6 +77,12 @@ class Running:
         except subprocess.TimeoutExpired:
             raise AssertionError(f"the fleet did not stop:\n{self.text()}") from None
 
+    def metrics(self) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+        """A scrape of the fleet's /metrics (``--metrics-port 0``: the port from its log)."""
+        self.wait_for(r"metrics of the fleet on http://")
+        [(host, port)] = re.findall(r"metrics of the fleet on http://([\d.]+):(\d+)/", self.text())
+        return scrape((host, int(port)))
+
     def kill(self) -> None:
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGKILL)
@@ -117,10 +125,23 @@ def call(task: str, **kwargs: Any) -> dict[str, Any]:
 
 
 def test_three_processes_drain_each_job_once(queue: skiplock.Queue, fleet: Any) -> None:
-    run = fleet(3, "--concurrency", "2", "--lease", "5")
+    run = fleet(3, "--concurrency", "2", "--lease", "5", "--metrics-port", "0")
     run.wait_for(r"worker started", 3)
     ids = queue.enqueue_many([call("record", sleep=0.01)] * 300)
     wait_until(lambda: queue.stats().done == 300, 90, "300 jobs done")
+    # one endpoint, served by the supervisor: the three processes' counts summed
+    done = {"outcome": "done", "task": "record"}
+    processed = "skiplock_jobs_processed_total"
+    wait_until(lambda: total(run.metrics(), processed, **done) == 300, 30, "300 on /metrics")
+    # its server's thread blocks SIGTERM and SIGINT, so they reach the main thread (a
+    # signal the kernel gave that thread would be lost while a process starts)
+    stops = (1 << (signal.SIGINT - 1)) | (1 << (signal.SIGTERM - 1))
+    for task in Path(f"/proc/{run.proc.pid}/task").iterdir():
+        status = (task / "status").read_text()
+        blocked = int(re.findall(r"SigBlk:\s*([0-9a-f]+)", status)[0], 16)
+        main = task.name == str(run.proc.pid)
+        assert (blocked & stops == stops) != main, (task.name, hex(blocked))
+    assert total(run.metrics(), "skiplock_job_duration_seconds_count", task="record") == 300
     assert run.stop() == 0, run.text()
     results = rows(queue, fleet.results_table)
     assert Counter(job for job, _, _ in results) == Counter(ids)  # each once, none missing
@@ -206,7 +227,7 @@ def test_the_processes_stop_when_the_supervisor_dies(queue: skiplock.Queue, flee
 
 
 def test_a_handler_past_its_timeout_ends_its_process(queue: skiplock.Queue, fleet: Any) -> None:
-    run = fleet(1, "--concurrency", "2", "--lease", "3")
+    run = fleet(1, "--concurrency", "2", "--lease", "3", "--metrics-port", "0")
     run.wait_for(r"worker started", 1)
     first = int(re.findall(r"process 1 started \(pid (\d+)\)", run.text())[0])
     with queue.transaction() as tx:  # one commit: one claim takes both
@@ -228,19 +249,33 @@ def test_a_handler_past_its_timeout_ends_its_process(queue: skiplock.Queue, flee
     assert f"released job {beside} attempt 1" in text
     assert f"process 1 (pid {first}) ended after a handler passed its timeout" in text
     assert run.count(r"ended after a handler passed its timeout; starting another") == 2
+    # each process that ended at a timeout sent its last counts first
+    processed = "skiplock_jobs_processed_total"
+    done_on = lambda: total(run.metrics(), processed, task="record", outcome="done")  # noqa: E731
+    wait_until(lambda: done_on() == 1, 30, "the job beside it done on /metrics")
+    found = run.metrics()
+    assert total(found, processed, task="hang", outcome="retried") == 1
+    assert total(found, processed, task="hang", outcome="failed") == 1
+    assert total(found, "skiplock_job_timeouts_total", task="hang") == 2
+    # released as each process ended (once or twice: it may have run beside attempt 2)
+    released = run.count(rf"released job {beside} attempt")
+    assert total(found, processed, task="record", outcome="released") == released >= 1
+    assert total(found, "skiplock_fleet_process_restarts_total") == 2
     assert run.stop() == 0, run.text()
 
 
 def test_an_app_with_async_tasks_runs_an_async_worker_in_each_process(
     queue: skiplock.Queue, fleet: Any
 ) -> None:
-    run = fleet(2, "--concurrency", "5", target="fleet_async_app:app")
+    run = fleet(2, "--concurrency", "5", "--metrics-port", "0", target="fleet_async_app:app")
     run.wait_for(r"worker started", 2)
     assert run.count(r"handlers on the event loop") == 2
     ids = queue.enqueue_many([call("pid", sleep=0.3)] * 40)  # long enough for both
     wait_until(lambda: queue.stats().done == 40, 60, "40 jobs done")
     pids = {record.result for record in map(queue.get, ids) if record is not None}
     assert len(pids) == 2 and run.proc.pid not in pids
+    counted = lambda: total(run.metrics(), "skiplock_jobs_processed_total", outcome="done")  # noqa: E731
+    wait_until(lambda: counted() == 40, 30, "40 on /metrics")
     assert run.stop() == 0, run.text()
 
 

@@ -9,6 +9,8 @@ supervisor     :class:`Fleet`: starts, restarts and stops the processes; its bac
 child          one process: builds its worker from the target's name, ends itself when a
                handler passes its timeout (after releasing its other jobs)
 target         ``module:attr`` names: what a spawned process imports
+metrics        one ``/metrics`` for the fleet: each process reports its worker's metrics
+               over its pipe, the supervisor serves their sums
 =============  ============================================================================
 
 May import: the public modules below it (:mod:`skiplock.app`, :mod:`skiplock.worker`,

@@ -52,6 +52,7 @@ from ..async_worker import AsyncWorker
 from ..errors import BackendError, ConfigurationError, LockNotAcquired, SkiplockError
 from ..queue import Queue
 from ..worker import Worker
+from .metrics import Reporter
 from .target import load_target
 
 __all__ = [
@@ -86,6 +87,8 @@ class ChildSpec:
     #: logger name → level, and the root's format, copied from the supervisor's process
     log_levels: dict[str, int] = field(default_factory=dict)
     log_format: str | None = None
+    #: report the worker's metrics to the supervisor, which serves the fleet's sums
+    report_metrics: bool = False
 
 
 class _Pipe:
@@ -143,7 +146,7 @@ class FleetWorker(Worker):
     timed_out: tuple[int, int] | None = None
 
     def _make_runner(self, outcomes: Outcomes, ledger: Ledger) -> HardTimeoutRunner:
-        return HardTimeoutRunner(self.handler, outcomes, ledger, self)
+        return HardTimeoutRunner(self._chain, outcomes, ledger, self)
 
     def end_process(self, job: Job) -> None:
         """*job* passed its timeout (its fenced fail is written): stop with no grace, so
@@ -166,6 +169,8 @@ def build_worker(spec: ChildSpec) -> Worker | AsyncWorker:
     function (their timeouts cancel tasks, as they do outside a fleet)."""
     target = load_target(spec.target)
     options = dict(spec.options)
+    if spec.report_metrics:  # its metrics, not served: the Reporter sends them
+        options["metrics_port"] = 0
     if isinstance(target, App):
         if spec.url is not None or spec.table is not None:
             target.use(spec.url, table=spec.table)
@@ -230,6 +235,9 @@ def child_main(spec: ChildSpec, conn: Connection) -> None:
         sys.exit(EXIT_CONFIG)
     if isinstance(worker, FleetWorker):
         worker.pipe = pipe
+    if spec.report_metrics and worker.metrics is not None:
+        # in place of its /metrics server: from the worker's start to its end
+        worker._crew.exporter = Reporter(worker.metrics.registry, partial(pipe.send, "metrics"))
     pipe.send("ready", worker.heartbeat)
     stop: Callable[[], None] = (
         worker.request_stop if isinstance(worker, AsyncWorker) else partial(worker.stop, wait=False)

@@ -1,9 +1,10 @@
 """The supervisor: starts the fleet's processes, restarts one that dies, passes a stop on
 to all of them and waits for them to release their jobs.
 
-It runs on the thread that called :meth:`Fleet.run`, alone: no thread of its own, and
-no database connection but the backstop's (:meth:`Fleet._write_timeout`, opened the
-first time a process must be killed for a handler's overrun). It waits
+It runs on the thread that called :meth:`Fleet.run`, alone: no thread of its own but the
+metrics server's (with ``metrics_port``: :mod:`.metrics`), and no database connection but
+the backstop's (:meth:`Fleet._write_timeout`, opened the first time a process must be
+killed for a handler's overrun). It waits
 (``multiprocessing.connection.wait``) on the children's sentinels and pipes and on a pipe
 of its own that SIGTERM / SIGINT write to (a signal handler takes no lock, as in the
 worker: see :mod:`skiplock._worker.signals`).
@@ -43,6 +44,7 @@ from .child import (
     child_main,
     function_queue,
 )
+from .metrics import FleetMetrics
 from .target import load_target, target_name
 
 __all__ = ["CRASH_LIMIT", "KILL_SLACK", "Fleet", "process_count"]
@@ -63,6 +65,8 @@ KILL_SLACK = 10.0
 #: seconds a stop waits beyond the workers' grace (their helpers' join is up to 10 s)
 STOP_SLACK = 20.0
 MAX_PROCESSES = 1000
+#: the signals that stop a fleet
+_STOPS = {signal.SIGINT, signal.SIGTERM}
 
 
 def process_count(processes: int | str) -> int:
@@ -116,7 +120,10 @@ class Fleet:
     takes its place. The children import the target by name (they are spawned, not
     forked): define it at the top level of a module, and in a script start the fleet under
     ``if __name__ == "__main__":``. *url* and *table* replace the App's (or give a
-    function's queue; default ``$SKIPLOCK_URL``).
+    function's queue; default ``$SKIPLOCK_URL``). ``metrics_port`` (and ``metrics_host``)
+    serve one ``/metrics`` for the whole fleet from the supervisor: the sums of its
+    processes' metrics, those that ended included (:attr:`metrics`; see
+    :mod:`skiplock._fleet.metrics`).
 
     Raises ConfigurationError for a bad option or a target that cannot be imported by
     name, before any process starts.
@@ -138,12 +145,10 @@ class Fleet:
                 "single mode runs one worker per table: give a fleet processes=1, or use "
                 "mode='lease'"
             )
-        if worker_options.get("metrics_port") is not None and self.processes > 1:
-            # each process would bind the same port; one endpoint for a fleet is not built yet
-            raise ConfigurationError(
-                "metrics_port serves one worker's metrics: a fleet of more than one process "
-                "cannot share it yet; run processes=1, or one worker per port"
-            )
+        port = worker_options.pop("metrics_port", None)
+        host = worker_options.pop("metrics_host", "127.0.0.1")
+        #: the fleet's one /metrics, served by the supervisor (None: no metrics_port)
+        self.metrics = None if port is None else FleetMetrics(port, host)
         self.grace = seconds(worker_options.get("grace", 30.0), "grace")
         try:
             pickle.dumps(worker_options)
@@ -158,6 +163,7 @@ class Fleet:
             table=table,
             queues=None if queues is None else list(queues),
             options=dict(worker_options),
+            report_metrics=self.metrics is not None,
         )
         self._children = [_Child(i) for i in range(1, self.processes + 1)]
         self._wake_read, self._wake_write = os.pipe()
@@ -178,6 +184,9 @@ class Fleet:
         configuration: its error is logged), 5 when single mode without waiting found the
         lock held, or 128 + the signal number after a second SIGTERM / SIGINT, which kills
         the processes at once (leases bring their jobs back)."""
+        if self.metrics is not None:  # a port that cannot be bound: before any process
+            with _stops_blocked():  # its thread never takes SIGTERM / SIGINT: see there
+                self.metrics.server.start("metrics of the fleet")
         previous: dict[signal.Signals, Any] = {}
         if threading.current_thread() is threading.main_thread():
             for signum in (signal.SIGTERM, signal.SIGINT):
@@ -203,6 +212,8 @@ class Fleet:
                     child.process.kill()
             if self._own_queue is not None:
                 self._own_queue.close()
+            if self.metrics is not None:
+                self.metrics.server.stop()
         log.info("fleet stopped (exit status %d)", self._status)
         return self._status
 
@@ -320,6 +331,8 @@ class Fleet:
                     child.jobs[(message[1], message[2])] = (message[3], message[4])
                 elif kind == "end":
                     child.jobs.pop((message[1], message[2]), None)
+                elif kind == "metrics" and self.metrics is not None:
+                    self.metrics.report(child.index, message[1])
                 elif kind == "ready":
                     child.ready, child.heartbeat = True, float(message[1])
         except (EOFError, OSError):
@@ -337,6 +350,8 @@ class Fleet:
         child.process, child.conn, child.started = process, ours, time.monotonic()
         child.ready, child.restart_at, child.killed_for = False, None, None
         child.jobs.clear()
+        if self.metrics is not None:
+            self.metrics.started(child.index)
         log.info("process %d started (pid %s)", child.index, process.pid)
 
     def _reap(self, child: _Child) -> None:
@@ -348,6 +363,8 @@ class Fleet:
         if child.conn is not None:
             child.conn.close()
         child.process, child.conn = None, None
+        if self.metrics is not None:  # after its last report was read (see _step)
+            self.metrics.ended(child.index)
         what = _exit_text(code)
         if self._stopping:
             if code == 0:
@@ -481,14 +498,29 @@ def _stops_ignored() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    stops = {signal.SIGINT, signal.SIGTERM}
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
-    handlers = {signum: signal.signal(signum, signal.SIG_IGN) for signum in stops}
+    with _stops_blocked():
+        handlers = {signum: signal.signal(signum, signal.SIG_IGN) for signum in _STOPS}
+        try:
+            yield
+        finally:
+            for signum, handler in handlers.items():
+                signal.signal(signum, handler)
+
+
+@contextlib.contextmanager
+def _stops_blocked() -> Iterator[None]:
+    """SIGINT and SIGTERM blocked on the main thread in this block (elsewhere nothing).
+    A thread started here keeps them blocked for good (a thread inherits its creator's
+    mask): the metrics server's, so that the kernel hands a SIGTERM sent to the process to
+    the main thread, never to that thread, where it would be lost while
+    :func:`_stops_ignored` has it ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
     try:
         yield
     finally:
-        for signum, handler in handlers.items():
-            signal.signal(signum, handler)
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 

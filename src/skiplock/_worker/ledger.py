@@ -310,6 +310,12 @@ class Ledger:
         with self._lock:
             return not h.job.lost and self._held.get(h.job.id) is h and h.job.status == "running"
 
+    def in_flight(self) -> int:
+        """Handlers running now: begun and not returned (a handler past its timeout
+        included, until it returns: it holds its slot)."""
+        with self._lock:
+            return self._active - len(self._waiting)
+
     def busy(self) -> bool:
         with self._lock:
             return self._active > 0 or bool(self._to_complete)

@@ -15,14 +15,18 @@ server that serves ``/metrics`` from the worker's start to its end.
 - ``skiplock_job_wait_seconds{queue}``: from when a job was due (its ``run_at``) to its
   claim, both on the database's clock (``job.waited``, returned by the claim statement);
   observed when its handler starts.
-- ``skiplock_worker_jobs_in_flight``: handlers running now.
+- ``skiplock_worker_jobs_in_flight``: handlers running now (begun, not returned: read from
+  the ledger at scrape time, as the outcome counts are, rather than kept per job).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from bisect import bisect_left
 from collections.abc import Awaitable, Callable, Iterator
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from .._core.checks import integer
@@ -31,12 +35,11 @@ from ..errors import ConfigurationError
 from .ledger import Ledger, task_label
 
 if TYPE_CHECKING:
-    import threading
     from wsgiref.simple_server import WSGIServer
 
     from prometheus_client.metrics_core import Metric
 
-__all__ = ["WorkerMetrics", "handler_name"]
+__all__ = ["MetricsServer", "WorkerMetrics", "handler_name"]
 
 log = logging.getLogger("skiplock.worker")
 
@@ -51,48 +54,89 @@ def handler_name(handler: Callable[..., Any]) -> str | None:
     return name if isinstance(name, str) else None
 
 
+class MetricsServer:
+    """A registry of its own and the HTTP server of its ``/metrics``, on *host*:*port*
+    (checked here: ConfigurationError naming *option*, as the other options are). A
+    worker's (:class:`WorkerMetrics`) and a fleet's supervisor's
+    (:class:`skiplock._fleet.metrics.FleetMetrics`)."""
+
+    def __init__(self, port: object, host: object, option: str) -> None:
+        try:
+            from prometheus_client import CollectorRegistry
+        except ImportError:
+            raise ConfigurationError(
+                f"{option} needs prometheus_client: pip install 'skiplock[prometheus]'"
+            ) from None
+        self.port = integer(port, option, 0, 65535)
+        if not isinstance(host, str) or not host:
+            host_option = option.replace("port", "host")
+            raise ConfigurationError(
+                f"{host_option} must be a host name or address, not {host!r:.80}"
+            )
+        self.host = host
+        self.option = option
+        self.registry = CollectorRegistry(auto_describe=True)
+        self._server: WSGIServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def address(self) -> tuple[str, int] | None:
+        """``(host, port)`` it listens on while it serves (the port the system chose for
+        port 0); None before and after."""
+        server = self._server
+        if server is None:
+            return None
+        host, port = server.server_address[:2]
+        return str(host), int(port)
+
+    def start(self, what: str = "metrics") -> None:
+        """Serve ``/metrics`` (once: a second call while serving does nothing). Raises
+        :class:`ConfigurationError` when the address cannot be bound."""
+        if self._server is not None:
+            return
+        from prometheus_client import start_http_server
+
+        try:
+            self._server, self._thread = start_http_server(self.port, self.host, self.registry)
+        except OSError as exc:
+            raise ConfigurationError(
+                f"cannot serve metrics on {self.host}:{self.port} ({exc.strerror or exc}): "
+                f"choose another {self.option}"
+            ) from exc
+        log.info("%s on http://%s:%d/metrics", what, *(self.address or (self.host, self.port)))
+
+    def stop(self) -> None:
+        """Stop serving: the port is free again on return."""
+        server, thread = self._server, self._thread
+        self._server = self._thread = None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if thread is not None:
+            thread.join(5)
+
+
 class WorkerMetrics:
     """A worker's metrics, its registry and its ``/metrics`` server (see the module)."""
 
     def __init__(self, port: object, host: object, handler: Callable[..., Any]) -> None:
-        try:
-            import prometheus_client  # noqa: F401  (the extra; checked here, used below)
-        except ImportError:
-            raise ConfigurationError(
-                "metrics_port needs prometheus_client: pip install 'skiplock[prometheus]'"
-            ) from None
-        from prometheus_client import CollectorRegistry, Gauge, Histogram
-
-        self.port = integer(port, "metrics_port", 0, 65535)
-        if not isinstance(host, str) or not host:
-            raise ConfigurationError(
-                f"metrics_host must be a host name or address, not {host!r:.80}"
-            )
-        self.host = host
+        #: the ``/metrics`` server (started and stopped by the worker)
+        self.server = MetricsServer(port, host, "metrics_port")
+        self.registry = self.server.registry
         self.fallback = handler_name(handler)
-        self.registry = CollectorRegistry(auto_describe=True)
-        self.duration = Histogram(
+        self.duration = _Histogram(
             "skiplock_job_duration_seconds",
             "Seconds a job's handler ran (once per handler run, middleware included).",
-            ["queue", "task"],
-            buckets=BUCKETS,
-            registry=self.registry,
+            ("queue", "task"),
         )
-        self.wait = Histogram(
+        self.wait = _Histogram(
             "skiplock_job_wait_seconds",
             "Seconds from when a job was due (run_at) to its claim, on the database's clock.",
-            ["queue"],
-            buckets=BUCKETS,
-            registry=self.registry,
+            ("queue",),
         )
-        self.in_flight = Gauge(
-            "skiplock_worker_jobs_in_flight",
-            "Handlers of this worker running now.",
-            registry=self.registry,
-        )
+        self.registry.register(self.duration)
+        self.registry.register(self.wait)
         self._ledger: Ledger | None = None
-        self._server: WSGIServer | None = None
-        self._thread: threading.Thread | None = None
 
     # -- wiring ---------------------------------------------------------------------------
 
@@ -106,65 +150,83 @@ class WorkerMetrics:
     def address(self) -> tuple[str, int] | None:
         """``(host, port)`` the server listens on while the worker runs (the port chosen by
         the system for ``metrics_port=0``); None before and after."""
-        server = self._server
-        if server is None:
-            return None
-        host, port = server.server_address[:2]
-        return str(host), int(port)
+        return self.server.address
 
     def start(self) -> None:
-        """Serve ``/metrics`` (once: a second call while serving does nothing). Raises
-        :class:`ConfigurationError` when the address cannot be bound."""
-        if self._server is not None:
-            return
-        from prometheus_client import start_http_server
-
-        try:
-            self._server, self._thread = start_http_server(self.port, self.host, self.registry)
-        except OSError as exc:
-            raise ConfigurationError(
-                f"cannot serve metrics on {self.host}:{self.port} ({exc.strerror or exc}): "
-                "choose another metrics_port"
-            ) from exc
-        log.info("metrics on http://%s:%d/metrics", *(self.address or (self.host, self.port)))
+        """Serve ``/metrics`` (see :meth:`MetricsServer.start`)."""
+        self.server.start()
 
     def stop(self) -> None:
-        server, thread = self._server, self._thread
-        self._server = self._thread = None
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-        if thread is not None:
-            thread.join(5)
+        self.server.stop()
 
     # -- the middleware layer -------------------------------------------------------------
 
     def around(self, job: Job, call_next: Callable[[Job], Any]) -> Any:
         self._waited(job)
-        self.in_flight.inc()
         start = time.perf_counter()
         try:
             return call_next(job)
         finally:
-            self.in_flight.dec()
             self._took(job, time.perf_counter() - start)
 
     async def around_async(self, job: Job, call_next: Callable[[Job], Awaitable[Any]]) -> Any:
         self._waited(job)
-        self.in_flight.inc()
         start = time.perf_counter()
         try:
             return await call_next(job)
         finally:
-            self.in_flight.dec()
             self._took(job, time.perf_counter() - start)
 
     def _waited(self, job: Job) -> None:
         if job.waited is not None:
-            self.wait.labels(job.queue).observe(job.waited)
+            self.wait.observe((job.queue,), job.waited)
 
     def _took(self, job: Job, seconds: float) -> None:
-        self.duration.labels(job.queue, task_label(job, self.fallback)).observe(seconds)
+        self.duration.observe((job.queue, task_label(job, self.fallback)), seconds)
+
+
+class _Histogram:
+    """A histogram by label values, with :data:`BUCKETS`, collected as
+    ``prometheus_client``'s would be (``_bucket``, ``_count``, ``_sum``; no ``_created``).
+    One observation is one lock, a bisect and two list writes: ``prometheus_client``'s
+    ``labels(...).observe()`` checks the label values and takes three locks, which cost
+    ~2 us a job for the two histograms (bench/ab.py --mode metrics, docs/performance.md)."""
+
+    def __init__(self, name: str, documentation: str, labels: tuple[str, ...]) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.labels = labels
+        self._lock = threading.Lock()
+        #: label values → a count per bucket (the last one +Inf), then the sum
+        self._series: dict[tuple[str, ...], list[float]] = {}
+
+    def observe(self, values: tuple[str, ...], amount: float) -> None:
+        i = bisect_left(BUCKETS, amount)  # the first bucket whose bound is >= amount
+        with self._lock:
+            series = self._series.get(values)
+            if series is None:
+                series = self._series[values] = [0.0] * (len(BUCKETS) + 2)
+            series[i] += 1
+            series[-1] += amount
+
+    def describe(self) -> list[Metric]:
+        return [self._family({})]
+
+    def collect(self) -> Iterator[Metric]:
+        with self._lock:
+            series = {values: list(counts) for values, counts in self._series.items()}
+        yield self._family(series)
+
+    def _family(self, series: dict[tuple[str, ...], list[float]]) -> Metric:
+        from prometheus_client.core import HistogramMetricFamily
+        from prometheus_client.utils import floatToGoString
+
+        family = HistogramMetricFamily(self.name, self.documentation, labels=list(self.labels))
+        bounds = [*map(floatToGoString, BUCKETS), "+Inf"]
+        for values, counts in sorted(series.items()):
+            buckets = list(zip(bounds, accumulate(counts[:-1]), strict=True))
+            family.add_metric(list(values), buckets, sum_value=counts[-1])
+        return family
 
 
 class _OutcomeCollector:
@@ -174,14 +236,14 @@ class _OutcomeCollector:
         self.ledger = ledger
 
     def describe(self) -> list[Metric]:
-        return list(self._families({}))
+        return list(self._families({}, 0))
 
     def collect(self) -> Iterator[Metric]:
-        yield from self._families(self.ledger.detail_snapshot())
+        yield from self._families(self.ledger.detail_snapshot(), self.ledger.in_flight())
 
     @staticmethod
-    def _families(counts: dict[tuple[str, str, str], int]) -> Iterator[Metric]:
-        from prometheus_client.core import CounterMetricFamily
+    def _families(counts: dict[tuple[str, str, str], int], running: int) -> Iterator[Metric]:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
         processed = CounterMetricFamily(
             "skiplock_jobs_processed",
@@ -202,3 +264,6 @@ class _OutcomeCollector:
                 processed.add_metric([queue, task, outcome], n)
         yield processed
         yield timeouts
+        yield GaugeMetricFamily(
+            "skiplock_worker_jobs_in_flight", "Handlers of this worker running now.", running
+        )

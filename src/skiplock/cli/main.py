@@ -403,7 +403,8 @@ def _add_worker(add: Add) -> None:
     p.add_argument(
         "--metrics-port",
         type=int,
-        help="serve Prometheus metrics on this port at /metrics (needs skiplock[prometheus])",
+        help="serve Prometheus metrics on this port at /metrics (needs skiplock[prometheus]); "
+        "with --processes, one endpoint for the whole fleet, served by its supervisor",
     )
     p.add_argument(
         "--metrics-host",
