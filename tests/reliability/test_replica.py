@@ -1,0 +1,152 @@
+"""The dashboard and the Queue's read paths against a PostgreSQL hot standby (a streaming
+replica: every transaction there is read-only), as docs/scaling.md tells: point
+``skiplock web --read-only`` at a replica to keep dashboards off the primary.
+
+scripts/pg-failover runs the primary + standby (two clusters of this machine's own
+PostgreSQL, on two free ports of their own). Jobs in every state are made on the primary;
+once the standby has replayed them, it shows the same counts, lists and records, every
+dashboard page and JSON read answers 200, and every write (enqueue, claim, cancel, pause,
+install, a dashboard action) fails with skiplock's BackendError naming the read-only
+transaction, while the primary's jobs stay as they were.
+
+Skipped without the PostgreSQL server binaries, failed then with SKIPLOCK_REQUIRE=postgresql."""
+
+from __future__ import annotations
+
+import glob
+import os
+import socket
+import time
+from collections.abc import Iterator
+
+import pytest
+from starlette.testclient import TestClient
+
+import skiplock
+from skiplock.web import create_app
+
+from .test_failover import Pair, _unavailable
+
+TABLE = "replica_jobs"
+
+
+def _free_ports(n: int) -> list[int]:
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+@pytest.fixture
+def standby() -> Iterator[tuple[str, str]]:
+    """(the primary's URL, the standby's URL) of a running pair, synchronous."""
+    if not glob.glob("/usr/lib/postgresql/*/bin/initdb") and not os.environ.get(
+        "SKIPLOCK_PGFO_BIN"
+    ):
+        _unavailable("no PostgreSQL server binaries here (set SKIPLOCK_PGFO_BIN)")
+    p1, p2 = _free_ports(2)
+    env = {
+        **os.environ,
+        "SKIPLOCK_PGFO_DIR": f"/tmp/skiplock-pg-replica-{os.getpid()}",
+        "SKIPLOCK_PGFO_PORTS": f"{p1} {p2}",
+    }
+    pair = Pair(env)
+    try:
+        pair.run("start", "--sync")
+        yield (
+            f"postgresql://postgres@127.0.0.1:{p1}/test",
+            f"postgresql://postgres@127.0.0.1:{p2}/test",
+        )
+    finally:
+        pair.run("stop")
+
+
+def _state(q: skiplock.Queue) -> tuple[object, ...]:
+    s = q.stats()
+    return (s.pending, s.scheduled, s.running, s.done, s.failed, s.cancelled, q.paused())
+
+
+def test_dashboard_and_reads_work_on_a_hot_standby_and_writes_fail(
+    standby: tuple[str, str],
+) -> None:
+    primary_url, standby_url = standby
+    primary = skiplock.connect(primary_url, table=TABLE)
+    primary.install()
+    ids = primary.enqueue_many([{"n": i} for i in range(12)])
+    primary.enqueue({"n": "later"}, delay=3600)
+    primary.enqueue({"n": "mail"}, queue="mail")
+    primary.pause("mail")
+    done, failed, running = primary.claim(limit=3)
+    primary.complete(done, result={"ok": 1})
+    primary.fail(failed, "boom", final=True)
+    cancelled = ids[-1]
+    assert primary.cancel(cancelled) == "cancelled"
+    expected = _state(primary)
+    assert expected == (9, 1, 1, 1, 1, 1, {"mail"})
+
+    replica = skiplock.connect(standby_url, table=TABLE)
+    try:
+        # synchronous replication: the standby has the WAL; its replay may trail a little
+        deadline = time.monotonic() + 30
+        while _state(replica) != expected:
+            assert time.monotonic() < deadline, f"standby shows {_state(replica)}"
+            time.sleep(0.1)
+        assert [j.id for j in replica.list_jobs(limit=100)] == [
+            j.id for j in primary.list_jobs(limit=100)
+        ]
+        assert [j.id for j in replica.list_jobs(status="failed")] == [failed.id]
+        record = replica.get(done.id)
+        assert record is not None and (record.status, record.result) == ("done", {"ok": 1})
+        by_queue = {o.queue: (o.pending, o.running, o.done, o.failed) for o in replica.overview()}
+        assert by_queue == {
+            o.queue: (o.pending, o.running, o.done, o.failed) for o in primary.overview()
+        }
+        assert replica.schema_version() == primary.schema_version()
+
+        board = TestClient(create_app(replica, read_only=True), base_url="http://127.0.0.1:8089")
+        for page in (
+            "/",
+            "/jobs",
+            "/jobs?status=failed",
+            f"/jobs/{failed.id}",
+            "/workers",
+            "/periodic",
+            "/metrics",
+            "/api/queues",
+            "/api/jobs",
+            f"/api/jobs/{done.id}",
+            "/api/workers",
+        ):
+            r = board.get(page)
+            assert r.status_code == 200, (page, r.status_code, r.text[:300])
+        assert "boom" in board.get(f"/jobs/{failed.id}").text
+        api = {q["queue"]: q["pending"] for q in board.get("/api/queues").json()["queues"]}
+        assert api == {"default": 8, "mail": 1}
+        act = {"X-Skiplock-Action": "1"}
+        assert board.post(f"/api/jobs/{failed.id}/retry", headers=act).status_code == 403
+
+        # every write on the standby fails, with the server's reason, and changes nothing
+        writes = {
+            "enqueue": lambda: replica.enqueue({"n": "x"}),
+            "claim": lambda: replica.claim(),
+            "cancel": lambda: replica.cancel(ids[5]),
+            "pause": lambda: replica.pause("default"),
+            "complete": lambda: replica.complete(running),
+            "install": replica.install,
+        }
+        for write in writes.values():
+            with pytest.raises(skiplock.BackendError, match="read-only transaction"):
+                write()
+        # a dashboard that is not read-only: its action answers an error, nothing changes
+        writable = TestClient(create_app(replica), base_url="http://127.0.0.1:8089")
+        r = writable.post(f"/api/jobs/{failed.id}/retry", headers=act)
+        assert r.status_code >= 500 and "read-only transaction" in r.text, r.text[:300]
+        assert _state(primary) == expected
+    finally:
+        replica.close()
+        primary.uninstall()
+        primary.close()
