@@ -9,8 +9,8 @@ end); MariaDB and MySQL in a table of their own, ``scaling_jobs``, in the test d
 (dropped at the end). One table grows through ``--sizes``: at each size the finished jobs
 are inserted straight into the table (bench-only SQL: PostgreSQL ``generate_series``, the
 others a cross join of digits, 100,000 rows a statement), the table analysed (PostgreSQL
-``VACUUM ANALYZE``, as autovacuum would), then ``--runs`` times: ``--pending`` jobs are
-enqueued (``enqueue_many``, 1,000 a call) and drained by the bare Queue loop
+``VACUUM ANALYZE``, as autovacuum would, then a ``CHECKPOINT``), then ``--runs`` times:
+``--pending`` jobs are enqueued (``enqueue_many``, 1,000 a call) and drained by the bare Queue loop
 (``claim(limit=100)`` + ``complete_many``, one thread); "claim ms" and "complete ms" are the
 time inside those calls per 100 jobs, medians of the runs. The drained jobs stay, finished,
 so each run adds ``--pending`` rows to the table. On PostgreSQL the claim of 100 is
@@ -76,6 +76,7 @@ def add_finished(q: skiplock.Queue, first: int, rows: int, total: int, span_days
         conn.commit()
         conn.autocommit = True
         cur.execute(f"VACUUM ANALYZE {table}")
+        cur.execute("CHECKPOINT")  # the fill's dirty pages written now, not during the drains
     else:
         cur.execute("DROP TABLE IF EXISTS scaling_digits")
         cur.execute("CREATE TABLE scaling_digits (d INT)")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import glob
 import os
-import socket
 import time
 from collections.abc import Iterator
 
@@ -25,20 +24,9 @@ from starlette.testclient import TestClient
 import skiplock
 from skiplock.web import create_app
 
-from .test_failover import Pair, _unavailable
+from .test_failover import Pair, _unavailable, free_ports
 
 TABLE = "replica_jobs"
-
-
-def _free_ports(n: int) -> list[int]:
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
 
 
 @pytest.fixture
@@ -48,7 +36,7 @@ def standby() -> Iterator[tuple[str, str]]:
         "SKIPLOCK_PGFO_BIN"
     ):
         _unavailable("no PostgreSQL server binaries here (set SKIPLOCK_PGFO_BIN)")
-    p1, p2 = _free_ports(2)
+    p1, p2 = free_ports(2)
     env = {
         **os.environ,
         "SKIPLOCK_PGFO_DIR": f"/tmp/skiplock-pg-replica-{os.getpid()}",
