@@ -2,24 +2,26 @@
 10M finished jobs in the table, the claim's plan at each size, and a prune at the largest.
 
     python bench/scaling.py --backend postgresql               # 0, 1M, 10M finished
-    python bench/scaling.py --backend mariadb --sizes 0,1000000
+    python bench/scaling.py --backend mariadb --sizes 0,1000000 --prune 100000
 
-PostgreSQL runs in a database of its own, ``skiplock_scaling`` (made, and dropped at the
-end); MariaDB and MySQL in a table of their own, ``scaling_jobs``, in the test database
-(dropped at the end). One table grows through ``--sizes``: at each size the finished jobs
-are inserted straight into the table (bench-only SQL: PostgreSQL ``generate_series``, the
-others a cross join of digits, 100,000 rows a statement), the table analysed (PostgreSQL
-``VACUUM ANALYZE``, as autovacuum would, then a ``CHECKPOINT``), then ``--runs`` times:
-``--pending`` jobs are enqueued (``enqueue_many``, 1,000 a call) and drained by the bare Queue loop
-(``claim(limit=100)`` + ``complete_many``, one thread); "claim ms" and "complete ms" are the
-time inside those calls per 100 jobs, medians of the runs. The drained jobs stay, finished,
-so each run adds ``--pending`` rows to the table. On PostgreSQL the claim of 100 is
-explained (``EXPLAIN (ANALYZE, BUFFERS)``, rolled back) with ``--pending`` jobs waiting.
+One table per size, ``scaling_jobs_<size>``: on PostgreSQL in a database of its own,
+``skiplock_scaling`` (made, and dropped at the end), on MariaDB and MySQL in the test
+database (dropped at the end). Each table gets its finished jobs straight (bench-only SQL:
+PostgreSQL ``generate_series``, the others a cross join of digits, 100,000 rows a
+statement) and is analysed (PostgreSQL ``VACUUM ANALYZE``, as autovacuum would, then a
+``CHECKPOINT``). Then ``--runs`` rounds, the tables taking turns in each (so the machine's
+load hits every size alike): ``--pending`` jobs are enqueued (``enqueue_many``, 1,000 a
+call) and drained by the bare Queue loop (``claim(limit=100)`` + ``complete_many``, one
+thread); "claim ms" and "complete ms" are the time inside those calls per 100 jobs,
+medians of the rounds, and the ratio is against the first size's claim. The drained jobs
+stay, finished. On PostgreSQL the claim of 100 is then explained on each table
+(``EXPLAIN (ANALYZE, BUFFERS)``, rolled back) with ``--pending`` jobs waiting: each scan
+node's loops, rows and buffers; the rest of the buffers are the UPDATE's writes.
 
 The finished jobs' ``finished_at`` spread back over ``--span`` days, the oldest inserted
-first (the heap in the order jobs finish). At the last size, ``skiplock.admin.prune`` with
-``older_than`` cutting off the oldest ``--prune`` of them is timed (its default batch of
-1,000 rows, one transaction each), then one claim + complete drain again.
+first (the heap in the order jobs finish). At the end ``skiplock.admin.prune`` on the
+largest table, with ``older_than`` cutting off its oldest ``--prune`` jobs, is timed (its
+default batch of 1,000 rows, one transaction each).
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ import argparse
 import json
 import os
 import statistics
+import threading
 import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -37,7 +41,7 @@ from common import PAYLOAD
 import skiplock
 from skiplock import admin
 
-TABLE = "scaling_jobs"
+TABLE = "scaling_jobs"  # + _<size>: one table per size
 PG_DATABASE = "skiplock_scaling"
 BATCH = 100
 URLS = {
@@ -148,16 +152,23 @@ def explain_claim(q: skiplock.Queue, pending: int) -> dict[str, Any]:
         "ms": plan["Execution Time"],
         "hit": top.get("Shared Hit Blocks", 0),
         "read": top.get("Shared Read Blocks", 0),
-        "scans": sorted(_scans(top)),
+        "scans": _scans(top),
     }
 
 
-def _scans(node: dict[str, Any]) -> set[str]:
-    out = set()
+def _scans(node: dict[str, Any]) -> list[str]:
+    """Each scan node of the plan: its kind, index (or table), loops, rows per loop and
+    shared buffers (hit + read, its children's included)."""
+    out = []
     if "Index Name" in node or node["Node Type"] == "Seq Scan":
-        out.add(f"{node['Node Type']} {node.get('Index Name', node.get('Relation Name'))}")
+        name = node.get("Index Name", node.get("Relation Name"))
+        buffers = node.get("Shared Hit Blocks", 0) + node.get("Shared Read Blocks", 0)
+        out.append(
+            f"{node['Node Type']} {name}: {node['Actual Loops']} loops x "
+            f"{node['Actual Rows']:g} rows, {buffers} buffers, {node['Actual Total Time']:.3f} ms"
+        )
     for child in node.get("Plans", []):
-        out |= _scans(child)
+        out += _scans(child)
     return out
 
 
@@ -181,67 +192,168 @@ def table_size(q: skiplock.Queue) -> str:
         conn.close()
 
 
+PART_COLUMNS = (
+    "id bigserial, queue text NOT NULL, payload json NOT NULL, priority integer NOT NULL "
+    "DEFAULT 0, status text NOT NULL DEFAULT 'pending', attempt integer NOT NULL DEFAULT 0, "
+    "max_attempts integer NOT NULL DEFAULT 5, run_at timestamptz NOT NULL DEFAULT now(), "
+    "lease_until timestamptz, idempotency_key uuid NOT NULL, dedupe_key text, last_error "
+    "text, result json, created_at timestamptz NOT NULL DEFAULT now(), finished_at timestamptz"
+)
+
+
+def _outcome(what: str, fn: Callable[[], object]) -> None:
+    try:
+        print(f"  {what}: OK {str(fn())[:100]}")
+    except Exception as exc:  # the point is to show which error, whatever it is
+        print(f"  {what}: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}")
+
+
+def partitioning(url: str) -> None:
+    """Whether skiplock's table can be a PostgreSQL partitioned table (``--partitioning``):
+    what PostgreSQL answers to skiplock's keys on a table partitioned by status, what
+    ``install`` does with such a table made beforehand, and what a completion that moves a
+    row to the finished partition does to a concurrent fenced write (a heartbeat)."""
+    import psycopg
+
+    name = f"{TABLE}_part"
+    dsn = urlsplit(url)._replace(scheme="postgresql").geturl()
+    q = skiplock.connect(url, table=name)
+    q.uninstall()
+    with psycopg.connect(dsn, autocommit=True) as c:
+
+        def ddl(sql: str) -> Callable[[], object]:
+            return lambda: c.execute(sql).statusmessage
+
+        print(f"{name}: partitioned by LIST (status), active (pending, running) and finished")
+        _outcome(
+            "primary key (id) alone",
+            ddl(
+                f"CREATE TABLE {name} ({PART_COLUMNS}, PRIMARY KEY (id)) PARTITION BY LIST (status)"
+            ),
+        )
+        c.execute(f"DROP TABLE IF EXISTS {name}")
+        c.execute(
+            f"CREATE TABLE {name} ({PART_COLUMNS}, PRIMARY KEY (id, status)) "
+            "PARTITION BY LIST (status)"
+        )
+        c.execute(
+            f"CREATE TABLE {name}_active PARTITION OF {name} FOR VALUES IN ('pending', 'running')"
+        )
+        c.execute(f"CREATE TABLE {name}_finished PARTITION OF {name} DEFAULT")
+        _outcome(
+            "skiplock's unique dedupe index (migration 0001)",
+            ddl(
+                f"CREATE UNIQUE INDEX {name}_dedupe_idx ON {name} (dedupe_key) "
+                "WHERE dedupe_key IS NOT NULL AND status IN ('pending', 'running')"
+            ),
+        )
+        _outcome("q.install() on that table", q.install)
+        have = {
+            r[0]
+            for r in c.execute("SELECT indexname FROM pg_indexes WHERE tablename = %s", (name,))
+        }
+        missing = [
+            i for i in ("claim_idx", "dedupe_idx", "finished_idx") if f"{name}_{i}" not in have
+        ]
+        print(f"  after install, skiplock's version-1 indexes missing: {missing}")
+        _outcome("enqueue", lambda: q.enqueue(PAYLOAD))
+        _outcome("enqueue with a dedupe_key", lambda: q.enqueue(PAYLOAD, dedupe_key="d"))
+        (job,) = q.claim()
+        result: list[str] = []
+
+        def beat() -> None:
+            try:
+                q.heartbeat(job)
+                result.append("heartbeat OK")
+            except Exception as exc:
+                result.append(f"heartbeat {type(exc).__name__}: {str(exc).splitlines()[0][:160]}")
+
+        with q.transaction() as tx:
+            tx.complete(job)  # moves the row to the finished partition, not committed yet
+            waiter = threading.Thread(target=beat)
+            waiter.start()
+            time.sleep(1.0)  # the heartbeat waits for the row's lock
+        waiter.join(30)
+        print(f"  a heartbeat waiting while the completion moved the row: {result}")
+        where = c.execute(f"SELECT tableoid::regclass::text, status FROM {name}").fetchall()
+        print(f"  rows: {where}")
+        c.execute(f"DROP TABLE IF EXISTS {name} CASCADE")
+    q.uninstall()
+    q.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--backend", default="postgresql", choices=list(URLS))
     ap.add_argument("--url", help="override the backend's URL (PostgreSQL: its database is made)")
-    ap.add_argument("--sizes", default="0,1000000,10000000", help="finished jobs, growing")
+    ap.add_argument("--sizes", default="0,1000000,10000000", help="finished jobs per table")
     ap.add_argument("--pending", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--span", type=float, default=7.0, help="days the finished jobs span")
     ap.add_argument("--prune", type=int, default=1_000_000, help="0: no prune")
+    ap.add_argument(
+        "--partitioning", action="store_true", help="PostgreSQL: only the partitioning check"
+    )
     args = ap.parse_args()
+    if args.partitioning:
+        partitioning(args.url or os.environ["SKIPLOCK_TEST_POSTGRESQL_URL"])
+        return
     sizes = [int(s) for s in args.sizes.split(",")]
-    if sizes != sorted(sizes):
-        ap.error("--sizes must grow")
+    if len(set(sizes)) != len(sizes) or min(sizes) < 0:
+        ap.error("--sizes: distinct numbers of jobs, 0 or more")
     url = args.url or URLS[args.backend]
     pg = args.backend == "postgresql"
     if pg:
         pg_admin(url, f"DROP DATABASE IF EXISTS {PG_DATABASE} WITH (FORCE)")
         pg_admin(url, f"CREATE DATABASE {PG_DATABASE}")
-    q = skiplock.connect(url, table=TABLE)
-    total = sizes[-1]
-    have = 0
+    queues = {size: skiplock.connect(url, table=f"{TABLE}_{size}") for size in sizes}
     try:
-        q.uninstall()
-        q.install()
-        print(f"{args.backend}: {args.pending:,} jobs enqueued and drained, median of {args.runs}")
-        base_claim = 0.0
-        for size in sizes:
-            if size > have:
-                took = add_finished(q, have + 1, size - have, total, args.span)
-                print(f"  inserted {size - have:,} finished jobs in {took:.0f} s")
-                have = size
-            runs = [drain(q, args.pending) for _ in range(args.runs)]
+        for size, q in queues.items():
+            q.uninstall()
+            q.install()
+            if size:
+                took = add_finished(q, 1, size, size, args.span)
+                print(f"  {q.table.name}: {size:,} finished jobs inserted in {took:.0f} s")
+        print(
+            f"{args.backend}: {args.pending:,} jobs enqueued and drained per table, the tables "
+            f"taking turns, median of {args.runs}"
+        )
+        samples: dict[int, list[tuple[float, float, float]]] = {size: [] for size in sizes}
+        for _ in range(args.runs):
+            for size, q in queues.items():
+                samples[size].append(drain(q, args.pending))
+        base = statistics.median(r[1] for r in samples[sizes[0]])
+        for size, q in queues.items():
+            runs = samples[size]
             rate, claim_ms, complete_ms = (statistics.median(r[i] for r in runs) for i in range(3))
-            base_claim = base_claim or claim_ms
             print(
                 f"  {size:>11,} finished ({table_size(q)}): {rate:6.0f} jobs/s, claim "
-                f"{claim_ms:6.2f} ms/100 ({claim_ms / base_claim:4.2f}x), complete "
+                f"{claim_ms:6.2f} ms/100 ({claim_ms / base:4.2f}x), complete "
                 f"{complete_ms:6.2f} ms/100"
             )
             print(f"    samples: {[tuple(round(x, 2) for x in r) for r in runs]}")
-            if pg:
+        if pg:
+            for size, q in queues.items():
                 e = explain_claim(q, args.pending)
-                print(
-                    f"    EXPLAIN claim: {e['ms']:.2f} ms, buffers hit {e['hit']} read {e['read']}"
-                )
-                print(f"      scans: {json.dumps(e['scans'])}")
-        if args.prune:
-            older = args.span * 86_400 * (total - args.prune) / total
+                buffers = f"buffers hit {e['hit']} read {e['read']}"
+                print(f"  EXPLAIN claim, {size:,} finished: {e['ms']:.2f} ms, {buffers}")
+                for scan in e["scans"]:
+                    print(f"      {scan}")
+        largest = max(sizes)
+        if args.prune and largest:
+            q = queues[largest]
+            older = args.span * 86_400 * (largest - args.prune) / largest
             start = time.perf_counter()
             pruned = admin.prune(q, older)
             took = time.perf_counter() - start
             print(
-                f"  prune older_than={older:.0f} s: {pruned:,} jobs in {took:.1f} s "
+                f"  prune older_than={older:.0f} s of {largest:,}: {pruned:,} jobs in {took:.1f} s "
                 f"({pruned / took:,.0f} jobs/s), table now {table_size(q)}"
             )
-            runs = [drain(q, args.pending) for _ in range(args.runs)]
-            claim_ms = statistics.median(r[1] for r in runs)
-            print(f"  after the prune: claim {claim_ms:.2f} ms/100")
     finally:
-        q.uninstall()
-        q.close()
+        for q in queues.values():
+            q.uninstall()
+            q.close()
         if pg:
             pg_admin(url, f"DROP DATABASE IF EXISTS {PG_DATABASE} WITH (FORCE)")
 

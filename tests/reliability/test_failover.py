@@ -87,32 +87,36 @@ class Pair:
         return done.stdout.strip()
 
 
-@pytest.fixture(params=["postgresql", "mariadb"])
-def pair(request: pytest.FixtureRequest) -> Iterator[Pair]:
-    server = str(request.param)
+def make_pair(server: str, name: str, ports: list[int] | None = None) -> Pair:
+    """The pair of *server* ("postgresql": scripts/pg-failover, "mariadb":
+    scripts/mariadb-failover) in a folder named after *name* and this process, on *ports*
+    (PostgreSQL: primary and standby, default 5441 5442; MariaDB: front, primary and
+    replica, default three free ports); the test is skipped (or failed, see the module's
+    docstring) when the server's programs are missing. Not started."""
     if server == "postgresql":
         if not glob.glob("/usr/lib/postgresql/*/bin/initdb") and not os.environ.get(
             "SKIPLOCK_PGFO_BIN"
         ):
             _unavailable("no PostgreSQL server binaries here (set SKIPLOCK_PGFO_BIN)")
-        env = {**os.environ, "SKIPLOCK_PGFO_DIR": f"/tmp/skiplock-pg-failover-{os.getpid()}"}
-        made = Pair(env)
-    else:
-        missing = [
-            tool
-            for tool in ("mariadb-install-db", "mariadb", "socat")
-            if shutil.which(tool) is None
-        ]
-        if missing or not os.path.exists(
-            os.environ.get("SKIPLOCK_MDBFO_BIN", "/usr/sbin/mariadbd")
-        ):
-            _unavailable(f"no MariaDB server or no {missing} here", "mariadb")
-        env = {
-            **os.environ,
-            "SKIPLOCK_MDBFO_DIR": f"/tmp/skiplock-mariadb-failover-{os.getpid()}",
-            "SKIPLOCK_MDBFO_PORTS": " ".join(map(str, free_ports(3))),
-        }
-        made = Pair(env, script=SCRIPTS / "mariadb-failover")
+        env = {**os.environ, "SKIPLOCK_PGFO_DIR": f"/tmp/skiplock-pg-{name}-{os.getpid()}"}
+        if ports:
+            env["SKIPLOCK_PGFO_PORTS"] = " ".join(map(str, ports))
+        return Pair(env)
+    missing = [t for t in ("mariadb-install-db", "mariadb", "socat") if shutil.which(t) is None]
+    daemon = os.environ.get("SKIPLOCK_MDBFO_BIN", "/usr/sbin/mariadbd")
+    if missing or not os.path.exists(daemon):
+        _unavailable(f"no MariaDB server ({daemon}) or no {missing} here", "mariadb")
+    env = {
+        **os.environ,
+        "SKIPLOCK_MDBFO_DIR": f"/tmp/skiplock-mariadb-{name}-{os.getpid()}",
+        "SKIPLOCK_MDBFO_PORTS": " ".join(map(str, ports or free_ports(3))),
+    }
+    return Pair(env, script=SCRIPTS / "mariadb-failover")
+
+
+@pytest.fixture(params=["postgresql", "mariadb"])
+def pair(request: pytest.FixtureRequest) -> Iterator[Pair]:
+    made = make_pair(str(request.param), "failover")
     try:
         yield made
     finally:
