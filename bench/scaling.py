@@ -66,46 +66,56 @@ def add_finished(q: skiplock.Queue, first: int, rows: int, total: int, span_days
     table = q.dialect.quote(q.table.name)
     step_ms = span_days * 86_400_000 / total
     conn = q.connection()
-    cur = conn.cursor()
     start = time.perf_counter()
-    if q.dialect.name == "postgresql":
+    try:
+        if q.dialect.name == "postgresql":
+            _fill_postgresql(conn, table, first, rows, total, step_ms)
+        else:
+            _fill_mysql(conn, table, first, rows, total, step_ms)
+    finally:
+        conn.close()
+    return time.perf_counter() - start
+
+
+def _fill_postgresql(conn: Any, table: str, first: int, rows: int, total: int, step: float) -> None:
+    with conn.cursor() as cur:
         cur.execute(
             f"INSERT INTO {table} (queue, payload, status, attempt, run_at, idempotency_key, "
             "created_at, finished_at) SELECT 'default', '{\"n\":1}', 'done', 1, f, "
             "md5(g::text || random()::text)::uuid, f, f FROM (SELECT g, now() - "
             "(%(total)s::bigint - g) * %(step)s::float8 * interval '1 millisecond' AS f "
             "FROM generate_series(%(first)s::bigint, %(last)s::bigint) g) s",
-            {"total": total, "step": step_ms, "first": first, "last": first + rows - 1},
+            {"total": total, "step": step, "first": first, "last": first + rows - 1},
         )
         conn.commit()
         conn.autocommit = True
         cur.execute(f"VACUUM ANALYZE {table}")
         cur.execute("CHECKPOINT")  # the fill's dirty pages written now, not during the drains
-    else:
-        cur.execute("DROP TABLE IF EXISTS scaling_digits")
-        cur.execute("CREATE TABLE scaling_digits (d INT)")
-        cur.execute("INSERT INTO scaling_digits VALUES (0),(1),(2),(3),(4),(5),(6),(7),(8),(9)")
-        for base in range(first, first + rows, 100_000):
-            # g = base + the five digits' number: 100,000 rows per statement and transaction
-            g = f"({int(base)} + a.d + 10*b.d + 100*c.d + 1000*d.d + 10000*e.d)"
-            f = f"TIMESTAMPADD(MICROSECOND, -ROUND(({int(total)} - {g}) * {step_ms * 1000!r}), "
-            f += "UTC_TIMESTAMP(6))"
-            cur.execute(
-                f"INSERT INTO {table} (queue, payload, status, attempt, run_at, "
-                "idempotency_key, created_at, finished_at) "
-                f"SELECT 'default', '{{\"n\":1}}', 'done', 1, {f}, UUID(), {f}, {f} "
-                "FROM scaling_digits a, scaling_digits b, scaling_digits c, scaling_digits d, "
-                "scaling_digits e"
-            )
-            conn.commit()
-        cur.execute("DROP TABLE scaling_digits")
-        cur.execute(f"ANALYZE TABLE {table}")
-        cur.fetchall()
+
+
+def _fill_mysql(conn: Any, table: str, first: int, rows: int, total: int, step: float) -> None:
+    cur = conn.cursor()
+    cur.execute("DROP TABLE IF EXISTS scaling_digits")
+    cur.execute("CREATE TABLE scaling_digits (d INT)")
+    cur.execute("INSERT INTO scaling_digits VALUES (0),(1),(2),(3),(4),(5),(6),(7),(8),(9)")
+    for base in range(first, first + rows, 100_000):
+        # g = base + the five digits' number: 100,000 rows per statement and transaction
+        g = f"({int(base)} + a.d + 10*b.d + 100*c.d + 1000*d.d + 10000*e.d)"
+        f = f"TIMESTAMPADD(MICROSECOND, -ROUND(({int(total)} - {g}) * {step * 1000!r}), "
+        f += "UTC_TIMESTAMP(6))"
+        cur.execute(
+            f"INSERT INTO {table} (queue, payload, status, attempt, run_at, "
+            "idempotency_key, created_at, finished_at) "
+            f"SELECT 'default', '{{\"n\":1}}', 'done', 1, {f}, UUID(), {f}, {f} "
+            "FROM scaling_digits a, scaling_digits b, scaling_digits c, scaling_digits d, "
+            "scaling_digits e"
+        )
         conn.commit()
-    took = time.perf_counter() - start
+    cur.execute("DROP TABLE scaling_digits")
+    cur.execute(f"ANALYZE TABLE {table}")
+    cur.fetchall()
+    conn.commit()
     cur.close()
-    conn.close()
-    return took
 
 
 def drain(q: skiplock.Queue, n: int) -> tuple[float, float, float]:
