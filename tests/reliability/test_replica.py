@@ -73,6 +73,16 @@ def _state(q: skiplock.Queue) -> tuple[object, ...]:
     return (s.pending, s.scheduled, s.running, s.done, s.failed, s.cancelled, q.paused())
 
 
+def _applied(replica: skiplock.Queue) -> tuple[object, ...] | str:
+    """The replica's state, or why it has none yet: a replica that has received the
+    install but not applied all of its migrations has an older schema version, and
+    skiplock refuses to read it (seen on MariaDB: version 11 of 13)."""
+    try:
+        return _state(replica)
+    except skiplock.ConfigurationError as exc:
+        return str(exc)
+
+
 def test_dashboard_and_reads_work_on_a_replica_and_writes_fail(
     replica_pair: tuple[str, str, str],
 ) -> None:
@@ -95,8 +105,8 @@ def test_dashboard_and_reads_work_on_a_replica_and_writes_fail(
     try:
         # synchronous replication: the replica has the changes; applying them may trail
         deadline = time.monotonic() + 30
-        while _state(replica) != expected:
-            assert time.monotonic() < deadline, f"standby shows {_state(replica)}"
+        while (seen := _applied(replica)) != expected:
+            assert time.monotonic() < deadline, f"the replica shows {seen}"
             time.sleep(0.1)
         assert [j.id for j in replica.list_jobs(limit=100)] == [
             j.id for j in primary.list_jobs(limit=100)
