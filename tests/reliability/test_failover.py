@@ -1,7 +1,12 @@
-"""A PostgreSQL failover while workers drain a queue: the primary is stopped hard and its
-streaming standby promoted (scripts/pg-failover, two clusters of this machine's own
-PostgreSQL on their own ports); the workers and an enqueuing thread reach the new primary
-through the multi-host URL without a restart.
+"""A failover while workers drain a queue: the primary is stopped hard and its replica
+promoted; the workers and an enqueuing thread reach the new primary without a restart.
+
+- PostgreSQL: scripts/pg-failover, two clusters of this machine's own PostgreSQL on their
+  own ports, a streaming standby; clients reach the new primary through the multi-host URL
+  (target_session_attrs=read-write).
+- MariaDB: scripts/mariadb-failover, two servers of this machine's own mariadbd on their
+  own ports, a GTID replica (semi-synchronous for "sync"); MySQL drivers take one host, so
+  clients connect to a front port (socat) that the promotion points at the replica.
 
 - Synchronous replication: nothing acknowledged is lost, every job ends done, and each
   job's result row (written in its completion's transaction) exists exactly once.
@@ -13,14 +18,17 @@ through the multi-host URL without a restart.
   primary knows ends done with one result row.
 
 Needs the PostgreSQL server binaries (initdb, pg_basebackup, pg_ctl) and an unprivileged
-user to run them as (``postgres``); skipped otherwise, failed with
-SKIPLOCK_REQUIRE=postgresql."""
+user to run them as (``postgres``), or /usr/sbin/mariadbd, mariadb-install-db, the mariadb
+client and socat (run as ``mysql``); each is skipped otherwise, failed with
+SKIPLOCK_REQUIRE=postgresql (mariadb)."""
 
 from __future__ import annotations
 
 import glob
 import os
 import random
+import shutil
+import socket
 import subprocess
 import threading
 import time
@@ -34,45 +42,81 @@ import pytest
 import skiplock
 from skiplock import Job, Worker
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "pg-failover"
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+SCRIPT = SCRIPTS / "pg-failover"
 TOTAL, PRELOAD, WORKERS, CONCURRENCY, LEASE = 5_000, 4_000, 4, 8, 5.0
 TABLE, RESULTS = "failover_jobs", "failover_results"
 
 
-def _required() -> bool:
+def _required(server: str) -> bool:
     names = {n.strip().lower() for n in os.environ.get("SKIPLOCK_REQUIRE", "").split(",")}
-    return bool({"postgresql", "all"} & names)
+    return bool({server, "all"} & names)
 
 
-def _unavailable(reason: str) -> None:
-    if _required():
+def _unavailable(reason: str, server: str = "postgresql") -> None:
+    if _required(server):
         pytest.fail(reason)
     pytest.skip(reason)
 
 
+def free_ports(n: int) -> list[int]:
+    """*n* TCP ports of 127.0.0.1 that nothing listens on now."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
 @dataclass
 class Pair:
-    """The primary + standby of scripts/pg-failover."""
+    """The primary + replica of scripts/pg-failover (or *script*)."""
 
     env: dict[str, str]
     url: str = ""
+    script: Path = SCRIPT
 
     def run(self, *args: str) -> str:
         done = subprocess.run(
-            [str(SCRIPT), *args], env=self.env, capture_output=True, text=True, timeout=180
+            [str(self.script), *args], env=self.env, capture_output=True, text=True, timeout=180
         )
-        assert done.returncode == 0, f"pg-failover {' '.join(args)}: {done.stderr}"
+        assert done.returncode == 0, f"{self.script.name} {' '.join(args)}: {done.stderr}"
         return done.stdout.strip()
 
 
-@pytest.fixture
-def pair() -> Iterator[Pair]:
-    if not glob.glob("/usr/lib/postgresql/*/bin/initdb") and not os.environ.get(
-        "SKIPLOCK_PGFO_BIN"
-    ):
-        _unavailable("no PostgreSQL server binaries here (set SKIPLOCK_PGFO_BIN)")
-    env = {**os.environ, "SKIPLOCK_PGFO_DIR": f"/tmp/skiplock-pg-failover-{os.getpid()}"}
-    made = Pair(env)
+def make_pair(server: str, name: str, ports: list[int] | None = None) -> Pair:
+    """The pair of *server* ("postgresql": scripts/pg-failover, "mariadb":
+    scripts/mariadb-failover) in a folder named after *name* and this process, on *ports*
+    (PostgreSQL: primary and standby, default 5441 5442; MariaDB: front, primary and
+    replica, default three free ports); the test is skipped (or failed, see the module's
+    docstring) when the server's programs are missing. Not started."""
+    if server == "postgresql":
+        if not glob.glob("/usr/lib/postgresql/*/bin/initdb") and not os.environ.get(
+            "SKIPLOCK_PGFO_BIN"
+        ):
+            _unavailable("no PostgreSQL server binaries here (set SKIPLOCK_PGFO_BIN)")
+        env = {**os.environ, "SKIPLOCK_PGFO_DIR": f"/tmp/skiplock-pg-{name}-{os.getpid()}"}
+        if ports:
+            env["SKIPLOCK_PGFO_PORTS"] = " ".join(map(str, ports))
+        return Pair(env)
+    missing = [t for t in ("mariadb-install-db", "mariadb", "socat") if shutil.which(t) is None]
+    daemon = os.environ.get("SKIPLOCK_MDBFO_BIN", "/usr/sbin/mariadbd")
+    if missing or not os.path.exists(daemon):
+        _unavailable(f"no MariaDB server ({daemon}) or no {missing} here", "mariadb")
+    env = {
+        **os.environ,
+        "SKIPLOCK_MDBFO_DIR": f"/tmp/skiplock-mariadb-{name}-{os.getpid()}",
+        "SKIPLOCK_MDBFO_PORTS": " ".join(map(str, ports or free_ports(3))),
+    }
+    return Pair(env, script=SCRIPTS / "mariadb-failover")
+
+
+@pytest.fixture(params=["postgresql", "mariadb"])
+def pair(request: pytest.FixtureRequest) -> Iterator[Pair]:
+    made = make_pair(str(request.param), "failover")
     try:
         yield made
     finally:
