@@ -34,9 +34,9 @@ import skiplock
 TABLE = "bench_workflow"
 
 
-def chain_latency(url: str, steps: int) -> list[float]:
+def chain_latency(url: str, steps: int, table: str = TABLE) -> list[float]:
     """Seconds from each step's completion to the next step's start."""
-    app = skiplock.App(url, table=TABLE)
+    app = skiplock.App(url, table=table)
     starts: dict[int, float] = {}
     lock = threading.Lock()
 
@@ -67,9 +67,11 @@ def chain_latency(url: str, steps: int) -> list[float]:
     return gaps
 
 
-def group_enqueue(url: str, size: int, runs: int) -> tuple[list[float], list[float]]:
+def group_enqueue(
+    url: str, size: int, runs: int, table: str = TABLE
+) -> tuple[list[float], list[float]]:
     """Seconds to enqueue a group of *size* with a callback, and *size* by enqueue_many."""
-    app = skiplock.App(url, table=TABLE)
+    app = skiplock.App(url, table=table)
 
     @app.task
     def member(i: int) -> int:
@@ -112,10 +114,11 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--group", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--table", default=TABLE, help="its own table (dropped at the end)")
     args = parser.parse_args(argv)
     for url in args.url or list(URLS.values()):
         name = skiplock.connect(url).url.masked()
-        gaps = sorted(chain_latency(url, args.steps))
+        gaps = sorted(chain_latency(url, args.steps, args.table))
         p99 = gaps[min(len(gaps) - 1, round(0.99 * (len(gaps) - 1)))]
         print(
             f"{name}: chain of {args.steps}: step to step median "
@@ -123,7 +126,7 @@ def main(argv: list[str]) -> None:
             f"max {gaps[-1] * 1000:.1f} ms",
             flush=True,
         )
-        workflow, plain = group_enqueue(url, args.group, args.runs)
+        workflow, plain = group_enqueue(url, args.group, args.runs, args.table)
         w, p = statistics.median(workflow), statistics.median(plain)
         print(
             f"{name}: group of {args.group} + callback {w:.3f} s, enqueue_many {p:.3f} s, "

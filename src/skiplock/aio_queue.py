@@ -34,7 +34,6 @@ from ._core.arguments import ClaimOptions, EnqueueOptions, ListOptions
 from ._core.calls import backoff
 from ._core.job import Claimed, Job, Stats
 from ._core.observe import QueueOverview, TickInfo, WorkerInfo
-from ._shell.acompat import asleep
 from ._shell.session_async import AsyncSession
 from ._shell.settings import DEFAULT_TABLE, QueueKeywords, QueueSettings
 from ._shell.transaction_async import AsyncTransaction
@@ -455,10 +454,13 @@ class AsyncQueue(AsyncSession):
 
         On PostgreSQL it marks the job waited and listens on a connection of its own, and
         the job's end notifies it (reading the job again at least every second); elsewhere
-        it reads the job by id again after 2 ms, then less often (at most every 50 ms)."""
+        the queue polls: one statement reads the status of every job its waits wait for,
+        2 ms after the first wait begins, then less often (at most every 20 ms), however
+        many jobs are waited for (docs/job-control.md)."""
         limit = calls.wait_check(job_id, timeout)
-        start, pause = time.monotonic(), 0.002
+        start = time.monotonic()
         listener = await self._listen_finished(job_id)
+        event = None if listener is not None else self._waits.add(job_id)
         try:
             while True:
                 job = await self._call(calls.get(self.dialect, job_id, None))
@@ -466,16 +468,23 @@ class AsyncQueue(AsyncSession):
                 if calls.waited(job_id, job, limit, left):
                     assert job is not None
                     return job
-                step = pause if left is None else max(0.0, min(pause, left))
-                if listener is None:
-                    await asleep(step)
-                    pause = min(pause * 1.5, 0.05)
-                else:
+                if listener is not None:
                     most = 1.0 if left is None else min(left, 1.0)
                     listener = await self._wait_finished(listener, job_id, most)
+                    if listener is None:  # it broke: poll from now on
+                        event = self._waits.add(job_id)
+                elif event is not None:
+                    await self._waits.until(event, left, self._look)
+                    event.clear()  # (set only for an ended job: read just below)
         finally:
             if listener is not None:
                 self.dialect.close_listener(listener)
+            if event is not None:
+                self._waits.remove(job_id, event)
+
+    async def _look(self, ids: Sequence[int]) -> dict[int, str]:
+        """The statuses of the waited jobs *ids* (those that exist)."""
+        return await self._call(calls.wait_look(self.dialect, ids))
 
     async def _listen_finished(self, job_id: int) -> Any:
         """A connection that hears *job_id*'s end (None: poll instead, as on a database

@@ -36,7 +36,6 @@ from ._core.arguments import ClaimOptions, EnqueueOptions, ListOptions
 from ._core.calls import backoff
 from ._core.job import Claimed, Job, Stats
 from ._core.observe import QueueOverview, TickInfo, WorkerInfo
-from ._shell.acompat import sleep
 from ._shell.session import Session
 from ._shell.settings import DEFAULT_TABLE, QueueKeywords, QueueSettings
 from ._shell.transaction import Transaction
@@ -434,10 +433,13 @@ class Queue(Session):
 
         On PostgreSQL it marks the job waited and listens on a connection of its own, and
         the job's end notifies it (reading the job again at least every second); elsewhere
-        it reads the job by id again after 2 ms, then less often (at most every 50 ms)."""
+        the queue polls: one statement reads the status of every job its waits wait for,
+        2 ms after the first wait begins, then less often (at most every 20 ms), however
+        many jobs are waited for (docs/job-control.md)."""
         limit = calls.wait_check(job_id, timeout)
-        start, pause = time.monotonic(), 0.002
+        start = time.monotonic()
         listener = self._listen_finished(job_id)
+        event = None if listener is not None else self._waits.add(job_id)
         try:
             while True:
                 job = self._call(calls.get(self.dialect, job_id, None))
@@ -445,16 +447,23 @@ class Queue(Session):
                 if calls.waited(job_id, job, limit, left):
                     assert job is not None
                     return job
-                step = pause if left is None else max(0.0, min(pause, left))
-                if listener is None:
-                    sleep(step)
-                    pause = min(pause * 1.5, 0.05)
-                else:
+                if listener is not None:
                     most = 1.0 if left is None else min(left, 1.0)
                     listener = self._wait_finished(listener, job_id, most)
+                    if listener is None:  # it broke: poll from now on
+                        event = self._waits.add(job_id)
+                elif event is not None:
+                    self._waits.until(event, left, self._look)
+                    event.clear()  # (set only for an ended job: read just below)
         finally:
             if listener is not None:
                 self.dialect.close_listener(listener)
+            if event is not None:
+                self._waits.remove(job_id, event)
+
+    def _look(self, ids: Sequence[int]) -> dict[int, str]:
+        """The statuses of the waited jobs *ids* (those that exist)."""
+        return self._call(calls.wait_look(self.dialect, ids))
 
     def _listen_finished(self, job_id: int) -> Any:
         """A connection that hears *job_id*'s end (None: poll instead, as on a database

@@ -626,6 +626,16 @@ def wait_check(job_id: int, timeout: float | None) -> float | None:
     return None if timeout is None else seconds(timeout, "timeout")
 
 
+def wait_look(d: Dialect, ids: Sequence[int]) -> Call[Any, dict[int, str]]:
+    """The status of each of *ids* that exists (``q.wait`` polling for them all at once)."""
+
+    def finish(rows: list[Any]) -> dict[int, str]:
+        return {int(r["id"]): str(r["status"]) for r in rows}
+
+    params = {"ids": list(ids)}
+    return Call("looking at waited jobs", None, lambda _: d.fetch_op("wait_look", params), finish)
+
+
 def waited(job_id: int, job: Job | None, timeout: float | None, left: float | None) -> bool:
     """True when *job* (as read) has finished; raises ``ConfigurationError`` for no such
     job, ``TimeoutError`` when no time is *left*."""
