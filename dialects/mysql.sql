@@ -247,6 +247,10 @@ SELECT * FROM {table} WHERE id = %(id)s
 -- per tick however many wait (primary key look-ups; a job not listed is gone).
 SELECT id, status FROM {table} WHERE id IN (%(ids)s)
 
+-- name: wait_rows
+-- In the same transaction, when wait_look found jobs ended: their rows, for their waits.
+SELECT * FROM {table} WHERE id IN (%(ids)s)
+
 -- name: list_jobs
 -- Newest first, one page: the caller passes the last id it saw as before_id (keyset
 -- pagination). The primary key is read backwards; the filters are checked on the way.

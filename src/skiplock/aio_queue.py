@@ -460,7 +460,7 @@ class AsyncQueue(AsyncSession):
         limit = calls.wait_check(job_id, timeout)
         start = time.monotonic()
         listener = await self._listen_finished(job_id)
-        event = None if listener is not None else self._waits.add(job_id)
+        waiter = None if listener is not None else self._waits.add(job_id)
         try:
             while True:
                 job = await self._call(calls.get(self.dialect, job_id, None))
@@ -472,18 +472,21 @@ class AsyncQueue(AsyncSession):
                     most = 1.0 if left is None else min(left, 1.0)
                     listener = await self._wait_finished(listener, job_id, most)
                     if listener is None:  # it broke: poll from now on
-                        event = self._waits.add(job_id)
-                elif event is not None:
-                    await self._waits.until(event, left, self._look)
-                    event.clear()  # (set only for an ended job: read just below)
+                        waiter = self._waits.add(job_id)
+                elif waiter is not None:
+                    await self._waits.until(waiter, left, self._look)
+                    if waiter.job is not None:  # ended, read by the look-up
+                        ended: Job = waiter.job
+                        return ended
+                    waiter.event.clear()  # gone (read just below: the error), or time is up
         finally:
             if listener is not None:
                 self.dialect.close_listener(listener)
-            if event is not None:
-                self._waits.remove(job_id, event)
+            if waiter is not None:
+                self._waits.remove(job_id, waiter)
 
-    async def _look(self, ids: Sequence[int]) -> dict[int, str]:
-        """The statuses of the waited jobs *ids* (those that exist)."""
+    async def _look(self, ids: Sequence[int]) -> dict[int, Job | None]:
+        """The waited jobs *ids* that ended, as read (None: gone)."""
         return await self._call(calls.wait_look(self.dialect, ids))
 
     async def _listen_finished(self, job_id: int) -> Any:

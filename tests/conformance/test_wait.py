@@ -206,3 +206,37 @@ def test_many_waits_share_one_look_up_per_tick(
     assert sorted((j.id, j.status, j.result) for j in got) == [(i, "done", i) for i in ids]
     (t0, n0), (t1, n1) = window
     assert 1 <= n1 - n0 <= 2 + (t1 - t0) / CAP, f"{n1 - n0} look-ups in {t1 - t0:.2f} s"
+
+
+def test_a_job_gone_while_polled_for_is_a_configuration_error(
+    queue: skiplock.Queue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where q.wait polls (forced on PostgreSQL too): a waited job deleted meanwhile (as a
+    user's DELETE would) ends the wait with ConfigurationError at the next look-up, not
+    at its timeout."""
+    monkeypatch.setattr(type(queue.dialect), "finish_notify", False)
+    waited, other = queue.enqueue("gone"), queue.enqueue("stays")
+    errors: list[BaseException] = []
+
+    def wait(job_id: int) -> None:
+        try:
+            queue.wait(job_id, timeout=30)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=wait, args=(i,)) for i in (waited, other)]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)  # both read their job once and wait
+    table = queue.dialect.quote(queue.table.name)
+    with queue.transaction() as tx:
+        tx.execute(f"DELETE FROM {table} WHERE id = %(id)s", {"id": waited})
+    start = time.monotonic()
+    threads[0].join(30)
+    assert time.monotonic() - start < 10
+    assert len(errors) == 1 and isinstance(errors[0], skiplock.ConfigurationError), errors
+    assert f"no job {waited}" in str(errors[0])
+    [job] = queue.claim()
+    queue.complete(job)
+    threads[1].join(30)
+    assert len(errors) == 1  # the other wait returned its job
