@@ -32,8 +32,8 @@ def _wait(q: skiplock.Queue, job_id: int, returned: list[float]) -> None:
     returned.append(time.perf_counter())
 
 
-def measure(url: str, rounds: int, head_start: float) -> list[float]:
-    q = skiplock.connect(url, table="bench_wait", max_size=4)
+def measure(url: str, rounds: int, head_start: float, table: str = "bench_wait") -> list[float]:
+    q = skiplock.connect(url, table=table, max_size=4)
     q.uninstall()
     q.install()
     latencies: list[float] = []
@@ -61,10 +61,11 @@ def main() -> None:
     parser.add_argument("--url", action="append", default=[])
     parser.add_argument("--rounds", type=int, default=60)
     parser.add_argument("--head-start", type=float, default=0.3)
+    parser.add_argument("--table", default="bench_wait", help="its own table (dropped at the end)")
     args = parser.parse_args()
     targets = [(b, URLS[b]) for b in args.backend or []] + [(u, u) for u in args.url]
     for name, url in targets or [(b, URLS[b]) for b in sorted(URLS)]:
-        ms = sorted(measure(url, args.rounds, args.head_start))
+        ms = sorted(measure(url, args.rounds, args.head_start, args.table))
         print(
             f"{name:<12} rounds {len(ms):>4}  p50 {statistics.median(ms):6.1f} ms  "
             f"p90 {percentile(ms, 90):6.1f} ms  p99 {percentile(ms, 99):6.1f} ms  "

@@ -135,12 +135,14 @@ class LockAndWakeup:
         return self.connect()
 
     def wake_probe(self, conn: Any) -> object:
-        """Without LISTEN/NOTIFY: the value (statement ``wake_probe``) whose change tells an
-        idle worker that jobs were enqueued, read on a connection of :meth:`probe_connect`."""
+        """Without LISTEN/NOTIFY: the values (statement ``wake_probe``) whose change tells an
+        idle worker that jobs were enqueued (the highest id) or released by a parent's end
+        (the ``released`` counter, when the statements have it), read on a connection of
+        :meth:`probe_connect`."""
         row = self.fetch_one(conn, "wake_probe")
         if not self.probe_autocommit:
             conn.commit()
-        return None if row is None else row["top"]
+        return None if row is None else (row["top"], row.get("released"))
 
     def notify_cancel(self, job_id: int) -> Op[None]:
         """In the transaction of a cancel request for running job *job_id*: tell the

@@ -138,6 +138,9 @@ class Dialect(Protocol):
     options: dict[str, Any]
     #: the statements by name, rendered for :attr:`table`
     sql: dict[str, str]
+    #: jobs released by parents' ends in operations run here, counted as the release ran
+    #: (a worker claims again at once when it grew during its own write)
+    released: int
 
     @property
     def name(self) -> str:

@@ -271,6 +271,15 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND ISNULL(claim_id, 0) = ISNULL(CAS
 -- name: get
 SELECT * FROM {table} WHERE id = %(id)s
 
+-- name: wait_look
+-- q.wait() by polling: the status of every job this queue's waits wait for, one statement
+-- per tick however many wait (primary key look-ups; a job not listed is gone).
+SELECT id, status FROM {table} WHERE id IN (%(ids)s)
+
+-- name: wait_rows
+-- In the same transaction, when wait_look found jobs ended: their rows, for their waits.
+SELECT * FROM {table} WHERE id IN (%(ids)s)
+
 -- name: list_jobs
 -- Newest first, one page: the caller passes the last id it saw as before_id (keyset
 -- pagination). The primary key is read backwards; the filters are checked on the way.
@@ -420,7 +429,12 @@ INSERT INTO {version_table} (version, name) VALUES (%(version)s, %(name)s)
 -- An idle worker's look for new jobs (docs/worker.md): the highest id committed, read from
 -- the end of the primary key without reading rows; a change means an enqueue (or a prune).
 -- READPAST: an uncommitted insert's locked row is stepped over, not waited for.
-SELECT MAX(id) AS top FROM {table} WITH (READPAST)
+-- And the count of jobs released by their parents' ends (count_released), one row by its
+-- primary key: a release changes no id (while a release holds the row, NULL: one needless
+-- look, then the new count).
+SELECT (SELECT MAX(id) FROM {table} WITH (READPAST)) AS top,
+       (SELECT total FROM {counters_table} WITH (READPAST) WHERE name = N'released')
+           AS released
 
 -- name: uninstall
 DROP TABLE IF EXISTS {deps_table};
@@ -703,6 +717,18 @@ UPDATE {table}
 SET status = 'pending',
     run_at = CASE WHEN run_at > SYSUTCDATETIME() THEN run_at ELSE SYSUTCDATETIME() END
 WHERE id IN (SELECT p FROM OPENJSON(%(id_list)s) WITH (p BIGINT '$')) AND status = 'waiting'
+
+-- name: count_released
+-- The last statement of a transaction that released waiting jobs: the table's count of
+-- released jobs grows, which idle workers' probe (wake_probe) reads. Its row stays locked
+-- until this transaction's COMMIT; the first release inserts it (UPDLOCK, HOLDLOCK: of two
+-- first releases, the second waits for the first and then updates its row).
+UPDATE {counters_table} WITH (UPDLOCK, HOLDLOCK)
+SET total = total + %(n)s, updated_at = SYSUTCDATETIME()
+WHERE name = N'released';
+IF @@ROWCOUNT = 0
+INSERT INTO {counters_table} (name, total, updated_at)
+VALUES (N'released', %(n)s, SYSUTCDATETIME())
 
 -- name: deps_cancel
 -- Children of a parent that failed or was cancelled: cancelled, naming it.

@@ -244,6 +244,15 @@ WHERE id = %(id)s AND attempt = %(attempt)s AND claim_id <=> %(claim_id)s AND st
 -- name: get
 SELECT * FROM {table} WHERE id = %(id)s
 
+-- name: wait_look
+-- q.wait() by polling: the status of every job this queue's waits wait for, one statement
+-- per tick however many wait (primary key look-ups; a job not listed is gone).
+SELECT id, status FROM {table} WHERE id IN (%(ids)s)
+
+-- name: wait_rows
+-- In the same transaction, when wait_look found jobs ended: their rows, for their waits.
+SELECT * FROM {table} WHERE id IN (%(ids)s)
+
 -- name: list_jobs
 -- Newest first, one page: the caller passes the last id it saw as before_id (keyset
 -- pagination). The primary key is read backwards; the filters are checked on the way.
@@ -430,7 +439,10 @@ ON DUPLICATE KEY UPDATE version = version
 -- name: wake_probe
 -- An idle worker's look for new jobs (docs/worker.md): the highest id committed, read from
 -- the end of the primary key without reading rows; a change means an enqueue (or a prune).
-SELECT MAX(id) AS top FROM {table}
+-- And the count of jobs released by their parents' ends (count_released), one row by its
+-- primary key: a release changes no id.
+SELECT (SELECT MAX(id) FROM {table}) AS top,
+       (SELECT total FROM {counters_table} WHERE name = 'released') AS released
 
 -- name: uninstall
 DROP TABLE IF EXISTS {deps_table};
@@ -702,6 +714,15 @@ UPDATE {table} AS t
 JOIN JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (p BIGINT PATH '$')) AS j ON t.id = j.p
 SET t.status = 'pending', t.run_at = GREATEST(t.run_at, UTC_TIMESTAMP(6))
 WHERE t.status = 'waiting'
+
+-- name: count_released
+-- The last statement of a transaction that released waiting jobs: the table's count of
+-- released jobs grows, which idle workers' probe (wake_probe) reads. Its row stays locked
+-- until this transaction's COMMIT, so two releases committing together take turns only
+-- for that. The row is made by the first release.
+INSERT INTO {counters_table} (name, total, updated_at)
+VALUES ('released', %(n)s, UTC_TIMESTAMP(6))
+ON DUPLICATE KEY UPDATE total = total + %(n)s, updated_at = UTC_TIMESTAMP(6)
 
 -- name: deps_cancel
 -- Children of a parent that failed or was cancelled: cancelled, naming it.

@@ -267,7 +267,7 @@ class PostgreSQLDialect(BaseDialect):
                 yield from self.settle([int(r["id"]) for r in ended])
         return taken
 
-    def wake_released(self) -> Op[None]:
+    def wake_released(self, released: int) -> Op[None]:
         yield self.stmt("deps_wake_lock", None, NOTHING)
         yield self.stmt("deps_wake", None, NOTHING)
 

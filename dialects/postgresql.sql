@@ -264,6 +264,15 @@ RETURNING has_children
 -- name: get
 SELECT * FROM {table} WHERE id = %(id)s
 
+-- name: wait_look
+-- q.wait() by polling: the status of every job this queue's waits wait for, one statement
+-- per tick however many wait (primary key look-ups; a job not listed is gone).
+SELECT id, status FROM {table} WHERE id = ANY(%(ids)s::bigint[])
+
+-- name: wait_rows
+-- In the same transaction, when wait_look found jobs ended: their rows, for their waits.
+SELECT * FROM {table} WHERE id = ANY(%(ids)s::bigint[])
+
 -- name: list_jobs
 -- Newest first, one page: the caller passes the last id it saw as before_id (keyset
 -- pagination). The primary key is read backwards; the filters are checked on the way.

@@ -36,7 +36,6 @@ from ._core.arguments import ClaimOptions, EnqueueOptions, ListOptions
 from ._core.calls import backoff
 from ._core.job import Claimed, Job, Stats
 from ._core.observe import QueueOverview, TickInfo, WorkerInfo
-from ._shell.acompat import sleep
 from ._shell.session import Session
 from ._shell.settings import DEFAULT_TABLE, QueueKeywords, QueueSettings
 from ._shell.transaction import Transaction
@@ -454,10 +453,13 @@ class Queue(Session):
 
         On PostgreSQL it marks the job waited and listens on a connection of its own, and
         the job's end notifies it (reading the job again at least every second); elsewhere
-        it reads the job by id again after 2 ms, then less often (at most every 50 ms)."""
+        the queue polls: one statement reads the status of every job its waits wait for,
+        2 ms after the first wait begins, then less often (at most every 20 ms), however
+        many jobs are waited for (docs/job-control.md)."""
         limit = calls.wait_check(job_id, timeout)
-        start, pause = time.monotonic(), 0.002
+        start = time.monotonic()
         listener = self._listen_finished(job_id)
+        waiter = None if listener is not None else self._waits.add(job_id)
         try:
             while True:
                 job = self._call(calls.get(self.dialect, job_id, None))
@@ -465,16 +467,26 @@ class Queue(Session):
                 if calls.waited(job_id, job, limit, left):
                     assert job is not None
                     return job
-                step = pause if left is None else max(0.0, min(pause, left))
-                if listener is None:
-                    sleep(step)
-                    pause = min(pause * 1.5, 0.05)
-                else:
+                if listener is not None:
                     most = 1.0 if left is None else min(left, 1.0)
                     listener = self._wait_finished(listener, job_id, most)
+                    if listener is None:  # it broke: poll from now on
+                        waiter = self._waits.add(job_id)
+                elif waiter is not None:
+                    self._waits.until(waiter, left, self._look)
+                    if waiter.job is not None:  # ended, read by the look-up
+                        ended: Job = waiter.job
+                        return ended
+                    waiter.event.clear()  # gone (read just below: the error), or time is up
         finally:
             if listener is not None:
                 self.dialect.close_listener(listener)
+            if waiter is not None:
+                self._waits.remove(job_id, waiter)
+
+    def _look(self, ids: Sequence[int]) -> dict[int, Job | None]:
+        """The waited jobs *ids* that ended, as read (None: gone)."""
+        return self._call(calls.wait_look(self.dialect, ids))
 
     def _listen_finished(self, job_id: int) -> Any:
         """A connection that hears *job_id*'s end (None: poll instead, as on a database

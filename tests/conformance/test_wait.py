@@ -10,6 +10,9 @@ import pytest
 
 import skiplock
 from skiplock import Worker
+from skiplock._shell.waits import CAP
+
+from .conftest import wait_until
 
 
 def _later(seconds: float, fn: object) -> threading.Thread:
@@ -141,3 +144,99 @@ def test_a_jobs_end_notifies_only_while_someone_waits(queue: skiplock.Queue) -> 
         assert got and (got[0].status, got[0].result) == ("done", "b done")
     finally:
         listening.close()
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_many_waits_share_one_look_up_per_tick(
+    queue: skiplock.Queue, url: str, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where q.wait polls (forced on PostgreSQL too), 100 waits at once on one queue
+    object, sync threads or asyncio tasks, cost one look-up statement per tick, not one per
+    wait: once the ticks have grown to every ``CAP`` seconds, a second holds at most
+    1 / CAP + 2 of them (polling per wait as before: 100 x 20). Each wait returns its job
+    once a completion of all of them commits."""
+    if not isinstance(queue, skiplock.Queue):
+        pytest.skip("one run per kind: the kinds are this test's own parameter")
+    monkeypatch.setattr(type(queue.dialect), "finish_notify", False)  # poll everywhere
+    ids = queue.enqueue_many([{"i": i} for i in range(100)])
+
+    def end_all() -> None:
+        jobs = queue.claim(limit=100)
+        assert len(jobs) == 100
+        assert queue.complete_many([(j, j.id) for j in jobs]) == []
+
+    window: list[tuple[float, int]] = []  # (time, look-ups so far), 1 s apart
+    if kind == "sync":
+        q = skiplock.connect(url, table=str(queue.table), max_size=10)
+        got: list[skiplock.Job] = []
+        threads = [
+            threading.Thread(target=lambda i=i: got.append(q.wait(i, timeout=60))) for i in ids
+        ]
+        for t in threads:
+            t.start()
+        wait_until(lambda: q._waits.looks > 0, 30, "a first look-up")
+        time.sleep(0.5)  # the waits have read their jobs once and wait; the ticks have grown
+        window.append((time.monotonic(), q._waits.looks))
+        time.sleep(1.0)
+        window.append((time.monotonic(), q._waits.looks))
+        end_all()
+        for t in threads:
+            t.join(60)
+        q.close()
+    else:
+
+        async def waits() -> list[skiplock.Job]:
+            aq = skiplock.connect_async(url, table=str(queue.table), max_size=10)
+            try:
+                tasks = [asyncio.ensure_future(aq.wait(i, timeout=60)) for i in ids]
+                while aq._waits.looks == 0:
+                    await asyncio.sleep(0.02)  # (bounded by the test's own timeout)
+                await asyncio.sleep(0.5)
+                window.append((time.monotonic(), aq._waits.looks))
+                while aq._waits.looks == 0:
+                    await asyncio.sleep(0.02)  # (bounded by the test's own timeout)
+                await asyncio.sleep(0.5)
+                window.append((time.monotonic(), aq._waits.looks))
+                await asyncio.to_thread(end_all)
+                return list(await asyncio.gather(*tasks))
+            finally:
+                await aq.close()
+
+        got = asyncio.run(waits())
+    assert sorted((j.id, j.status, j.result) for j in got) == [(i, "done", i) for i in ids]
+    (t0, n0), (t1, n1) = window
+    assert 1 <= n1 - n0 <= 2 + (t1 - t0) / CAP, f"{n1 - n0} look-ups in {t1 - t0:.2f} s"
+
+
+def test_a_job_gone_while_polled_for_is_a_configuration_error(
+    queue: skiplock.Queue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where q.wait polls (forced on PostgreSQL too): a waited job deleted meanwhile (as a
+    user's DELETE would) ends the wait with ConfigurationError at the next look-up, not
+    at its timeout."""
+    monkeypatch.setattr(type(queue.dialect), "finish_notify", False)
+    waited, other = queue.enqueue("gone"), queue.enqueue("stays")
+    errors: list[BaseException] = []
+
+    def wait(job_id: int) -> None:
+        try:
+            queue.wait(job_id, timeout=30)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=wait, args=(i,)) for i in (waited, other)]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)  # both read their job once and wait
+    table = queue.dialect.quote(queue.table.name)
+    with queue.transaction() as tx:
+        tx.execute(f"DELETE FROM {table} WHERE id = %(id)s", {"id": waited})
+    start = time.monotonic()
+    threads[0].join(30)
+    assert time.monotonic() - start < 10
+    assert len(errors) == 1 and isinstance(errors[0], skiplock.ConfigurationError), errors
+    assert f"no job {waited}" in str(errors[0])
+    [job] = queue.claim()
+    queue.complete(job)
+    threads[1].join(30)
+    assert len(errors) == 1  # the other wait returned its job

@@ -29,7 +29,7 @@ from .arguments import ClaimOptions, EnqueueOptions, ListOptions
 from .checks import dumps, error_text, integer, loads, milliseconds, queue_names, seconds, text
 from .job import Claimed, Job, Stats, utc
 from .observe import QueueOverview, TickInfo, WorkerInfo, overviews
-from .ops import ROWCOUNT, ROWS, Op
+from .ops import ROWCOUNT, ROWS, Op, Row
 
 if TYPE_CHECKING:  # the contract, for the annotations only
     from ..dialects.contract import Dialect, ServerInfo
@@ -673,6 +673,29 @@ def wait_check(job_id: int, timeout: float | None) -> float | None:
     """*timeout* checked (None: no limit)."""
     integer(job_id, "job_id", 1, 2**63 - 1)
     return None if timeout is None else seconds(timeout, "timeout")
+
+
+def wait_look(d: Dialect, ids: Sequence[int]) -> Call[Any, dict[int, Job | None]]:
+    """``q.wait`` polling for *ids* at once: the waited jobs that have ended, each as read
+    (one statement for the statuses; when some ended, a second, in the same transaction,
+    for their rows), and None for each of *ids* that no longer exists."""
+    params = {"ids": list(ids)}
+
+    def look(_: bool) -> Op[tuple[list[Row], list[Row]]]:
+        rows = yield from d.fetch_op("wait_look", params)
+        ended = [int(r["id"]) for r in rows if str(r["status"]) in FINISHED]
+        full = (yield from d.fetch_op("wait_rows", {"ids": ended})) if ended else []
+        return rows, full
+
+    def finish(read: tuple[list[Row], list[Row]]) -> dict[int, Job | None]:
+        rows, full = read
+        active = {int(r["id"]) for r in rows if str(r["status"]) not in FINISHED}
+        out: dict[int, Job | None] = {i: None for i in params["ids"] if i not in active}
+        for r in full:
+            out[int(r["id"])] = Job.from_row(r)
+        return out
+
+    return Call("looking at waited jobs", None, look, finish)
 
 
 def waited(job_id: int, job: Job | None, timeout: float | None, left: float | None) -> bool:

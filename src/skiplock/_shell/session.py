@@ -32,6 +32,7 @@ from .pool import Pool
 from .pool_state import PoolSettings, PoolStats
 from .schema import Schema
 from .settings import QueueSettings
+from .waits import Waits
 
 __all__ = ["Session"]
 
@@ -64,6 +65,8 @@ class Session:
         self._schema_ok = False
         self.pool_settings: PoolSettings = settings.pool
         self._pool = self._make_pool()
+        #: the jobs this queue's ``wait`` calls poll for, looked up together
+        self._waits = Waits()
 
     def adapt(self, conn: Any) -> Adapter:
         """The driver adapter for a caller's *conn* (see :mod:`skiplock.drivers`; for an

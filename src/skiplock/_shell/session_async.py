@@ -31,6 +31,7 @@ from .pool_async import AsyncPool
 from .pool_state import PoolSettings, PoolStats
 from .schema import Schema
 from .settings import QueueSettings
+from .waits_async import AsyncWaits
 
 __all__ = ["AsyncSession"]
 
@@ -63,6 +64,8 @@ class AsyncSession:
         self._schema_ok = False
         self.pool_settings: PoolSettings = settings.pool
         self._pool = self._make_pool()
+        #: the jobs this queue's ``wait`` calls poll for, looked up together
+        self._waits = AsyncWaits()
 
     async def adapt(self, conn: Any) -> AsyncAdapter:
         """The driver adapter for a caller's *conn* (see :mod:`skiplock.drivers`; for an

@@ -59,7 +59,8 @@ class Completer:
                 for job in unsure:  # a COMMIT whose outcome was unknown: read what happened
                     self.outcomes.read_back(job, ("done",), "a completion")
                 batch = self.ledger.still_ours(batch)
-                lost = self.queue.complete_many(batch) if batch else []
+                with self.outcomes.waking():
+                    lost = self.queue.complete_many(batch) if batch else []
             except BackendError:
                 self.ledger.put_back(batch)
                 raise

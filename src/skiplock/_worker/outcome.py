@@ -23,7 +23,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from .._core import calls
@@ -109,6 +110,18 @@ class Outcomes:
             self.flags.wake.set()
         return True
 
+    @contextmanager
+    def waking(self) -> Iterator[None]:
+        """Around a write of this worker that may end jobs (a completion, a final failure,
+        a cancel, a claim that fails expired jobs): when it released jobs waiting for them
+        (the dialect's ``released`` count grew meanwhile), wake the producer once the write
+        has returned, committed, so that it claims them at once rather than at its next
+        poll or probe."""
+        before = self.queue.dialect.released
+        yield
+        if self.queue.dialect.released != before:
+            self.flags.wake.set()
+
     def failed(self, job: Job, exc: Exception) -> None:
         if job.lost:  # settled by what marked it lost
             return
@@ -176,7 +189,8 @@ class Outcomes:
                 try:
                     if unsure and self.read_back(job, applied, "a write", pending):
                         return
-                    write()
+                    with self.waking():
+                        write()
                 except LeaseLost:
                     self.lost(job, "its fenced write")
                     return

@@ -101,12 +101,13 @@ class Producer:
         other, on PostgreSQL and on MySQL). A BackendError of either is raised (the
         flush's when both fail)."""
         done = self.completer.begin()
-        if done is None:
-            return self.claim()
-        try:
-            return self.claim()
-        finally:
-            done.result()
+        with self.completer.outcomes.waking():  # expired jobs it failed released others
+            if done is None:
+                return self.claim()
+            try:
+                return self.claim()
+            finally:
+                done.result()
 
     def claim(self) -> int:
         """Claim up to the free slots (and the prefetch bound, see

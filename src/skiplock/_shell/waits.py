@@ -1,0 +1,123 @@
+# Generated from src/skiplock/_shell/waits_async.py by scripts/async_to_sync; do not edit.
+# Edit the source and run scripts/async_to_sync (tests/quality/test_generated.py checks).
+"""``q.wait()`` by polling (where no notification tells of a job's end: MySQL, MariaDB, SQL
+Server, or PostgreSQL when its listener cannot be opened): one look-up per tick for every
+job the queue's waits wait for, however many there are.
+
+Each queue has one :class:`AsyncWaits`. A wait adds its job (:meth:`AsyncWaits.add`) and
+then waits on its own event (:meth:`AsyncWaits.until`). There is no thread or task of its
+own: when the next look-up is due and none is under way, the waiter that sees it first
+runs it for all (``wait_look``: the statuses of the waited ids, :data:`CHUNK` per
+statement, and in the same transaction the rows of those that ended) and hands each
+waiter whose job ended (or is gone) what was read, setting its event. Ticks: 2 ms after the
+first wait begins, then 1.5 times longer each time, up to every :data:`CAP` seconds.
+
+May import: :mod:`skiplock._shell.acompat` and the standard library.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .acompat import Event, wait_event
+
+__all__ = ["CAP", "CHUNK", "FIRST", "Waiter", "Waits"]
+
+#: the first look-up comes this long after a wait begins on a queue where none waited
+FIRST = 0.002
+#: then 1.5 times later each time, up to every CAP seconds (p99 of bench/wait.py ~CAP +
+#: one statement; see docs/performance.md)
+CAP = 0.02
+#: ids per look-up statement (a wait for more jobs runs more than one)
+CHUNK = 1000
+#: ids → the ended ones among them, each as read (None: gone)
+Look = Callable[[Sequence[int]], Mapping[int, Any]]
+
+
+class Waiter:
+    """One wait: its event, set once a look-up found its job ended (``job``: as read) or
+    gone (``job`` None)."""
+
+    def __init__(self) -> None:
+        self.event = Event()
+        self.job: Any = None
+
+
+class Waits:
+    """The jobs one queue's waits poll for (see the module)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # held for bookkeeping only, never across I/O
+        self._waiters: dict[int, list[Waiter]] = {}
+        self._busy = False  # a look-up is under way
+        self._due = 0.0  # when the next one is due (time.monotonic)
+        self._pause = FIRST
+        #: look-up statements run (read by tests and bench/wait.py)
+        self.looks = 0
+
+    def add(self, job_id: int) -> Waiter:
+        """Wait for *job_id* from now on (see :class:`AsyncWaiter`); :meth:`remove` it
+        when done."""
+        waiter = Waiter()
+        with self._lock:
+            if not self._waiters:  # nobody waited: the back-off starts again
+                self._pause = FIRST
+                self._due = time.monotonic() + FIRST
+            self._waiters.setdefault(job_id, []).append(waiter)
+        return waiter
+
+    def remove(self, job_id: int, waiter: Waiter) -> None:
+        with self._lock:
+            waiters = self._waiters.get(job_id, [])
+            if waiter in waiters:
+                waiters.remove(waiter)
+            if not waiters:
+                self._waiters.pop(job_id, None)
+
+    def until(self, waiter: Waiter, seconds: float | None, look: Look) -> None:
+        """Wait up to *seconds* (None: no limit) for *waiter*'s event, running the look-up
+        with *look* whenever it is due and no other waiter runs it."""
+        end = None if seconds is None else time.monotonic() + seconds
+        event = waiter.event
+        while not event.is_set():
+            now = time.monotonic()
+            if end is not None and now >= end:
+                return
+            ids = self._turn(now)
+            if ids is None:
+                pause = self._pause_at(now)
+                wait_event(event, pause if end is None else min(pause, end - now))
+                continue
+            ended: dict[int, Any] = {}
+            try:
+                for start in range(0, len(ids), CHUNK):
+                    ended.update(look(ids[start : start + CHUNK]))
+                    self.looks += 1
+            finally:
+                self._done(ended)
+
+    def _turn(self, now: float) -> list[int] | None:
+        """The ids to look up when it is this waiter's turn (then call :meth:`_done`)."""
+        with self._lock:
+            if self._busy or now < self._due or not self._waiters:
+                return None
+            self._busy = True
+            return list(self._waiters)
+
+    def _done(self, ended: Mapping[int, Any]) -> None:
+        with self._lock:
+            self._busy = False
+            self._due = time.monotonic() + self._pause
+            self._pause = min(self._pause * 1.5, CAP)
+            for job_id, job in ended.items():
+                for waiter in self._waiters.get(job_id, ()):
+                    waiter.job = job
+                    waiter.event.set()
+
+    def _pause_at(self, now: float) -> float:
+        """How long a waiter that did not run the look-up waits before it looks again."""
+        with self._lock:
+            return self._pause if self._busy else max(0.0, self._due - now)
