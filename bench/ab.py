@@ -14,6 +14,8 @@ the bench table with 20,000 no-op jobs, then drains them (``--mode``: ``worker``
 ``complete_many``, or ``enqueue`` in calls of 1,000) and prints jobs/s and the process's
 CPU per job (``time.process_time``: every thread of the client, not the server). The trees
 alternate inside each round, so a burst of load on this shared machine lands on both.
+``--raw`` adds bench/raw.py's loop to the turns (its drain or its enqueue, in a process of
+its own) and each tree's ratio to it.
 """
 
 from __future__ import annotations
@@ -70,12 +72,36 @@ print(json.dumps({"rate": rate, "cpu_us": (time.process_time() - cpu) / n * 1e6}
 s.close()
 """
 
+#: the raw loop of bench/raw.py in a child of its own: argv = url, mode, jobs, bench folder
+RAW_CHILD = r"""
+import json, sys, time
+url, mode, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+sys.path.insert(0, sys.argv[4])
+import raw
+r = raw.RawPostgres(url) if url.startswith("postgres") else raw.RawMySQL(url)
+r.reset()
+if mode != "enqueue":
+    r.fill(n, 1000)
+cpu, start = time.process_time(), time.perf_counter()
+if mode == "enqueue":
+    r.fill(n, 1000)
+    rate = n / (time.perf_counter() - start)
+else:
+    rate = r.run_drain(n)
+print(json.dumps({"rate": rate, "cpu_us": (time.process_time() - cpu) / n * 1e6}))
+"""
+
 MODES = ("worker", "metrics", "defaults", "async", "bare", "enqueue")
+RAW = "raw loop"
 
 
 def sample(tree: str, url: str, mode: str, jobs: int) -> dict[str, float]:
+    if tree == RAW:
+        argv = [sys.executable, "-c", RAW_CHILD, url, mode, str(jobs), HERE]
+    else:
+        argv = [sys.executable, "-c", CHILD, os.path.abspath(tree), url, mode, str(jobs), HERE]
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, os.path.abspath(tree), url, mode, str(jobs), HERE],
+        argv,
         check=True,
         capture_output=True,
         text=True,
@@ -92,23 +118,30 @@ def main() -> None:
     parser.add_argument("--mode", choices=MODES, default="worker")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=20_000)
+    parser.add_argument(
+        "--raw", action="store_true", help="bench/raw.py's loop takes its turn too (÷ raw)"
+    )
     args = parser.parse_args()
     trees = {"before": args.before, "after": args.after}
+    if args.raw:
+        trees["raw"] = RAW
     got: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     print(f"{time.strftime('%H:%M:%S', time.gmtime())} UTC, {args.mode}", file=sys.stderr)
     for r in range(args.rounds):
-        order = list(trees) if r % 2 == 0 else list(reversed(trees))
+        order = list(trees) if r % 2 == 0 else list(reversed(trees))  # each goes first in turn
         for name in order:
             got[name].append(sample(trees[name], args.url, args.mode, args.jobs))
             last = got[name][-1]
             print(f"round {r + 1} {name}: {last['rate']:,.0f} jobs/s", file=sys.stderr)
-    print(f"| {args.mode}, {args.jobs:,} jobs | jobs/s (samples) | client CPU µs/job |")
-    print("|---|---:|---:|")
+    medians = {name: statistics.median(s["rate"] for s in got[name]) for name in got}
+    raw = medians.get("raw")
+    print(f"| {args.mode}, {args.jobs:,} jobs | jobs/s (samples) | client CPU µs/job | ÷ raw |")
+    print("|---|---:|---:|---:|")
     for name, samples in got.items():
         rates = ", ".join(f"{s['rate']:,.0f}" for s in samples)
-        rate = statistics.median(s["rate"] for s in samples)
         cpu = statistics.median(s["cpu_us"] for s in samples)
-        print(f"| {name} ({trees[name]}) | {rate:,.0f} ({rates}) | {cpu:.1f} |")
+        ratio = f"{medians[name] / raw:.2f}" if raw else ""
+        print(f"| {name} ({trees[name]}) | {medians[name]:,.0f} ({rates}) | {cpu:.1f} | {ratio} |")
 
 
 if __name__ == "__main__":

@@ -35,9 +35,9 @@ class Skiplock:
         self.q = skiplock.connect(url, table=TABLE)
 
     def reset(self) -> None:
-        name = self.q.dialect.quote(TABLE)
-        with self.q.transaction() as tx:
-            tx.execute(f"DROP TABLE IF EXISTS {name}")
+        # every table of the queue, its schema version too (bench/ab.py installs two
+        # releases' schemas in turn)
+        self.q.uninstall()
         self.q.install()
 
     def fill(self, n: int, batch: int) -> None:

@@ -8,6 +8,9 @@
 -- run_at is "claimable from": for a pending job its schedule, for a running job the end
 -- of its lease. MySQL has no partial index, so the stored column `claimable` (1 while
 -- pending or running, else NULL) leads the claim index and keeps finished rows out of it.
+-- The key, debounce and finished indexes read VIRTUAL columns (key_status, debounce_status,
+-- finished_status: the status where the index concerns the row, else NULL; migration
+-- 0014), so a claim or an end of a job with no key writes none of their entries.
 
 -- name: enqueue
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, created_at,
@@ -59,6 +62,14 @@ ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)
 -- name: find_dedupe
 SELECT id FROM {table} WHERE dedupe_active = %(dedupe_key)s
 
+-- name: ids_in_range
+-- MySQL: a batch's rows read back from its first id (LAST_INSERT_ID()) by the primary key:
+-- one range instead of a look-up of each key. The ids of one INSERT grow, by
+-- @@auto_increment_increment; other inserts may take ids in between (the dialect keeps the
+-- rows whose idempotency keys are its own, and reads any it missed by ids_by_key).
+SELECT id, idempotency_key FROM {table}
+WHERE id BETWEEN %(first)s AND %(first)s + (%(n)s - 1) * @@auto_increment_increment
+
 -- name: ids_by_key
 -- A batch's ids read back by idempotency key (MySQL has no INSERT … RETURNING): the keys
 -- are one bound JSON array, in the table's collation so that each is one look-up of the
@@ -91,7 +102,7 @@ WHERE claimable = 1 AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
   AND (c.order_key IS NULL OR (
         {no_earlier_pending}
         AND (SELECT COUNT(*) FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
-             WHERE e.order_key = c.order_key AND e.status = 'running' AND e.id <> c.id)
+             WHERE e.order_key = c.order_key AND e.key_status = 'running' AND e.id <> c.id)
             < COALESCE(c.key_limit, 1)))
 ORDER BY priority, run_at, id
 LIMIT %(limit)s
@@ -109,7 +120,7 @@ WHERE claimable = 1 AND queue IN (%(queues)s) AND run_at <= UTC_TIMESTAMP(6)
   AND (c.order_key IS NULL OR (
         {no_earlier_pending}
         AND (SELECT COUNT(*) FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
-             WHERE e.order_key = c.order_key AND e.status = 'running' AND e.id <> c.id)
+             WHERE e.order_key = c.order_key AND e.key_status = 'running' AND e.id <> c.id)
             < COALESCE(c.key_limit, 1)))
 ORDER BY priority, run_at, id
 LIMIT %(limit)s
@@ -122,7 +133,7 @@ FOR UPDATE SKIP LOCKED
 -- order and check each.
 NOT EXISTS (
             SELECT 1 FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
-            WHERE e.order_key = c.order_key AND e.status = 'pending' AND e.id < c.id)
+            WHERE e.order_key = c.order_key AND e.key_status = 'pending' AND e.id < c.id)
 
 -- name: no_earlier_pending_mariadb
 -- MariaDB: the first pending entry only (LIMIT 1); NOT EXISTS read every pending entry of
@@ -131,7 +142,7 @@ NOT EXISTS (
 -- running (an ended lease) passes when the key's first pending job is later.
 COALESCE((
             SELECT e.id FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
-            WHERE e.order_key = c.order_key AND e.status = 'pending'
+            WHERE e.order_key = c.order_key AND e.key_status = 'pending'
             ORDER BY e.id LIMIT 1), c.id) >= c.id
 
 -- name: claim_take
@@ -342,7 +353,7 @@ WHERE j.status = 'failed' AND a.id IS NULL
 -- the parents still needed are read into a derived table first (MySQL refuses a subquery
 -- on the table a DELETE deletes from).
 DELETE FROM {table}
-WHERE status IN (%(statuses)s)
+WHERE finished_status IN (%(statuses)s)
   AND finished_at < TIMESTAMPADD(MICROSECOND, -%(older_ms)s * 1000, UTC_TIMESTAMP(6))
   AND id NOT IN (
     SELECT parent FROM (
@@ -568,14 +579,14 @@ GROUP BY queue
 
 -- name: queue_recent
 -- Jobs that finished in the last window_s seconds, by queue, status and minute ago, from
--- the finished index (status, finished_at); at most cap rows are read (the caller shows
--- "cap or more").
+-- the finished index (finished_status, finished_at); at most cap rows are read (the
+-- caller shows "cap or more").
 SELECT queue, status, minute, COUNT(*) AS n
 FROM (
     SELECT queue, status,
            FLOOR(TIMESTAMPDIFF(SECOND, finished_at, UTC_TIMESTAMP(6)) / 60) AS minute
     FROM {table}
-    WHERE status IN ('done', 'failed')
+    WHERE finished_status IN ('done', 'failed')
       AND finished_at >= TIMESTAMPADD(SECOND, -%(window_s)s, UTC_TIMESTAMP(6))
     LIMIT %(cap)s
 ) AS r
@@ -627,7 +638,7 @@ ORDER BY id DESC LIMIT 1
 -- name: find_debounce
 -- Under the key's lock: the newest pending job of a debounce key.
 SELECT id FROM {table}
-WHERE debounce_key = %(debounce_key)s AND status = 'pending'
+WHERE debounce_key = %(debounce_key)s AND debounce_status = 'pending'
 ORDER BY id DESC LIMIT 1
 
 -- name: debounce

@@ -3,6 +3,7 @@ whichever way the dialect writes them (PostgreSQL switches to COPY for large bat
 
 from __future__ import annotations
 
+import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -42,3 +43,31 @@ def test_large_batch_in_a_rolled_back_transaction_leaves_nothing(queue: skiplock
     assert queue.stats().pending == 0
     ids = queue.enqueue_many(range(500))
     assert len(ids) == 500 and queue.stats().pending == 500
+
+
+def test_batches_enqueued_at_once_each_get_their_own_ids(queue: skiplock.Queue) -> None:
+    """Four threads enqueue batches at the same time: every id a call returns is the job it
+    gave, in its order. (MySQL reads a batch's ids back from its first id by the primary
+    key; with innodb_autoinc_lock_mode=2, its default, other inserts can take ids in
+    between, and those rows are not the batch's.)"""
+    barrier = threading.Barrier(4)
+    got: dict[int, list[tuple[list[int], list[dict[str, int]]]]] = {}
+
+    def produce(t: int) -> None:
+        barrier.wait()
+        for b in range(10):
+            payloads = [{"t": t, "b": b, "i": i} for i in range(200)]
+            got.setdefault(t, []).append((queue.enqueue_many(payloads), payloads))
+
+    threads = [threading.Thread(target=produce, args=(t,)) for t in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    claimed = {j.id: j.payload for j in queue.claim(limit=10_000)}
+    assert len(claimed) == 8000
+    for batches in got.values():
+        assert len(batches) == 10
+        for ids, payloads in batches:
+            assert ids == sorted(ids)
+            assert [claimed[i] for i in ids] == payloads

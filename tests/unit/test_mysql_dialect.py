@@ -50,7 +50,7 @@ def test_each_server_gets_its_form_of_the_claims_key_test() -> None:
     from skiplock._core.url import parse_url
 
     d = get_dialect(parse_url("mysql://u@h/db"), TableName.parse("jobs"))
-    mysql_form = "AND e.status = 'pending' AND e.id < c.id)"
+    mysql_form = "AND e.key_status = 'pending' AND e.id < c.id)"
     for name in ("claim_pick", "claim_pick_queues"):
         assert mysql_form in d.sql[name] and "{no_earlier_pending}" not in d.sql[name]
     d._server([{"v": "10.11.6-MariaDB-0+deb12u1"}])

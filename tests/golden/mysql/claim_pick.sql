@@ -21,9 +21,9 @@ WHERE claimable = 1 AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
   AND (c.order_key IS NULL OR (
         NOT EXISTS (
             SELECT 1 FROM `skiplock_jobs` AS e FORCE INDEX (`skiplock_jobs_key_state`)
-            WHERE e.order_key = c.order_key AND e.status = 'pending' AND e.id < c.id)
+            WHERE e.order_key = c.order_key AND e.key_status = 'pending' AND e.id < c.id)
         AND (SELECT COUNT(*) FROM `skiplock_jobs` AS e FORCE INDEX (`skiplock_jobs_key_state`)
-             WHERE e.order_key = c.order_key AND e.status = 'running' AND e.id <> c.id)
+             WHERE e.order_key = c.order_key AND e.key_status = 'running' AND e.id <> c.id)
             < COALESCE(c.key_limit, 1)))
 ORDER BY priority, run_at, id
 LIMIT %(limit)s

@@ -4,4 +4,4 @@
 -- order and check each.
 NOT EXISTS (
             SELECT 1 FROM `skiplock_jobs` AS e FORCE INDEX (`skiplock_jobs_key_state`)
-            WHERE e.order_key = c.order_key AND e.status = 'pending' AND e.id < c.id)
+            WHERE e.order_key = c.order_key AND e.key_status = 'pending' AND e.id < c.id)

@@ -4,5 +4,5 @@
 -- running (an ended lease) passes when the key's first pending job is later.
 COALESCE((
             SELECT e.id FROM `skiplock_jobs` AS e FORCE INDEX (`skiplock_jobs_key_state`)
-            WHERE e.order_key = c.order_key AND e.status = 'pending'
+            WHERE e.order_key = c.order_key AND e.key_status = 'pending'
             ORDER BY e.id LIMIT 1), c.id) >= c.id

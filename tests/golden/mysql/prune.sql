@@ -3,7 +3,7 @@
 -- the parents still needed are read into a derived table first (MySQL refuses a subquery
 -- on the table a DELETE deletes from).
 DELETE FROM `skiplock_jobs`
-WHERE status IN (%(statuses)s)
+WHERE finished_status IN (%(statuses)s)
   AND finished_at < TIMESTAMPADD(MICROSECOND, -%(older_ms)s * 1000, UTC_TIMESTAMP(6))
   AND id NOT IN (
     SELECT parent FROM (

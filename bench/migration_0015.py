@@ -1,0 +1,95 @@
+"""MySQL/MariaDB migration 0015 on a large table: how long it takes, and whether writes go on.
+
+    python bench/migration_0015.py --url mysql://root@127.0.0.1:3307/skiplock_bench
+    python bench/migration_0015.py --url mariadb://root@127.0.0.1:3306/skiplock_bench
+
+Makes ``bench_migration`` at version 14 (``migrate(to=14)``), puts *rows* finished jobs into
+it (``sk.add_finished``, default 1,000,000) and 10,000 pending ones, then runs ``migrate()``
+(0015) while another thread works the queue as the previous release would (its statements:
+this release's with 0015's columns read as ``status`` again, and the ids of a batch read
+back by key): claim 10, complete them, enqueue 10, each its own transaction, again and
+again. It prints the migration's wall time, the rounds that thread finished while it ran,
+and its slowest round: with an online migration (``LOCK=NONE`` / ``INSTANT``) that stays far
+below the migration's time; a migration that blocked writes would show a round as long as
+the migration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+import time
+
+from common import PAYLOAD
+from sk import add_finished
+
+import skiplock
+
+TABLE = "bench_migration"
+
+
+def _v14(sql: str) -> str:
+    for column in ("key_status", "debounce_status", "finished_status"):
+        sql = sql.replace(column, "status")
+    return sql
+
+
+def _v14_queue(url: str) -> skiplock.Queue:
+    q = skiplock.connect(url, table=TABLE)
+    q._schema_ok = True  # (bench only) it runs version 14's statements:
+    q.dialect.sql = {name: _v14(sql) for name, sql in q.dialect.sql.items()}
+    q.dialect.sql.pop("ids_in_range")
+    return q
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--rows", type=int, default=1_000_000, help="finished jobs")
+    args = parser.parse_args()
+    q = skiplock.connect(args.url, table=TABLE)
+    q.uninstall()
+    q.migrate(to=14)
+    old = _v14_queue(args.url)
+    fill = add_finished(old, args.rows)
+    for _ in range(10):
+        old.enqueue_many([PAYLOAD] * 1000)
+    old.close()
+    print(f"{args.rows:,} finished + 10,000 pending jobs in {fill:.1f} s")
+    stop = threading.Event()
+    rounds: list[float] = []
+
+    def work() -> None:
+        w = _v14_queue(args.url)
+        try:
+            while not stop.is_set():
+                start = time.perf_counter()
+                jobs = w.claim(limit=10, lease=60)
+                w.complete_many(jobs)
+                w.enqueue_many([PAYLOAD] * 10)
+                rounds.append(time.perf_counter() - start)
+        finally:
+            w.close()
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    time.sleep(1.0)
+    before = len(rounds)
+    start = time.perf_counter()
+    applied = q.migrate()
+    took = time.perf_counter() - start
+    during = rounds[before:]
+    stop.set()
+    worker.join()
+    print(f"migrate() applied {applied} in {took:.1f} s")
+    print(
+        f"meanwhile: {len(during)} rounds of claim 10 + complete 10 + enqueue 10, "
+        f"slowest {max(during, default=0) * 1000:.0f} ms, "
+        f"median {sorted(during)[len(during) // 2] * 1000 if during else 0:.0f} ms"
+    )
+    q.uninstall()
+    q.close()
+
+
+if __name__ == "__main__":
+    main()
