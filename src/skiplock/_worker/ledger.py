@@ -88,6 +88,10 @@ class Ledger:
         )
         self._lock = threading.Lock()
         self._held: dict[int, Held] = {}
+        #: an older claim of a job held again before that claim's outcome was settled (a
+        #: snooze's or retry's write commits, and this worker claims the job again before
+        #: the writing thread counts it): kept apart so its outcome is still counted once
+        self._older: dict[int, list[Held]] = {}
         self._to_complete: list[tuple[Job, Any]] = []
         self._unsure: set[int] = set()  # ids whose completion's COMMIT outcome is unknown
         self._first_done = 0.0  # when the oldest completion waiting in _to_complete arrived
@@ -129,6 +133,9 @@ class Ledger:
         now = time.monotonic()
         with self._lock:
             for job, limit in claimed:
+                older = self._held.get(job.id)
+                if older is not None:
+                    self._older.setdefault(job.id, []).append(older)
                 self._held[job.id] = Held(job, limit, started=now)
                 self._waiting.add(job.id)
             self._active += len(claimed)
@@ -152,7 +159,8 @@ class Ledger:
         """``(id, attempt, claim_id)`` of every held job: single mode's hand-over excludes
         them."""
         with self._lock:
-            return [(h.job.id, h.job.attempt, h.job.claim_id) for h in self._held.values()]
+            held = [*self._held.values(), *(h for hs in self._older.values() for h in hs)]
+            return [(h.job.id, h.job.attempt, h.job.claim_id) for h in held]
 
     def mark_lock_lost(self) -> None:
         """Single mode lost its lock: set ``job.lock_lost`` on every held job."""
@@ -178,7 +186,7 @@ class Ledger:
         which case the runner drops it and reports nothing."""
         with self._lock:
             h = self._mine(job)
-            if h is None or job.id not in self._waiting:
+            if h is None or h is not self._held.get(job.id) or job.id not in self._waiting:
                 return False
             self._waiting.discard(job.id)
             h.started = now = time.monotonic()
@@ -267,20 +275,33 @@ class Ledger:
 
     def _settle(self, job: Job, outcome: str | None) -> tuple[Held | None, str | None]:
         """:meth:`settle`'s body; call with the lock held."""
-        if self._mine(job) is None:  # not held, or an older claim of a job held again
+        held = self._mine(job)
+        if held is None:  # not held (or settled already)
             return None, None
-        held = self._held.pop(job.id)
+        if held is not self._held.get(job.id):  # an older claim of a job held again
+            older = self._older[job.id]
+            older.remove(held)
+            if not older:
+                del self._older[job.id]
+            key = _COUNTED.get(outcome) if outcome is not None else None
+            if key is not None:
+                self._count(job, key, held)
+            return held, key
+        self._held.pop(job.id)
         self._unsure.discard(job.id)
         if job.id in self._waiting:  # lost while it waited: no runner will begin it
             self._waiting.discard(job.id)
             self._active -= 1
-        key = _COUNTED.get(outcome) if held is not None and outcome is not None else None
+        key = _COUNTED.get(outcome) if outcome is not None else None
         if key is not None:
-            self.counts[key] += 1
-            if self.detail is not None:
-                discarded = key == "failed" and isinstance(held.error, Discard)
-                self._count_detail(job, "discarded" if discarded else key)
+            self._count(job, key, held)
         return held, key
+
+    def _count(self, job: Job, key: str, held: Held) -> None:
+        self.counts[key] += 1
+        if self.detail is not None:
+            discarded = key == "failed" and isinstance(held.error, Discard)
+            self._count_detail(job, "discarded" if discarded else key)
 
     def _mine(self, job: Job) -> Held | None:
         """*job*'s record, if this very claim of it is held (a job given back, or retried
@@ -288,7 +309,9 @@ class Ledger:
         handler or task still runs: the two are told apart by object, not id). Call with
         the lock held."""
         h = self._held.get(job.id)
-        return h if h is not None and h.job is job else None
+        if h is not None and h.job is job:
+            return h
+        return next((o for o in self._older.get(job.id, ()) if o.job is job), None)
 
     # -- the heartbeat's and the shutdown's side -------------------------------------------
 
