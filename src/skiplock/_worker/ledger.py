@@ -278,30 +278,24 @@ class Ledger:
         held = self._mine(job)
         if held is None:  # not held (or settled already)
             return None, None
-        if held is not self._held.get(job.id):  # an older claim of a job held again
+        if held is self._held.get(job.id):
+            self._held.pop(job.id)
+            self._unsure.discard(job.id)
+            if job.id in self._waiting:  # lost while it waited: no runner will begin it
+                self._waiting.discard(job.id)
+                self._active -= 1
+        else:  # an older claim of a job held again
             older = self._older[job.id]
             older.remove(held)
             if not older:
                 del self._older[job.id]
-            key = _COUNTED.get(outcome) if outcome is not None else None
-            if key is not None:
-                self._count(job, key, held)
-            return held, key
-        self._held.pop(job.id)
-        self._unsure.discard(job.id)
-        if job.id in self._waiting:  # lost while it waited: no runner will begin it
-            self._waiting.discard(job.id)
-            self._active -= 1
         key = _COUNTED.get(outcome) if outcome is not None else None
         if key is not None:
-            self._count(job, key, held)
+            self.counts[key] += 1
+            if self.detail is not None:
+                discarded = key == "failed" and isinstance(held.error, Discard)
+                self._count_detail(job, "discarded" if discarded else key)
         return held, key
-
-    def _count(self, job: Job, key: str, held: Held) -> None:
-        self.counts[key] += 1
-        if self.detail is not None:
-            discarded = key == "failed" and isinstance(held.error, Discard)
-            self._count_detail(job, "discarded" if discarded else key)
 
     def _mine(self, job: Job) -> Held | None:
         """*job*'s record, if this very claim of it is held (a job given back, or retried
