@@ -89,6 +89,7 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         {
             "schema_session",
             "schema_state",
+            "schema_catalog",
             "schema_version",
             "schema_create",
             "schema_record",

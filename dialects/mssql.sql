@@ -410,6 +410,14 @@ SET LOCK_TIMEOUT 5000
 SELECT CASE WHEN OBJECT_ID(N'{table}', N'U') IS NULL THEN 0 ELSE 1 END AS has_jobs,
        CASE WHEN OBJECT_ID(N'{version_table}', N'U') IS NULL THEN 0 ELSE 1 END AS has_version
 
+
+-- name: schema_catalog
+-- The table's columns and indexes (checked before a table without a version record is
+-- taken for version 1).
+SELECT 'column' AS kind, name FROM sys.columns WHERE object_id = OBJECT_ID(N'{table}')
+UNION ALL
+SELECT 'index', name FROM sys.indexes WHERE object_id = OBJECT_ID(N'{table}') AND name IS NOT NULL
+
 -- name: schema_version
 SELECT MAX(version) AS version FROM {version_table}
 

@@ -448,6 +448,16 @@ SET lock_timeout = '5s'
 SELECT to_regclass('{table}') IS NOT NULL AS has_jobs,
        to_regclass('{version_table}') IS NOT NULL AS has_version
 
+
+-- name: schema_catalog
+-- The table's columns and indexes (checked before a table without a version record is
+-- taken for version 1).
+SELECT 'column' AS kind, attname::text AS name FROM pg_attribute
+ WHERE attrelid = to_regclass('{table}') AND attnum > 0 AND NOT attisdropped
+UNION ALL
+SELECT 'index', c.relname::text FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+ WHERE i.indrelid = to_regclass('{table}')
+
 -- name: schema_version
 SELECT max(version) AS version FROM {version_table}
 

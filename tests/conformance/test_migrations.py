@@ -115,6 +115,64 @@ def test_a_table_without_versions_is_version_1_and_refused(
     assert make_queue().get(job_id) is not None
 
 
+def test_a_table_of_the_same_name_that_is_not_a_queue_is_left_alone(
+    make_queue: Callable[..., skiplock.Queue],
+) -> None:
+    """A table named like the queue's, with no version record and not version 1's shape,
+    is refused by install/migrate with a ConfigurationError, and nothing is written: no
+    version table, no column added."""
+    q = make_queue()
+    q.uninstall()
+    table = str(q.dialect.table)
+    with q.transaction() as tx:
+        tx.execute(f"CREATE TABLE {table} (id INT NOT NULL PRIMARY KEY, note VARCHAR(20))")
+        tx.execute(f"INSERT INTO {table} (id, note) VALUES (1, 'mine')")
+    fresh = make_queue()
+    for step in (fresh.install, fresh.migrate):
+        with pytest.raises(skiplock.ConfigurationError, match="not a skiplock queue") as err:
+            step()
+        assert "lacks" in str(err.value) and "idempotency_key" in str(err.value)
+    with q.transaction() as tx:
+        assert tx.fetchall(f"SELECT * FROM {table}") == [(1, "mine")]  # still two columns
+    assert make_queue().schema_version() == 1  # no version record was written
+    q.uninstall()
+
+
+def test_a_version_1_table_without_its_dedupe_index_is_refused(
+    make_queue: Callable[..., skiplock.Queue],
+) -> None:
+    """Adopting an unversioned table checks version 1's indexes too: without the unique
+    dedupe index, dedupe would silently stop deduplicating."""
+    q = make_queue()
+    make_v1_table(q)
+    dedupe = next(i for i in q.schema.v1_shape()[1] if "dedupe" in i)
+    table = str(q.dialect.table)
+    drop = {
+        "postgresql": f'DROP INDEX "{dedupe}"',
+        "mysql": f"ALTER TABLE {table} DROP INDEX `{dedupe}`",
+        "mssql": f"DROP INDEX [{dedupe}] ON {table}",
+    }[q.dialect.name]
+    with q.transaction() as tx:
+        tx.execute(drop)
+    fresh = make_queue()
+    with pytest.raises(skiplock.ConfigurationError, match=dedupe):
+        fresh.migrate()
+    assert make_queue().schema_version() == 1
+    with q.transaction() as tx:  # put it back: then the table is adopted
+        tx.execute(_v1_index(q, dedupe))
+    assert make_queue().migrate() == list(range(2, q.schema.latest + 1))
+
+
+def _v1_index(q: skiplock.Queue, name: str) -> str:
+    """Version 1's statement that makes index *name*."""
+    ddl = v1_statements(q)["install"]
+    for statement in split_statements(ddl):
+        if name in statement.casefold() and "CREATE" in statement and "INDEX" in statement:
+            return statement
+    table = str(q.dialect.table)  # MySQL made it inside CREATE TABLE
+    return f"ALTER TABLE {table} ADD UNIQUE KEY `{name}` (dedupe_active)"
+
+
 def test_a_missing_table_says_install(make_queue: Callable[..., skiplock.Queue]) -> None:
     q = make_queue()
     q.uninstall()

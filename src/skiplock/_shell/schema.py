@@ -39,6 +39,10 @@ T = TypeVar("T")
 
 _FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 _COMMIT = re.compile(r"^--\s*commit\s*$", re.MULTILINE)
+#: a column of version 1's CREATE TABLE: four spaces, a lower-case name, its type
+_V1_COLUMN = re.compile(r"^    ([a-z_]+) +[A-Za-z]", re.MULTILINE)
+#: a named index of version 1 (``INDEX "name"``, ``KEY `name```, ``INDEX [name]``)
+_V1_INDEX = re.compile(r"\b(?:INDEX|KEY)\s+(?:IF NOT EXISTS\s+)?[\"`\[]([^\"`\]]+)[\"`\]]")
 #: how long ``migrate`` waits for another ``migrate`` of the same table to finish
 LOCK_WAIT = 300.0
 #: tries of one transaction of a migration that timed out waiting for a table lock
@@ -119,6 +123,39 @@ class Schema:
         row = (yield from self.dialect.fetch_one_op("schema_version")) or {}
         return 1 if row.get("version") is None else int(row["version"])
 
+    def v1_shape(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The columns and index names version 1 made (read from ``0001_initial``), case
+        folded."""
+        text = "\n".join(s for step in self.migrations[0].steps for s in step)
+        table = text[text.index("CREATE TABLE") :]
+        table = table[: table.index("\n)")]
+        columns = frozenset(c.casefold() for c in _V1_COLUMN.findall(table))
+        return columns, frozenset(i.casefold() for i in _V1_INDEX.findall(text))
+
+    def adoptable(self) -> Op[None]:
+        """Raise :class:`ConfigurationError` if the table has no version record and is not
+        the table version 1 made (a table of the same name that is not skiplock's, or one
+        missing an index version 1 made): migrating it would alter a table that is not a
+        queue, or leave it without its dedupe index. Reads the catalog only."""
+        d, t = self.dialect, self.dialect.table
+        params = {"schema": t.schema, "name": t.name, "version_name": t.version_table}
+        state = (yield from d.fetch_one_op("schema_state", params)) or {}
+        if not state.get("has_jobs") or state.get("has_version"):
+            return
+        rows = yield d.stmt("schema_catalog", {"schema": t.schema, "name": t.name})
+        found: dict[str, set[str]] = {"column": set(), "index": set()}
+        for row in rows:
+            found.setdefault(str(row["kind"]), set()).add(str(row["name"]).casefold())
+        columns, indexes = self.v1_shape()
+        missing = sorted(columns - found["column"]) + sorted(indexes - found["index"])
+        if missing:
+            raise ConfigurationError(
+                f"the table {t} in {d.url.masked()} has no skiplock version record and is "
+                f"not a skiplock queue table of version 1 (it lacks {', '.join(missing)}); "
+                "skiplock changes nothing in it: choose another table name "
+                "(connect(..., table=...)) or drop or rename that table"
+            )
+
     def check(self, version: int) -> None:
         """Raise :class:`ConfigurationError` unless *version* is the one this code knows."""
         table = self.dialect.table
@@ -164,6 +201,8 @@ class Schema:
                 current = self._step(own, self.version, "reading the version")
                 if current > self.latest:
                     self.check(current)
+                if current == 1:
+                    self._step(own, self.adoptable, "checking the table")
                 if current > target:
                     raise ConfigurationError(
                         f"the table {d.table} has schema version {current}; skiplock does not "
