@@ -7,6 +7,9 @@ promoted; the workers and an enqueuing thread reach the new primary without a re
 - MariaDB: scripts/mariadb-failover, two servers of this machine's own mariadbd on their
   own ports, a GTID replica (semi-synchronous for "sync"); MySQL drivers take one host, so
   clients connect to a front port (socat) that the promotion points at the replica.
+- MySQL: scripts/mysql-failover, the same with two servers of the mysqld that
+  scripts/mysql-server installs in a Debian-unstable chroot (GTID replication, the
+  semisync plugins for "sync", super_read_only on the replica).
 
 - Synchronous replication: nothing acknowledged is lost, every job ends done, and each
   job's result row (written in its completion's transaction) exists exactly once.
@@ -19,8 +22,9 @@ promoted; the workers and an enqueuing thread reach the new primary without a re
 
 Needs the PostgreSQL server binaries (initdb, pg_basebackup, pg_ctl) and an unprivileged
 user to run them as (``postgres``), or /usr/sbin/mariadbd, mariadb-install-db, the mariadb
-client and socat (run as ``mysql``); each is skipped otherwise, failed with
-SKIPLOCK_REQUIRE=postgresql (mariadb)."""
+client and socat (run as ``mysql``), or root, scripts/mysql-server's chroot (made by
+``scripts/mysql-server start``) and socat; each is skipped otherwise, failed with
+SKIPLOCK_REQUIRE=postgresql (mariadb, mysql)."""
 
 from __future__ import annotations
 
@@ -89,10 +93,11 @@ class Pair:
 
 def make_pair(server: str, name: str, ports: list[int] | None = None) -> Pair:
     """The pair of *server* ("postgresql": scripts/pg-failover, "mariadb":
-    scripts/mariadb-failover) in a folder named after *name* and this process, on *ports*
-    (PostgreSQL: primary and standby, default 5441 5442; MariaDB: front, primary and
-    replica, default three free ports); the test is skipped (or failed, see the module's
-    docstring) when the server's programs are missing. Not started."""
+    scripts/mariadb-failover, "mysql": scripts/mysql-failover) in a folder named after
+    *name* and this process, on *ports* (PostgreSQL: primary and standby, default 5441
+    5442; MariaDB and MySQL: front, primary and replica, default three free ports); the
+    test is skipped (or failed, see the module's docstring) when the server's programs are
+    missing. Not started."""
     if server == "postgresql":
         if not glob.glob("/usr/lib/postgresql/*/bin/initdb") and not os.environ.get(
             "SKIPLOCK_PGFO_BIN"
@@ -102,6 +107,21 @@ def make_pair(server: str, name: str, ports: list[int] | None = None) -> Pair:
         if ports:
             env["SKIPLOCK_PGFO_PORTS"] = " ".join(map(str, ports))
         return Pair(env)
+    if server == "mysql":
+        cache = os.environ.get("SKIPLOCK_MYSQL_CACHE", "/var/cache/skiplock/mysql-chroot")
+        daemon = os.path.join(cache, "root/usr/sbin/mysqld")
+        if os.geteuid() != 0 or shutil.which("socat") is None or not os.path.exists(daemon):
+            _unavailable(
+                f"not root, no socat, or no MySQL server at {daemon} (scripts/mysql-server "
+                "start installs it)",
+                "mysql",
+            )
+        env = {
+            **os.environ,
+            "SKIPLOCK_MYFO_DIR": f"/tmp/skiplock-mysql-{name}-{os.getpid()}",
+            "SKIPLOCK_MYFO_PORTS": " ".join(map(str, ports or free_ports(3))),
+        }
+        return Pair(env, script=SCRIPTS / "mysql-failover")
     missing = [t for t in ("mariadb-install-db", "mariadb", "socat") if shutil.which(t) is None]
     daemon = os.environ.get("SKIPLOCK_MDBFO_BIN", "/usr/sbin/mariadbd")
     if missing or not os.path.exists(daemon):
@@ -114,7 +134,7 @@ def make_pair(server: str, name: str, ports: list[int] | None = None) -> Pair:
     return Pair(env, script=SCRIPTS / "mariadb-failover")
 
 
-@pytest.fixture(params=["postgresql", "mariadb"])
+@pytest.fixture(params=["postgresql", "mariadb", "mysql"])
 def pair(request: pytest.FixtureRequest) -> Iterator[Pair]:
     made = make_pair(str(request.param), "failover")
     try:

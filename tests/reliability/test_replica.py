@@ -6,6 +6,8 @@ point ``skiplock web --read-only`` at a replica to keep dashboards off the prima
 - MariaDB: a GTID replica with ``read_only = ON`` (scripts/mariadb-failover, semi-
   synchronous); the replica is read through an account made for it with every privilege
   on the database and none of the server's (root has ``READ ONLY ADMIN`` and would write).
+- MySQL: a GTID replica with ``super_read_only = ON`` (scripts/mysql-failover, semi-
+  synchronous), read as root: super_read_only refuses even root's writes.
 
 Jobs in every state are made on the primary; once the replica has applied them, it shows
 the same counts, lists and records, every dashboard page and JSON read answers 200, and
@@ -14,7 +16,7 @@ with skiplock's BackendError naming the server's read-only refusal, while the pr
 jobs stay as they were.
 
 Skipped without the servers' programs, failed then with SKIPLOCK_REQUIRE=postgresql
-(mariadb)."""
+(mariadb, mysql)."""
 
 from __future__ import annotations
 
@@ -37,10 +39,11 @@ TABLE = "replica_jobs"
 REFUSED = {
     "postgresql": "cannot execute [A-Z ]+ in a read-only transaction",
     "mariadb": "running with the --read-only option",
+    "mysql": "running with the --super-read-only option",
 }
 
 
-@pytest.fixture(params=["postgresql", "mariadb"])
+@pytest.fixture(params=["postgresql", "mariadb", "mysql"])
 def replica_pair(request: pytest.FixtureRequest) -> Iterator[tuple[str, str, str]]:
     """(server, the primary's URL, the replica's URL) of a running synchronous pair."""
     server = str(request.param)
@@ -55,6 +58,9 @@ def replica_pair(request: pytest.FixtureRequest) -> Iterator[tuple[str, str, str
                 f"postgresql://postgres@127.0.0.1:{p1}/test",
                 f"postgresql://postgres@127.0.0.1:{p2}/test",
             )
+        elif server == "mysql":
+            _, p1, p2 = ports
+            yield server, f"mysql://root@127.0.0.1:{p1}/test", f"mysql://root@127.0.0.1:{p2}/test"
         else:
             _, p1, p2 = ports
             primary = f"mariadb://root@127.0.0.1:{p1}/test"
