@@ -254,7 +254,9 @@ def main() -> None:
 
 
 def _fmt(x: float) -> str:
-    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:,.2f}"
+    if abs(x) >= 100:
+        return f"{x:,.0f}"
+    return f"{x:,.2f}" if abs(x) >= 0.1 or x == 0 else f"{x:.4f}"  # Questions: 3 per call
 
 
 def _server_pid(url: str) -> int:
