@@ -179,17 +179,22 @@ class RawMySQL:
         self.fill(n, batch)
         return self.run_drain(n)
 
-    def run_drain(self, n: int | None) -> float:
+    def run_drain(self, n: int | None, mark: Callable[[str], object] | None = None) -> float:
         """The loop's drain of the *n* jobs already waiting (None: of its share of them,
-        with other processes draining too); jobs/s."""
+        with other processes draining too); jobs/s. *mark*: as for
+        :meth:`RawPostgres.run_drain`."""
         done = 0
         cur = self.conn.cursor()
         start = time.perf_counter()
+        if mark:
+            mark("start")
         while True:
             cur.execute(MY_PICK)
             rows = cur.fetchall()
             if not rows:
                 self.conn.commit()
+                if mark:
+                    mark("claim")
                 break
             ids = [r[0] for r in rows]
             marks = ", ".join(["%s"] * len(ids))
@@ -200,6 +205,8 @@ class RawMySQL:
                 ids,
             )
             self.conn.commit()
+            if mark:
+                mark("claim")
             pairs = ", ".join(["(%s, %s)"] * len(rows))
             flat = [v for r in rows for v in (r[0], r[1] + 1)]
             cur.execute(
@@ -210,6 +217,8 @@ class RawMySQL:
             )
             done += cur.rowcount
             self.conn.commit()
+            if mark:
+                mark("complete")
         took = time.perf_counter() - start
         cur.close()
         if n is None:

@@ -266,28 +266,30 @@ class MySQLDialect(BaseDialect):
         if self.insert_returning:
             sql = self.sql["enqueue_rows"] + "\nRETURNING id, idempotency_key"
             found: list[Row] = yield Statement(sql, params, ROWS)
+            by_key = {str(r["idempotency_key"]): int(r["id"]) for r in found}
         else:
             first: int = yield Statement(self.sql["enqueue_rows"], params, LASTROWID)
-            found = yield from self._ids_of(first, [k for _, k in rows])
-        by_key = {str(r["idempotency_key"]): int(r["id"]) for r in found}
+            by_key = yield from self._ids_of(first, [k for _, k in rows])
         return [by_key[k] for _, k in rows]
 
-    def _ids_of(self, first: int, keys: Sequence[str]) -> Op[list[Row]]:
-        """MySQL (no ``INSERT … RETURNING``): the ids of a batch just inserted, *first* being
-        its first id (``LAST_INSERT_ID()``, documented as the first row's). The rows from
-        there on by the primary key (``ids_in_range``), those of this batch known by their
-        unique idempotency keys; any not found there (ids that other inserts interleaved
-        with, ``innodb_autoinc_lock_mode=2``) by key (``ids_by_key``)."""
-        found: list[Row] = []
+    def _ids_of(self, first: int, keys: Sequence[str]) -> Op[dict[str, int]]:
+        """MySQL (no ``INSERT … RETURNING``): the ids of a batch just inserted by key,
+        *first* being its first id (``LAST_INSERT_ID()``, documented as the first row's). The
+        rows from there on by the primary key (``ids_in_range``: one row, the pairs as one
+        JSON array), those of this batch known by their unique idempotency keys; any not found
+        there (ids that other inserts interleaved with, ``innodb_autoinc_lock_mode=2``) by
+        key (``ids_by_key``)."""
+        by_key: dict[str, int] = {}
         if "ids_in_range" in self.sql:  # (not on an older release's statements)
             wanted = set(keys)
-            near: list[Row] = yield self.stmt("ids_in_range", {"first": first, "n": len(keys)})
-            found = [r for r in near if r["idempotency_key"] in wanted]
-        if len(found) < len(keys):
-            seen = {r["idempotency_key"] for r in found}
-            rest = json.dumps([k for k in keys if k not in seen])
-            found += yield self.stmt("ids_by_key", {"keys": rest})
-        return found
+            [near] = yield self.stmt("ids_in_range", {"first": first, "n": len(keys)})
+            pairs = json.loads(near["pairs"]) if near["pairs"] is not None else []
+            by_key = {k: int(i) for i, k in pairs if k in wanted}
+        if len(by_key) < len(keys):
+            rest = json.dumps([k for k in keys if k not in by_key])
+            found: list[Row] = yield self.stmt("ids_by_key", {"keys": rest})
+            by_key.update((str(r["idempotency_key"]), int(r["id"])) for r in found)
+        return by_key
 
     def lock_queue(self, queue: str) -> Op[bool]:
         # No transaction-owned advisory lock here (GET_LOCK belongs to the session): a row

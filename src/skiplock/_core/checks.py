@@ -46,6 +46,40 @@ TEN_YEARS = 10 * 365 * 86400.0
 
 #: one encoder for every payload: ``json.dumps`` with options builds a new one per call
 _ENCODER = json.JSONEncoder(allow_nan=False, ensure_ascii=True, separators=(",", ":"))
+
+
+def _made_once() -> Callable[[Any], str]:
+    """``_ENCODER.encode``, without making json's C encoder again at each call (``encode``
+    does: 1.0 of the 1.4 µs it takes for ``{"n": 1}``). The C encoder is made once with
+    ``_ENCODER``'s options and no circular-reference markers: :func:`dumps` first refuses
+    any value nested deeper than MAX_DEPTH, which a cycle is. Where json has no C encoder,
+    or this one does not answer as ``_ENCODER`` does on a sample, ``_ENCODER.encode``."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return _ENCODER.encode
+    try:
+        encoder = make(
+            None, _ENCODER.default, json.encoder.encode_basestring_ascii, None, ":", ",",
+            False, False, False,
+        )  # fmt: skip
+
+        def encode(value: Any) -> str:
+            return "".join(encoder(value, 0))
+
+        sample = {"a": [1, -2.5, 1e300, None, True, '\u00e9\n"', {"": -0.0}], "b": 10**30}
+        same = encode(sample) == _ENCODER.encode(sample) and encode("\u2028") == '"\\u2028"'
+    except Exception:  # another json's C encoder: take the public one
+        return _ENCODER.encode
+    try:
+        encode(math.nan)
+    except ValueError:  # refused, as by _ENCODER
+        return encode if same else _ENCODER.encode
+    except Exception:
+        pass
+    return _ENCODER.encode
+
+
+_ENCODE = _made_once()
 _DECODER = json.JSONDecoder()
 #: the decoder's C scanner: one JSON value from an index, (value, end); StopIteration when
 #: none starts there
@@ -89,7 +123,7 @@ def dumps(value: Any, what: str) -> str:
     try:
         reason = _shape_error(value)
         if reason is None:
-            return _ENCODER.encode(value)
+            return _ENCODE(value)
     except (TypeError, ValueError, RecursionError) as exc:
         reason = f"{type(exc).__name__}: {str(exc)[:200]}"
     raise PayloadError(
