@@ -9,7 +9,11 @@ profiles are merged and printed by total time (``tottime``; each thread's CPU ti
 ``time.thread_time``, not the clock), with the process's CPU
 seconds per job (``time.process_time``: a counter, not a clock) next to the raw loop's
 (bench/raw.py), same run. cProfile slows every Python call, so the profile's shares are
-the figure to read, not its times; ``--no-profile`` gives the counters alone.
+the figure to read, not its times; ``--no-profile`` gives the counters alone, and with
+them each thread's CPU per job, by thread name, from ``/proc/self/task/<tid>/schedstat``
+(nanoseconds on the CPU: the claiming loop ``skiplock-worker``, the completion writer
+``skiplock-flush``, the handler runners ``skiplock-runner``; ``MainThread`` is this
+script's wait for the count).
 """
 
 from __future__ import annotations
@@ -20,10 +24,13 @@ import io
 import pstats
 import threading
 import time
+from collections import Counter
 from typing import Any
 
 from raw import RawMySQL, RawPostgres
-from sk import Skiplock
+from sk import Skiplock, _noop
+
+import skiplock
 
 _profiles: list[cProfile.Profile] = []
 _run = threading.Thread.run
@@ -40,7 +47,7 @@ def _profiled_run(self: threading.Thread) -> None:
 
 
 def drain_cpu(url: str, n: int, profile: bool, **options: Any) -> float:
-    """CPU µs per job of this process for a Worker drain of *n* jobs."""
+    """CPU µs per job of this process for a Worker drain of *n* jobs, profiled."""
     s = Skiplock(url)
     s.reset()
     s.fill(n, 1000)
@@ -58,6 +65,35 @@ def drain_cpu(url: str, n: int, profile: bool, **options: Any) -> float:
         threading.Thread.run = _run  # type: ignore[method-assign]
         s.close()
     return took / n * 1e6
+
+
+def _thread_ns(native_id: int) -> int:
+    with open(f"/proc/self/task/{native_id}/schedstat") as f:
+        return int(f.read().split()[0])
+
+
+def drain_threads(url: str, n: int, **options: Any) -> tuple[float, dict[str, float]]:
+    """A Worker drain of *n* jobs: CPU µs per job of the process, and of its threads by
+    name (read before the worker stops, while they are alive)."""
+    s = Skiplock(url)
+    s.reset()
+    s.fill(n, 1000)
+    worker = skiplock.Worker(s.q, _noop, **options)
+    main = threading.main_thread().native_id
+    assert main is not None
+    main0, cpu = _thread_ns(main), time.process_time()
+    worker.start()
+    while worker.counts["done"] < n:
+        time.sleep(0.001)
+    took = time.process_time() - cpu
+    by: Counter[str] = Counter()
+    for t in threading.enumerate():
+        if t.native_id is not None:
+            by[t.name.rstrip("0123456789-_")] += _thread_ns(t.native_id)
+    by["MainThread"] -= main0
+    worker.stop(timeout=30)
+    s.close()
+    return took / n * 1e6, {name: ns / n / 1000 for name, ns in by.most_common()}
 
 
 def raw_cpu(url: str, n: int) -> float:
@@ -81,10 +117,13 @@ def main() -> None:
     ap.add_argument("--no-profile", action="store_true")
     args = ap.parse_args()
     raw = raw_cpu(args.url, args.jobs)
-    sk = drain_cpu(args.url, args.jobs, not args.no_profile, concurrency=args.concurrency)
-    print(f"client CPU µs/job: raw loop {raw:.1f}, Worker c{args.concurrency} {sk:.1f}")
     if args.no_profile:
+        sk, threads = drain_threads(args.url, args.jobs, concurrency=args.concurrency)
+        print(f"client CPU µs/job: raw loop {raw:.1f}, Worker c{args.concurrency} {sk:.1f}")
+        print("by thread: " + ", ".join(f"{k} {v:.1f}" for k, v in threads.items()))
         return
+    sk = drain_cpu(args.url, args.jobs, True, concurrency=args.concurrency)
+    print(f"client CPU µs/job: raw loop {raw:.1f}, Worker c{args.concurrency} {sk:.1f}")
     out = io.StringIO()
     stats = pstats.Stats(_profiles[0], stream=out)
     for p in _profiles[1:]:

@@ -19,11 +19,13 @@ from skiplock._core.ops import (
     NOTHING,
     ROWCOUNT,
     ROWS,
+    TUPLES,
     Control,
     Copy,
     ErrorInfo,
     Request,
     Statement,
+    Tuples,
 )
 
 __all__ = ["Adapter", "as_dicts", "counted", "dict_rows"]
@@ -112,6 +114,8 @@ class Adapter:
             self.run_cursor(cur, sql, params)
             if want == ROWS:
                 return self.rows(cur)
+            if want == TUPLES:
+                return self.tuples(cur)
             if cur.description is not None:
                 cur.fetchall()  # unread rows would break the connection's next statement
             return counted(cur, want)
@@ -134,6 +138,10 @@ class Adapter:
         if cur.description is None:
             return []
         return dict_rows(cur)
+
+    def tuples(self, cur: Any) -> Tuples:
+        """The rows as :class:`Tuples` (here from the dict rows; psycopg reads tuples)."""
+        return Tuples.of(self.rows(cur))
 
     def copy(self, sql: str, rows: Iterable[tuple[Any, ...]]) -> None:
         raise NotImplementedError(f"{self.driver} cannot COPY")

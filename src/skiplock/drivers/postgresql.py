@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
+from .._core.ops import Tuples
 from .base import Adapter
 
 __all__ = ["Psycopg2Adapter", "PsycopgAdapter", "bound"]
@@ -69,6 +70,14 @@ class PsycopgAdapter(Adapter):
     def rows(self, cur: Any) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = cur.fetchall() if cur.description is not None else []
         return rows
+
+    def tuples(self, cur: Any) -> Tuples:
+        if cur.description is None:
+            return Tuples((), [])
+        from psycopg.rows import tuple_row
+
+        cur.row_factory = tuple_row  # this result's rows too (psycopg's setter)
+        return Tuples(tuple(c.name for c in cur.description), cur.fetchall())
 
     def bound(self, params: Mapping[str, Any]) -> Mapping[str, Any]:
         return bound(params)
