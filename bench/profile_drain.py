@@ -13,7 +13,7 @@ the figure to read, not its times; ``--no-profile`` gives the counters alone, an
 them each thread's CPU per job, by thread name, from ``/proc/self/task/<tid>/schedstat``
 (nanoseconds on the CPU: the claiming loop ``skiplock-worker``, the completion writer
 ``skiplock-flush``, the handler runners ``skiplock-runner``; ``MainThread`` is this
-script's wait for the count).
+script's wait for the count) and the process's context switches per job.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import argparse
 import cProfile
 import io
 import pstats
+import resource
 import threading
 import time
 from collections import Counter
@@ -82,10 +83,12 @@ def drain_threads(url: str, n: int, **options: Any) -> tuple[float, dict[str, fl
     main = threading.main_thread().native_id
     assert main is not None
     main0, cpu = _thread_ns(main), time.process_time()
+    switches = _switches()
     worker.start()
     while worker.counts["done"] < n:
         time.sleep(0.001)
     took = time.process_time() - cpu
+    switches = _switches() - switches
     by: Counter[str] = Counter()
     for t in threading.enumerate():
         if t.native_id is not None:
@@ -93,7 +96,15 @@ def drain_threads(url: str, n: int, **options: Any) -> tuple[float, dict[str, fl
     by["MainThread"] -= main0
     worker.stop(timeout=30)
     s.close()
-    return took / n * 1e6, {name: ns / n / 1000 for name, ns in by.most_common()}
+    by_thread = {name: ns / n / 1000 for name, ns in by.most_common()}
+    by_thread["context switches per job"] = switches / n
+    return took / n * 1e6, by_thread
+
+
+def _switches() -> int:
+    """The process's context switches so far, voluntary and not (``getrusage``)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_nvcsw + usage.ru_nivcsw
 
 
 def raw_cpu(url: str, n: int) -> float:
@@ -120,7 +131,7 @@ def main() -> None:
     if args.no_profile:
         sk, threads = drain_threads(args.url, args.jobs, concurrency=args.concurrency)
         print(f"client CPU µs/job: raw loop {raw:.1f}, Worker c{args.concurrency} {sk:.1f}")
-        print("by thread: " + ", ".join(f"{k} {v:.1f}" for k, v in threads.items()))
+        print("by thread: " + ", ".join(f"{k} {v:.2f}" for k, v in threads.items()))
         return
     sk = drain_cpu(args.url, args.jobs, True, concurrency=args.concurrency)
     print(f"client CPU µs/job: raw loop {raw:.1f}, Worker c{args.concurrency} {sk:.1f}")

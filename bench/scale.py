@@ -231,7 +231,10 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=100)
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
-    print(f"skiplock from {os.path.dirname(skiplock.__file__)}", flush=True)
+    import skiplock.dialects
+
+    print(f"skiplock from {os.path.dirname(skiplock.__file__)}, dialects from", end=" ")
+    print(os.path.realpath(os.path.dirname(skiplock.dialects.__file__)), flush=True)
     backend = skiplock.connect(args.url).dialect.name
     backend = "postgresql" if backend == "postgresql" else "mysql"
     url, n, b, k, c = args.url, args.jobs, args.batch, args.processes, args.concurrency
