@@ -3,9 +3,11 @@
 An adapter knows one driver, not one database (that is the dialect's job): its parameter
 style, the shape of its rows, its exception classes and where they keep the SQLSTATE or
 error number, its ``rowcount``, and how to tell whether the connection is in autocommit
-mode. Rows always come back as ``list[dict]`` (column name → value) with JSON columns as
-text, the way :meth:`skiplock.Job.from_row` reads them; datetimes may be naive (UTC) or
-aware, and numbers may be ``Decimal``: the readers above accept both.
+mode. Rows come back as ``list[dict]`` (column name → value) with JSON columns as text,
+the way :meth:`skiplock.Job.from_row` reads them, or, for a statement that wants
+``TUPLES``, as :class:`~skiplock._core.ops.Tuples` (what :meth:`skiplock.Job.reader`
+reads); datetimes may be naive (UTC) or aware, and numbers may be ``Decimal``: the
+readers above accept both.
 """
 
 from __future__ import annotations
