@@ -11,12 +11,22 @@ the raw loop and the plain Worker processes, and prints each against raw. The fl
 processes cannot wait for a start signal: they start idle (polling every 50 ms) on a table
 whose jobs sit in another queue, and the clock starts when one UPDATE has moved them all
 into theirs (so up to one poll, 50 ms, of their start is inside it).
+
+Next to each rate it prints the client CPU µs per job: user + system time of the draining
+processes (``/proc/<pid>/stat``, all their threads), read when the clock starts and when
+the last job is done (a raw process whose claim found the table empty waits for the
+parent's stop signal then). On PostgreSQL it also prints the CPU of the drain's server sessions
+(the backends on the bench's database, ``/proc/<pid>/stat``, read at the same two points;
+the server's shared processes, WAL writer and checkpointer, are not in it; nor is the
+parent's session, which counts done rows and, for the fleet, moves the jobs into the
+queue). Counters, not clocks: steadier than the rates on a shared machine.
 """
 
 from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
+import os
 import statistics
 import threading
 import time
@@ -49,6 +59,7 @@ def _raw_child(url: str, backend: str, go: Any, stop: Any, ready: Any) -> None:
     ready.release()
     go.wait()
     raw.run_drain(None)
+    stop.wait()  # its server session lives on until the parent has read its CPU
     raw.close()
 
 
@@ -66,8 +77,69 @@ def _done_rows(url: str, table: str) -> Callable[[], int]:
         conn.commit()
         return int(n)
 
+    def backends() -> list[int]:
+        """PostgreSQL: the pids of the other sessions on this database (the bench's own:
+        the database is the bench's); elsewhere none."""
+        if q.dialect.name != "postgresql":
+            return []
+        cur = conn.cursor()
+        cur.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid()"
+        )
+        pids = [int(r[0]) for r in cur.fetchall()]
+        cur.close()
+        conn.commit()
+        return pids
+
+    def run(sql: str) -> None:
+        """One statement of the parent's, committed (not counted in the server's CPU)."""
+        cur = conn.cursor()
+        cur.execute(sql)
+        cur.close()
+        conn.commit()
+
     count.close = conn.close  # type: ignore[attr-defined]
+    count.backends = backends  # type: ignore[attr-defined]
+    count.run = run  # type: ignore[attr-defined]
     return count
+
+
+class Meter:
+    """Client and (PostgreSQL) server CPU of one drain, from the processes' counters."""
+
+    def __init__(self, clients: list[int], count: Callable[[], int]) -> None:
+        self.clients, self.backends = clients, count.backends  # type: ignore[attr-defined]
+        self.client0 = proc_cpu(clients)
+        self.server0 = {pid: proc_cpu([pid]) for pid in self.backends()}
+
+    def done(self, n: int) -> None:
+        """Record the CPU µs per job of the *n* jobs drained since the meter was made (a
+        session opened meanwhile counts whole; one that ended meanwhile is not seen)."""
+        CPU.append((proc_cpu(self.clients) - self.client0) / n * 1e6)
+        server = 0.0
+        for pid in self.backends():
+            try:
+                server += proc_cpu([pid]) - self.server0.get(pid, 0.0)
+            except OSError:  # ended just now
+                continue
+        SERVER_CPU.append(server / n * 1e6)
+
+
+#: the rates' client CPU µs per job, in the order the steps ran (see :func:`proc_cpu`)
+CPU: list[float] = []
+#: the same for the server's sessions of the drain (PostgreSQL, on this machine; else 0)
+SERVER_CPU: list[float] = []
+
+
+def proc_cpu(pids: list[int]) -> float:
+    """CPU seconds (user + system, every thread) of the processes *pids* so far."""
+    ticks = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def _race(
@@ -83,11 +155,13 @@ def _race(
     for _ in children:
         ready.acquire(timeout=60)
     count = _done_rows(url, table)
+    meter = Meter([c.pid for c in children if c.pid is not None], count)
     start = time.perf_counter()
     go.set()
     while count() < n:
         time.sleep(0.01)
     took = time.perf_counter() - start
+    meter.done(n)
     stop.set()
     for c in children:
         c.join(60)
@@ -132,12 +206,14 @@ def drain_fleet(url: str, n: int, batch: int, procs: int, **options: Any) -> flo
         time.sleep(3)  # each worker connects and goes idle
         count = _done_rows(url, SK_TABLE)
         name = sk.q.dialect.quote(SK_TABLE)
-        with sk.q.transaction() as tx:
-            tx.execute(f"UPDATE {name} SET queue = 'default' WHERE queue = 'held'")
+        pids = [c.process.pid for c in fleet._children if c.process is not None]
+        meter = Meter(pids, count)
+        count.run(f"UPDATE {name} SET queue = 'default' WHERE queue = 'held'")  # type: ignore[attr-defined]
         start = time.perf_counter()
         while count() < n:
             time.sleep(0.01)
         took = time.perf_counter() - start
+        meter.done(n)
         count.close()  # type: ignore[attr-defined]
     finally:
         fleet.stop()
@@ -155,10 +231,16 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=100)
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
+    import skiplock.dialects
+
+    print(f"skiplock from {os.path.dirname(skiplock.__file__)}, dialects from", end=" ")
+    print(os.path.realpath(os.path.dirname(skiplock.dialects.__file__)), flush=True)
     backend = skiplock.connect(args.url).dialect.name
     backend = "postgresql" if backend == "postgresql" else "mysql"
     url, n, b, k, c = args.url, args.jobs, args.batch, args.processes, args.concurrency
     rows: dict[str, list[float]] = {}
+    cpus: dict[str, list[float]] = {}
+    servers: dict[str, list[float]] = {}
     steps: list[tuple[str, Callable[[], float]]] = [
         (f"raw SQL, {k} processes", lambda: drain_raw(url, backend, n, b, k)),
         (f"skiplock.Fleet, {k} processes, c{c}", lambda: drain_fleet(url, n, b, k, concurrency=c)),
@@ -167,12 +249,25 @@ def main() -> None:
     for run in range(args.runs):
         for name, step in steps:
             rows.setdefault(name, []).append(step())
-            print(f"run {run + 1}: {name}: {rows[name][-1]:,.0f} jobs/s", flush=True)
+            cpus.setdefault(name, []).append(CPU[-1])
+            servers.setdefault(name, []).append(SERVER_CPU[-1])
+            print(
+                f"run {run + 1}: {name}: {rows[name][-1]:,.0f} jobs/s, "
+                f"client CPU {CPU[-1]:.1f} µs/job, server sessions {SERVER_CPU[-1]:.1f}",
+                flush=True,
+            )
     raw = statistics.median(rows[steps[0][0]])
+    raw_cpu = statistics.median(cpus[steps[0][0]])
     print(f"\n{n:,} no-op jobs, median of {args.runs} runs, against the raw loop:")
     for name, samples in rows.items():
         median = statistics.median(samples)
-        print(f"  {name:<40} {median:>9,.0f} jobs/s  {median / raw:.2f}x raw")
+        cpu = statistics.median(cpus[name])
+        server = statistics.median(servers[name])
+        print(
+            f"  {name:<40} {median:>9,.0f} jobs/s  {median / raw:.2f}x raw   "
+            f"client CPU {cpu:5.1f} µs/job  {cpu / raw_cpu:.2f}x raw   "
+            f"server sessions' CPU {server:5.1f} µs/job"
+        )
 
 
 if __name__ == "__main__":

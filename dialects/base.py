@@ -42,6 +42,7 @@ from .contract import (
     StatementError,
     TableName,
     ThreadAdapter,
+    Tuples,
     check_options,
     load_statements,
     mask_password,
@@ -456,6 +457,13 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         """Claim up to *limit* claimable jobs, writing *claim_id* (the claim's token) with
         the next attempt; expired jobs with spent attempts end failed."""
         raise NotImplementedError
+
+    def claim_rows(
+        self, queues: Sequence[str], limit: int, lease_ms: int, claim_id: int
+    ) -> Op[list[Row] | Tuples]:
+        """:meth:`claim`, its rows in the shape its driver reads cheapest: dicts here,
+        :class:`Tuples` where the driver reads tuples (PostgreSQL: no dict per row)."""
+        return (yield from self.claim(queues, limit, lease_ms, claim_id))
 
     def fenced(self, name: str, params: Mapping[str, Any]) -> Op[None]:
         """A write after the claim, naming ``id``, ``attempt`` and ``claim_id``: raises

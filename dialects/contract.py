@@ -38,11 +38,13 @@ from skiplock._core.ops import (
     ROLLBACK,
     ROWCOUNT,
     ROWS,
+    TUPLES,
     Copy,
     ErrorInfo,
     Op,
     Statement,
     StatementError,
+    Tuples,
 )
 from skiplock._core.options import BOOL, INT, TEXT, Option, check_options
 from skiplock._core.sql import TableName, load_statements, render_statements
@@ -67,6 +69,7 @@ __all__ = [
     "ROWCOUNT",
     "ROWS",
     "TEXT",
+    "TUPLES",
     "Adapter",
     "AsyncAdapter",
     "BackendError",
@@ -88,6 +91,7 @@ __all__ = [
     "StatementError",
     "TableName",
     "ThreadAdapter",
+    "Tuples",
     "UnsupportedServer",
     "Wakeup",
     "check_options",
@@ -258,6 +262,10 @@ class Dialect(Protocol):
     def claim(
         self, queues: Sequence[str], limit: int, lease_ms: int, claim_id: int
     ) -> Op[list[Row]]: ...
+
+    def claim_rows(
+        self, queues: Sequence[str], limit: int, lease_ms: int, claim_id: int
+    ) -> Op[list[Row] | Tuples]: ...
 
     def claim_capped(
         self, queue: str, limit: int, lease_ms: int, cap: int, claim_id: int

@@ -25,6 +25,7 @@ from .contract import (
     ROLLBACK,
     ROWS,
     TEXT,
+    TUPLES,
     Adapter,
     AsyncAdapter,
     Completion,
@@ -37,6 +38,7 @@ from .contract import (
     ServerInfo,
     Statement,
     StatementError,
+    Tuples,
     UnsupportedServer,
     Wakeup,
     run_async,
@@ -92,8 +94,6 @@ URL_OPTIONS: dict[str, Option] = {
 #: other zone (even ``Etc/UTC``) cost two conversions per timestamp (~0.8 µs per claimed
 #: job). Sent as a statement, not as a startup ``options``, which PgBouncer refuses.
 _UTC_SESSION = "SET TIME ZONE 'UTC'"
-
-_CLAIM_ORDER = itemgetter("priority", "id")
 
 REFUSED_OPTIONS = {
     "options": "its -c settings can change the isolation level, time zone or timeouts "
@@ -250,22 +250,35 @@ class PostgreSQLDialect(BaseDialect):
     def claim(
         self, queues: Sequence[str], limit: int, lease_ms: int, claim_id: int
     ) -> Op[list[Row]]:
+        return (yield from self.claim_rows(queues, limit, lease_ms, claim_id)).dicts()
+
+    def claim_rows(
+        self, queues: Sequence[str], limit: int, lease_ms: int, claim_id: int
+    ) -> Op[Tuples]:  # psycopg reads tuples: no dict per row
         common = {"limit": limit, "lease_ms": lease_ms, "claim_id": claim_id}
         if len(queues) == 1:
             params = {"queue": queues[0], **common}
-            rows: list[Row] = yield Statement(self.sql["claim"], params, ROWS)
+            got: Tuples = yield Statement(self.sql["claim"], params, TUPLES)
         else:
             params2 = {"queues": list(queues), **common}
-            rows = yield Statement(self.sql["claim_queues"], params2, ROWS)
+            got = yield Statement(self.sql["claim_queues"], params2, TUPLES)
         # The statement returns the rows it ended 'failed' too, unordered (see postgresql.sql):
         # the taken ones in claim order, (priority, run_at, id) with run_at the same for all.
-        taken = [r for r in rows if r["status"] == "running"]
-        taken.sort(key=_CLAIM_ORDER)
+        rows, names = got.rows, got.names
+        if not rows:  # (an adapter that reads dicts knows no column names then)
+            return got
+        status = names.index("status")
+        taken = [r for r in rows if r[status] == "running"]
+        taken.sort(key=itemgetter(names.index("priority"), names.index("id")))
         if len(taken) < len(rows):  # jobs ended failed: their waiting children settle
-            ended = [r for r in rows if r["status"] == "failed" and r.get("has_children", True)]
+            ended = [
+                r
+                for r, children in zip(rows, got.column("has_children"), strict=True)
+                if r[status] == "failed" and (children or "has_children" not in names)
+            ]
             if ended:
-                yield from self.settle([int(r["id"]) for r in ended])
-        return taken
+                yield from self.settle([int(r[names.index("id")]) for r in ended])
+        return Tuples(names, taken)
 
     def wake_released(self, released: int) -> Op[None]:
         yield self.stmt("deps_wake_lock", None, NOTHING)

@@ -218,3 +218,13 @@ def test_the_c_extensions_own_lost_connection_error_is_caught_and_lost() -> None
     exc = cext.MySQLInterfaceError("Lost connection to MySQL server during query")
     assert isinstance(exc, adapter.errors)
     assert dialect.classify(adapter.error_info(exc)) == (True, True)
+
+
+def test_psycopg_binds_a_list_of_ints_or_of_none_only_as_one_array_literal() -> None:
+    # a completion batch's ids and attempts, and its results when every handler returned
+    # None; anything else is left to psycopg (the statements cast each, ::bigint[] etc.)
+    from skiplock.drivers.postgresql import bound
+
+    params = {"ids": [1, 2], "results": [None, None], "mixed": [None, "x"], "flags": [True]}
+    assert bound(params) == {**params, "ids": "{1,2}", "results": "{NULL,NULL}"}
+    assert bound({"empty": [], "n": 1}) == {"empty": [], "n": 1}

@@ -6,6 +6,8 @@ then does the writing thread settle the older claim). A full conformance run cau
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from skiplock import Job
 from skiplock._worker.ledger import Ledger
 
@@ -63,3 +65,21 @@ def test_an_older_claim_does_not_take_the_newer_claims_place_in_line() -> None:
     held, key = ledger.settle(first, "pending")
     assert held is not None and key == "retried"
     assert ledger.take_waiting() == [second]  # the newer claim still waits, as claimed
+
+
+def test_a_completion_batch_is_settled_as_each_of_its_jobs_would_be() -> None:
+    # Completer._settle settles a batch in one step (Ledger.settle_many): each job counted
+    # once, a job no longer held (settled already, or an older claim settled apart) not
+    # at all, and each counted job returned with its record for its log line.
+    ledger = Ledger(concurrency=4)
+    first, other = claim_of(1), replace(claim_of(1), id=8)
+    ledger.hold([(first, None), (other, None)])
+    for job in (first, other):
+        assert ledger.begin(job)
+        ledger.ended(job, None)
+    ledger.settle(other, "done")  # settled already (as a loss would have been)
+    counted = ledger.settle_many([first, other], "done")
+    assert [(job, held.job) for job, held in counted] == [(first, first)]
+    assert ledger.counts["done"] == 2
+    assert ledger.settle_many([first, other], "done") == []  # once
+    assert ledger.counts["done"] == 2 and ledger.held_attempts() == []

@@ -29,7 +29,7 @@ from .arguments import ClaimOptions, EnqueueOptions, ListOptions
 from .checks import dumps, error_text, integer, loads, milliseconds, queue_names, seconds, text
 from .job import Claimed, Job, Stats, utc
 from .observe import QueueOverview, TickInfo, WorkerInfo, overviews
-from .ops import ROWCOUNT, ROWS, Op, Row
+from .ops import ROWCOUNT, ROWS, Op, Row, Tuples
 
 if TYPE_CHECKING:  # the contract, for the annotations only
     from ..dialects.contract import Dialect, ServerInfo
@@ -240,7 +240,15 @@ def _claim(
         else:
             rows += yield from d.claim_capped(name, n - len(rows), lease_ms, limits[name], token)
     free = [m for m in names if m not in limits and m not in rates]
-    if free and len(rows) < n:
+    if free and not rows:  # the common claim, in the shape the driver reads cheapest
+        claimed = yield from d.claim_rows(free, n, lease_ms, token)
+        if not isinstance(claimed, Tuples):
+            rows = claimed
+        elif not any(v is not None for v in claimed.column("key_rate")):
+            return (yield from _claimed(d, claimed, lease_ms, token, waits))
+        else:
+            rows = claimed.dicts()  # a key's rate to admit, below
+    elif free and len(rows) < n:
         rows += yield from d.claim(free, n - len(rows), lease_ms, token)
     if any(row.get("key_rate") is not None for row in rows):
         taken = len(rows)
@@ -252,15 +260,38 @@ def _claim(
             if any(row.get("key_rate") is not None for row in more):
                 more = yield from _admit(d, more, lease_ms, token, waits)
             rows += more
+    return (yield from _claimed(d, rows, lease_ms, token, waits))
+
+
+def _claimed(
+    d: Dialect, got: list[Row] | Tuples, lease_ms: int, token: int, waits: list[float]
+) -> Op[Claimed]:
+    """The jobs built from a claim's rows (an operation: a row that cannot be decoded is
+    failed here, and the parents' results of jobs enqueued with ``after=[...]`` read)."""
     jobs = Claimed()
     jobs.retry_in = min(waits) if waits else None
     parented = []  # jobs enqueued with after=[...] (or not known not to be)
-    for row in rows:
+    items: list[Any]
+    read: Callable[[Any], Job]
+    names: tuple[str, ...] = ()
+    if isinstance(got, Tuples):
+        items, names = got.rows, got.names
+        read = Job.reader(names) if items else Job.from_row
+        # a claim that does not say whether a job has parents: ask
+        parents = got.column("has_parents") if "has_parents" in names else [True] * len(items)
+    else:
+        items = got
+        read = Job.from_row
+        parents = [row.get("has_parents", True) for row in got]
+    lease = lease_ms / 1000
+    values: Any
+    for values, has_parents in zip(items, parents, strict=True):
         try:
-            job = Job.from_row(row)
+            job = read(values)
         except PayloadError as exc:
             # A row written behind our back that no worker could ever decode: it fails
             # alone (fenced, in this transaction) and the batch goes on.
+            row = values if isinstance(values, dict) else dict(zip(names, values, strict=True))
             log.error("job %s: %s; it ends failed", row["id"], exc)
             params = {
                 "id": row["id"],
@@ -272,9 +303,9 @@ def _claim(
                 if (yield from d.end("fail", params)):  # it has children: they settle
                     yield from d.settle([int(row["id"])])
             continue
-        job.lease = lease_ms / 1000
+        job.lease = lease
         jobs.append(job)
-        if row.get("has_parents", True):  # a claim that does not say: ask
+        if has_parents:
             parented.append(job.id)
     if parented:  # jobs enqueued with after=[...]: their parents' results
         stored = yield from d.parent_results(parented)

@@ -4,9 +4,10 @@ row becomes a :class:`Job`."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
+from operator import itemgetter
 from typing import Any
 
 from ..errors import Cancelled
@@ -101,35 +102,141 @@ class Job:
     def from_row(cls, row: Mapping[str, Any]) -> Job:
         """Build a job from a database row (column name → value). Raises
         :class:`~skiplock.PayloadError` when its stored payload or result cannot be decoded."""
-        # Positional, in field order: a claim builds one per job (keywords cost ~1 us more).
         get = row.get
-        return cls(
-            int(row["id"]),
-            str(row["queue"]),
-            loads(row["payload"], "payload"),
-            int(row["priority"]),
-            str(row["status"]),
-            int(row["attempt"]),
-            int(row["max_attempts"]),
-            utc(get("run_at")),
-            utc(get("lease_until")),
-            str(row["idempotency_key"]),
+        return _build(
+            cls,
+            row["id"],
+            row["queue"],
+            row["payload"],
+            row["priority"],
+            row["status"],
+            row["attempt"],
+            row["max_attempts"],
+            get("run_at"),
+            get("lease_until"),
+            row["idempotency_key"],
             get("dedupe_key"),
             get("last_error"),
-            loads(get("result"), "result"),
-            utc(get("created_at")),
-            utc(get("finished_at")),
-            None,  # lease
-            False,  # lost
-            bool(get("cancel_requested")),
-            False,  # lock_lost
+            get("result"),
+            get("created_at"),
+            get("finished_at"),
+            get("cancel_requested"),
             get("order_key"),
-            _headers(get("headers")),
-            _waited(get("waited_us")),
+            get("headers"),
+            get("waited_us"),
             get("claim_id"),
-            loads(get("progress"), "progress"),
-            int(get("snoozes") or 0),
+            get("progress"),
+            get("snoozes"),
         )
+
+    @classmethod
+    def reader(cls, names: Sequence[str]) -> Callable[[Sequence[Any]], Job]:
+        """:meth:`from_row` for rows read as tuples of the columns *names* (a claim's: no
+        dict per row). A column that is not among them reads as NULL, as an optional one
+        missing from a row does; a required one missing raises KeyError at once."""
+        at = {name: i for i, name in enumerate(names)}
+        for name in _REQUIRED:
+            if name not in at:
+                raise KeyError(name)
+        pad = len(names)  # the NULL appended to each row stands for a missing column
+        pick = itemgetter(*(at.get(name, pad) for name in _COLUMNS))
+        if all(name in at for name in _COLUMNS):
+
+            def read(values: Sequence[Any]) -> Job:
+                return _build(cls, *pick(values))
+
+        else:
+
+            def read(values: Sequence[Any]) -> Job:
+                return _build(cls, *pick((*values, None)))
+
+        return read
+
+
+#: the columns a job is built from, in :func:`_build`'s order; the first seven and the
+#: idempotency key are never NULL
+_COLUMNS = (
+    "id",
+    "queue",
+    "payload",
+    "priority",
+    "status",
+    "attempt",
+    "max_attempts",
+    "run_at",
+    "lease_until",
+    "idempotency_key",
+    "dedupe_key",
+    "last_error",
+    "result",
+    "created_at",
+    "finished_at",
+    "cancel_requested",
+    "order_key",
+    "headers",
+    "waited_us",
+    "claim_id",
+    "progress",
+    "snoozes",
+)
+_REQUIRED = (*_COLUMNS[:7], "idempotency_key")
+
+
+def _build(
+    cls: type[Job],
+    job_id: Any,
+    queue: Any,
+    payload: Any,
+    priority: Any,
+    status: Any,
+    attempt: Any,
+    max_attempts: Any,
+    run_at: Any,
+    lease_until: Any,
+    idempotency_key: Any,
+    dedupe_key: Any,
+    last_error: Any,
+    result: Any,
+    created_at: Any,
+    finished_at: Any,
+    cancel_requested: Any,
+    order_key: Any,
+    headers: Any,
+    waited_us: Any,
+    claim_id: Any,
+    progress: Any,
+    snoozes: Any,
+) -> Job:
+    """A job from its columns' stored values (see :data:`_COLUMNS`). Positional, in field
+    order: a claim builds one per job (keywords cost ~1 us more); the columns that are NULL
+    on most jobs are tested here rather than in a call."""
+    return cls(
+        int(job_id),
+        str(queue),
+        loads(payload, "payload"),
+        int(priority),
+        str(status),
+        int(attempt),
+        int(max_attempts),
+        utc(run_at),
+        utc(lease_until),
+        str(idempotency_key),
+        dedupe_key,
+        last_error,
+        None if result is None else loads(result, "result"),
+        utc(created_at),
+        None if finished_at is None else utc(finished_at),
+        None,  # lease
+        False,  # lost
+        bool(cancel_requested),
+        False,  # lock_lost
+        order_key,
+        {} if headers is None else _headers(headers),
+        None if waited_us is None else max(0.0, int(waited_us) / 1_000_000),
+        claim_id,
+        None if progress is None else loads(progress, "progress"),
+        int(snoozes) if snoozes else 0,
+    )
 
 
 def _headers(raw: Any) -> dict[str, str]:
@@ -144,11 +251,6 @@ def _headers(raw: Any) -> dict[str, str]:
     if not isinstance(value, dict):
         return {}
     return {str(k): str(v) for k, v in value.items()}
-
-
-def _waited(raw: Any) -> float | None:
-    """The claim's ``waited_us`` (microseconds from due to claim) in seconds."""
-    return None if raw is None else max(0.0, int(raw) / 1_000_000)
 
 
 #: the fields of a job's record as ``skiplock show`` and the dashboard give it (the

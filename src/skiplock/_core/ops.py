@@ -10,7 +10,8 @@ loops that drive them).
 The requests:
 
 - :class:`Statement` (SQL text with ``%(name)s`` placeholders, its parameters, and what
-  the operation wants back: :data:`ROWS` as ``list[dict]``, :data:`ROWCOUNT`,
+  the operation wants back: :data:`ROWS` as ``list[dict]``, :data:`TUPLES` as
+  :class:`Tuples` (a claim's many rows, without a dict each), :data:`ROWCOUNT`,
   :data:`LASTROWID` or :data:`NOTHING`);
 - :class:`Copy` (PostgreSQL ``COPY … FROM STDIN`` of row tuples; only sent to a driver
   whose adapter has ``can_copy``);
@@ -35,6 +36,7 @@ __all__ = [
     "ROLLBACK",
     "ROWCOUNT",
     "ROWS",
+    "TUPLES",
     "Control",
     "Copy",
     "ErrorInfo",
@@ -42,14 +44,43 @@ __all__ = [
     "Request",
     "Statement",
     "StatementError",
+    "Tuples",
 ]
 
 T = TypeVar("T")
 
 #: what a :class:`Statement` wants back
-NOTHING, ROWS, ROWCOUNT, LASTROWID = 0, 1, 2, 3
+NOTHING, ROWS, ROWCOUNT, LASTROWID, TUPLES = 0, 1, 2, 3, 4
 
 Row = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Tuples:
+    """Rows as tuples: the column *names*, in order, and a tuple of values per row. A
+    driver that reads tuples natively (psycopg) builds no dict per row: for the many rows
+    of a claim that is about a third of what reading them costs."""
+
+    names: tuple[str, ...]
+    rows: list[tuple[Any, ...]]
+
+    @classmethod
+    def of(cls, rows: list[Row]) -> Tuples:
+        """Dict rows as tuples of the first row's columns (a column missing from another
+        row reads as None there, as ``row.get`` would)."""
+        names = tuple(rows[0]) if rows else ()
+        return cls(names, [tuple(map(row.get, names)) for row in rows])
+
+    def dicts(self) -> list[Row]:
+        names = self.names
+        return [dict(zip(names, row, strict=True)) for row in self.rows]
+
+    def column(self, name: str) -> list[Any]:
+        """Every row's value of column *name* (None for each when there is no such column)."""
+        if name not in self.names:
+            return [None] * len(self.rows)
+        i = self.names.index(name)
+        return [row[i] for row in self.rows]
 
 
 @dataclass(frozen=True, slots=True)

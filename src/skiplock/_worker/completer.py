@@ -67,9 +67,12 @@ class Completer:
             self._settle(batch, lost)
 
     def _settle(self, batch: list[tuple[Job, Any]], lost: list[Job]) -> None:
-        lost_ids = {j.id for j in lost}
-        for job, _ in batch:
-            if job.id in lost_ids:
-                self.outcomes.lost(job, "its completion")
-            else:
-                self.outcomes.settled(job, "done")
+        if lost:
+            lost_ids = {j.id for j in lost}
+            for job, _ in batch:
+                if job.id in lost_ids:
+                    self.outcomes.lost(job, "its completion")
+            done = [job for job, _ in batch if job.id not in lost_ids]
+        else:
+            done = [job for job, _ in batch]
+        self.outcomes.settled_many(done, "done")  # one lock for the batch

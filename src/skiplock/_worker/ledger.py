@@ -185,8 +185,9 @@ class Ledger:
         False if the job is no longer to be run (given back, or lost while it waited), in
         which case the runner drops it and reports nothing."""
         with self._lock:
-            h = self._mine(job)
-            if h is None or h is not self._held.get(job.id) or job.id not in self._waiting:
+            # only the newest claim of a job is begun: the held record, if it is this job's
+            h = self._held.get(job.id)
+            if h is None or h.job is not job or job.id not in self._waiting:
                 return False
             self._waiting.discard(job.id)
             h.started = now = time.monotonic()
@@ -197,16 +198,17 @@ class Ledger:
         """*job*'s handler returned or raised (its slot is free); with *completion*, queue
         it for the completer. True when the producer should be woken: when
         :meth:`gather`'s answer changes, not once per job."""
+        now = time.monotonic()
         with self._lock:
             if completion is not NO_COMPLETION:
                 if not self._to_complete:
-                    self._first_done = time.monotonic()
+                    self._first_done = now
                 self._to_complete.append((job, completion))
             self._active -= 1
             h = self._mine(job)
             if h is not None:
                 h.finished = True
-                took = max(1e-6, time.monotonic() - h.started)
+                took = max(1e-6, now - h.started)
                 self._mean = took if self._mean == 0 else 0.8 * self._mean + 0.2 * took
             free = self.concurrency + self.extra - self._active
             return self._active == 0 or free == self.batch or len(self._to_complete) == 1
@@ -219,6 +221,17 @@ class Ledger:
         outcome that counts), so the caller can log the outcome outside the lock."""
         with self._lock:
             return self._settle(job, outcome)
+
+    def settle_many(self, jobs: list[Job], outcome: str) -> list[tuple[Job, Held]]:
+        """:meth:`settle` of each of *jobs* with the same *outcome* (a completion batch),
+        under one lock; the jobs counted, each with its record, for their log lines."""
+        out = []
+        with self._lock:
+            for job in jobs:
+                held, key = self._settle(job, outcome)
+                if held is not None and key is not None:
+                    out.append((job, held))
+        return out
 
     def lose(self, job: Job) -> bool:
         """Mark *job* lost and settle it as ``lost`` in one step: a handler that ends just
@@ -260,6 +273,8 @@ class Ledger:
         """The completions waiting, and those of them whose last COMMIT was unknown."""
         with self._lock:
             batch, self._to_complete = self._to_complete, []
+            if not self._unsure:
+                return batch, []
             return batch, [job for job, _ in batch if job.id in self._unsure]
 
     def still_ours(self, batch: list[tuple[Job, Any]]) -> list[tuple[Job, Any]]:
@@ -305,6 +320,8 @@ class Ledger:
         h = self._held.get(job.id)
         if h is not None and h.job is job:
             return h
+        if not self._older:
+            return None
         return next((o for o in self._older.get(job.id, ()) if o.job is job), None)
 
     # -- the heartbeat's and the shutdown's side -------------------------------------------

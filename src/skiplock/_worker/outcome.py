@@ -289,3 +289,13 @@ class Outcomes:
         held, key = self.ledger.settle(job, outcome)
         if held is not None and key is not None and key != "lost":
             log_outcome(job, key, time.monotonic() - held.started, held.error)
+
+    def settled_many(self, jobs: list[Job], outcome: str) -> None:
+        """:meth:`settled` of each of *jobs* with one *outcome* counted under its own name
+        (``done``: a completion batch): one step of the ledger for them all, and the log
+        lines, if the logger would write them."""
+        counted = self.ledger.settle_many(jobs, outcome)
+        if counted and log.isEnabledFor(logging.INFO):
+            now = time.monotonic()
+            for job, held in counted:
+                log_outcome(job, outcome, now - held.started, held.error)

@@ -145,7 +145,10 @@ class Producer:
                 return 0
             jobs = found
         self.retry_in = getattr(jobs, "retry_in", None)  # Claimed.retry_in (rate_limits)
-        self.ledger.hold([(job, s.deadline_in(job)) for job in jobs])
+        if s.timeout is None:
+            self.ledger.hold([(job, None) for job in jobs])
+        else:
+            self.ledger.hold([(job, s.deadline_in(job)) for job in jobs])
         for job in jobs:
             self.runner.submit(job)
         return len(jobs)

@@ -93,11 +93,13 @@ def run_handler(handler: Handler, outcomes: Outcomes, job: Job) -> None:
     an Exception is reported, then raised again). A job claimed with a cancel request
     already recorded (an earlier attempt was asked) is not run: it ends ``cancelled``."""
     try:
-        job.raise_if_cancelled()
+        if job.cancel_requested:
+            job.raise_if_cancelled()
         result = handler(job)
     except BaseException as exc:
         outcomes.handler_ended(job, error=exc)
         if not isinstance(exc, Exception):
             raise
     else:
-        outcomes.handler_ended(job, result)
+        if not outcomes.returned(job, result):  # the common end, queued for the completer
+            outcomes.handler_ended(job, result)

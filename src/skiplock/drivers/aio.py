@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, TypeVar
 
-from skiplock._core.ops import ROWS, Control, Copy, ErrorInfo, Request, Statement
+from skiplock._core.ops import ROWS, TUPLES, Control, Copy, ErrorInfo, Request, Statement, Tuples
 
 from .base import Adapter, as_dicts, counted
 
@@ -119,6 +119,8 @@ class AsyncCursorAdapter(AsyncAdapter):
             await (cur.execute(sql) if bound is None else cur.execute(sql, bound))
             if want == ROWS:
                 return await self.rows(cur)
+            if want == TUPLES:
+                return Tuples.of(await self.rows(cur))
             if cur.description is not None:
                 await cur.fetchall()  # unread rows would break the next statement
             return counted(cur, want)

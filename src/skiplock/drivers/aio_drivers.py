@@ -157,10 +157,12 @@ class AsyncpgAdapter(AsyncAdapter):
     json_decoded = False
 
     async def statement(self, sql: str, params: Mapping[str, Any] | None, want: int) -> Any:
-        from skiplock._core.ops import ROWCOUNT, ROWS
+        from skiplock._core.ops import ROWCOUNT, ROWS, TUPLES, Tuples
 
         text, args = numbered(sql, params)
         conn = self.connection
+        if want == TUPLES:
+            return Tuples.of(await self.statement(sql, params, ROWS))
         if want == ROWS:
             if not self.json_decoded:
                 return [dict(r) for r in await conn.fetch(text, *args)]

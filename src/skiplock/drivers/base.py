@@ -3,9 +3,11 @@
 An adapter knows one driver, not one database (that is the dialect's job): its parameter
 style, the shape of its rows, its exception classes and where they keep the SQLSTATE or
 error number, its ``rowcount``, and how to tell whether the connection is in autocommit
-mode. Rows always come back as ``list[dict]`` (column name → value) with JSON columns as
-text, the way :meth:`skiplock.Job.from_row` reads them; datetimes may be naive (UTC) or
-aware, and numbers may be ``Decimal``: the readers above accept both.
+mode. Rows come back as ``list[dict]`` (column name → value) with JSON columns as text,
+the way :meth:`skiplock.Job.from_row` reads them, or, for a statement that wants
+``TUPLES``, as :class:`~skiplock._core.ops.Tuples` (what :meth:`skiplock.Job.reader`
+reads); datetimes may be naive (UTC) or aware, and numbers may be ``Decimal``: the
+readers above accept both.
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ from skiplock._core.ops import (
     NOTHING,
     ROWCOUNT,
     ROWS,
+    TUPLES,
     Control,
     Copy,
     ErrorInfo,
     Request,
     Statement,
+    Tuples,
 )
 
 __all__ = ["Adapter", "as_dicts", "counted", "dict_rows"]
@@ -112,6 +116,8 @@ class Adapter:
             self.run_cursor(cur, sql, params)
             if want == ROWS:
                 return self.rows(cur)
+            if want == TUPLES:
+                return self.tuples(cur)
             if cur.description is not None:
                 cur.fetchall()  # unread rows would break the connection's next statement
             return counted(cur, want)
@@ -134,6 +140,10 @@ class Adapter:
         if cur.description is None:
             return []
         return dict_rows(cur)
+
+    def tuples(self, cur: Any) -> Tuples:
+        """The rows as :class:`Tuples` (here from the dict rows; psycopg reads tuples)."""
+        return Tuples.of(self.rows(cur))
 
     def copy(self, sql: str, rows: Iterable[tuple[Any, ...]]) -> None:
         raise NotImplementedError(f"{self.driver} cannot COPY")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
+from .._core.ops import Tuples
 from .base import Adapter
 
 __all__ = ["Psycopg2Adapter", "PsycopgAdapter", "bound"]
@@ -20,19 +21,30 @@ _JSON_OIDS = {"json": 114, "jsonb": 3802}
 
 
 _INT = frozenset({int})
+_NONE = frozenset({type(None)})
 
 
 def bound(params: Mapping[str, Any]) -> Mapping[str, Any]:
     """*params* as psycopg 3 binds them fastest: a list of ints (a batch's ids and attempts,
     which every statement casts, ``%(ids)s::bigint[]``) as one array literal, which is sent
     as text and cast by the server; psycopg would dump each element and test it against a
-    regular expression for quoting (~1 µs per job of a completion)."""
+    regular expression for quoting (~1 µs per job of a completion). A list of None only (a
+    completion batch's results, when the handlers returned nothing) is one literal of
+    NULLs likewise."""
     out: dict[str, Any] | None = None
     for key, value in params.items():
-        if type(value) is list and value and _INT.issuperset(map(type, value)):
-            if out is None:
-                out = dict(params)
-            out[key] = "{" + ",".join(map(str, value)) + "}"
+        if type(value) is not list or not value:
+            continue
+        types = set(map(type, value))
+        if types <= _INT:
+            literal = "{" + ",".join(map(str, value)) + "}"
+        elif types <= _NONE:
+            literal = "{" + ",".join(["NULL"] * len(value)) + "}"
+        else:
+            continue
+        if out is None:
+            out = dict(params)
+        out[key] = literal
     return params if out is None else out
 
 
@@ -58,6 +70,14 @@ class PsycopgAdapter(Adapter):
     def rows(self, cur: Any) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = cur.fetchall() if cur.description is not None else []
         return rows
+
+    def tuples(self, cur: Any) -> Tuples:
+        if cur.description is None:
+            return Tuples((), [])
+        from psycopg.rows import tuple_row
+
+        cur.row_factory = tuple_row  # this result's rows too (psycopg's setter)
+        return Tuples(tuple(c.name for c in cur.description), cur.fetchall())
 
     def bound(self, params: Mapping[str, Any]) -> Mapping[str, Any]:
         return bound(params)
