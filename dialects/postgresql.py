@@ -251,6 +251,7 @@ class PostgreSQLDialect(BaseDialect):
         self, queues: Sequence[str], limit: int, lease_ms: int, claim_id: int
     ) -> Op[list[Row]]:
         common = {"limit": limit, "lease_ms": lease_ms, "claim_id": claim_id}
+        yield from self.repair_keys()
         if len(queues) == 1:
             params = {"queue": queues[0], **common}
             rows: list[Row] = yield Statement(self.sql["claim"], params, ROWS)
@@ -261,6 +262,11 @@ class PostgreSQLDialect(BaseDialect):
         # the taken ones in claim order, (priority, run_at, id) with run_at the same for all.
         taken = [r for r in rows if r["status"] == "running"]
         taken.sort(key=_CLAIM_ORDER)
+        # The keys it took a job of (their locks held since the statement): each one's next
+        # job is its head now (key_next). A keyless claim stays one statement.
+        keys = [str(r["order_key"]) for r in taken if r.get("order_key") is not None]
+        if keys:
+            yield from self.unwait_keys(keys)
         if len(taken) < len(rows):  # jobs ended failed: their waiting children settle
             ended = [r for r in rows if r["status"] == "failed" and r.get("has_children", True)]
             if ended:
