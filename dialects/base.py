@@ -60,7 +60,7 @@ LOCK_BUSY_RETRY = 0.01
 #: queue name is printable text, so none starts with this control character
 KEY_RATE_PREFIX = "\x1fkey "
 #: seconds between two runs of ``key_repair`` by one dialect object's claims
-KEY_REPAIR_S = 5.0
+KEY_REPAIR_S = 10.0
 
 
 class BaseDialect(ConnectionHealth, LockAndWakeup):

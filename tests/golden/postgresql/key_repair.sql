@@ -1,4 +1,4 @@
--- The safety net (run by a claim at most every few seconds, before the claim statement):
+-- The safety net (run by a claim at most every 10 s, before the claim statement):
 -- a key whose first pending job waits (key_wait) is given it back. Nothing this release
 -- does leaves one; the previous release's claims, which run through the migration, clear
 -- no flag. One step per key that has waiting jobs (key_wait_idx), then one look-up of its
