@@ -72,10 +72,13 @@ def test_a_claim_reads_a_bounded_number_of_rows_whatever_the_keys_length(
     assert read < 100, f"the claim of the next job read {read} rows"
 
 
-@pytest.mark.parametrize("n", [1, 3])
-def test_a_hot_key_drains_in_order_with_n_respected(queue: skiplock.Queue, n: int) -> None:
+def test_a_hot_key_drains_with_n_respected(queue: skiplock.Queue) -> None:
+    """600 jobs of one key with key_concurrency=2 and keyless jobs, four claimers: each
+    job starts once and never more than 2 of the key hold a claim at once (the order of
+    starts: test_enqueues_racing_claims_of_the_head_never_leave_a_job_waiting, N = 1)."""
     _flagged_dialect(queue)  # elsewhere each claim reads the whole key: minutes, not seconds
-    ids = queue.enqueue_many([{"n": i} for i in range(1500)], key="hot", key_concurrency=n)
+    n = 2
+    ids = queue.enqueue_many([{"n": i} for i in range(600)], key="hot", key_concurrency=n)
     queue.enqueue_many([{"free": i} for i in range(200)])
     held: list[tuple[float, float]] = []
     started: list[int] = []
@@ -109,9 +112,8 @@ def test_a_hot_key_drains_in_order_with_n_respected(queue: skiplock.Queue, n: in
         t.join(150)
     assert not errors, errors
     assert sorted(started) == ids  # each once
-    assert started == ids or n > 1  # N = 1: one after the other, in enqueue order
     assert most_at_once(held) <= n
-    assert queue.stats().done == 1700
+    assert queue.stats().done == 800
 
 
 def test_enqueues_racing_claims_of_the_head_never_leave_a_job_waiting(
