@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -15,7 +16,9 @@ import pytest
 import skiplock
 import skiplock.admin
 
+from .conftest import wait_until
 from .test_key_concurrency import most_at_once
+from .test_migrations import FIXTURES, v1_statements
 
 HOT = 5000
 
@@ -205,3 +208,30 @@ def test_retry_failed_of_an_older_job_makes_it_the_head(queue: skiplock.Queue) -
         order.append(j.id)
         queue.complete(j)
     assert order == [a, b, c]
+
+
+def test_the_previous_releases_claims_leave_a_flag_the_repair_clears(
+    make_queue: Callable[..., skiplock.Queue],
+) -> None:
+    """Through an online upgrade the previous release's workers claim a key's head without
+    clearing its next job's flag; a worker of this release gives the key its head back
+    within key_repair's period (10 s) and runs the rest in order."""
+    new = make_queue()
+    _flagged_dialect(new)
+    old = make_queue()  # a worker of schema version 7's release, still running
+    old.dialect.sql = v1_statements(old, FIXTURES.parent / "schema_v7")
+    old._schema_ok = True
+    assert new.claim() == []  # this release's worker polls (its repair ran now)
+    a, b, c = (new.enqueue({"n": n}, key="k") for n in range(3))
+    [ja] = old.claim()
+    assert ja.id == a
+    old.complete(ja)
+    began = time.monotonic()
+    assert new.claim() == []  # b still waits: the old claim did not clear its flag
+    got: list[skiplock.Job] = []
+    wait_until(lambda: got.extend(new.claim()) or got, 15, "the repair to give the key b")
+    assert [j.id for j in got] == [b]
+    assert time.monotonic() - began < 12
+    new.complete(got[0])
+    [jc] = new.claim()
+    assert jc.id == c
