@@ -15,6 +15,7 @@ import hashlib
 import importlib
 import json
 import re
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from types import ModuleType
@@ -59,6 +60,8 @@ LOCK_BUSY_RETRY = 0.01
 #: what a key's rate records in <table>_rates are named by (with its key's SHA-256): a
 #: queue name is printable text, so none starts with this control character
 KEY_RATE_PREFIX = "\x1fkey "
+#: seconds between two runs of ``key_repair`` by one dialect object's claims
+KEY_REPAIR_S = 10.0
 
 
 class BaseDialect(ConnectionHealth, LockAndWakeup):
@@ -141,6 +144,8 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         #: the release ran (committed or not): a worker that sees it grow during its own
         #: write claims again at once (a release rolled back only costs it one claim)
         self.released = 0
+        #: when this dialect's next claim runs ``key_repair`` (time.monotonic())
+        self.repair_due = 0.0
 
     # -- driver ---------------------------------------------------------------------------
 
@@ -284,6 +289,31 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         key's ids grow in commit order. Nothing happens for a job without a key."""
         if params.get("order_key") is not None:
             yield self.stmt("key_lock", params, ROWCOUNT)
+
+    def repair_keys(self) -> Op[None]:
+        """At most every :data:`KEY_REPAIR_S` seconds (for this dialect object), before a
+        claim: give each key whose first pending job waits (``key_wait``) its head back
+        (``key_repair``). Nothing this release does leaves one; the previous release's claims
+        clear no flag while they run through the migration (docs/sql.md)."""
+        now = time.monotonic()
+        if "key_repair" in self.sql and now >= self.repair_due:
+            self.repair_due = now + KEY_REPAIR_S
+            yield self.stmt("key_repair", None, NOTHING)
+
+    def unwait_keys(self, keys: Iterable[str]) -> Op[None]:
+        """Under the locks of *keys* (held by this transaction), after one of their pending
+        jobs stopped being pending: each key's first pending job no longer waits
+        (``key_next``)."""
+        if "key_next" in self.sql:
+            names = sorted(set(keys))
+            if names:
+                bound = names if self.array_params else json.dumps(names)
+                yield self.stmt("key_next", {"keys": bound}, NOTHING)
+
+    def lock_keys(self, keys: Iterable[str]) -> Op[None]:
+        """Take the enqueue lock of each of *keys* (``key_lock``, waiting), in sorted order."""
+        for key in sorted(set(keys)):
+            yield self.stmt("key_lock", {"order_key": key}, ROWCOUNT)
 
     def lock_queue(self, queue: str) -> Op[bool]:
         """Try, without waiting, to take *queue*'s claim lock for this transaction; False
@@ -496,7 +526,15 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         """Cancel a pending job, or ask a running one to stop; the job's status afterwards
         (``running`` for a request recorded), or None when there is no such job."""
         params = {"id": job_id}
+        key = None
+        if "key_of" in self.sql:  # the key's lock first, then the job's row (key_next)
+            row = yield from self.fetch_one_op("key_of", params)
+            key = None if row is None else row["order_key"]
+            if key is not None:
+                yield from self.lock_keys([key])
         if (yield from self.count_op("cancel_pending", params)) == 1:
+            if key is not None:
+                yield from self.unwait_keys([key])
             yield from self.settle([job_id])  # the jobs waiting for it, transitively
             return "cancelled"
         if (yield from self.count_op("cancel_running", params)) == 1:

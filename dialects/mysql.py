@@ -124,14 +124,10 @@ class MySQLDialect(BaseDialect):
         super().__init__(*args, **kwargs)
         # the two timeout names given with two values: refused at connect(), not at first use
         own.connect_timeout(self.options)
-        # The claims' key test (a) in MySQL's form until server_info says MariaDB (mysql.sql);
-        # swapped by text, so statements a test changed keep their changes.
-        mysql, maria = (
-            _code(self.sql[n]) for n in ("no_earlier_pending", "no_earlier_pending_mariadb")
-        )
-        self._key_tests = (mysql, maria)
+        # The claims' key test (a), one block of mysql.sql put in place (MySQL and MariaDB).
+        form = _code(self.sql["no_earlier_pending"])
         for name in _CLAIMS:
-            self.sql[name] = self.sql[name].replace("{no_earlier_pending}", mysql)
+            self.sql[name] = self.sql[name].replace("{no_earlier_pending}", form)
 
     def quote(self, ident: str) -> str:
         return "`" + ident.replace("`", "``") + "`"
@@ -184,9 +180,6 @@ class MySQLDialect(BaseDialect):
         [row] = rows
         info = parse_server_version(str(row["v"]))
         self.mariadb = info.product == "MariaDB"
-        if self.mariadb:
-            for name in _CLAIMS:
-                self.sql[name] = self.sql[name].replace(*self._key_tests)
         return replace(info, driver=own.driver_name(self.driver))
 
     # MariaDB ends a session idle inside a transaction; MySQL has no such setting
@@ -308,6 +301,7 @@ class MySQLDialect(BaseDialect):
     def claim(
         self, queues: Sequence[str], limit: int, lease_ms: int, claim_id: int
     ) -> Op[list[Row]]:
+        yield from self.repair_keys()
         if len(queues) == 1:
             params = {"queue": queues[0], "limit": limit}
             picked = yield from self.fetch_op("claim_pick", params)
@@ -316,6 +310,14 @@ class MySQLDialect(BaseDialect):
             picked = yield from self.fetch_op("claim_pick_queues", params)
         if not picked:
             return []
+        keys = {str(r["order_key"]) for r in picked if r.get("order_key") is not None}
+        if keys and "key_try" in self.sql:
+            # A keyed job only with its key's enqueue lock, tried without waiting (key_try):
+            # the jobs of a key a keyed enqueue holds are left (docs/sql.md).
+            held = yield from self._try_keys(sorted(keys))
+            picked = [r for r in picked if r.get("order_key") is None or r["order_key"] in held]
+            if not picked:
+                return []
         spent = {
             r["id"]
             for r in picked
@@ -335,6 +337,8 @@ class MySQLDialect(BaseDialect):
         matched = yield from self._run_cas("claim_take", taken, take)
         if matched != len(taken):  # another claim read the same rows and took some first
             taken = (yield from self._taken(taken, matched, claim_id)) if matched else []
+        # Each taken key's next job is its head now (key_next), under the key's lock.
+        yield from self.unwait_keys(str(r["order_key"]) for r in taken if r.get("order_key"))
         # The server's clock is UTC (UTC_TIMESTAMP): the lease's end is made aware once here
         # instead of once per job and field in Job.from_row.
         until = lease_until.replace(tzinfo=timezone.utc)
@@ -349,6 +353,22 @@ class MySQLDialect(BaseDialect):
                 claim_id=claim_id,
             )
         return taken
+
+    def _try_keys(self, keys: Sequence[str]) -> Op[set[str]]:
+        """Lock the rows of *keys* in ``<table>_keys`` without waiting; the keys locked. A
+        key without a row (none is expected: every keyed enqueue makes it) gets one."""
+        names = {"keys": json.dumps(list(keys))}
+        rows: list[Row] = yield self.stmt("key_try", names)
+        held = {str(r["order_key"]) for r in rows}
+        if len(held) < len(keys):
+            there: list[Row] = yield self.stmt("key_rows", names)
+            missing = set(keys) - {str(r["order_key"]) for r in there}
+            for key in sorted(missing):
+                yield from self.count_op("queue_lock_row", {"lock_name": key})
+            if missing:
+                more: list[Row] = yield self.stmt("key_try", {"keys": json.dumps(sorted(missing))})
+                held |= {str(r["order_key"]) for r in more}
+        return held
 
     def _run_cas(self, name: str, rows: Sequence[Row], params: Mapping[str, Any]) -> Op[int]:
         """Run a compare-and-set statement over *rows* (``%(pairs)s``: their ``[id, attempt]``

@@ -13,11 +13,21 @@
 -- 0014), so a claim or an end of a job with no key writes none of their entries.
 
 -- name: enqueue
+-- key_wait: a keyed job enqueued while its key has a pending job waits behind it, out of
+-- the claim index (claim_ready), until the claim that takes the key's head (or the cancel
+-- of it) clears the flag of the next one (key_next). Under the key's lock (key_lock, taken
+-- before this statement), so this look-up sees every claim of the key that committed
+-- before the lock was granted, and a claim of the key that commits later clears this
+-- job's flag (docs/sql.md, "Per-key order"). For a job without a key the look-up is not run.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, created_at,
-                     order_key, key_limit, key_rate, key_rate_ms, headers)
+                     order_key, key_limit, key_rate, key_rate_ms, headers, key_wait)
 VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
         COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
-        %(idempotency_key)s, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s, %(headers)s)
+        %(idempotency_key)s, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s, %(headers)s,
+        CASE WHEN %(order_key)s IS NOT NULL AND EXISTS (
+            SELECT 1 FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
+            WHERE e.order_key = %(order_key)s AND e.key_status = 'pending')
+        THEN 1 END)
 
 -- name: key_lock
 -- Before an enqueue with a key: the key's row in <table>_keys, locked (ON DUPLICATE KEY
@@ -52,11 +62,15 @@ WHERE claimable = 1 AND queue = %(queue)s AND status = 'running'
 -- On a duplicate active key, LAST_INSERT_ID(id) hands back the existing job's id; a
 -- duplicate-key error would be a statement error, this is none.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key,
-                     dedupe_key, created_at, order_key, key_limit, key_rate, key_rate_ms, headers)
+                     dedupe_key, created_at, order_key, key_limit, key_rate, key_rate_ms, headers, key_wait)
 VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
         COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
         %(idempotency_key)s, %(dedupe_key)s, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s,
-        %(headers)s)
+        %(headers)s,
+        CASE WHEN %(order_key)s IS NOT NULL AND EXISTS (
+            SELECT 1 FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
+            WHERE e.order_key = %(order_key)s AND e.key_status = 'pending')
+        THEN 1 END)
 ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)
 
 -- name: find_dedupe
@@ -89,6 +103,11 @@ JOIN {table} AS t ON t.idempotency_key = j.k
 -- (1.3 s for a pick on 10,000 grouped keyed jobs against 6 ms). The subqueries are a
 -- consistent (non-locking) read, so it never waits for another claim (docs/sql.md); so
 -- is the paused flag's (q.pause: docs/control.md), locked by no claim.
+-- claim_ready (migration 0016): running, or pending and not waiting behind its key's head
+-- (key_wait), so the index it leads holds one pending job of a key, not all of them. The
+-- dialect then tries the lock of each key it picked a job of (key_try: skipped while a
+-- keyed enqueue holds it) and, after the take, clears the flag of each taken key's next
+-- job (key_next).
 -- db_now is the database clock the new lease starts from; waited_us the microseconds from
 -- when the row was due (its run_at) to it, for the worker's wait metric.
 -- run_at, lease_until and finished_at are left out: the claim sets them (fewer DATETIME
@@ -99,7 +118,7 @@ SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_
        TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us, has_parents,
        key_rate, key_rate_ms
 FROM {table} AS c
-WHERE claimable = 1 AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
+WHERE claim_ready = 1 AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
   AND NOT EXISTS (SELECT 1 FROM {queues_table} AS p WHERE p.queue = %(queue)s AND p.paused = 1)
   AND (c.order_key IS NULL OR (
         {no_earlier_pending}
@@ -117,7 +136,7 @@ SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_
        TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us, has_parents,
        key_rate, key_rate_ms
 FROM {table} AS c
-WHERE claimable = 1 AND queue IN (%(queues)s) AND run_at <= UTC_TIMESTAMP(6)
+WHERE claim_ready = 1 AND queue IN (%(queues)s) AND run_at <= UTC_TIMESTAMP(6)
   AND NOT EXISTS (SELECT 1 FROM {queues_table} AS p WHERE p.queue = c.queue AND p.paused = 1)
   AND (c.order_key IS NULL OR (
         {no_earlier_pending}
@@ -130,22 +149,76 @@ FOR UPDATE SKIP LOCKED
 
 -- name: no_earlier_pending
 -- The claims' test (a) "no earlier job of the key is pending", put in place of
--- {no_earlier_pending} above (MySQL; MariaDB's form below). Neither server can bound the
--- look-up by e.id < c.id (an outer reference): they read the key's pending entries in id
--- order and check each.
-NOT EXISTS (
-            SELECT 1 FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
-            WHERE e.order_key = c.order_key AND e.key_status = 'pending' AND e.id < c.id)
-
--- name: no_earlier_pending_mariadb
--- MariaDB: the first pending entry only (LIMIT 1); NOT EXISTS read every pending entry of
--- the key for a key's first job (pick 2.1-3.1 ms against 3.5-5.3 ms on 10,000 grouped keyed
--- jobs; on MySQL 9.7 this form was slower, 5.7-6.0 against 4.7-5.2 ms). A job that is
--- running (an ended lease) passes when the key's first pending job is later.
+-- {no_earlier_pending} above, on MySQL and MariaDB: the key's first pending entry only
+-- (LIMIT 1; MariaDB's form before migration 0016, where NOT EXISTS cost it 3.5-5.3 ms a pick
+-- against 2.1-3.1 on 10,000 grouped keyed jobs, while MySQL 9.7 was faster with NOT EXISTS,
+-- 4.7-5.2 against 5.7-6.0: a comparison made before 0016, and not made again). Neither server
+-- can bound a NOT EXISTS look-up by e.id < c.id (an outer reference): it read the key's
+-- pending entries in id order and checked each, every one of them for a key's first job,
+-- which since migration 0016 is the one job of a hot key a claim reads. ORDER BY the whole
+-- index prefix: with `ORDER BY e.id` MySQL 9.7 read and sorted every pending entry of the
+-- key (a pick on 5,000 jobs of one key: 5,003 index reads against 4, Handler_read_next). A
+-- job that is running (an ended lease) passes when the key's first pending job is later.
 COALESCE((
             SELECT e.id FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
             WHERE e.order_key = c.order_key AND e.key_status = 'pending'
-            ORDER BY e.id LIMIT 1), c.id) >= c.id
+            ORDER BY e.order_key, e.key_status, e.id LIMIT 1), c.id) >= c.id
+
+-- name: key_try
+-- The enqueue locks (key_lock's rows) of the keys a claim picked jobs of, tried without
+-- waiting: a key whose row does not come back is held by a keyed enqueue (or has no row
+-- yet: key_rows), and its job is not taken. Held until the claim commits.
+SELECT k.order_key FROM {keys_table} AS k
+WHERE k.order_key IN (
+    SELECT j.name FROM JSON_TABLE(%(keys)s, '$[*]' COLUMNS (
+        name VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin PATH '$')) AS j)
+FOR UPDATE SKIP LOCKED
+
+-- name: key_rows
+-- Which of these keys have a lock row at all (a consistent, non-locking read).
+SELECT k.order_key FROM {keys_table} AS k
+WHERE k.order_key IN (
+    SELECT j.name FROM JSON_TABLE(%(keys)s, '$[*]' COLUMNS (
+        name VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin PATH '$')) AS j)
+
+-- name: key_next
+-- After a claim took jobs of these keys (their lock rows held since key_try), or a cancel
+-- ended one (under key_lock): each key's first pending job, now its head, no longer waits.
+-- A statement of its own (READ COMMITTED: a fresh read view, taken once the locks were
+-- held), so it sees every job of the keys whose enqueue committed before.
+UPDATE {table} AS t
+JOIN (SELECT (SELECT e.id FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
+              WHERE e.order_key = k.name AND e.key_status = 'pending'
+              ORDER BY e.order_key, e.key_status, e.id LIMIT 1) AS id
+      FROM JSON_TABLE(%(keys)s, '$[*]' COLUMNS (
+          name VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin PATH '$')) AS k) AS h
+  ON t.id = h.id
+SET t.key_wait = NULL
+WHERE t.key_wait = 1
+
+-- name: key_repair
+-- The safety net (run by a claim at most every 10 s, before its pick): a key whose
+-- first pending job waits (key_wait) is given it back. Nothing this release does leaves
+-- one; the previous release's claims, which run through the migration, clear no flag. The
+-- keys that have waiting jobs come from their index (key_waiting), then the head of each
+-- from the key index. It reads every waiting job's entry of that index (5,049 reads for
+-- 5,050 waiting jobs, MySQL 9.7 and MariaDB 10.11): neither server bounds a step from one
+-- key to the next (a recursive CTE's `key_waiting > previous key` scanned the index from
+-- its start), nor chose a loose index scan here; PostgreSQL's repair takes one step per key.
+UPDATE {table} AS t
+JOIN (SELECT (SELECT e.id FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
+              WHERE e.order_key = w.name AND e.key_status = 'pending'
+              ORDER BY e.order_key, e.key_status, e.id LIMIT 1) AS id
+      FROM (SELECT DISTINCT f.key_waiting AS name
+            FROM {table} AS f FORCE INDEX (`{prefix}_key_wait`)
+            WHERE f.key_waiting IS NOT NULL) AS w) AS h
+  ON t.id = h.id
+SET t.key_wait = NULL
+WHERE t.key_wait = 1
+
+-- name: key_of
+-- q.cancel(): the job's key, so that its lock is taken before the job's row.
+SELECT order_key FROM {table} WHERE id = %(id)s
 
 -- name: claim_take
 -- Compare-and-set, so the claim is safe even where the pick's lock did not hold (a server
@@ -324,12 +397,18 @@ WHERE id IN (%(ids)s) AND status = 'done'
 -- one placeholder instead of seven per row (the pure-Python driver binds each one in
 -- Python). JSON_TABLE exists in MySQL 8.0.4+ and MariaDB 10.6+; rows go in array order.
 -- has_children: TRUE for a workflow's jobs that get a child next in the same transaction.
+-- key_wait as in enqueue: with a key, every job of the batch but the first waits behind it.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, created_at,
-                     order_key, key_limit, key_rate, key_rate_ms, headers, has_children)
+                     order_key, key_limit, key_rate, key_rate_ms, headers, has_children, key_wait)
 SELECT %(queue)s, v.payload, %(priority)s, %(max_attempts)s,
        COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
        v.ikey, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s, %(headers)s,
-       %(has_children)s
+       %(has_children)s,
+       CASE WHEN %(order_key)s IS NULL THEN NULL
+            WHEN v.n > 1 OR EXISTS (
+                SELECT 1 FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
+                WHERE e.order_key = %(order_key)s AND e.key_status = 'pending')
+            THEN 1 END
 FROM JSON_TABLE(%(rows)s, '$[*]' COLUMNS (
     n FOR ORDINALITY,
     payload LONGTEXT CHARACTER SET utf8mb4 PATH '$[0]',
@@ -340,10 +419,12 @@ ORDER BY v.n
 -- name: retry_failed
 -- failed → pending, now, with max_attempts more attempts than it has used (the fencing
 -- token never goes back). A job whose dedupe_key is held by an active job stays failed:
--- the self-join finds it (MySQL refuses a subquery on the table being updated).
+-- the self-join finds it (MySQL refuses a subquery on the table being updated). Not
+-- waiting (key_wait): an older job of its key than the key's pending ones, it is the key's
+-- head now (the previous head, not flagged, is read by claims until it runs).
 UPDATE {table} AS j LEFT JOIN {table} AS a ON a.dedupe_active = j.dedupe_key
 SET j.status = 'pending', j.run_at = UTC_TIMESTAMP(6), j.lease_until = NULL,
-    j.finished_at = NULL,
+    j.finished_at = NULL, j.key_wait = NULL,
     j.max_attempts = LEAST(2147483647, j.attempt + COALESCE(%(attempts)s, j.max_attempts))
 WHERE j.status = 'failed' AND a.id IS NULL
   AND (%(all_ids)s OR j.id IN (%(ids)s))
@@ -666,13 +747,17 @@ WHERE id = %(id)s AND status = 'pending'
 -- enqueue_dedupe with the window's end (dedupe_ms > 0) or a debounce key.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key,
                      dedupe_key, created_at, order_key, key_limit, key_rate, key_rate_ms, dedupe_until, debounce_key,
-                     headers)
+                     headers, key_wait)
 VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
         COALESCE(%(run_at)s, TIMESTAMPADD(MICROSECOND, %(delay_ms)s * 1000, UTC_TIMESTAMP(6))),
         %(idempotency_key)s, %(dedupe_key)s, UTC_TIMESTAMP(6), %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s,
         CASE WHEN %(dedupe_ms)s > 0
              THEN TIMESTAMPADD(MICROSECOND, %(dedupe_ms)s * 1000, UTC_TIMESTAMP(6)) END,
-        %(debounce_key)s, %(headers)s)
+        %(debounce_key)s, %(headers)s,
+        CASE WHEN %(order_key)s IS NOT NULL AND EXISTS (
+            SELECT 1 FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
+            WHERE e.order_key = %(order_key)s AND e.key_status = 'pending')
+        THEN 1 END)
 ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)
 
 -- ==== workflows ====

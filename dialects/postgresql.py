@@ -256,6 +256,7 @@ class PostgreSQLDialect(BaseDialect):
         self, queues: Sequence[str], limit: int, lease_ms: int, claim_id: int
     ) -> Op[Tuples]:  # psycopg reads tuples: no dict per row
         common = {"limit": limit, "lease_ms": lease_ms, "claim_id": claim_id}
+        yield from self.repair_keys()
         if len(queues) == 1:
             params = {"queue": queues[0], **common}
             got: Tuples = yield Statement(self.sql["claim"], params, TUPLES)
@@ -270,6 +271,13 @@ class PostgreSQLDialect(BaseDialect):
         status = names.index("status")
         taken = [r for r in rows if r[status] == "running"]
         taken.sort(key=itemgetter(names.index("priority"), names.index("id")))
+        # The keys it took a job of (their locks held since the statement): each one's next
+        # job is its head now (key_next). A keyless claim stays one statement.
+        if "order_key" in names:
+            at = names.index("order_key")
+            keys = [str(r[at]) for r in taken if r[at] is not None]
+            if keys:
+                yield from self.unwait_keys(keys)
         if len(taken) < len(rows):  # jobs ended failed: their waiting children settle
             ended = [
                 r

@@ -9,11 +9,22 @@
 -- its lease, so one partial index serves both new jobs and jobs whose lease expired.
 
 -- name: enqueue
+-- key_wait: a keyed job enqueued while its key has a pending job waits behind it, out of
+-- the claim index, until the claim that takes the key's head (or the cancel of it) clears
+-- the flag of the next one (key_next). Under the key's lock (key_lock, taken before this
+-- statement), so this look-up sees every claim of the key that committed before the lock
+-- was granted, and a claim of the key that commits later clears this job's flag
+-- (docs/sql.md, "Per-key order"). For a job without a key the look-up is not run.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, order_key,
-                     key_limit, key_rate, key_rate_ms, headers)
+                     key_limit, key_rate, key_rate_ms, headers, key_wait)
 VALUES (%(queue)s, %(payload)s::json, %(priority)s, %(max_attempts)s,
         COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond'),
-        %(idempotency_key)s::uuid, %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s, %(headers)s)
+        %(idempotency_key)s::uuid, %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s, %(headers)s,
+        CASE WHEN %(order_key)s::text IS NOT NULL AND EXISTS (
+            SELECT 1 FROM {table} AS e
+            WHERE e.order_key = %(order_key)s::text
+              AND (CASE e.status WHEN 'pending' THEN 0 WHEN 'running' THEN 1 END) = 0)
+        THEN TRUE END)
 RETURNING id
 
 -- name: key_lock
@@ -38,10 +49,15 @@ WHERE queue = %(queue)s AND status = 'running' AND lease_until > statement_times
 -- ON CONFLICT waits for a concurrent insert of the same key to commit or roll back, and
 -- never raises, so it is safe inside the caller's own transaction.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, dedupe_key,
-                     order_key, key_limit, key_rate, key_rate_ms, headers)
+                     order_key, key_limit, key_rate, key_rate_ms, headers, key_wait)
 VALUES (%(queue)s, %(payload)s::json, %(priority)s, %(max_attempts)s,
         COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond'),
-        %(idempotency_key)s::uuid, %(dedupe_key)s, %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s, %(headers)s)
+        %(idempotency_key)s::uuid, %(dedupe_key)s, %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s, %(headers)s,
+        CASE WHEN %(order_key)s::text IS NOT NULL AND EXISTS (
+            SELECT 1 FROM {table} AS e
+            WHERE e.order_key = %(order_key)s::text
+              AND (CASE e.status WHEN 'pending' THEN 0 WHEN 'running' THEN 1 END) = 0)
+        THEN TRUE END)
 ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL AND status IN ('pending', 'running')
 DO NOTHING
 RETURNING id
@@ -51,11 +67,18 @@ SELECT id FROM {table}
 WHERE dedupe_key = %(dedupe_key)s AND status IN ('pending', 'running')
 
 -- name: enqueue_many
+-- key_wait as in enqueue: with a key, every job of the batch but the first waits behind it.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, order_key,
-                     key_limit, key_rate, key_rate_ms, headers)
+                     key_limit, key_rate, key_rate_ms, headers, key_wait)
 SELECT %(queue)s, v.payload::json, %(priority)s, %(max_attempts)s,
        COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond'),
-       v.ikey::uuid, %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s, %(headers)s
+       v.ikey::uuid, %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s, %(headers)s,
+       CASE WHEN %(order_key)s::text IS NULL THEN NULL
+            WHEN v.n > 1 OR EXISTS (
+                SELECT 1 FROM {table} AS e
+                WHERE e.order_key = %(order_key)s::text
+                  AND (CASE e.status WHEN 'pending' THEN 0 WHEN 'running' THEN 1 END) = 0)
+            THEN TRUE END
 FROM unnest(%(payloads)s::text[], %(keys)s::text[]) WITH ORDINALITY AS v(payload, ikey, n)
 ORDER BY v.n
 RETURNING id, idempotency_key
@@ -80,11 +103,19 @@ RETURNING id, idempotency_key
 -- statement's clock, for the worker's wait metric (docs/observability.md).
 -- has_parents (workflows): the job was enqueued with after=[...] (deps_hold marked it),
 -- so the claim reads its parents' results.
+-- Jobs waiting behind their key's head (key_wait) are left out, and so out of the index
+-- the claim reads (migration 0015): a claim reads one job of a key, not all of them. A
+-- keyed job that passes the rule is taken only with its key's lock (the enqueue's
+-- key_lock), tried without waiting and held until the claim commits: while a keyed
+-- enqueue holds it, the key is skipped. A CASE, so that the lock is tried only for a job
+-- that passed the rule (the planner would order plain conditions by cost, the lock
+-- first). The dialect then clears the flag of each taken key's next job (key_next).
 WITH picked AS (
     SELECT id, run_at AS due_at FROM {table} AS c
-    WHERE queue = %(queue)s AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
+    WHERE queue = %(queue)s AND run_at <= statement_timestamp()
+    AND (status = 'running' OR (status = 'pending' AND key_wait IS NULL))
     AND NOT EXISTS (SELECT 1 FROM {queues_table} AS p WHERE p.queue = %(queue)s AND p.paused)
-    AND (c.order_key IS NULL OR (
+    AND (c.order_key IS NULL OR CASE WHEN
         NOT EXISTS (
             SELECT 1 FROM {table} AS e
             WHERE e.order_key = c.order_key AND e.id < c.id
@@ -92,7 +123,9 @@ WITH picked AS (
         AND (SELECT count(*) FROM {table} AS e
              WHERE e.order_key = c.order_key AND e.id <> c.id
                AND (CASE e.status WHEN 'pending' THEN 0 WHEN 'running' THEN 1 END) = 1)
-            < COALESCE(c.key_limit, 1)))
+            < COALESCE(c.key_limit, 1)
+        THEN pg_try_advisory_xact_lock(hashtext('skiplock key {prefix}'), hashtext(c.order_key))
+        ELSE FALSE END)
     ORDER BY priority, run_at, id
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
@@ -130,9 +163,10 @@ RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attem
 -- a comment: the driver would ask for its value.
 WITH picked AS (
     SELECT id, run_at AS due_at FROM {table} AS c
-    WHERE queue = ANY(%(queues)s::text[]) AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
+    WHERE queue = ANY(%(queues)s::text[]) AND run_at <= statement_timestamp()
+    AND (status = 'running' OR (status = 'pending' AND key_wait IS NULL))
     AND NOT EXISTS (SELECT 1 FROM {queues_table} AS p WHERE p.queue = c.queue AND p.paused)
-    AND (c.order_key IS NULL OR (
+    AND (c.order_key IS NULL OR CASE WHEN
         NOT EXISTS (
             SELECT 1 FROM {table} AS e
             WHERE e.order_key = c.order_key AND e.id < c.id
@@ -140,7 +174,9 @@ WITH picked AS (
         AND (SELECT count(*) FROM {table} AS e
              WHERE e.order_key = c.order_key AND e.id <> c.id
                AND (CASE e.status WHEN 'pending' THEN 0 WHEN 'running' THEN 1 END) = 1)
-            < COALESCE(c.key_limit, 1)))
+            < COALESCE(c.key_limit, 1)
+        THEN pg_try_advisory_xact_lock(hashtext('skiplock key {prefix}'), hashtext(c.order_key))
+        ELSE FALSE END)
     ORDER BY priority, run_at, id
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
@@ -168,6 +204,44 @@ RETURNING j.id, j.queue, j.payload, j.priority, j.status, j.attempt, j.max_attem
           j.result, j.created_at, j.cancel_requested, j.order_key, j.claim_id, j.headers, j.snoozes,
           (EXTRACT(EPOCH FROM statement_timestamp() - picked.due_at) * 1000000)::bigint AS waited_us,
           j.has_parents, j.has_children, j.key_rate, j.key_rate_ms
+
+-- name: key_next
+-- After a claim took jobs of these keys (their locks held since the claim's statement),
+-- or a cancel ended one (under key_lock): each key's first pending job, now its head, no
+-- longer waits. A statement of its own (READ COMMITTED: a new snapshot, taken once the
+-- locks were held), so it sees every job of the keys whose enqueue committed before.
+UPDATE {table} AS j SET key_wait = NULL
+FROM (SELECT (SELECT e.id FROM {table} AS e
+              WHERE e.order_key = k.key
+                AND (CASE e.status WHEN 'pending' THEN 0 WHEN 'running' THEN 1 END) = 0
+              ORDER BY e.id LIMIT 1) AS id
+      FROM unnest(%(keys)s::text[]) AS k(key)) AS h
+WHERE j.id = h.id AND j.key_wait
+
+-- name: key_repair
+-- The safety net (run by a claim at most every 10 s, before the claim statement):
+-- a key whose first pending job waits (key_wait) is given it back. Nothing this release
+-- does leaves one; the previous release's claims, which run through the migration, clear
+-- no flag. One step per key that has waiting jobs (key_wait_idx), then one look-up of its
+-- head.
+WITH RECURSIVE k(key) AS (
+    SELECT min(order_key) FROM {table} WHERE key_wait AND status = 'pending'
+    UNION ALL
+    SELECT (SELECT min(f.order_key) FROM {table} AS f
+            WHERE f.key_wait AND f.status = 'pending' AND f.order_key > k.key)
+    FROM k WHERE k.key IS NOT NULL
+)
+UPDATE {table} AS j SET key_wait = NULL
+FROM (SELECT (SELECT e.id FROM {table} AS e
+              WHERE e.order_key = k.key
+                AND (CASE e.status WHEN 'pending' THEN 0 WHEN 'running' THEN 1 END) = 0
+              ORDER BY e.id LIMIT 1) AS id
+      FROM k WHERE k.key IS NOT NULL) AS h
+WHERE j.id = h.id AND j.key_wait
+
+-- name: key_of
+-- q.cancel(): the job's key, so that its lock is taken before the job's row.
+SELECT order_key FROM {table} WHERE id = %(id)s
 
 -- name: heartbeat
 UPDATE {table}
@@ -356,8 +430,11 @@ SELECT pg_notify('{prefix}_cancel', %(payload)s)
 -- name: retry_failed
 -- failed → pending, now, with max_attempts more attempts than it has used (the fencing
 -- token never goes back). A job whose dedupe_key is held by an active job stays failed.
+-- Not waiting (key_wait): an older job of its key than the key's pending ones, it is the
+-- key's head now (the previous head, not flagged, is read by claims until it runs).
 UPDATE {table} AS j
 SET status = 'pending', run_at = statement_timestamp(), lease_until = NULL, finished_at = NULL,
+    key_wait = NULL,
     max_attempts = LEAST(2147483647, j.attempt::bigint + COALESCE(%(attempts)s, j.max_attempts))
 WHERE j.status = 'failed'
   AND (%(all_ids)s OR j.id = ANY(%(ids)s::bigint[]))
@@ -675,13 +752,19 @@ WHERE id = %(id)s AND status = 'pending'
 -- name: enqueue_control
 -- enqueue_dedupe with the window's end (dedupe_ms > 0) or a debounce key.
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, dedupe_key,
-                     order_key, key_limit, key_rate, key_rate_ms, dedupe_until, debounce_key, headers)
+                     order_key, key_limit, key_rate, key_rate_ms, dedupe_until, debounce_key, headers,
+                     key_wait)
 VALUES (%(queue)s, %(payload)s::json, %(priority)s, %(max_attempts)s,
         COALESCE(%(run_at)s::timestamptz, statement_timestamp() + %(delay_ms)s * interval '1 millisecond'),
         %(idempotency_key)s::uuid, %(dedupe_key)s, %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s,
         CASE WHEN %(dedupe_ms)s > 0
              THEN statement_timestamp() + %(dedupe_ms)s * interval '1 millisecond' END,
-        %(debounce_key)s, %(headers)s)
+        %(debounce_key)s, %(headers)s,
+        CASE WHEN %(order_key)s::text IS NOT NULL AND EXISTS (
+            SELECT 1 FROM {table} AS e
+            WHERE e.order_key = %(order_key)s::text
+              AND (CASE e.status WHEN 'pending' THEN 0 WHEN 'running' THEN 1 END) = 0)
+        THEN TRUE END)
 ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL AND status IN ('pending', 'running')
 DO NOTHING
 RETURNING id

@@ -71,16 +71,16 @@ LATER = {"complete_held": " AND (%(marked)s = 1 OR t.has_children IS NULL)"}
 
 def v1_statements(q: skiplock.Queue, folder: Path = FIXTURES) -> dict[str, str]:
     """The statements of the release before versions (or of the release in *folder*),
-    rendered for *q*'s table (but for :data:`REBOUND`). MySQL's claims get the key test
-    its dialect fills in when it loads its own, in the form of the server it talks to
-    (releases since version 5 name it ``{no_earlier_pending}``)."""
+    rendered for *q*'s table (but for :data:`REBOUND`). MySQL's claims get that release's
+    key test, in the form of the server it talks to (releases since version 5 name it
+    ``{no_earlier_pending}``)."""
     name = f"{q.dialect.name}.sql"
     raw = parse_statements((folder / name).read_text(encoding="utf-8"), name)
     old = render_statements(raw, q.table, q.dialect.quote)
-    tests = getattr(q.dialect, "_key_tests", None)
-    if tests is not None:
-        test = tests[1] if getattr(q.dialect, "mariadb", False) else tests[0]
-        test = test.replace("e.key_status", "e.status")  # (the form before version 15)
+    if "no_earlier_pending" in old:  # that release's own key test, in the server's form
+        maria = getattr(q.dialect, "mariadb", False)
+        code = (maria and old.get("no_earlier_pending_mariadb")) or old["no_earlier_pending"]
+        test = "\n".join(line for line in code.splitlines() if not line.startswith("--"))
         old = {n: sql.replace("{no_earlier_pending}", test) for n, sql in old.items()}
     for statement in REBOUND.get(q.dialect.name, ()):
         sql = q.dialect.sql[statement]

@@ -43,17 +43,17 @@ def test_servers_without_skip_locked_are_refused(text: str, needed: str) -> None
         parse_server_version(text)
 
 
-def test_each_server_gets_its_form_of_the_claims_key_test() -> None:
+def test_both_servers_get_the_one_form_of_the_claims_key_test() -> None:
     from skiplock.dialects import get_dialect
 
     from skiplock._core.sql import TableName
     from skiplock._core.url import parse_url
 
     d = get_dialect(parse_url("mysql://u@h/db"), TableName.parse("jobs"))
-    mysql_form = "AND e.key_status = 'pending' AND e.id < c.id)"
+    form = "ORDER BY e.order_key, e.key_status, e.id LIMIT 1), c.id) >= c.id"
     for name in ("claim_pick", "claim_pick_queues"):
-        assert mysql_form in d.sql[name] and "{no_earlier_pending}" not in d.sql[name]
+        assert form in d.sql[name] and "{no_earlier_pending}" not in d.sql[name]
+        assert "--" not in d.sql[name].split("WHERE")[-1]
+    before = dict(d.sql)
     d._server([{"v": "10.11.6-MariaDB-0+deb12u1"}])
-    for name in ("claim_pick", "claim_pick_queues"):
-        assert "ORDER BY e.id LIMIT 1), c.id) >= c.id" in d.sql[name]
-        assert mysql_form not in d.sql[name] and "--" not in d.sql[name].split("WHERE")[-1]
+    assert d.mariadb and d.sql == before

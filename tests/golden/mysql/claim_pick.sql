@@ -6,6 +6,11 @@
 -- (1.3 s for a pick on 10,000 grouped keyed jobs against 6 ms). The subqueries are a
 -- consistent (non-locking) read, so it never waits for another claim (docs/sql.md); so
 -- is the paused flag's (q.pause: docs/control.md), locked by no claim.
+-- claim_ready (migration 0016): running, or pending and not waiting behind its key's head
+-- (key_wait), so the index it leads holds one pending job of a key, not all of them. The
+-- dialect then tries the lock of each key it picked a job of (key_try: skipped while a
+-- keyed enqueue holds it) and, after the take, clears the flag of each taken key's next
+-- job (key_next).
 -- db_now is the database clock the new lease starts from; waited_us the microseconds from
 -- when the row was due (its run_at) to it, for the worker's wait metric.
 -- run_at, lease_until and finished_at are left out: the claim sets them (fewer DATETIME
@@ -16,12 +21,13 @@ SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_
        TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us, has_parents,
        key_rate, key_rate_ms
 FROM `skiplock_jobs` AS c
-WHERE claimable = 1 AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
+WHERE claim_ready = 1 AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
   AND NOT EXISTS (SELECT 1 FROM `skiplock_jobs_queues` AS p WHERE p.queue = %(queue)s AND p.paused = 1)
   AND (c.order_key IS NULL OR (
-        NOT EXISTS (
-            SELECT 1 FROM `skiplock_jobs` AS e FORCE INDEX (`skiplock_jobs_key_state`)
-            WHERE e.order_key = c.order_key AND e.key_status = 'pending' AND e.id < c.id)
+        COALESCE((
+            SELECT e.id FROM `skiplock_jobs` AS e FORCE INDEX (`skiplock_jobs_key_state`)
+            WHERE e.order_key = c.order_key AND e.key_status = 'pending'
+            ORDER BY e.order_key, e.key_status, e.id LIMIT 1), c.id) >= c.id
         AND (SELECT COUNT(*) FROM `skiplock_jobs` AS e FORCE INDEX (`skiplock_jobs_key_state`)
              WHERE e.order_key = c.order_key AND e.key_status = 'running' AND e.id <> c.id)
             < COALESCE(c.key_limit, 1)))

@@ -17,11 +17,19 @@
 -- statement's clock, for the worker's wait metric (docs/observability.md).
 -- has_parents (workflows): the job was enqueued with after=[...] (deps_hold marked it),
 -- so the claim reads its parents' results.
+-- Jobs waiting behind their key's head (key_wait) are left out, and so out of the index
+-- the claim reads (migration 0015): a claim reads one job of a key, not all of them. A
+-- keyed job that passes the rule is taken only with its key's lock (the enqueue's
+-- key_lock), tried without waiting and held until the claim commits: while a keyed
+-- enqueue holds it, the key is skipped. A CASE, so that the lock is tried only for a job
+-- that passed the rule (the planner would order plain conditions by cost, the lock
+-- first). The dialect then clears the flag of each taken key's next job (key_next).
 WITH picked AS (
     SELECT id, run_at AS due_at FROM "skiplock_jobs" AS c
-    WHERE queue = %(queue)s AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
+    WHERE queue = %(queue)s AND run_at <= statement_timestamp()
+    AND (status = 'running' OR (status = 'pending' AND key_wait IS NULL))
     AND NOT EXISTS (SELECT 1 FROM "skiplock_jobs_queues" AS p WHERE p.queue = %(queue)s AND p.paused)
-    AND (c.order_key IS NULL OR (
+    AND (c.order_key IS NULL OR CASE WHEN
         NOT EXISTS (
             SELECT 1 FROM "skiplock_jobs" AS e
             WHERE e.order_key = c.order_key AND e.id < c.id
@@ -29,7 +37,9 @@ WITH picked AS (
         AND (SELECT count(*) FROM "skiplock_jobs" AS e
              WHERE e.order_key = c.order_key AND e.id <> c.id
                AND (CASE e.status WHEN 'pending' THEN 0 WHEN 'running' THEN 1 END) = 1)
-            < COALESCE(c.key_limit, 1)))
+            < COALESCE(c.key_limit, 1)
+        THEN pg_try_advisory_xact_lock(hashtext('skiplock key skiplock_jobs'), hashtext(c.order_key))
+        ELSE FALSE END)
     ORDER BY priority, run_at, id
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED

@@ -6,9 +6,10 @@
 -- a comment: the driver would ask for its value.
 WITH picked AS (
     SELECT id, run_at AS due_at FROM "skiplock_jobs" AS c
-    WHERE queue = ANY(%(queues)s::text[]) AND status IN ('pending', 'running') AND run_at <= statement_timestamp()
+    WHERE queue = ANY(%(queues)s::text[]) AND run_at <= statement_timestamp()
+    AND (status = 'running' OR (status = 'pending' AND key_wait IS NULL))
     AND NOT EXISTS (SELECT 1 FROM "skiplock_jobs_queues" AS p WHERE p.queue = c.queue AND p.paused)
-    AND (c.order_key IS NULL OR (
+    AND (c.order_key IS NULL OR CASE WHEN
         NOT EXISTS (
             SELECT 1 FROM "skiplock_jobs" AS e
             WHERE e.order_key = c.order_key AND e.id < c.id
@@ -16,7 +17,9 @@ WITH picked AS (
         AND (SELECT count(*) FROM "skiplock_jobs" AS e
              WHERE e.order_key = c.order_key AND e.id <> c.id
                AND (CASE e.status WHEN 'pending' THEN 0 WHEN 'running' THEN 1 END) = 1)
-            < COALESCE(c.key_limit, 1)))
+            < COALESCE(c.key_limit, 1)
+        THEN pg_try_advisory_xact_lock(hashtext('skiplock key skiplock_jobs'), hashtext(c.order_key))
+        ELSE FALSE END)
     ORDER BY priority, run_at, id
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
