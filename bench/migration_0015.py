@@ -1,5 +1,9 @@
 """MySQL/MariaDB migration 0015 on a large table: how long it takes, and whether writes go on.
 
+Run it on the release it measured (``git checkout a4fe8be``): it reads that release's
+statements back as version 14's, and later releases' statements need later versions
+(bench/migration_0016.py measures the next MySQL/MariaDB migration).
+
     python bench/migration_0015.py --url mysql://root@127.0.0.1:3307/skiplock_bench
     python bench/migration_0015.py --url mariadb://root@127.0.0.1:3306/skiplock_bench
 

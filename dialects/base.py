@@ -283,6 +283,11 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         stopped half-way, on a database whose DDL cannot say IF [NOT] EXISTS."""
         return False
 
+    def migration_applies(self, statement: str) -> bool:
+        """Whether a migration statement runs on this server: one whose comment says
+        ``-- only on <product>`` runs only there (MySQL and MariaDB share their files)."""
+        return True
+
     def lock_key(self, params: Mapping[str, Any]) -> Op[None]:
         """Before an enqueue with ``order_key``: wait for other transactions enqueuing the
         same key to end, and hold that until this transaction ends (``key_lock``), so one

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
@@ -100,6 +101,10 @@ _CLAIMS = ("claim_pick", "claim_pick_queues")
 
 def _code(sql: str) -> str:  # a statement without its comment lines
     return "\n".join(line for line in sql.splitlines() if not line.startswith("--"))
+
+
+#: a migration statement for one of the two servers only (``-- only on MariaDB``)
+_ONLY_ON = re.compile(r"^--\s*only on (MariaDB|MySQL)\b", re.MULTILINE | re.IGNORECASE)
 
 
 class MySQLDialect(BaseDialect):
@@ -203,6 +208,10 @@ class MySQLDialect(BaseDialect):
 
     def migration_done(self, info: ErrorInfo) -> bool:
         return migration_done(info)
+
+    def migration_applies(self, statement: str) -> bool:
+        only = _ONLY_ON.search(statement)
+        return only is None or (only[1].lower() == "mariadb") == self.mariadb
 
     def is_closed(self, conn: Any) -> bool:
         return own.is_closed(conn)

@@ -57,3 +57,22 @@ def test_both_servers_get_the_one_form_of_the_claims_key_test() -> None:
     before = dict(d.sql)
     d._server([{"v": "10.11.6-MariaDB-0+deb12u1"}])
     assert d.mariadb and d.sql == before
+
+
+@pytest.mark.parametrize("mariadb", [False, True])
+def test_a_migration_statement_marked_for_one_server_runs_only_there(mariadb: bool) -> None:
+    """``-- only on MariaDB`` (or MySQL) in a statement of the shared migration files: the
+    schema runner skips it on the other server; 0016's MariaDB-only steps are so marked."""
+    q = skiplock.connect("mysql://root@127.0.0.1:1/none", table="jobs")
+    q.dialect.mariadb = mariadb  # (what the server check sets at connect)
+    applies = q.dialect.migration_applies
+    assert applies("ALTER TABLE t ADD COLUMN x INT")
+    assert applies("-- a note\n-- only on MariaDB: why\nALTER TABLE t DROP INDEX i") == mariadb
+    assert applies("-- ONLY ON mysql\nALTER TABLE t DROP INDEX i") != mariadb
+    assert applies("-- not only on MariaDB\nALTER TABLE t")  # a phrase inside a comment
+    [m16] = [m for m in q.schema.migrations if m.version == 16]
+    statements = [s for step in m16.steps for s in step]
+    ran = [s for s in statements if applies(s)]
+    assert any("ADD COLUMN key_wait" in s for s in ran)
+    assert any("`jobs_key_tmp`" in s for s in ran) == mariadb
+    assert len(ran) == (len(statements) if mariadb else len(statements) - 4)

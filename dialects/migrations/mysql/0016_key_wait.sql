@@ -7,15 +7,24 @@
 --                a key's first pending job, not every job of the key)
 --   key_waiting  the key of a waiting pending job, else NULL (the repair's index)
 -- A claim that takes a keyed job clears the flag of its key's next pending job (docs/sql.md,
--- "Per-key order": the locks that keep the flag right). key_wait's ADD COLUMN names no
--- algorithm: MySQL makes it INSTANT; MariaDB 10.11 refuses INSTANT and LOCK=NONE on a
--- table with indexed VIRTUAL columns (0015's), so it rebuilds the table with LOCK=SHARED:
--- reads go on, writes wait for the rebuild (docs/migrations.md). The two VIRTUAL columns
--- follow in an ALTER of their own, INSTANT (nothing stored); the indexes are built INPLACE with
--- LOCK=NONE (reads and writes go on while they build). The old claim index stays: the
+-- "Per-key order": the locks that keep the flag right). key_wait is added INSTANT
+-- (nothing is copied). MariaDB 10.11 refuses INSTANT (and LOCK=NONE: it would rebuild the
+-- table with writes waiting) while any index reads a VIRTUAL column, which 0015's three do;
+-- so on MariaDB only (`-- only on MariaDB`: the runner skips such a statement on MySQL) a
+-- temporary index on the base columns first takes over the key look-up, 0015's three
+-- indexes are dropped, the columns added, and the three built again, INPLACE with LOCK=NONE,
+-- like the two new ones: reads and writes go on all along; while they build, a debounced
+-- enqueue or a prune reads without its index (slower, never wrong: no index here is
+-- unique). The two VIRTUAL columns are INSTANT (nothing stored). The old claim index stays: the
 -- previous release's claims, which run through the upgrade, read it. A re-run skips the
 -- columns and the indexes (there already).
-ALTER TABLE {table} ADD COLUMN key_wait TINYINT NULL;
+-- only on MariaDB: the key look-up's index while 0015's is rebuilt
+ALTER TABLE {table} ADD INDEX `{prefix}_key_tmp` (order_key, status, id),
+    ALGORITHM=INPLACE, LOCK=NONE;
+-- only on MariaDB: no index may read a VIRTUAL column while a column is added INSTANT
+ALTER TABLE {table} DROP INDEX `{prefix}_key_state`, DROP INDEX `{prefix}_debounce`,
+    DROP INDEX `{prefix}_finished`, ALGORITHM=INPLACE, LOCK=NONE;
+ALTER TABLE {table} ADD COLUMN key_wait TINYINT NULL, ALGORITHM=INSTANT;
 ALTER TABLE {table}
     ADD COLUMN claim_ready TINYINT AS
         (CASE WHEN status = 'running' OR (status = 'pending' AND key_wait IS NULL) THEN 1 END)
@@ -23,6 +32,14 @@ ALTER TABLE {table}
     ADD COLUMN key_waiting VARCHAR(255) AS
         (CASE WHEN key_wait = 1 AND status = 'pending' THEN order_key END) VIRTUAL,
     ALGORITHM=INSTANT;
+-- only on MariaDB: 0015's three indexes again
+ALTER TABLE {table}
+    ADD INDEX `{prefix}_key_state` (order_key, key_status, id),
+    ADD INDEX `{prefix}_debounce` (debounce_key, debounce_status, id),
+    ADD INDEX `{prefix}_finished` (finished_status, finished_at),
+    ALGORITHM=INPLACE, LOCK=NONE;
+-- only on MariaDB: the temporary index is not needed any more
+ALTER TABLE {table} DROP INDEX `{prefix}_key_tmp`, ALGORITHM=INPLACE, LOCK=NONE;
 ALTER TABLE {table}
     ADD INDEX `{prefix}_ready` (claim_ready, queue, priority, run_at, id),
     ADD INDEX `{prefix}_key_wait` (key_waiting, id),

@@ -258,6 +258,8 @@ class Schema:
         """One transaction of migration *m*: its statements, then (the last one) its
         version record. A statement whose effect is already there is skipped."""
         for statement in step:
+            if not self.dialect.migration_applies(statement):
+                continue
             try:
                 yield Statement(statement, None, NOTHING)
             except StatementError as exc:
