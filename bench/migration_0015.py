@@ -21,11 +21,9 @@ the migration.
 from __future__ import annotations
 
 import argparse
-import threading
-import time
 
 from common import PAYLOAD
-from sk import add_finished
+from sk import add_finished, migrate_while
 
 import skiplock
 
@@ -60,37 +58,16 @@ def main() -> None:
         old.enqueue_many([PAYLOAD] * 1000)
     old.close()
     print(f"{args.rows:,} finished + 10,000 pending jobs in {fill:.1f} s")
-    stop = threading.Event()
-    rounds: list[float] = []
+    w = _v14_queue(args.url)
 
-    def work() -> None:
-        w = _v14_queue(args.url)
-        try:
-            while not stop.is_set():
-                start = time.perf_counter()
-                jobs = w.claim(limit=10, lease=60)
-                w.complete_many(jobs)
-                w.enqueue_many([PAYLOAD] * 10)
-                rounds.append(time.perf_counter() - start)
-        finally:
-            w.close()
+    def round_() -> None:
+        w.complete_many(w.claim(limit=10, lease=60))
+        w.enqueue_many([PAYLOAD] * 10)
 
-    worker = threading.Thread(target=work)
-    worker.start()
-    time.sleep(1.0)
-    before = len(rounds)
-    start = time.perf_counter()
-    applied = q.migrate()
-    took = time.perf_counter() - start
-    during = rounds[before:]
-    stop.set()
-    worker.join()
-    print(f"migrate() applied {applied} in {took:.1f} s")
-    print(
-        f"meanwhile: {len(during)} rounds of claim 10 + complete 10 + enqueue 10, "
-        f"slowest {max(during, default=0) * 1000:.0f} ms, "
-        f"median {sorted(during)[len(during) // 2] * 1000 if during else 0:.0f} ms"
-    )
+    try:
+        migrate_while(q, round_, "claim 10 + complete 10 + enqueue 10")
+    finally:
+        w.close()
     q.uninstall()
     q.close()
 

@@ -16,10 +16,8 @@ as long as the rebuild.
 from __future__ import annotations
 
 import argparse
-import threading
-import time
 
-from sk import add_finished
+from sk import add_finished, migrate_while
 
 import skiplock
 
@@ -36,46 +34,25 @@ def main() -> None:
     q.migrate(to=15)
     fill = add_finished(q, args.rows)
     print(f"{args.rows:,} finished jobs in {fill:.1f} s")
-    stop = threading.Event()
-    rounds: list[float] = []
     table = q.dialect.quote(TABLE)
+    conn = q.connection()
+    cur = conn.cursor()
+    n = [0]
 
-    def work() -> None:
-        conn = q.connection()
-        cur = conn.cursor()
-        try:
-            n = 0
-            while not stop.is_set():
-                n += 1
-                start = time.perf_counter()
-                cur.execute(
-                    f"INSERT INTO {table} (queue, payload, run_at, idempotency_key, "
-                    "created_at) VALUES ('default', '{}', UTC_TIMESTAMP(6), UUID(), "
-                    "UTC_TIMESTAMP(6))"
-                )
-                conn.commit()
-                cur.execute(f"UPDATE {table} SET status = 'done' WHERE id = %s", (n,))
-                conn.commit()
-                rounds.append(time.perf_counter() - start)
-        finally:
-            conn.close()
+    def round_() -> None:
+        n[0] += 1
+        cur.execute(
+            f"INSERT INTO {table} (queue, payload, run_at, idempotency_key, created_at) "
+            "VALUES ('default', '{}', UTC_TIMESTAMP(6), UUID(), UTC_TIMESTAMP(6))"
+        )
+        conn.commit()
+        cur.execute(f"UPDATE {table} SET status = 'done' WHERE id = %s", (n[0],))
+        conn.commit()
 
-    worker = threading.Thread(target=work)
-    worker.start()
-    time.sleep(1.0)
-    before = len(rounds)
-    start = time.perf_counter()
-    applied = q.migrate()
-    took = time.perf_counter() - start
-    during = rounds[before:]
-    stop.set()
-    worker.join()
-    print(f"migrate() applied {applied} in {took:.1f} s")
-    print(
-        f"meanwhile: {len(during)} rounds of INSERT + UPDATE, "
-        f"slowest {max(during, default=0) * 1000:.0f} ms, "
-        f"median {sorted(during)[len(during) // 2] * 1000 if during else 0:.0f} ms"
-    )
+    try:
+        migrate_while(q, round_, "INSERT + UPDATE")
+    finally:
+        conn.close()
     q.uninstall()
     q.close()
 

@@ -8,6 +8,7 @@ the Worker's machinery costs on top of the statements). Latency goes through the
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -208,3 +209,36 @@ def add_finished(q: skiplock.Queue, rows: int, keys: int = 0) -> float:
     cur.close()
     conn.close()
     return took
+
+
+def migrate_while(q: skiplock.Queue, round_: Callable[[], object], what: str) -> None:
+    """Run ``q.migrate()`` while another thread calls *round_* again and again; print the
+    migration's wall time, the rounds finished meanwhile and the slowest (a migration that
+    blocked writes shows a round as long as the block)."""
+    stop = threading.Event()
+    rounds: list[float] = []
+
+    def work() -> None:
+        while not stop.is_set():
+            start = time.perf_counter()
+            round_()
+            rounds.append(time.perf_counter() - start)
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    time.sleep(1.0)
+    before = len(rounds)
+    start = time.perf_counter()
+    try:
+        applied = q.migrate()
+    finally:
+        took = time.perf_counter() - start
+        during = rounds[before:]
+        stop.set()
+        worker.join()
+    print(f"migrate() applied {applied} in {took:.1f} s")
+    print(
+        f"meanwhile: {len(during)} rounds of {what}, "
+        f"slowest {max(during, default=0) * 1000:.0f} ms, "
+        f"median {sorted(during)[len(during) // 2] * 1000 if during else 0:.0f} ms"
+    )
