@@ -23,18 +23,20 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any, ClassVar
 
 from ._mysql_server import classify, migration_done, parse_server_version
-from .base import IDLE_TRANSACTION_TIMEOUT, BaseDialect
+from .base import IDLE_TRANSACTION_TIMEOUT, KEY_REPAIR_S, BaseDialect
 from .contract import (
     BOOL,
     COMMIT,
     INT,
     LASTROWID,
+    NOTHING,
     ROWCOUNT,
     ROWS,
     TEXT,
@@ -208,6 +210,22 @@ class MySQLDialect(BaseDialect):
 
     def migration_done(self, info: ErrorInfo) -> bool:
         return migration_done(info)
+
+    def repair_keys(self) -> Op[None]:
+        """As the base class's, in three statements: the heads to give back, read without
+        locks (key_repair); those not locked by another transaction, locked
+        (key_repair_lock); their flags cleared (key_repair_take)."""
+        now = time.monotonic()
+        if "key_repair" not in self.sql or now < self.repair_due:
+            return
+        self.repair_due = now + KEY_REPAIR_S
+        heads = yield from self.fetch_op("key_repair")
+        if heads:
+            ids = json.dumps(sorted(int(r["id"]) for r in heads))
+            held = yield from self.fetch_op("key_repair_lock", {"ids": ids})
+            if held:
+                ids = json.dumps(sorted(int(r["id"]) for r in held))
+                yield self.stmt("key_repair_take", {"ids": ids}, NOTHING)
 
     def migration_applies(self, statement: str) -> bool:
         only = _ONLY_ON.search(statement)

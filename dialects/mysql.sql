@@ -205,16 +205,32 @@ WHERE t.key_wait = 1
 -- 5,050 waiting jobs, MySQL 9.7 and MariaDB 10.11): neither server bounds a step from one
 -- key to the next (a recursive CTE's `key_waiting > previous key` scanned the index from
 -- its start), nor chose a loose index scan here; PostgreSQL's repair takes one step per key.
-UPDATE {table} AS t
-JOIN (SELECT (SELECT e.id FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
-              WHERE e.order_key = w.name AND e.key_status = 'pending'
-              ORDER BY e.order_key, e.key_status, e.id LIMIT 1) AS id
-      FROM (SELECT DISTINCT f.key_waiting AS name
-            FROM {table} AS f FORCE INDEX (`{prefix}_key_wait`)
-            WHERE f.key_waiting IS NOT NULL) AS w) AS h
-  ON t.id = h.id
-SET t.key_wait = NULL
+-- A plain SELECT: a consistent read that waits for no lock (an UPDATE joined to these
+-- reads locked what it read, and waited for a row a user's open transaction inserted);
+-- key_repair_take then clears the flag of the heads it names whose rows are not locked.
+SELECT h.id FROM
+    (SELECT (SELECT e.id FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
+             WHERE e.order_key = w.name AND e.key_status = 'pending'
+             ORDER BY e.order_key, e.key_status, e.id LIMIT 1) AS id
+     FROM (SELECT DISTINCT f.key_waiting AS name
+           FROM {table} AS f FORCE INDEX (`{prefix}_key_wait`)
+           WHERE f.key_waiting IS NOT NULL) AS w) AS h
+JOIN {table} AS t ON t.id = h.id
 WHERE t.key_wait = 1
+
+-- name: key_repair_lock
+-- The heads key_repair found, locked, those another transaction holds skipped (the next
+-- repair finds them again): a claim waits for no one.
+SELECT id FROM {table}
+WHERE id IN (SELECT j.id FROM JSON_TABLE(%(ids)s, '$[*]' COLUMNS (id BIGINT PATH '$')) AS j)
+  AND key_wait = 1
+FOR UPDATE SKIP LOCKED
+
+-- name: key_repair_take
+-- The heads key_repair_lock locked: they wait no longer.
+UPDATE {table} SET key_wait = NULL
+WHERE id IN (SELECT j.id FROM JSON_TABLE(%(ids)s, '$[*]' COLUMNS (id BIGINT PATH '$')) AS j)
+  AND key_wait = 1
 
 -- name: key_of
 -- q.cancel(): the job's key, so that its lock is taken before the job's row.

@@ -6,13 +6,15 @@
 -- 5,050 waiting jobs, MySQL 9.7 and MariaDB 10.11): neither server bounds a step from one
 -- key to the next (a recursive CTE's `key_waiting > previous key` scanned the index from
 -- its start), nor chose a loose index scan here; PostgreSQL's repair takes one step per key.
-UPDATE `skiplock_jobs` AS t
-JOIN (SELECT (SELECT e.id FROM `skiplock_jobs` AS e FORCE INDEX (`skiplock_jobs_key_state`)
-              WHERE e.order_key = w.name AND e.key_status = 'pending'
-              ORDER BY e.order_key, e.key_status, e.id LIMIT 1) AS id
-      FROM (SELECT DISTINCT f.key_waiting AS name
-            FROM `skiplock_jobs` AS f FORCE INDEX (`skiplock_jobs_key_wait`)
-            WHERE f.key_waiting IS NOT NULL) AS w) AS h
-  ON t.id = h.id
-SET t.key_wait = NULL
+-- A plain SELECT: a consistent read that waits for no lock (an UPDATE joined to these
+-- reads locked what it read, and waited for a row a user's open transaction inserted);
+-- key_repair_take then clears the flag of the heads it names whose rows are not locked.
+SELECT h.id FROM
+    (SELECT (SELECT e.id FROM `skiplock_jobs` AS e FORCE INDEX (`skiplock_jobs_key_state`)
+             WHERE e.order_key = w.name AND e.key_status = 'pending'
+             ORDER BY e.order_key, e.key_status, e.id LIMIT 1) AS id
+     FROM (SELECT DISTINCT f.key_waiting AS name
+           FROM `skiplock_jobs` AS f FORCE INDEX (`skiplock_jobs_key_wait`)
+           WHERE f.key_waiting IS NOT NULL) AS w) AS h
+JOIN `skiplock_jobs` AS t ON t.id = h.id
 WHERE t.key_wait = 1
