@@ -186,13 +186,12 @@ WHERE k.order_key IN (
 -- ended one (under key_lock): each key's first pending job, now its head, no longer waits.
 -- A statement of its own (READ COMMITTED: a fresh read view, taken once the locks were
 -- held), so it sees every job of the keys whose enqueue committed before.
-UPDATE {table} AS t
-JOIN (SELECT (SELECT e.id FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
+UPDATE (SELECT (SELECT e.id FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
               WHERE e.order_key = k.name AND e.key_status = 'pending'
               ORDER BY e.order_key, e.key_status, e.id LIMIT 1) AS id
       FROM JSON_TABLE(%(keys)s, '$[*]' COLUMNS (
           name VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin PATH '$')) AS k) AS h
-  ON t.id = h.id
+STRAIGHT_JOIN {table} AS t ON t.id = h.id
 SET t.key_wait = NULL
 WHERE t.key_wait = 1
 
@@ -245,10 +244,13 @@ SELECT order_key FROM {table} WHERE id = %(id)s
 -- either adds to the attempt (another claim) or makes the row unclaimable now (done, failed,
 -- retried later, heartbeated), so two claims that read the same row cannot both take it:
 -- InnoDB makes the second UPDATE wait for the first one's row lock, then finds the attempt
--- changed.
-UPDATE {table} AS t
-JOIN JSON_TABLE(%(pairs)s, '$[*]' COLUMNS (id BIGINT PATH '$[0]', at INT PATH '$[1]')) AS p
-  ON t.id = p.id AND t.attempt = p.at
+-- changed. The bound list first (STRAIGHT_JOIN), here and in every UPDATE joined to a
+-- bound list of ids, so that each row is found by its primary key: on a small table MySQL
+-- 9.7 and MariaDB 10.11 read the table (or the claim index) first instead, locking every
+-- row they passed, and a claim waited for a user's open transaction that was completing
+-- another job (test_a_claim_waits_for_no_transaction_that_completes_another_job).
+UPDATE JSON_TABLE(%(pairs)s, '$[*]' COLUMNS (id BIGINT PATH '$[0]', at INT PATH '$[1]')) AS p
+STRAIGHT_JOIN {table} AS t ON t.id = p.id AND t.attempt = p.at
 SET t.attempt = t.attempt + 1, t.status = 'running', t.lease_until = %(lease_until)s,
     t.run_at = %(lease_until)s, t.finished_at = NULL, t.claim_id = %(claim_id)s
 WHERE t.claimable = 1 AND t.run_at <= UTC_TIMESTAMP(6)
@@ -263,9 +265,8 @@ WHERE id IN (%(ids)s) AND status = 'running'
 -- Compare-and-set like claim_take (the same %(pairs)s): only a row still running at the
 -- attempt the pick saw, with its lease still ended (its worker may have completed or
 -- heartbeated it meanwhile).
-UPDATE {table} AS t
-JOIN JSON_TABLE(%(pairs)s, '$[*]' COLUMNS (id BIGINT PATH '$[0]', at INT PATH '$[1]')) AS p
-  ON t.id = p.id AND t.attempt = p.at
+UPDATE JSON_TABLE(%(pairs)s, '$[*]' COLUMNS (id BIGINT PATH '$[0]', at INT PATH '$[1]')) AS p
+STRAIGHT_JOIN {table} AS t ON t.id = p.id AND t.attempt = p.at
 SET t.status = 'failed', t.lease_until = NULL, t.finished_at = UTC_TIMESTAMP(6),
     t.last_error = CONCAT('lease expired: attempt ', t.attempt, ' of ', t.max_attempts,
                           ' did not finish before its lease ended (worker died or stalled)')
@@ -393,11 +394,10 @@ LEFT JOIN {counters_table} AS c ON c.name = 'pruned'
 -- claim_id, result] (claim_id null for a job claimed before the token existed; result: the
 -- stored JSON text as a JSON string, or null), read back as rows by JSON_TABLE; each item
 -- finds its row by the primary key, and the attempt with the token is the fence.
-UPDATE {table} AS t
-JOIN JSON_TABLE(%(items)s, '$[*]' COLUMNS (
+UPDATE JSON_TABLE(%(items)s, '$[*]' COLUMNS (
     id BIGINT PATH '$[0]', at INT PATH '$[1]', cid BIGINT PATH '$[2]',
     res LONGTEXT PATH '$[3]')) AS p
-  ON t.id = p.id AND t.attempt = p.at AND t.claim_id <=> p.cid
+STRAIGHT_JOIN {table} AS t ON t.id = p.id AND t.attempt = p.at AND t.claim_id <=> p.cid
 SET t.status = 'done', t.result = p.res, t.lease_until = NULL,
     t.finished_at = UTC_TIMESTAMP(6)
 WHERE t.status = 'running' AND (%(marked)s = 1 OR t.has_children IS NULL)
@@ -797,8 +797,8 @@ FOR UPDATE
 -- The locked parents get has_children, so that their end looks for waiting children (a
 -- parent that ended already is marked too: harmless). A row marked before is not written.
 -- Also a workflow's jobs just written by this transaction (no lock: no other sees them).
-UPDATE {table} AS t
-JOIN JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (p BIGINT PATH '$')) AS j ON t.id = j.p
+UPDATE JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (p BIGINT PATH '$')) AS j
+STRAIGHT_JOIN {table} AS t ON t.id = j.p
 SET t.has_children = 1
 WHERE t.has_children IS NULL
 
@@ -811,8 +811,8 @@ FROM JSON_TABLE(%(edges)s, '$[*]' COLUMNS (c BIGINT PATH '$[0]', p BIGINT PATH '
 -- name: deps_hold
 -- New jobs with parents: has_parents (their claim reads the parents' results); when
 -- hold (their parents have not all ended), waiting, never claimed (claimable is NULL).
-UPDATE {table} AS t
-JOIN JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (p BIGINT PATH '$')) AS j ON t.id = j.p
+UPDATE JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (p BIGINT PATH '$')) AS j
+STRAIGHT_JOIN {table} AS t ON t.id = j.p
 SET t.status = IF(%(hold)s = 1, 'waiting', t.status), t.has_parents = 1
 WHERE t.status = 'pending'
 
@@ -834,8 +834,8 @@ LEFT JOIN {table} AS p ON p.id = d.parent
 
 -- name: deps_release
 -- Children whose parents all ended: due now (or at their own later run_at).
-UPDATE {table} AS t
-JOIN JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (p BIGINT PATH '$')) AS j ON t.id = j.p
+UPDATE JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (p BIGINT PATH '$')) AS j
+STRAIGHT_JOIN {table} AS t ON t.id = j.p
 SET t.status = 'pending', t.run_at = GREATEST(t.run_at, UTC_TIMESTAMP(6))
 WHERE t.status = 'waiting'
 
@@ -850,8 +850,8 @@ ON DUPLICATE KEY UPDATE total = total + %(n)s, updated_at = UTC_TIMESTAMP(6)
 
 -- name: deps_cancel
 -- Children of a parent that failed or was cancelled: cancelled, naming it.
-UPDATE {table} AS t
-JOIN JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (p BIGINT PATH '$')) AS j ON t.id = j.p
+UPDATE JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (p BIGINT PATH '$')) AS j
+STRAIGHT_JOIN {table} AS t ON t.id = j.p
 SET t.status = 'cancelled', t.last_error = %(error)s, t.finished_at = UTC_TIMESTAMP(6)
 WHERE t.status IN ('waiting', 'pending')
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -63,6 +65,35 @@ def test_enqueue_on_the_users_own_connection(queue: skiplock.Queue) -> None:
     finally:
         conn.close()
     assert {j.id for j in queue.claim(limit=5)} == {job_id, *ids}
+
+
+def test_a_claim_waits_for_no_transaction_that_completes_another_job(
+    queue: skiplock.Queue, make_queue: Callable[..., skiplock.Queue]
+) -> None:
+    """A completion in the user's own open transaction locks its job's row until the user
+    commits; another worker's claim of another job goes on meanwhile (on MySQL 9.7 the
+    claim's compare-and-set read the claim index of a small table and waited for that row
+    until its lock wait timeout)."""
+    first = queue.enqueue("a")
+    second = queue.enqueue("b")
+    [job] = queue.claim(limit=1)
+    assert job.id == first
+    other = make_queue()
+    with queue.transaction() as tx:
+        tx.complete(job)  # held until the block ends
+        done = threading.Event()
+        got: list[int] = []
+
+        def claim() -> None:
+            got.extend(j.id for j in other.claim(limit=1))
+            done.set()
+
+        thread = threading.Thread(target=claim, daemon=True)
+        thread.start()
+        assert done.wait(10), "the claim waited for the open transaction"
+    thread.join(10)
+    assert got == [second]
+    assert queue.get(first).status == "done"  # type: ignore[union-attr]
 
 
 def test_your_blocks_and_connections_may_wait_longer_than_the_idle_limit(
