@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -60,3 +61,12 @@ def mysql_kwargs(url: str) -> dict[str, object]:
         "password": parts.password or "",
         "database": parts.path.lstrip("/"),
     }
+
+
+def cpu_seconds(pid: int, tid: int | None = None) -> float:
+    """User + system CPU seconds of process *pid*, or of its thread *tid*
+    (``/proc/<pid>[/task/<tid>]/stat``). OSError when it is gone."""
+    path = f"/proc/{pid}/stat" if tid is None else f"/proc/{pid}/task/{tid}/stat"
+    with open(path) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

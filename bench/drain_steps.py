@@ -24,8 +24,8 @@ from collections.abc import Callable
 from typing import Any
 
 import mysql.connector
-from common import mysql_kwargs
-from enqueue_cost import TICK, _server_pid
+from common import cpu_seconds, mysql_kwargs
+from enqueue_cost import _server_pid
 from raw import RawMySQL
 from sk import TABLE, Skiplock
 
@@ -69,15 +69,13 @@ class Threads:
             raise RuntimeError(f"connections opened during the drain: {self.tids} vs {seen}")
 
     def cpu(self) -> float:
-        total = 0
+        total = 0.0
         for tid in self.tids:
             try:
-                with open(f"/proc/{self.pid}/task/{tid}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
+                total += cpu_seconds(self.pid, tid)
             except OSError:
                 continue  # a connection that closed
-            total += int(fields[11]) + int(fields[12])
-        return total / TICK
+        return total
 
 
 class Steps:

@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from common import PAYLOAD
+from common import PAYLOAD, cpu_seconds
 from raw import MY_INSTALL
 from raw import TABLE as RAW_TABLE
 
@@ -44,7 +44,6 @@ import skiplock
 from skiplock._core.calls import uuid4_batch
 
 TABLE = "bench_enqueue_cost"
-TICK = os.sysconf("SC_CLK_TCK")
 COUNTERS = (
     "Questions",
     "Handler_write",
@@ -82,9 +81,7 @@ class Session:
         self.conn.commit()
 
     def cpu(self) -> float:
-        with open(f"/proc/{self.pid}/task/{self.tid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / TICK
+        return cpu_seconds(self.pid, self.tid)
 
     def status(self) -> dict[str, float]:
         cur = self.conn.cursor()

@@ -28,7 +28,7 @@ import sys
 import time
 from typing import Any
 
-from common import PAYLOAD
+from common import PAYLOAD, cpu_seconds
 from raw import RawMySQL
 
 import skiplock
@@ -54,12 +54,6 @@ def _server_pid(q: skiplock.Queue) -> int:
         path = os.path.join(str(datadir[0]), path)
     with open(path) as f:
         return int(f.read().split()[0])
-
-
-def _cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _settle(q: skiplock.Queue) -> None:
@@ -92,7 +86,7 @@ def _drain(url: str, dropped: tuple[str, ...], n: int, pid: int) -> tuple[float,
         for i in range(0, n, 1000):
             q.enqueue_many([PAYLOAD] * min(1000, n - i))
         _settle(q)
-        server, client, start = _cpu_seconds(pid), time.process_time(), time.perf_counter()
+        server, client, start = cpu_seconds(pid), time.process_time(), time.perf_counter()
         done = 0
         while jobs := q.claim(limit=200, lease=60):
             q.complete_many(jobs)
@@ -100,7 +94,7 @@ def _drain(url: str, dropped: tuple[str, ...], n: int, pid: int) -> tuple[float,
         took = time.perf_counter() - start
         if done != n:
             raise RuntimeError(f"drained {done} of {n}")
-        return n / took, (time.process_time() - client) / n, (_cpu_seconds(pid) - server) / n
+        return n / took, (time.process_time() - client) / n, (cpu_seconds(pid) - server) / n
     finally:
         with q.transaction() as tx:
             tx.execute(f"DROP TABLE IF EXISTS {q.dialect.quote(TABLE)}")
@@ -114,9 +108,9 @@ def _raw(url: str, n: int, pid: int) -> tuple[float, float, float]:
         raw.reset()
         raw.fill(n, 1000)
         _settle(settler)
-        server, client = _cpu_seconds(pid), time.process_time()
+        server, client = cpu_seconds(pid), time.process_time()
         rate = raw.run_drain(n)
-        return rate, (time.process_time() - client) / n, (_cpu_seconds(pid) - server) / n
+        return rate, (time.process_time() - client) / n, (cpu_seconds(pid) - server) / n
     finally:
         raw.close()
         settler.close()

@@ -21,7 +21,6 @@ calls of 1,000, then drains them with the bare Queue loop (``claim(limit=100)`` 
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import statistics
 import sys
@@ -29,7 +28,7 @@ import time
 from typing import Any
 
 import mysql.connector
-from common import PAYLOAD, mysql_kwargs
+from common import PAYLOAD, cpu_seconds, mysql_kwargs
 from raw import RawMySQL
 
 import skiplock
@@ -45,7 +44,6 @@ BEFORE = [
     "DROP COLUMN finished_status",
 ]
 NONE = [f"ALTER TABLE {TABLE} " + ", ".join(f"DROP INDEX {TABLE}_{i}" for i in INDEXES)]
-TICK = os.sysconf("SC_CLK_TCK")
 Sample = tuple[float, float, float]
 
 
@@ -69,12 +67,7 @@ class Sessions:
         return found
 
     def cpu(self, threads: list[int]) -> float:
-        total = 0
-        for tid in threads:
-            with open(f"/proc/{self.pid}/task/{tid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-        return total / TICK
+        return sum(cpu_seconds(self.pid, tid) for tid in threads)
 
 
 def _timed(sessions: Sessions, n: int, work: Any) -> Sample:
