@@ -303,7 +303,11 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         now = time.monotonic()
         if "key_repair" in self.sql and now >= self.repair_due:
             self.repair_due = now + KEY_REPAIR_S
-            yield self.stmt("key_repair", None, NOTHING)
+            yield from self.repair_flags()
+
+    def repair_flags(self) -> Op[None]:
+        """What :meth:`repair_keys` runs when it is due: ``key_repair``."""
+        yield self.stmt("key_repair", None, NOTHING)
 
     def unwait_keys(self, keys: Iterable[str]) -> Op[None]:
         """Under the locks of *keys* (held by this transaction), after one of their pending

@@ -23,14 +23,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any, ClassVar
 
 from ._mysql_server import classify, migration_done, parse_server_version
-from .base import IDLE_TRANSACTION_TIMEOUT, KEY_REPAIR_S, BaseDialect
+from .base import IDLE_TRANSACTION_TIMEOUT, BaseDialect
 from .contract import (
     BOOL,
     COMMIT,
@@ -211,14 +210,10 @@ class MySQLDialect(BaseDialect):
     def migration_done(self, info: ErrorInfo) -> bool:
         return migration_done(info)
 
-    def repair_keys(self) -> Op[None]:
-        """As the base class's, in three statements: the heads to give back, read without
-        locks (key_repair); those not locked by another transaction, locked
-        (key_repair_lock); their flags cleared (key_repair_take)."""
-        now = time.monotonic()
-        if "key_repair" not in self.sql or now < self.repair_due:
-            return
-        self.repair_due = now + KEY_REPAIR_S
+    def repair_flags(self) -> Op[None]:
+        """In three statements: the heads to give back, read without locks (key_repair);
+        those not locked by another transaction, locked (key_repair_lock); their flags
+        cleared (key_repair_take)."""
         heads = yield from self.fetch_op("key_repair")
         if heads:
             ids = json.dumps(sorted(int(r["id"]) for r in heads))
