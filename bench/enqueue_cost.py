@@ -56,7 +56,19 @@ COUNTERS = (
     "Bytes_received",
     "Bytes_sent",
 )
-INDEXES = ("ikey", "dedupe", "dedupe_window", "key_state", "debounce", "finished", "claim")
+#: the secondary indexes as installed, the claim's (``ready``) last
+INDEXES = (
+    "ikey",
+    "dedupe",
+    "dedupe_window",
+    "key_state",
+    "debounce",
+    "finished",
+    "key_wait",
+    "ready",
+)
+#: version 1's claim index, dropped by migration 0017: ``sk-with-claim`` adds it back
+OLD_CLAIM = "(claimable, queue, priority, run_at, id)"
 
 
 class Session:
@@ -134,10 +146,12 @@ def _skiplock_variant(url: str, pid: int, n: int, drop: str | None, form: str) -
                 cur.execute(f"ALTER TABLE {TABLE} FORCE")
             else:
                 cur.execute(f"ALTER TABLE {TABLE} DROP INDEX {TABLE}_{index}")
+        if form == "sk-with-claim":
+            cur.execute(f"ALTER TABLE {TABLE} ADD INDEX {TABLE}_claim {OLD_CLAIM}")
         cur.close()
         q.enqueue_many([PAYLOAD], conn=s.conn)  # the schema check, once
         s.conn.commit()
-        if form == "skiplock":
+        if form in ("skiplock", "sk-with-claim"):
 
             def work() -> None:
                 for k in _batches(n):
@@ -218,7 +232,8 @@ def main() -> None:
     parser.add_argument(
         "--variants",
         default="skiplock,raw",
-        help="comma-separated: skiplock, raw, raw+json, sk-values, sk-no-<index> "
+        help="comma-separated: skiplock, raw, raw+json, sk-values, sk-with-claim (version 1's "
+        "claim index added back), sk-no-<index> "
         f"(index: {', '.join(INDEXES)}), or all",
     )
     args = parser.parse_args()

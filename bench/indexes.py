@@ -7,7 +7,9 @@ skiplock's MySQL table has no partial indexes (MySQL has none), so every index h
 row, and an index whose key includes ``status`` gets a new entry whenever a claim or a
 completion changes the status. This script drains *n* no-op jobs with the bare Queue loop
 (``claim(limit=200)`` + ``complete_many``) into the table as ``install`` makes it, then into
-copies with the ``finished`` index, the ``key_state`` index, or both dropped (the claim's
+copies with the ``finished`` index, the ``key_state`` index, or both dropped, or with version
+1's claim index ``(claimable, queue, priority, run_at, id)`` added back (as before migration
+0017 dropped it; ``--variants`` picks some of them by number) (the claim's
 ``FORCE INDEX`` of ``key_state`` is taken out of the statements for the copies without it:
 those copies are for measuring only, they cannot run keyed jobs correctly fast), and next to
 it the raw loop of ``bench/raw.py``. For each it reports jobs/s, the client's CPU per job
@@ -34,12 +36,15 @@ from raw import RawMySQL
 import skiplock
 
 TABLE = "bench_indexes"
-VARIANTS: list[tuple[str, tuple[str, ...]]] = [
-    ("as installed", ()),
-    ("without finished", ("finished",)),
-    ("without key_state", ("key_state",)),
-    ("without both", ("finished", "key_state")),
+#: (label, indexes dropped, indexes added back from ADDED)
+VARIANTS: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [
+    ("as installed", (), ()),
+    ("without finished", ("finished",), ()),
+    ("without key_state", ("key_state",), ()),
+    ("without both", ("finished", "key_state"), ()),
+    ("with version 1's claim index (before 0017)", (), ("claim",)),
 ]
+ADDED = {"claim": "(claimable, queue, priority, run_at, id)"}
 
 
 def _server_pid(q: skiplock.Queue) -> int:
@@ -71,7 +76,9 @@ def _settle(q: skiplock.Queue) -> None:
         time.sleep(0.2)
 
 
-def _drain(url: str, dropped: tuple[str, ...], n: int, pid: int) -> tuple[float, float, float]:
+def _drain(
+    url: str, dropped: tuple[str, ...], added: tuple[str, ...], n: int, pid: int
+) -> tuple[float, float, float]:
     q = skiplock.connect(url, table=TABLE)
     try:
         with q.transaction() as tx:
@@ -80,6 +87,9 @@ def _drain(url: str, dropped: tuple[str, ...], n: int, pid: int) -> tuple[float,
         for name in dropped:
             with q.transaction() as tx:
                 tx.execute(f"ALTER TABLE {TABLE} DROP INDEX {TABLE}_{name}")
+        for name in added:
+            with q.transaction() as tx:
+                tx.execute(f"ALTER TABLE {TABLE} ADD INDEX {TABLE}_{name} {ADDED[name]}")
         if "key_state" in dropped:
             hint = re.compile(rf"FORCE INDEX \(`{TABLE}_key_state`\)")
             q.dialect.sql = {k: hint.sub("", v) for k, v in q.dialect.sql.items()}
@@ -122,6 +132,11 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=40_000)
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--server-pid", type=int, help="default: read from @@pid_file")
+    parser.add_argument(
+        "--variants",
+        default=",".join(str(i) for i in range(len(VARIANTS))),
+        help="which tables, by number (0 as installed ... 4 with the claim index; default all)",
+    )
     args = parser.parse_args()
     probe = skiplock.connect(args.url, table=TABLE)
     pid = args.server_pid or _server_pid(probe)
@@ -129,9 +144,10 @@ def main() -> None:
     probe.close()
     got: dict[str, list[tuple[float, float, float]]] = {}
     for run in range(args.runs):
-        for label, dropped in VARIANTS:
+        for i in (int(v) for v in args.variants.split(",")):
+            label, dropped, added = VARIANTS[i]
             print(f"run {run + 1}: {label}", file=sys.stderr)
-            got.setdefault(label, []).append(_drain(args.url, dropped, args.jobs, pid))
+            got.setdefault(label, []).append(_drain(args.url, dropped, added, args.jobs, pid))
         print(f"run {run + 1}: raw loop", file=sys.stderr)
         got.setdefault("raw loop", []).append(_raw(args.url, args.jobs, pid))
     print(f"{info.product} {'.'.join(map(str, info.version))}, {args.jobs:,} jobs, medians of")

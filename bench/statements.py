@@ -57,9 +57,10 @@ from common import pg_dsn
 from cost import PgCounters, _children, _embedded, _phases, _skiplock_phases
 from explain import drain_plans, explain, print_plans, print_shapes
 from raw import RawPostgres
-from sk import Skiplock
+from sk import TABLE, Skiplock
 
 RAW, LOOP = "raw SQL", "skiplock, Queue loop"
+OLD_INDEX = "skiplock + version 15's claim index, Queue loop"
 SETTINGS = {
     "shared_preload_libraries": "pg_stat_statements",
     "pg_stat_statements.track": "all",
@@ -170,13 +171,32 @@ class StepCPU:
         self.last = now
 
 
-def systems(url: str, n: int, batch: int, steps: StepCPU | None = None) -> list[Any]:
+class _WithClaimIndex(Skiplock):
+    """skiplock's table with version 1's claim index added back, as it was before migration
+    0016 dropped it (``--claim-index``: what the index cost each job)."""
+
+    def reset(self) -> None:
+        super().reset()
+        with self.q.transaction() as tx:
+            tx.execute(
+                f'CREATE INDEX "{TABLE}_claim_idx" ON {self.q.dialect.quote(TABLE)}'
+                " (queue, priority, run_at, id) WHERE status IN ('pending', 'running')"
+            )
+
+
+def systems(
+    url: str, n: int, batch: int, steps: StepCPU | None = None, old_index: bool = False
+) -> list[Any]:
     """(label, prepare, (enqueue, drain)) of each system, as cost.py's."""
-    return [
+    got = [
         ("skiplock, Worker c100", *_skiplock_phases(url, n, batch, {"concurrency": 100})),
         (LOOP, *_phases(lambda: Skiplock(url), n, batch, lambda s: s.run_loop(n, steps))),
         (RAW, *_phases(lambda: RawPostgres(url), n, batch, lambda r: r.run_drain(n, steps))),
     ]
+    if old_index:
+        loop = _phases(lambda: _WithClaimIndex(url), n, batch, lambda s: s.run_loop(n, steps))
+        got.insert(2, (OLD_INDEX, *loop))
+    return got
 
 
 def run(url: str, postmaster: int, args: argparse.Namespace) -> Got:
@@ -189,7 +209,7 @@ def run(url: str, postmaster: int, args: argparse.Namespace) -> Got:
     steps = StepCPU(postmaster)
     out: Got = {}
     for r in range(args.runs):
-        for label, prepare, (enqueue, drain) in systems(url, n, batch, steps):
+        for label, prepare, (enqueue, drain) in systems(url, n, batch, steps, args.claim_index):
             prepare()
             for phase_name, phase in (("enqueue", enqueue), ("drain", drain)):
                 if phase_name == "enqueue" and (LOOP in label or not args.enqueue):
@@ -362,6 +382,11 @@ def main() -> None:
         "--explain", type=int, default=0, metavar="ROWS", help="EXPLAIN a claim from ROWS jobs"
     )
     ap.add_argument("--plans", action="store_true", help="the drains' plans (auto_explain)")
+    ap.add_argument(
+        "--claim-index",
+        action="store_true",
+        help="also the Queue loop on a table with version 1's claim index (before 0016)",
+    )
     ap.add_argument(
         "--analyze",
         action="store_true",

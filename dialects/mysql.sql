@@ -6,8 +6,11 @@
 -- statement), not the transaction: a lease set late in a caller's long transaction starts
 -- then (tests/conformance/test_lease.py, ..._measured_when_the_statement_runs).
 -- run_at is "claimable from": for a pending job its schedule, for a running job the end
--- of its lease. MySQL has no partial index, so the stored column `claimable` (1 while
--- pending or running, else NULL) leads the claim index and keeps finished rows out of it.
+-- of its lease. MySQL has no partial index, so the VIRTUAL column `claim_ready` (1 while
+-- running, or pending and not waiting behind its key; else NULL) leads the claim index
+-- and keeps finished rows out of it; `key_waiting` (the key of a waiting pending job)
+-- leads the index of the rest. The stored column `claimable` (1 while pending or running)
+-- led version 1's claim index, dropped by migration 0017; the claim's take still reads it.
 -- The key, debounce and finished indexes read VIRTUAL columns (key_status, debounce_status,
 -- finished_status: the status where the index concerns the row, else NULL; migration
 -- 0014), so a claim or an end of a job with no key writes none of their entries.
@@ -54,8 +57,8 @@ INSERT IGNORE INTO {keys_table} (order_key) VALUES (%(lock_name)s)
 -- name: queue_running
 -- Under the queue's lock, in a statement of its own (READ COMMITTED: a fresh read view, so
 -- it sees every claim committed before the lock was granted): jobs holding a live lease.
-SELECT count(*) AS n FROM {table}
-WHERE claimable = 1 AND queue = %(queue)s AND status = 'running'
+SELECT count(*) AS n FROM {table} FORCE INDEX (`{prefix}_ready`)
+WHERE claim_ready = 1 AND queue = %(queue)s AND status = 'running'
   AND lease_until > UTC_TIMESTAMP(6)
 
 -- name: enqueue_dedupe
@@ -191,7 +194,7 @@ UPDATE (SELECT (SELECT e.id FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
               ORDER BY e.order_key, e.key_status, e.id LIMIT 1) AS id
       FROM JSON_TABLE(%(keys)s, '$[*]' COLUMNS (
           name VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin PATH '$')) AS k) AS h
-STRAIGHT_JOIN {table} AS t ON t.id = h.id
+STRAIGHT_JOIN {table} AS t FORCE INDEX (PRIMARY) ON t.id = h.id
 SET t.key_wait = NULL
 WHERE t.key_wait = 1
 
@@ -244,13 +247,15 @@ SELECT order_key FROM {table} WHERE id = %(id)s
 -- either adds to the attempt (another claim) or makes the row unclaimable now (done, failed,
 -- retried later, heartbeated), so two claims that read the same row cannot both take it:
 -- InnoDB makes the second UPDATE wait for the first one's row lock, then finds the attempt
--- changed. The bound list first (STRAIGHT_JOIN), here and in every UPDATE joined to a
--- bound list of ids, so that each row is found by its primary key: on a small table MySQL
+-- changed. The bound list first (STRAIGHT_JOIN) and each row by its primary key (FORCE
+-- INDEX), here and in every UPDATE joined to a bound list of ids: on a small table MySQL
 -- 9.7 and MariaDB 10.11 read the table (or the claim index) first instead, locking every
 -- row they passed, and a claim waited for a user's open transaction that was completing
--- another job (test_a_claim_waits_for_no_transaction_that_completes_another_job).
+-- another job (test_a_claim_waits_for_no_transaction_that_completes_another_job); with
+-- the list first but no hint, MariaDB 10.11 still scanned a two-row table for its rows
+-- once version 1's claim index was gone.
 UPDATE JSON_TABLE(%(pairs)s, '$[*]' COLUMNS (id BIGINT PATH '$[0]', at INT PATH '$[1]')) AS p
-STRAIGHT_JOIN {table} AS t ON t.id = p.id AND t.attempt = p.at
+STRAIGHT_JOIN {table} AS t FORCE INDEX (PRIMARY) ON t.id = p.id AND t.attempt = p.at
 SET t.attempt = t.attempt + 1, t.status = 'running', t.lease_until = %(lease_until)s,
     t.run_at = %(lease_until)s, t.finished_at = NULL, t.claim_id = %(claim_id)s
 WHERE t.claimable = 1 AND t.run_at <= UTC_TIMESTAMP(6)
@@ -266,7 +271,7 @@ WHERE id IN (%(ids)s) AND status = 'running'
 -- attempt the pick saw, with its lease still ended (its worker may have completed or
 -- heartbeated it meanwhile).
 UPDATE JSON_TABLE(%(pairs)s, '$[*]' COLUMNS (id BIGINT PATH '$[0]', at INT PATH '$[1]')) AS p
-STRAIGHT_JOIN {table} AS t ON t.id = p.id AND t.attempt = p.at
+STRAIGHT_JOIN {table} AS t FORCE INDEX (PRIMARY) ON t.id = p.id AND t.attempt = p.at
 SET t.status = 'failed', t.lease_until = NULL, t.finished_at = UTC_TIMESTAMP(6),
     t.last_error = CONCAT('lease expired: attempt ', t.attempt, ' of ', t.max_attempts,
                           ' did not finish before its lease ended (worker died or stalled)')
@@ -397,7 +402,7 @@ LEFT JOIN {counters_table} AS c ON c.name = 'pruned'
 UPDATE JSON_TABLE(%(items)s, '$[*]' COLUMNS (
     id BIGINT PATH '$[0]', at INT PATH '$[1]', cid BIGINT PATH '$[2]',
     res LONGTEXT PATH '$[3]')) AS p
-STRAIGHT_JOIN {table} AS t ON t.id = p.id AND t.attempt = p.at AND t.claim_id <=> p.cid
+STRAIGHT_JOIN {table} AS t FORCE INDEX (PRIMARY) ON t.id = p.id AND t.attempt = p.at AND t.claim_id <=> p.cid
 SET t.status = 'done', t.result = p.res, t.lease_until = NULL,
     t.finished_at = UTC_TIMESTAMP(6)
 WHERE t.status = 'running' AND (%(marked)s = 1 OR t.has_children IS NULL)
@@ -481,8 +486,8 @@ SELECT RELEASE_LOCK(%(name)s) AS released
 -- less than %(margin_s)s seconds ago, on the statement's clock. A holder cut off from the
 -- database cannot heartbeat, so its leases end while its handlers run; once back, its
 -- heartbeats renew them: the margin gives it time to.
-SELECT id, attempt, claim_id FROM {table}
-WHERE claimable = 1 AND status = 'running'
+SELECT id, attempt, claim_id FROM {table} FORCE INDEX (`{prefix}_ready`)
+WHERE claim_ready = 1 AND status = 'running'
   AND lease_until > TIMESTAMPADD(SECOND, -%(margin_s)s, UTC_TIMESTAMP(6))
 LIMIT %(limit)s
 
@@ -672,8 +677,12 @@ FROM {workers_table}
 ORDER BY started_at, id
 
 -- name: queue_overview
--- The active jobs of every queue, from the claim index (claimable is 1 on the pending and
--- running rows only: it holds the backlog, never the finished jobs).
+-- The active jobs of every queue, from the claim index (claim_ready is 1 on the running
+-- rows and the pending ones not waiting behind their key) and the key_wait index (the
+-- waiting ones): together they hold the backlog, never the finished jobs. FORCE INDEX here
+-- and in queue_running and live_leases: MariaDB 10.11 estimates a look-up of a VIRTUAL
+-- column's index at half the table and read the whole table instead (seen with 500
+-- active jobs among 50,000; MySQL 9.7 took the index).
 SELECT queue,
        SUM(status = 'pending' AND run_at <= UTC_TIMESTAMP(6)) AS pending,
        SUM(status = 'pending' AND run_at > UTC_TIMESTAMP(6)) AS scheduled,
@@ -682,8 +691,11 @@ SELECT queue,
        TIMESTAMPDIFF(MICROSECOND,
            MIN(CASE WHEN status = 'pending' AND run_at <= UTC_TIMESTAMP(6) THEN run_at END),
            UTC_TIMESTAMP(6)) / 1000000.0 AS oldest_pending_age
-FROM {table}
-WHERE claimable = 1
+FROM (SELECT queue, status, run_at, lease_until FROM {table} FORCE INDEX (`{prefix}_ready`)
+      WHERE claim_ready = 1
+      UNION ALL
+      SELECT queue, status, run_at, lease_until FROM {table} FORCE INDEX (`{prefix}_key_wait`)
+      WHERE key_waiting IS NOT NULL) AS a
 GROUP BY queue
 
 -- name: queue_recent
@@ -798,7 +810,7 @@ FOR UPDATE
 -- parent that ended already is marked too: harmless). A row marked before is not written.
 -- Also a workflow's jobs just written by this transaction (no lock: no other sees them).
 UPDATE JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (p BIGINT PATH '$')) AS j
-STRAIGHT_JOIN {table} AS t ON t.id = j.p
+STRAIGHT_JOIN {table} AS t FORCE INDEX (PRIMARY) ON t.id = j.p
 SET t.has_children = 1
 WHERE t.has_children IS NULL
 
@@ -810,9 +822,9 @@ FROM JSON_TABLE(%(edges)s, '$[*]' COLUMNS (c BIGINT PATH '$[0]', p BIGINT PATH '
 
 -- name: deps_hold
 -- New jobs with parents: has_parents (their claim reads the parents' results); when
--- hold (their parents have not all ended), waiting, never claimed (claimable is NULL).
+-- hold (their parents have not all ended), waiting, never claimed (claim_ready is NULL).
 UPDATE JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (p BIGINT PATH '$')) AS j
-STRAIGHT_JOIN {table} AS t ON t.id = j.p
+STRAIGHT_JOIN {table} AS t FORCE INDEX (PRIMARY) ON t.id = j.p
 SET t.status = IF(%(hold)s = 1, 'waiting', t.status), t.has_parents = 1
 WHERE t.status = 'pending'
 
@@ -835,7 +847,7 @@ LEFT JOIN {table} AS p ON p.id = d.parent
 -- name: deps_release
 -- Children whose parents all ended: due now (or at their own later run_at).
 UPDATE JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (p BIGINT PATH '$')) AS j
-STRAIGHT_JOIN {table} AS t ON t.id = j.p
+STRAIGHT_JOIN {table} AS t FORCE INDEX (PRIMARY) ON t.id = j.p
 SET t.status = 'pending', t.run_at = GREATEST(t.run_at, UTC_TIMESTAMP(6))
 WHERE t.status = 'waiting'
 
@@ -851,7 +863,7 @@ ON DUPLICATE KEY UPDATE total = total + %(n)s, updated_at = UTC_TIMESTAMP(6)
 -- name: deps_cancel
 -- Children of a parent that failed or was cancelled: cancelled, naming it.
 UPDATE JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (p BIGINT PATH '$')) AS j
-STRAIGHT_JOIN {table} AS t ON t.id = j.p
+STRAIGHT_JOIN {table} AS t FORCE INDEX (PRIMARY) ON t.id = j.p
 SET t.status = 'cancelled', t.last_error = %(error)s, t.finished_at = UTC_TIMESTAMP(6)
 WHERE t.status IN ('waiting', 'pending')
 

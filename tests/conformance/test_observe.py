@@ -44,6 +44,21 @@ def test_overview_counts_each_queue_by_state(queue: skiplock.Queue) -> None:
     assert mail.as_dict()["done_recent"] == 1
 
 
+def test_overview_counts_the_jobs_waiting_behind_their_key(queue: skiplock.Queue) -> None:
+    # A keyed job enqueued behind its key's pending head is out of the claim index
+    # (key_wait, migration 0015 / 0016) and the overview reads that index: it must still
+    # count such jobs, pending and scheduled alike.
+    queue.enqueue_many([{"n": i} for i in range(4)], queue="k", key="acct")
+    queue.enqueue({"n": 9}, queue="k", key="acct", delay=3600)
+    queue.enqueue({"n": 10}, queue="k")
+    (head,) = queue.claim(queues="k", limit=1, lease=60)
+    assert head.payload == {"n": 0}
+    (k,) = queue.overview()
+    assert (k.queue, k.pending, k.scheduled, k.running) == ("k", 4, 1, 1)
+    stats = queue.stats("k")
+    assert (stats.pending, stats.scheduled, stats.running) == (4, 1, 1)
+
+
 def test_overview_is_bounded_and_says_so(queue: skiplock.Queue) -> None:
     ids = queue.enqueue_many([{"n": i} for i in range(5)], queue="q")
     for _ in ids:

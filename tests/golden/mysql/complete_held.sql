@@ -6,7 +6,7 @@
 UPDATE JSON_TABLE(%(items)s, '$[*]' COLUMNS (
     id BIGINT PATH '$[0]', at INT PATH '$[1]', cid BIGINT PATH '$[2]',
     res LONGTEXT PATH '$[3]')) AS p
-STRAIGHT_JOIN `skiplock_jobs` AS t ON t.id = p.id AND t.attempt = p.at AND t.claim_id <=> p.cid
+STRAIGHT_JOIN `skiplock_jobs` AS t FORCE INDEX (PRIMARY) ON t.id = p.id AND t.attempt = p.at AND t.claim_id <=> p.cid
 SET t.status = 'done', t.result = p.res, t.lease_until = NULL,
     t.finished_at = UTC_TIMESTAMP(6)
 WHERE t.status = 'running' AND (%(marked)s = 1 OR t.has_children IS NULL)

@@ -7,6 +7,6 @@ UPDATE (SELECT (SELECT e.id FROM `skiplock_jobs` AS e FORCE INDEX (`skiplock_job
               ORDER BY e.order_key, e.key_status, e.id LIMIT 1) AS id
       FROM JSON_TABLE(%(keys)s, '$[*]' COLUMNS (
           name VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin PATH '$')) AS k) AS h
-STRAIGHT_JOIN `skiplock_jobs` AS t ON t.id = h.id
+STRAIGHT_JOIN `skiplock_jobs` AS t FORCE INDEX (PRIMARY) ON t.id = h.id
 SET t.key_wait = NULL
 WHERE t.key_wait = 1

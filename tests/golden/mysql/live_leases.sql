@@ -2,7 +2,7 @@
 -- less than %(margin_s)s seconds ago, on the statement's clock. A holder cut off from the
 -- database cannot heartbeat, so its leases end while its handlers run; once back, its
 -- heartbeats renew them: the margin gives it time to.
-SELECT id, attempt, claim_id FROM `skiplock_jobs`
-WHERE claimable = 1 AND status = 'running'
+SELECT id, attempt, claim_id FROM `skiplock_jobs` FORCE INDEX (`skiplock_jobs_ready`)
+WHERE claim_ready = 1 AND status = 'running'
   AND lease_until > TIMESTAMPADD(SECOND, -%(margin_s)s, UTC_TIMESTAMP(6))
 LIMIT %(limit)s

@@ -1,0 +1,12 @@
+-- skiplock schema migration for MySQL and MariaDB: version 1's claim index goes (issue
+-- 23). Since 0016 the claim reads `{prefix}_ready` (claim_ready, ...), and the lease and
+-- overview look-ups read it with `{prefix}_key_wait`; version 1's index
+-- (claimable, queue, priority, run_at, id) held every row (no partial index here), so
+-- every enqueue wrote an entry for it and every end of a job moved one. The stored column
+-- `claimable` stays (dropping it would rebuild the table; the claim's take still reads it,
+-- by primary key). INPLACE with LOCK=NONE: reads and writes go on; a metadata lock for a
+-- moment at the start and the end. A release older than 0016 still running through the
+-- upgrade claims without an index from here on (slower, never wrong):
+-- `skiplock migrate --to 16` first, and this one once every worker runs 0016's release
+-- (docs/migrations.md).
+ALTER TABLE {table} DROP INDEX `{prefix}_claim`, ALGORITHM=INPLACE, LOCK=NONE
