@@ -6,18 +6,19 @@
 -- statement), not the transaction: a lease set late in a caller's long transaction starts
 -- then (tests/conformance/test_lease.py, ..._measured_when_the_statement_runs).
 -- run_at is "claimable from": for a pending job its schedule, for a running job the end
--- of its lease. MySQL has no partial index, so the VIRTUAL column `claim_ready` (1 while
--- running, or pending and not waiting behind its key; else NULL) leads the claim index
--- and keeps finished rows out of it; `key_waiting` (the key of a waiting pending job)
--- leads the index of the rest. The stored column `claimable` (1 while pending or running)
--- led version 1's claim index, dropped by migration 0017; the claim's take still reads it.
+-- of its lease. MySQL has no partial index, so the stored column `claimable` (1 while
+-- pending or running, else NULL) and `key_wait` (1 on a pending job waiting behind its
+-- key's head) lead the claim index: a claim reads (1, NULL, queue, ...), the running jobs
+-- and the pending ones not waiting, never a finished row (migration 0016; version 1's
+-- index on `claimable` alone went in 0017). `key_waiting` (VIRTUAL: the key of a waiting
+-- pending job) leads the index of the waiting ones.
 -- The key, debounce and finished indexes read VIRTUAL columns (key_status, debounce_status,
 -- finished_status: the status where the index concerns the row, else NULL; migration
 -- 0014), so a claim or an end of a job with no key writes none of their entries.
 
 -- name: enqueue
 -- key_wait: a keyed job enqueued while its key has a pending job waits behind it, out of
--- the claim index (claim_ready), until the claim that takes the key's head (or the cancel
+-- the claim index (key_wait), until the claim that takes the key's head (or the cancel
 -- of it) clears the flag of the next one (key_next). Under the key's lock (key_lock, taken
 -- before this statement), so this look-up sees every claim of the key that committed
 -- before the lock was granted, and a claim of the key that commits later clears this
@@ -58,7 +59,7 @@ INSERT IGNORE INTO {keys_table} (order_key) VALUES (%(lock_name)s)
 -- Under the queue's lock, in a statement of its own (READ COMMITTED: a fresh read view, so
 -- it sees every claim committed before the lock was granted): jobs holding a live lease.
 SELECT count(*) AS n FROM {table} FORCE INDEX (`{prefix}_ready`)
-WHERE claim_ready = 1 AND queue = %(queue)s AND status = 'running'
+WHERE claimable = 1 AND key_wait IS NULL AND queue = %(queue)s AND status = 'running'
   AND lease_until > UTC_TIMESTAMP(6)
 
 -- name: enqueue_dedupe
@@ -106,8 +107,9 @@ JOIN {table} AS t ON t.idempotency_key = j.k
 -- (1.3 s for a pick on 10,000 grouped keyed jobs against 6 ms). The subqueries are a
 -- consistent (non-locking) read, so it never waits for another claim (docs/sql.md); so
 -- is the paused flag's (q.pause: docs/control.md), locked by no claim.
--- claim_ready (migration 0016): running, or pending and not waiting behind its key's head
--- (key_wait), so the index it leads holds one pending job of a key, not all of them. The
+-- claimable = 1 AND key_wait IS NULL (migration 0016): running, or pending and not waiting
+-- behind its key's head, so the claim index reads one pending job of a key, not all of
+-- them; FORCE INDEX, so that no server reads the table for it. The
 -- dialect then tries the lock of each key it picked a job of (key_try: skipped while a
 -- keyed enqueue holds it) and, after the take, clears the flag of each taken key's next
 -- job (key_next).
@@ -120,8 +122,8 @@ SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_
        UTC_TIMESTAMP(6) AS db_now, headers,
        TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us, has_parents,
        key_rate, key_rate_ms
-FROM {table} AS c
-WHERE claim_ready = 1 AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
+FROM {table} AS c FORCE INDEX (`{prefix}_ready`)
+WHERE claimable = 1 AND c.key_wait IS NULL AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
   AND NOT EXISTS (SELECT 1 FROM {queues_table} AS p WHERE p.queue = %(queue)s AND p.paused = 1)
   AND (c.order_key IS NULL OR (
         {no_earlier_pending}
@@ -138,8 +140,9 @@ SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_
        UTC_TIMESTAMP(6) AS db_now, headers,
        TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us, has_parents,
        key_rate, key_rate_ms
-FROM {table} AS c
-WHERE claim_ready = 1 AND queue IN (%(queues)s) AND run_at <= UTC_TIMESTAMP(6)
+FROM {table} AS c FORCE INDEX (`{prefix}_ready`)
+WHERE claimable = 1 AND c.key_wait IS NULL AND queue IN (%(queues)s)
+  AND run_at <= UTC_TIMESTAMP(6)
   AND NOT EXISTS (SELECT 1 FROM {queues_table} AS p WHERE p.queue = c.queue AND p.paused = 1)
   AND (c.order_key IS NULL OR (
         {no_earlier_pending}
@@ -210,6 +213,9 @@ WHERE t.key_wait = 1
 -- A plain SELECT: a consistent read that waits for no lock (an UPDATE joined to these
 -- reads locked what it read, and waited for a row a user's open transaction inserted);
 -- key_repair_take then clears the flag of the heads it names whose rows are not locked.
+-- The second part: a running job that kept its flag (a claim of a release before 0016 took
+-- it) is out of the claim index (claimable, key_wait, ...) and its lease, should it end,
+-- would not be claimed again: its flag is cleared too.
 SELECT h.id FROM
     (SELECT (SELECT e.id FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
              WHERE e.order_key = w.name AND e.key_status = 'pending'
@@ -219,6 +225,9 @@ SELECT h.id FROM
            WHERE f.key_waiting IS NOT NULL) AS w) AS h
 JOIN {table} AS t ON t.id = h.id
 WHERE t.key_wait = 1
+UNION
+SELECT r.id FROM {table} AS r FORCE INDEX (`{prefix}_ready`)
+WHERE r.claimable = 1 AND r.key_wait = 1 AND r.status = 'running'
 
 -- name: key_repair_lock
 -- The heads key_repair found, locked, those another transaction holds skipped (the next
@@ -487,7 +496,7 @@ SELECT RELEASE_LOCK(%(name)s) AS released
 -- database cannot heartbeat, so its leases end while its handlers run; once back, its
 -- heartbeats renew them: the margin gives it time to.
 SELECT id, attempt, claim_id FROM {table} FORCE INDEX (`{prefix}_ready`)
-WHERE claim_ready = 1 AND status = 'running'
+WHERE claimable = 1 AND key_wait IS NULL AND status = 'running'
   AND lease_until > TIMESTAMPADD(SECOND, -%(margin_s)s, UTC_TIMESTAMP(6))
 LIMIT %(limit)s
 
@@ -677,12 +686,11 @@ FROM {workers_table}
 ORDER BY started_at, id
 
 -- name: queue_overview
--- The active jobs of every queue, from the claim index (claim_ready is 1 on the running
--- rows and the pending ones not waiting behind their key) and the key_wait index (the
--- waiting ones): together they hold the backlog, never the finished jobs. FORCE INDEX here
--- and in queue_running and live_leases: MariaDB 10.11 estimates a look-up of a VIRTUAL
--- column's index at half the table and read the whole table instead (seen with 500
--- active jobs among 50,000; MySQL 9.7 took the index).
+-- The active jobs of every queue: the active rows are claimable = 1, read from the claim
+-- index (claimable, key_wait, ...), never a finished job. FORCE INDEX here and in
+-- queue_running and live_leases: MariaDB 10.11 estimated a look-up of a VIRTUAL column's
+-- index (this index's first form) at half the table and read the whole table instead
+-- (seen with 500 active jobs among 50,000; MySQL 9.7 took the index).
 SELECT queue,
        SUM(status = 'pending' AND run_at <= UTC_TIMESTAMP(6)) AS pending,
        SUM(status = 'pending' AND run_at > UTC_TIMESTAMP(6)) AS scheduled,
@@ -691,11 +699,8 @@ SELECT queue,
        TIMESTAMPDIFF(MICROSECOND,
            MIN(CASE WHEN status = 'pending' AND run_at <= UTC_TIMESTAMP(6) THEN run_at END),
            UTC_TIMESTAMP(6)) / 1000000.0 AS oldest_pending_age
-FROM (SELECT queue, status, run_at, lease_until FROM {table} FORCE INDEX (`{prefix}_ready`)
-      WHERE claim_ready = 1
-      UNION ALL
-      SELECT queue, status, run_at, lease_until FROM {table} FORCE INDEX (`{prefix}_key_wait`)
-      WHERE key_waiting IS NOT NULL) AS a
+FROM {table} FORCE INDEX (`{prefix}_ready`)
+WHERE claimable = 1
 GROUP BY queue
 
 -- name: queue_recent
@@ -822,7 +827,7 @@ FROM JSON_TABLE(%(edges)s, '$[*]' COLUMNS (c BIGINT PATH '$[0]', p BIGINT PATH '
 
 -- name: deps_hold
 -- New jobs with parents: has_parents (their claim reads the parents' results); when
--- hold (their parents have not all ended), waiting, never claimed (claim_ready is NULL).
+-- hold (their parents have not all ended), waiting, never claimed (claimable is NULL).
 UPDATE JSON_TABLE(%(id_list)s, '$[*]' COLUMNS (p BIGINT PATH '$')) AS j
 STRAIGHT_JOIN {table} AS t FORCE INDEX (PRIMARY) ON t.id = j.p
 SET t.status = IF(%(hold)s = 1, 'waiting', t.status), t.has_parents = 1

@@ -235,3 +235,29 @@ def test_the_previous_releases_claims_leave_a_flag_the_repair_clears(
     new.complete(got[0])
     [jc] = new.claim()
     assert jc.id == c
+
+
+def test_a_flagged_job_the_previous_release_claimed_is_claimed_again_when_its_lease_ends(
+    make_queue: Callable[..., skiplock.Queue],
+) -> None:
+    """The previous release's claims ignore the flag: once a key's head is done, one of its
+    workers may take the next job with its flag still set, then die. That job's lease ends
+    and a worker of this release claims it again (on MySQL/MariaDB the flag keeps a job out
+    of the claim index, running or not: the repair clears it on running jobs too)."""
+    new = make_queue()
+    _flagged_dialect(new)
+    old = make_queue()  # a worker of schema version 7's release, still running
+    old.dialect.sql = v1_statements(old, FIXTURES.parent / "schema_v7")
+    old._schema_ok = True
+    assert new.claim() == []  # this release's worker polls (its repair ran now)
+    a, b = (new.enqueue({"n": n}, key="k") for n in range(2))
+    [ja] = old.claim()
+    assert ja.id == a
+    old.complete(ja)
+    [jb] = old.claim(lease=0.5)  # b, still flagged; its worker dies with it
+    assert jb.id == b
+    got: list[skiplock.Job] = []
+    wait_until(lambda: got.extend(new.claim()) or got, 20, "b's ended lease to be claimed")
+    assert [(j.id, j.attempt) for j in got] == [(b, 2)]
+    new.complete(got[0])
+    assert new.get(b).status == "done"  # type: ignore[union-attr]

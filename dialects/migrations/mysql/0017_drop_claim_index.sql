@@ -1,6 +1,6 @@
 -- skiplock schema migration for MySQL and MariaDB: version 1's claim index goes (issue
--- 23). Since 0016 the claim reads `{prefix}_ready` (claim_ready, ...), and the lease and
--- overview look-ups read it with `{prefix}_key_wait`; version 1's index
+-- 23). Since 0016 the claim, the lease and the overview look-ups read `{prefix}_ready`
+-- (claimable, key_wait, ...); version 1's index
 -- (claimable, queue, priority, run_at, id) held every row (no partial index here), so
 -- every enqueue wrote an entry for it and every end of a job moved one. The stored column
 -- `claimable` stays (dropping it would rebuild the table; the claim's take still reads it,

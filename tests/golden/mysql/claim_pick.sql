@@ -6,8 +6,9 @@
 -- (1.3 s for a pick on 10,000 grouped keyed jobs against 6 ms). The subqueries are a
 -- consistent (non-locking) read, so it never waits for another claim (docs/sql.md); so
 -- is the paused flag's (q.pause: docs/control.md), locked by no claim.
--- claim_ready (migration 0016): running, or pending and not waiting behind its key's head
--- (key_wait), so the index it leads holds one pending job of a key, not all of them. The
+-- claimable = 1 AND key_wait IS NULL (migration 0016): running, or pending and not waiting
+-- behind its key's head, so the claim index reads one pending job of a key, not all of
+-- them; FORCE INDEX, so that no server reads the table for it. The
 -- dialect then tries the lock of each key it picked a job of (key_try: skipped while a
 -- keyed enqueue holds it) and, after the take, clears the flag of each taken key's next
 -- job (key_next).
@@ -20,8 +21,8 @@ SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_
        UTC_TIMESTAMP(6) AS db_now, headers,
        TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us, has_parents,
        key_rate, key_rate_ms
-FROM `skiplock_jobs` AS c
-WHERE claim_ready = 1 AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
+FROM `skiplock_jobs` AS c FORCE INDEX (`skiplock_jobs_ready`)
+WHERE claimable = 1 AND c.key_wait IS NULL AND queue = %(queue)s AND run_at <= UTC_TIMESTAMP(6)
   AND NOT EXISTS (SELECT 1 FROM `skiplock_jobs_queues` AS p WHERE p.queue = %(queue)s AND p.paused = 1)
   AND (c.order_key IS NULL OR (
         COALESCE((

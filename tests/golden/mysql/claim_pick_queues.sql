@@ -3,8 +3,9 @@ SELECT id, queue, payload, priority, status, attempt, max_attempts, idempotency_
        UTC_TIMESTAMP(6) AS db_now, headers,
        TIMESTAMPDIFF(MICROSECOND, run_at, UTC_TIMESTAMP(6)) AS waited_us, has_parents,
        key_rate, key_rate_ms
-FROM `skiplock_jobs` AS c
-WHERE claim_ready = 1 AND queue IN (%(queues)s) AND run_at <= UTC_TIMESTAMP(6)
+FROM `skiplock_jobs` AS c FORCE INDEX (`skiplock_jobs_ready`)
+WHERE claimable = 1 AND c.key_wait IS NULL AND queue IN (%(queues)s)
+  AND run_at <= UTC_TIMESTAMP(6)
   AND NOT EXISTS (SELECT 1 FROM `skiplock_jobs_queues` AS p WHERE p.queue = c.queue AND p.paused = 1)
   AND (c.order_key IS NULL OR (
         COALESCE((

@@ -1,5 +1,5 @@
 -- key_wait: a keyed job enqueued while its key has a pending job waits behind it, out of
--- the claim index (claim_ready), until the claim that takes the key's head (or the cancel
+-- the claim index (key_wait), until the claim that takes the key's head (or the cancel
 -- of it) clears the flag of the next one (key_next). Under the key's lock (key_lock, taken
 -- before this statement), so this look-up sees every claim of the key that committed
 -- before the lock was granted, and a claim of the key that commits later clears this

@@ -9,6 +9,9 @@
 -- A plain SELECT: a consistent read that waits for no lock (an UPDATE joined to these
 -- reads locked what it read, and waited for a row a user's open transaction inserted);
 -- key_repair_take then clears the flag of the heads it names whose rows are not locked.
+-- The second part: a running job that kept its flag (a claim of a release before 0016 took
+-- it) is out of the claim index (claimable, key_wait, ...) and its lease, should it end,
+-- would not be claimed again: its flag is cleared too.
 SELECT h.id FROM
     (SELECT (SELECT e.id FROM `skiplock_jobs` AS e FORCE INDEX (`skiplock_jobs_key_state`)
              WHERE e.order_key = w.name AND e.key_status = 'pending'
@@ -18,3 +21,6 @@ SELECT h.id FROM
            WHERE f.key_waiting IS NOT NULL) AS w) AS h
 JOIN `skiplock_jobs` AS t ON t.id = h.id
 WHERE t.key_wait = 1
+UNION
+SELECT r.id FROM `skiplock_jobs` AS r FORCE INDEX (`skiplock_jobs_ready`)
+WHERE r.claimable = 1 AND r.key_wait = 1 AND r.status = 'running'

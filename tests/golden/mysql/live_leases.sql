@@ -3,6 +3,6 @@
 -- database cannot heartbeat, so its leases end while its handlers run; once back, its
 -- heartbeats renew them: the margin gives it time to.
 SELECT id, attempt, claim_id FROM `skiplock_jobs` FORCE INDEX (`skiplock_jobs_ready`)
-WHERE claim_ready = 1 AND status = 'running'
+WHERE claimable = 1 AND key_wait IS NULL AND status = 'running'
   AND lease_until > TIMESTAMPADD(SECOND, -%(margin_s)s, UTC_TIMESTAMP(6))
 LIMIT %(limit)s
