@@ -210,18 +210,27 @@ def test_retry_failed_of_an_older_job_makes_it_the_head(queue: skiplock.Queue) -
     assert order == [a, b, c]
 
 
+def _this_and_the_previous_release(
+    make_queue: Callable[..., skiplock.Queue],
+) -> tuple[skiplock.Queue, skiplock.Queue]:
+    """A queue of this release, whose worker has polled once (its repair ran), and one with
+    schema version 7's statements: a worker of the previous release, still running."""
+    new = make_queue()
+    _flagged_dialect(new)
+    old = make_queue()
+    old.dialect.sql = v1_statements(old, FIXTURES.parent / "schema_v7")
+    old._schema_ok = True
+    assert new.claim() == []
+    return new, old
+
+
 def test_the_previous_releases_claims_leave_a_flag_the_repair_clears(
     make_queue: Callable[..., skiplock.Queue],
 ) -> None:
     """Through an online upgrade the previous release's workers claim a key's head without
     clearing its next job's flag; a worker of this release gives the key its head back
     within key_repair's period (10 s) and runs the rest in order."""
-    new = make_queue()
-    _flagged_dialect(new)
-    old = make_queue()  # a worker of schema version 7's release, still running
-    old.dialect.sql = v1_statements(old, FIXTURES.parent / "schema_v7")
-    old._schema_ok = True
-    assert new.claim() == []  # this release's worker polls (its repair ran now)
+    new, old = _this_and_the_previous_release(make_queue)
     a, b, c = (new.enqueue({"n": n}, key="k") for n in range(3))
     [ja] = old.claim()
     assert ja.id == a
@@ -244,12 +253,7 @@ def test_a_flagged_job_the_previous_release_claimed_is_claimed_again_when_its_le
     workers may take the next job with its flag still set, then die. That job's lease ends
     and a worker of this release claims it again (on MySQL/MariaDB the flag keeps a job out
     of the claim index, running or not: the repair clears it on running jobs too)."""
-    new = make_queue()
-    _flagged_dialect(new)
-    old = make_queue()  # a worker of schema version 7's release, still running
-    old.dialect.sql = v1_statements(old, FIXTURES.parent / "schema_v7")
-    old._schema_ok = True
-    assert new.claim() == []  # this release's worker polls (its repair ran now)
+    new, old = _this_and_the_previous_release(make_queue)
     a, b = (new.enqueue({"n": n}, key="k") for n in range(2))
     [ja] = old.claim()
     assert ja.id == a
