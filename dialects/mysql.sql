@@ -9,8 +9,8 @@
 -- of its lease. MySQL has no partial index, so the stored column `claimable` (1 while
 -- pending or running, else NULL) and `key_wait` (1 on a pending job waiting behind its
 -- key's head) lead the claim index: a claim reads (1, NULL, queue, ...), the running jobs
--- and the pending ones not waiting, never a finished row (migration 0016; version 1's
--- index on `claimable` alone went in 0017). `key_waiting` (VIRTUAL: the key of a waiting
+-- and the pending ones not waiting, never a finished row (migration 0017; 0016 built it
+-- on a VIRTUAL column; version 1's index on `claimable` alone went in 0017). `key_waiting` (VIRTUAL: the key of a waiting
 -- pending job) leads the index of the waiting ones.
 -- The key, debounce and finished indexes read VIRTUAL columns (key_status, debounce_status,
 -- finished_status: the status where the index concerns the row, else NULL; migration
@@ -107,7 +107,7 @@ JOIN {table} AS t ON t.idempotency_key = j.k
 -- (1.3 s for a pick on 10,000 grouped keyed jobs against 6 ms). The subqueries are a
 -- consistent (non-locking) read, so it never waits for another claim (docs/sql.md); so
 -- is the paused flag's (q.pause: docs/control.md), locked by no claim.
--- claimable = 1 AND key_wait IS NULL (migration 0016): running, or pending and not waiting
+-- claimable = 1 AND key_wait IS NULL (migrations 0016, 0017): running, or pending and not waiting
 -- behind its key's head, so the claim index reads one pending job of a key, not all of
 -- them; FORCE INDEX, so that no server reads the table for it. The
 -- dialect then tries the lock of each key it picked a job of (key_try: skipped while a
@@ -689,7 +689,7 @@ ORDER BY started_at, id
 -- The active jobs of every queue: the active rows are claimable = 1, read from the claim
 -- index (claimable, key_wait, ...), never a finished job. FORCE INDEX here and in
 -- queue_running and live_leases: MariaDB 10.11 estimated a look-up of a VIRTUAL column's
--- index (this index's first form) at half the table and read the whole table instead
+-- index (this index as 0016 built it) at half the table and read the whole table instead
 -- (seen with 500 active jobs among 50,000; MySQL 9.7 took the index).
 SELECT queue,
        SUM(status = 'pending' AND run_at <= UTC_TIMESTAMP(6)) AS pending,

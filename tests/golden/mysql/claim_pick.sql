@@ -6,7 +6,7 @@
 -- (1.3 s for a pick on 10,000 grouped keyed jobs against 6 ms). The subqueries are a
 -- consistent (non-locking) read, so it never waits for another claim (docs/sql.md); so
 -- is the paused flag's (q.pause: docs/control.md), locked by no claim.
--- claimable = 1 AND key_wait IS NULL (migration 0016): running, or pending and not waiting
+-- claimable = 1 AND key_wait IS NULL (migrations 0016, 0017): running, or pending and not waiting
 -- behind its key's head, so the claim index reads one pending job of a key, not all of
 -- them; FORCE INDEX, so that no server reads the table for it. The
 -- dialect then tries the lock of each key it picked a job of (key_try: skipped while a
