@@ -211,6 +211,29 @@ def test_timeout_abandons_the_attempt(
     wait_until(lambda: flags == [True], what="the handler to see job.lost")
 
 
+def test_a_timeout_ends_the_attempt_at_its_deadline_not_at_the_next_heartbeat(
+    queue: skiplock.Queue, workers: list[Worker], worker_cls: type[Worker]
+) -> None:
+    """A handler that begins while the heartbeat sleeps (every 20 s here) is abandoned
+    when its timeout (0.5 s) ends, not at the next beat."""
+    seen: list[float] = []
+
+    def handler(job: Job) -> None:
+        began = time.monotonic()
+        wait_until(lambda: job.lost, timeout=40, what="job.lost")
+        seen.append(time.monotonic() - began)
+
+    worker = worker_cls(queue, handler, lease=60, heartbeat=20, timeout=0.5)
+    workers.append(worker.start())
+    time.sleep(1.0)  # its heartbeat sleeps
+    job_id = queue.enqueue("x", max_attempts=1)
+    wait_until(lambda: seen, 40, "the handler to see job.lost")
+    assert 0.5 <= seen[0] < 5.0, seen
+    record = queue.get(job_id)
+    assert record is not None and record.status == "failed"
+    assert record.last_error is not None and record.last_error.startswith("TimeoutError")
+
+
 def test_an_enqueue_wakes_an_idle_worker_at_once(
     queue: skiplock.Queue,
     workers: list[Worker],

@@ -38,3 +38,11 @@ def record(job: skiplock.Job, sleep: float = 0.0) -> None:
 @app.task(name="hang", timeout=1, max_attempts=2)
 def hang() -> None:
     time.sleep(3600)  # a sync handler no thread can stop: in a fleet, its process ends
+
+
+@app.task(name="hang_long", pass_job=True, timeout=4)
+def hang_long(job: skiplock.Job) -> None:
+    """As hang, with time to stop the fleet while it runs: it marks its start first."""
+    with app.queue.transaction() as tx:
+        tx.execute(*_row(job, os.environ["FLEET_STARTED"]))
+    time.sleep(3600)

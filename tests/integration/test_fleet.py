@@ -273,6 +273,27 @@ def test_a_handler_past_its_timeout_ends_its_process(queue: skiplock.Queue, flee
     assert run.stop() == 0, run.text()
 
 
+def test_a_handler_past_its_timeout_during_a_stop_ends_its_process_and_the_fleet_exits_0(
+    queue: skiplock.Queue, fleet: Any
+) -> None:
+    """Stopped while a handler hangs (grace 120 s): at its timeout (4 s) the process
+    writes it and ends itself; the fleet exits 0 without waiting out the grace, and
+    without its backstop's SIGKILL (a heartbeat and 10 s past the deadline)."""
+    run = fleet(1, "--lease", "30", "--grace", "120")
+    run.wait_for(r"worker started", 1)
+    hang = queue.enqueue(call("hang_long"))
+    wait_until(lambda: rows(queue, fleet.started_table), 30, "the handler to start")
+    began = time.monotonic()
+    assert run.stop() == 0, run.text()
+    assert time.monotonic() - began < 12, run.text()
+    record = queue.get(hang)
+    assert record is not None and (record.status, record.attempt) == ("pending", 1)
+    assert record.last_error is not None and record.last_error.startswith("TimeoutError")
+    text = run.text()
+    assert "stopped (ended under a handler past its timeout)" in text, text
+    assert "SIGKILL" not in text and "starting another" not in text, text
+
+
 def test_an_app_with_async_tasks_runs_an_async_worker_in_each_process(
     queue: skiplock.Queue, fleet: Any
 ) -> None:

@@ -113,6 +113,9 @@ class HardTimeoutRunner(ThreadRunner):
     ) -> None:
         super().__init__(handler, outcomes, ledger)
         self.worker = worker
+        #: the handlers running with a timeout: job id → (that claim's Job, its deadline)
+        self._deadlines: dict[int, tuple[Job, float]] = {}
+        self._lock = threading.Lock()
 
     def run_one(self, job: Job) -> None:
         timeout = self.worker.timeout
@@ -124,16 +127,28 @@ class HardTimeoutRunner(ThreadRunner):
         # the job itself (its fencing fields; not its payload): the supervisor's backstop
         # writes its timeout with it, fenced as this process would have
         slim = replace(job, payload=None, result=None)
-        pipe.send("begin", job.id, job.attempt, time.monotonic() + limit, slim)
+        deadline = time.monotonic() + limit
+        with self._lock:
+            self._deadlines[job.id] = (job, deadline)
+        pipe.send("begin", job.id, job.attempt, deadline, slim)
         try:
             super().run_one(job)
         finally:
+            with self._lock:
+                if self._deadlines.get(job.id, (None,))[0] is job:
+                    del self._deadlines[job.id]
             pipe.send("end", job.id, job.attempt)
 
     def abandon(self, job: Job) -> None:
         # Called by the heartbeat after it wrote the timeout, and by the shutdown for a
-        # job still running when the grace ended (the process is ending then anyway).
-        if not self.outcomes.flags.stopping.is_set():
+        # job still running when the grace ended. A handler past its deadline ends the
+        # process, also during a stop: its thread would hold the stop until the grace
+        # ends (and the supervisor's backstop would kill the process) for a result that
+        # is not written. One abandoned at the grace's end, before its deadline, does
+        # not: the process is ending then anyway.
+        with self._lock:
+            held = self._deadlines.get(job.id)
+        if held is not None and held[0] is job and time.monotonic() >= held[1]:
             self.worker.end_process(job)
 
 
@@ -155,10 +170,11 @@ class FleetWorker(Worker):
             self.timed_out = (job.id, job.attempt)
             log.warning(
                 "job %d attempt %d passed its timeout: releasing this process's other jobs "
-                "and ending it (pid %d) to stop its handler; the fleet starts another",
+                "and ending it (pid %d) to stop its handler%s",
                 job.id,
                 job.attempt,
                 os.getpid(),
+                "" if self._crew.flags.stopping.is_set() else "; the fleet starts another",
             )
         self._crew.stop(grace=0.0)
 

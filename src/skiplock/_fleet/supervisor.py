@@ -194,8 +194,9 @@ class Fleet:
         spec = self._with_logging(self.spec)
         ctx = multiprocessing.get_context("spawn")
         log.info(
-            "fleet of %d processes: %s (pid %d supervises)",
+            "fleet of %d process%s: %s (pid %d supervises)",
             self.processes,
+            "" if self.processes == 1 else "es",
             spec.target,
             os.getpid(),
         )
@@ -369,6 +370,14 @@ class Fleet:
         if self._stopping:
             if code == 0:
                 log.info("process %d (pid %s) stopped", child.index, process.pid)
+            elif code == EXIT_TIMED_OUT and child.killed_for is None:
+                # a handler passed its timeout during the stop: its process wrote that and
+                # released its other jobs, then ended itself, as it was asked to
+                log.info(
+                    "process %d (pid %s) stopped (ended under a handler past its timeout)",
+                    child.index,
+                    process.pid,
+                )
             else:
                 log.warning(
                     "process %d (pid %s) %s during the stop", child.index, process.pid, what

@@ -1,5 +1,7 @@
-"""The heartbeat: extends held jobs' leases, abandons jobs past their timeout, and checks
-the single-worker lock, every ``heartbeat`` seconds until the worker has finished.
+"""The heartbeat: extends held jobs' leases and checks the single-worker lock every
+``heartbeat`` seconds until the worker has finished, and abandons a job past its timeout
+when its deadline comes (it wakes for the earliest deadline of the handlers running; a
+handler that begins with a deadline before that wake-up wakes it, :meth:`Heartbeat.sooner`).
 
 Each beat of a job runs under ``outcomes.writes`` and re-checks the ledger there: a job
 whose outcome is being written (or was just written) is not beaten, since its beat would
@@ -14,6 +16,7 @@ a request reaches the handler within a round trip rather than at the next beat.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 
@@ -50,22 +53,61 @@ class Heartbeat:
         self.on_abandon = on_abandon
         self.on_cancel = on_cancel
         self._failing = False
+        #: set to wake :meth:`run` before its time: an earlier deadline, or the end
+        self._wake = threading.Event()
+        #: when :meth:`run` wakes next (time.monotonic()), read and written under _plan
+        self._wake_at = 0.0
+        self._plan = threading.Lock()
 
     def run(self) -> None:
-        while not self.flags.finished.wait(self.settings.heartbeat):
-            self.beat()
+        next_beat = time.monotonic() + self.settings.heartbeat
+        while not self.flags.finished.is_set():
+            now = time.monotonic()
+            if now >= next_beat:
+                next_beat = now + self.settings.heartbeat
+                self.beat()
+            else:
+                self.expire(now)
+            with self._plan:
+                self._wake.clear()
+                if self.flags.finished.is_set():  # (finish() may have come before the clear)
+                    return
+                self._wake_at = min(next_beat, self.ledger.next_deadline())
+            self._wake.wait(max(0.001, self._wake_at - time.monotonic()))
+
+    def sooner(self, deadline: float) -> None:
+        """A handler began with this deadline (``time.monotonic()``): wake :meth:`run`
+        if it would sleep past it. Any thread."""
+        with self._plan:
+            if deadline < self._wake_at:
+                self._wake.set()
+
+    def finish(self) -> None:
+        """The worker has finished (``flags.finished`` is set): end :meth:`run` now."""
+        self._wake.set()
 
     def beat(self) -> None:
         lock = self.settings.lock
         if lock is not None and lock.held and not lock.check():
             self.on_lock_lost()
-        now = time.monotonic()
+        expired = {id(h) for h in self.expire(time.monotonic())}
         for h in self.ledger.beatable():
-            if h.deadline is not None and now >= h.deadline and not h.finished:
-                self.outcomes.timed_out(h)
+            if id(h) not in expired:
+                self._extend(h)
+
+    def expire(self, now: float) -> list[Held]:
+        """Abandon each held job whose handler is past its deadline at *now*: its fenced
+        fail is written, then its runner is told (a task is cancelled, a fleet's process
+        ends). The jobs it found past their deadline."""
+        expired = [
+            h
+            for h in self.ledger.beatable()
+            if h.deadline is not None and now >= h.deadline and not h.finished
+        ]
+        for h in expired:
+            if self.outcomes.timed_out(h):
                 self.on_abandon(h.job)
-                continue
-            self._extend(h)
+        return expired
 
     def beat_now(self, job_id: int) -> None:
         """Beat job *job_id* now if this worker runs it (a cancel notification named it):

@@ -10,8 +10,10 @@ database take a snapshot here, release the lock, then write.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,6 +98,8 @@ class Ledger:
         self._unsure: set[int] = set()  # ids whose completion's COMMIT outcome is unknown
         self._first_done = 0.0  # when the oldest completion waiting in _to_complete arrived
         self._active = 0
+        #: told each deadline a handler begins with (the heartbeat's ``sooner``)
+        self.on_deadline: Callable[[float], None] | None = None
         #: (queue, task, outcome) -> count, kept once :meth:`keep_detail` is called (the
         #: worker's metrics); outcome as in ``counts`` plus ``discarded`` (a Discard, out of
         #: failed) and ``timeout`` (an attempt abandoned at its timeout, counted apart too)
@@ -192,7 +196,9 @@ class Ledger:
             self._waiting.discard(job.id)
             h.started = now = time.monotonic()
             h.deadline = None if h.limit is None else now + h.limit
-            return True
+        if h.deadline is not None and self.on_deadline is not None:
+            self.on_deadline(h.deadline)
+        return True
 
     def ended(self, job: Job, completion: Any = NO_COMPLETION) -> bool:
         """*job*'s handler returned or raised (its slot is free); with *completion*, queue
@@ -343,6 +349,28 @@ class Ledger:
     def still_beatable(self, h: Held) -> bool:
         with self._lock:
             return not h.job.lost and self._held.get(h.job.id) is h and h.job.status == "running"
+
+    def next_deadline(self) -> float:
+        """The earliest deadline (``time.monotonic()``) of a handler running, of a job
+        :meth:`beatable` would list (so the heartbeat acts on each it wakes for);
+        infinity if none has one."""
+        with self._lock:
+            return min(
+                (
+                    h.deadline
+                    for h in self._held.values()
+                    if h.deadline is not None
+                    and not h.finished
+                    and not h.job.lost
+                    and h.job.status == "running"
+                ),
+                default=math.inf,
+            )
+
+    def holds(self, job: Job) -> bool:
+        """This very claim of *job* is held: its outcome is not written yet."""
+        with self._lock:
+            return self._mine(job) is not None
 
     def in_flight(self) -> int:
         """Handlers running now: begun and not returned (a handler past its timeout

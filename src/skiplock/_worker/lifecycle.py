@@ -92,6 +92,7 @@ class Crew:
             self.runner.abandon,
             self.runner.cancel,
         )
+        self.ledger.on_deadline = self.heartbeat.sooner
 
     def stop(self, *, grace: float | None = None) -> None:
         """Ask for a stop from any thread (or a signal handler): no more claims. *grace*
@@ -148,6 +149,7 @@ class Crew:
         finally:
             self.completer.close()
             flags.finished.set()
+            self.heartbeat.finish()
             self.wakeup.finish()
             join_helpers(helpers, HELPERS_JOIN)
             self.presence.unregister()
@@ -164,13 +166,16 @@ class Crew:
         ledger = self.ledger
         self.outcomes.release_waiting()
         grace = self.settings.grace if self.grace is None else self.grace
-        deadline = time.monotonic() + grace
+        began = time.monotonic()
         if ledger.active and grace > 0:
             log.info("stopping: waiting up to %.0fs for %d running jobs", grace, ledger.active)
         while True:
             with suppress(BackendError):
                 self.completer.flush()
-            if not ledger.busy() or time.monotonic() >= deadline:
+            # read again each time: a stop asked meanwhile with a shorter grace (a fleet's
+            # process whose handler passed its timeout during the wait) ends the wait now
+            grace = self.settings.grace if self.grace is None else min(grace, self.grace)
+            if not ledger.busy() or time.monotonic() >= began + grace:
                 break
             self.flags.wake.wait(0.1)
             self.flags.wake.clear()

@@ -159,8 +159,12 @@ class Outcomes:
         else:
             self.write(job, lambda: self.queue.fail(job, why, final=True), applied=("failed",))
 
-    def timed_out(self, h: Held) -> None:
+    def timed_out(self, h: Held) -> bool:
+        """*h*'s handler passed its timeout: write its attempt's fail (fenced). False if
+        the job was no longer held (released by a stop, or settled, meanwhile)."""
         job = h.job
+        if not self.ledger.holds(job):
+            return False
         job.lost = True  # the handler may look; its result will not be written
         log.warning("job %d attempt %d exceeded its timeout; abandoning it", job.id, job.attempt)
         error = TimeoutError(f"job {job.id} attempt {job.attempt} exceeded its timeout")
@@ -171,6 +175,7 @@ class Outcomes:
             lambda: self.queue.fail(job, last_line(error), retry_in=self.retry_in),
             applied=("pending", "failed"),
         )
+        return True
 
     def write(
         self,
@@ -229,6 +234,8 @@ class Outcomes:
         job.lost = True  # whatever its handler does now is not written
         try:
             with self.writes:
+                if not self.ledger.holds(job):  # its timeout was written meanwhile
+                    return
                 self.queue.release(job)
             self.ledger.count("released", job)
             log.info("released job %d attempt %d (%s)", job.id, job.attempt, why)

@@ -74,6 +74,8 @@ class Presence:
         return t
 
     def unregister(self) -> None:
+        if not self._registered:  # no row was written (the table missing, say): none to remove
+            return
         try:
             self.settings.queue.unregister_worker(self.id)
         except Exception as exc:
