@@ -62,6 +62,9 @@ LOCK_BUSY_RETRY = 0.01
 KEY_RATE_PREFIX = "\x1fkey "
 #: seconds between two runs of ``key_repair`` by one dialect object's claims
 KEY_REPAIR_S = 10.0
+#: what one run of ``key_repair`` reads at most: keys (PostgreSQL), index entries
+#: (MySQL, MariaDB); the next run goes on from where it stopped
+KEY_REPAIR_BATCH = 1000
 
 
 class BaseDialect(ConnectionHealth, LockAndWakeup):
@@ -146,6 +149,10 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         self.released = 0
         #: when this dialect's next claim runs ``key_repair`` (time.monotonic())
         self.repair_due = 0.0
+        #: how much one run of the repair reads, and where the next run goes on (the
+        #: last key, or index entry, the previous one read; None: from the start)
+        self.repair_batch = KEY_REPAIR_BATCH
+        self.repair_after: Any = None
 
     # -- driver ---------------------------------------------------------------------------
 
@@ -306,8 +313,12 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
             yield from self.repair_flags()
 
     def repair_flags(self) -> Op[None]:
-        """What :meth:`repair_keys` runs when it is due: ``key_repair``."""
-        yield self.stmt("key_repair", None, NOTHING)
+        """What :meth:`repair_keys` runs when it is due: ``key_repair``, over at most
+        :attr:`repair_batch` keys from the one after :attr:`repair_after`; it returns the
+        last key it read when it read that many (where the next run goes on)."""
+        params = {"after": self.repair_after, "batch": self.repair_batch}
+        [row] = yield self.stmt("key_repair", params)
+        self.repair_after = row["last_key"] if int(row["n"]) >= self.repair_batch else None
 
     def unwait_keys(self, keys: Iterable[str]) -> Op[None]:
         """Under the locks of *keys* (held by this transaction), after one of their pending

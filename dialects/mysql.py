@@ -211,12 +211,38 @@ class MySQLDialect(BaseDialect):
         return migration_done(info)
 
     def repair_flags(self) -> Op[None]:
-        """In three statements: the heads to give back, read without locks (key_repair);
-        those not locked by another transaction, locked (key_repair_lock); their flags
-        cleared (key_repair_take)."""
-        heads = yield from self.fetch_op("key_repair")
-        if heads:
-            ids = json.dumps(sorted(int(r["id"]) for r in heads))
+        """The heads to give back, read without locks: the keys of at most
+        :attr:`repair_batch` entries of the waiting jobs' index (key_repair_keys), then
+        their flagged heads (key_repair); the running jobs still flagged among at most as
+        many entries of the claim index's flagged range (key_repair_running). Each part
+        goes on where its previous run stopped (:attr:`repair_after`: the last key, the
+        last entry). Those not locked by another transaction are locked (key_repair_lock)
+        and their flags cleared (key_repair_take)."""
+        batch = self.repair_batch
+        after_key, after_entry = self.repair_after or (None, None)
+        keys = yield from self.fetch_op("key_repair_keys", {"after": after_key, "batch": batch})
+        found: set[int] = set()
+        if keys:
+            names = [str(r["name"]) for r in keys]
+            full = sum(int(r["n"]) for r in keys) >= batch
+            after_key = names[-1] if full else None
+            heads = yield from self.fetch_op("key_repair", {"keys": json.dumps(names)})
+            found.update(int(r["id"]) for r in heads)
+        else:
+            after_key = None
+        fields = ("queue", "priority", "run_at", "id")
+        entry = dict(zip(fields, after_entry or (None,) * 4, strict=True))
+        running = yield from self.fetch_op("key_repair_running", {**entry, "batch": batch})
+        found.update(int(r["id"]) for r in running if r["status"] == "running")
+        last = [r for r in running if r["last"]]
+        after_entry = (
+            (last[0]["queue"], last[0]["priority"], last[0]["run_at"], last[0]["id"])
+            if last
+            else None
+        )
+        self.repair_after = (after_key, after_entry)
+        if found:
+            ids = json.dumps(sorted(found))
             held = yield from self.fetch_op("key_repair_lock", {"ids": ids})
             if held:
                 ids = json.dumps(sorted(int(r["id"]) for r in held))

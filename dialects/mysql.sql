@@ -201,33 +201,62 @@ STRAIGHT_JOIN {table} AS t FORCE INDEX (PRIMARY) ON t.id = h.id
 SET t.key_wait = NULL
 WHERE t.key_wait = 1
 
--- name: key_repair
+-- name: key_repair_keys
 -- The safety net (run by a claim at most every 10 s, before its pick): a key whose
 -- first pending job waits (key_wait) is given it back. Nothing this release does leaves
--- one; the previous release's claims, which run through the migration, clear no flag. The
--- keys that have waiting jobs come from their index (key_waiting), then the head of each
--- from the key index. It reads every waiting job's entry of that index (5,049 reads for
--- 5,050 waiting jobs, MySQL 9.7 and MariaDB 10.11): neither server bounds a step from one
--- key to the next (a recursive CTE's `key_waiting > previous key` scanned the index from
--- its start), nor chose a loose index scan here; PostgreSQL's repair takes one step per key.
--- A plain SELECT: a consistent read that waits for no lock (an UPDATE joined to these
--- reads locked what it read, and waited for a row a user's open transaction inserted);
--- key_repair_take then clears the flag of the heads it names whose rows are not locked.
--- The second part: a running job that kept its flag (a claim of a release before 0016 took
--- it) is out of the claim index (claimable, key_wait, ...) and its lease, should it end,
--- would not be claimed again: its flag is cleared too.
+-- one; the previous release's claims, which run through the migration, clear no flag.
+-- Each run reads at most %(batch)s entries of the waiting jobs' index (key_waiting), from
+-- the key after the last one the previous run read (%(after)s; NULL: from the first), so
+-- its cost is bounded whatever the number of waiting jobs, and the runs go round every
+-- key: a key is a step (`> after` skips the rest of its entries), however many jobs wait
+-- in it. Neither server bounds a step from one key to the next within one statement (a
+-- recursive CTE's `key_waiting > previous key` scanned the index from its start), nor
+-- chose a loose index scan. The keys it read, each once, in the index's order, with how
+-- many entries of each it read (the dialect keeps the last key when the batch was full).
+-- A plain SELECT here and in key_repair: a consistent read that waits for no lock (an
+-- UPDATE joined to these reads locked what it read, and waited for a row a user's open
+-- transaction inserted); key_repair_take then clears the flag of the heads it names
+-- whose rows are not locked.
+SELECT w.name, COUNT(*) AS n FROM
+    (SELECT f.key_waiting AS name FROM {table} AS f FORCE INDEX (`{prefix}_key_wait`)
+     WHERE f.key_waiting > %(after)s OR (%(after)s IS NULL AND f.key_waiting IS NOT NULL)
+     ORDER BY f.key_waiting, f.id LIMIT %(batch)s) AS w
+GROUP BY w.name ORDER BY w.name
+
+-- name: key_repair
+-- Of the keys key_repair_keys read (%(keys)s, a JSON array), the heads still flagged:
+-- each key's first pending job from the key index.
 SELECT h.id FROM
     (SELECT (SELECT e.id FROM {table} AS e FORCE INDEX (`{prefix}_key_state`)
-             WHERE e.order_key = w.name AND e.key_status = 'pending'
+             WHERE e.order_key = k.name AND e.key_status = 'pending'
              ORDER BY e.order_key, e.key_status, e.id LIMIT 1) AS id
-     FROM (SELECT DISTINCT f.key_waiting AS name
-           FROM {table} AS f FORCE INDEX (`{prefix}_key_wait`)
-           WHERE f.key_waiting IS NOT NULL) AS w) AS h
-JOIN {table} AS t ON t.id = h.id
+     FROM JSON_TABLE(%(keys)s, '$[*]' COLUMNS (
+         name VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin PATH '$')) AS k) AS h
+STRAIGHT_JOIN {table} AS t FORCE INDEX (PRIMARY) ON t.id = h.id
 WHERE t.key_wait = 1
-UNION
-SELECT r.id FROM {table} AS r FORCE INDEX (`{prefix}_ready`)
-WHERE r.claimable = 1 AND r.key_wait = 1 AND r.status = 'running'
+
+-- name: key_repair_running
+-- The repair's second part: a running job that kept its flag (a claim of a release before
+-- 0016 took it) is out of the claim index's claimable range (claimable, key_wait IS NULL,
+-- ...), so its lease, should it end, would not be claimed again: its flag is cleared too.
+-- The flagged range of the claim index holds those jobs and every waiting pending one;
+-- each run reads at most %(batch)s of its entries (and their rows, for the status), from
+-- the entry after the last one the previous run read ((queue, priority, run_at, id),
+-- spelled out so that both servers read it as ranges of the index, in its order; queue
+-- NULL: from the start). The running ones come back, and the last entry read (last = 1)
+-- when the batch was full.
+SELECT y.id, y.status, y.queue, y.priority, y.run_at, y.i = %(batch)s AS last FROM
+    (SELECT x.id, x.status, x.queue, x.priority, x.run_at,
+            ROW_NUMBER() OVER (ORDER BY x.queue, x.priority, x.run_at, x.id) AS i
+     FROM (SELECT r.id, r.status, r.queue, r.priority, r.run_at
+           FROM {table} AS r FORCE INDEX (`{prefix}_ready`)
+           WHERE r.claimable = 1 AND r.key_wait = 1
+             AND (%(queue)s IS NULL OR r.queue > %(queue)s
+                  OR (r.queue = %(queue)s AND (r.priority > %(priority)s
+                      OR (r.priority = %(priority)s AND (r.run_at > %(run_at)s
+                          OR (r.run_at = %(run_at)s AND r.id > %(id)s))))))
+           ORDER BY r.queue, r.priority, r.run_at, r.id LIMIT %(batch)s) AS x) AS y
+WHERE y.status = 'running' OR y.i = %(batch)s
 
 -- name: key_repair_lock
 -- The heads key_repair found, locked, those another transaction holds skipped (the next
@@ -238,10 +267,13 @@ WHERE id IN (SELECT j.id FROM JSON_TABLE(%(ids)s, '$[*]' COLUMNS (id BIGINT PATH
 FOR UPDATE SKIP LOCKED
 
 -- name: key_repair_take
--- The heads key_repair_lock locked: they wait no longer.
-UPDATE {table} SET key_wait = NULL
-WHERE id IN (SELECT j.id FROM JSON_TABLE(%(ids)s, '$[*]' COLUMNS (id BIGINT PATH '$')) AS j)
-  AND key_wait = 1
+-- The heads key_repair_lock locked: they wait no longer. The list first, each row by its
+-- primary key (as claim_take): with `id IN (SELECT ... JSON_TABLE ...)` MariaDB 10.11
+-- read the whole table through its primary key for three ids.
+UPDATE JSON_TABLE(%(ids)s, '$[*]' COLUMNS (id BIGINT PATH '$')) AS j
+STRAIGHT_JOIN {table} AS t FORCE INDEX (PRIMARY) ON t.id = j.id
+SET t.key_wait = NULL
+WHERE t.key_wait = 1
 
 -- name: key_of
 -- q.cancel(): the job's key, so that its lock is taken before the job's row.

@@ -265,3 +265,43 @@ def test_a_flagged_job_the_previous_release_claimed_is_claimed_again_when_its_le
     assert [(j.id, j.attempt) for j in got] == [(b, 2)]
     new.complete(got[0])
     assert new.get(b).status == "done"  # type: ignore[union-attr]
+
+
+def test_a_repair_run_reads_a_bounded_batch_and_the_runs_reach_every_key(
+    make_queue: Callable[..., skiplock.Queue],
+) -> None:
+    """The repair (every 10 s per Queue, before a claim) reads at most ``repair_batch``
+    keys (PostgreSQL) or index entries (MySQL, MariaDB) a run, from where the previous run
+    stopped: with 2,000 jobs waiting under one key and 200 keys with a job waiting, one
+    run reads a few rows (before: every waiting job's entry, or a step per key), and the
+    keys whose head the previous release's claims left flagged, sorted after all of
+    those, get it back within a round of runs."""
+    new, old = _this_and_the_previous_release(make_queue)
+    new.enqueue_many([{"n": i} for i in range(2000)], key="a-hot")
+    for i in range(200):
+        new.enqueue_many([{"n": 0}, {"n": 1}], key=f"b-{i:03}")
+    stale = []
+    for name in ("c-1", "c-2", "c-3", "c-4", "c-5"):
+        new.enqueue({"n": 0}, key=name, queue="stale")
+        stale.append(new.enqueue({"n": 1}, key=name, queue="stale"))
+    heads = old.claim(queues=["stale"], limit=10)  # the previous release: no flag cleared
+    assert len(heads) == 5
+    for job in heads:
+        old.complete(job)
+    if new.dialect.name == "postgresql":  # its statistics, as autovacuum gathers them
+        with new.transaction() as tx:
+            tx.execute(f"ANALYZE {new.dialect.table}")
+    new.dialect.repair_batch = 3
+    got: list[skiplock.Job] = []
+    runs = 0
+    while len(got) < 5 and runs < 150:
+        runs += 1
+        new.dialect.repair_due = 0.0
+        with new.transaction() as tx:
+            before = rows_read(new, tx.connection)
+            got.extend(new.claim(queues=["stale"], limit=10, conn=tx.connection))
+            read = rows_read(new, tx.connection) - before
+        assert read < 150, f"run {runs} of the repair read {read} rows"
+    assert sorted(j.id for j in got) == stale, f"after {runs} runs"
+    # a round: the hot key is one step, the 200 keys 67 runs of 3, then the five
+    assert runs <= 80
