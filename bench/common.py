@@ -13,6 +13,21 @@ from urllib.parse import urlsplit
 PAYLOAD = {"n": 1}
 
 
+def v1_claim_index(dialect: str, table: str, quote: Callable[[str], str]) -> str:
+    """The DDL that adds version 1's claim index back to *table* (PostgreSQL migration
+    0016 and MySQL/MariaDB 0017 drop it), to measure what it cost each job: *dialect* is
+    ``postgresql`` or another (MySQL, MariaDB), *quote* the dialect's identifier quoting."""
+    if dialect == "postgresql":
+        return (
+            f"CREATE INDEX {quote(table + '_claim_idx')} ON {quote(table)}"
+            " (queue, priority, run_at, id) WHERE status IN ('pending', 'running')"
+        )
+    return (
+        f"ALTER TABLE {quote(table)} ADD INDEX {quote(table + '_claim')}"
+        " (claimable, queue, priority, run_at, id)"
+    )
+
+
 @dataclass
 class Figure:
     """One measurement: a name, its samples, and which code path produced it."""

@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from common import PAYLOAD, cpu_seconds
+from common import PAYLOAD, cpu_seconds, v1_claim_index
 from raw import MY_INSTALL
 from raw import TABLE as RAW_TABLE
 
@@ -67,8 +67,6 @@ INDEXES = (
     "key_wait",
     "ready",
 )
-#: version 1's claim index, dropped by migration 0017: ``sk-with-claim`` adds it back
-OLD_CLAIM = "(claimable, queue, priority, run_at, id)"
 
 
 class Session:
@@ -147,7 +145,8 @@ def _skiplock_variant(url: str, pid: int, n: int, drop: str | None, form: str) -
             else:
                 cur.execute(f"ALTER TABLE {TABLE} DROP INDEX {TABLE}_{index}")
         if form == "sk-with-claim":
-            cur.execute(f"ALTER TABLE {TABLE} ADD INDEX {TABLE}_claim {OLD_CLAIM}")
+            # version 1's claim index, dropped by migration 0017, added back
+            cur.execute(v1_claim_index(q.dialect.name, TABLE, q.dialect.quote))
         cur.close()
         q.enqueue_many([PAYLOAD], conn=s.conn)  # the schema check, once
         s.conn.commit()

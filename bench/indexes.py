@@ -30,13 +30,13 @@ import sys
 import time
 from typing import Any
 
-from common import PAYLOAD, cpu_seconds
+from common import PAYLOAD, cpu_seconds, v1_claim_index
 from raw import RawMySQL
 
 import skiplock
 
 TABLE = "bench_indexes"
-#: (label, indexes dropped, indexes added back from ADDED)
+#: (label, indexes dropped, indexes added back: "claim", version 1's, v1_claim_index)
 VARIANTS: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [
     ("as installed", (), ()),
     ("without finished", ("finished",), ()),
@@ -44,7 +44,6 @@ VARIANTS: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [
     ("without both", ("finished", "key_state"), ()),
     ("with version 1's claim index (before 0017)", (), ("claim",)),
 ]
-ADDED = {"claim": "(claimable, queue, priority, run_at, id)"}
 
 
 def _server_pid(q: skiplock.Queue) -> int:
@@ -87,9 +86,9 @@ def _drain(
         for name in dropped:
             with q.transaction() as tx:
                 tx.execute(f"ALTER TABLE {TABLE} DROP INDEX {TABLE}_{name}")
-        for name in added:
+        if "claim" in added:
             with q.transaction() as tx:
-                tx.execute(f"ALTER TABLE {TABLE} ADD INDEX {TABLE}_{name} {ADDED[name]}")
+                tx.execute(v1_claim_index(q.dialect.name, TABLE, q.dialect.quote))
         if "key_state" in dropped:
             hint = re.compile(rf"FORCE INDEX \(`{TABLE}_key_state`\)")
             q.dialect.sql = {k: hint.sub("", v) for k, v in q.dialect.sql.items()}

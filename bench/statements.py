@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from common import pg_dsn
+from common import pg_dsn, v1_claim_index
 from cost import PgCounters, _children, _embedded, _phases, _skiplock_phases
 from explain import drain_plans, explain, print_plans, print_shapes
 from raw import RawPostgres
@@ -178,10 +178,7 @@ class _WithClaimIndex(Skiplock):
     def reset(self) -> None:
         super().reset()
         with self.q.transaction() as tx:
-            tx.execute(
-                f'CREATE INDEX "{TABLE}_claim_idx" ON {self.q.dialect.quote(TABLE)}'
-                " (queue, priority, run_at, id) WHERE status IN ('pending', 'running')"
-            )
+            tx.execute(v1_claim_index("postgresql", TABLE, self.q.dialect.quote))
 
 
 def systems(

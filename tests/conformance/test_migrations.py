@@ -116,15 +116,11 @@ def test_a_table_without_versions_is_version_1_and_refused(
 
 
 def _catalog(q: skiplock.Queue) -> dict[str, set[str]]:
-    """The table's column and index names, the table's own name taken out of the latter."""
-    t = q.dialect.table
-    found: dict[str, set[str]] = {"column": set(), "index": set()}
-    with q.transaction() as tx:
-        for kind, name in tx.fetchall(
-            q.dialect.sql["schema_catalog"], {"schema": t.schema, "name": t.name}
-        ):
-            found[str(kind)].add(str(name).casefold().replace(t.name.casefold(), "T"))
-    return found
+    """The table's column and index names (the schema's catalog read, as adopting a table
+    reads it), the table's own name taken out of the latter."""
+    table = q.dialect.table.name.casefold()
+    found = q._run("reading the catalog", None, q.schema.catalog, check=False)
+    return {kind: {n.replace(table, "T") for n in names} for kind, names in found.items()}
 
 
 def test_a_migrated_table_has_what_a_new_one_has(

@@ -132,6 +132,16 @@ class Schema:
         columns = frozenset(c.casefold() for c in _V1_COLUMN.findall(table))
         return columns, frozenset(i.casefold() for i in _V1_INDEX.findall(text))
 
+    def catalog(self) -> Op[dict[str, set[str]]]:
+        """The table's column names (``column``) and index names (``index``), case folded,
+        from the database's catalog."""
+        t = self.dialect.table
+        rows = yield self.dialect.stmt("schema_catalog", {"schema": t.schema, "name": t.name})
+        found: dict[str, set[str]] = {"column": set(), "index": set()}
+        for row in rows:
+            found.setdefault(str(row["kind"]), set()).add(str(row["name"]).casefold())
+        return found
+
     def adoptable(self) -> Op[None]:
         """Raise :class:`ConfigurationError` if the table has no version record and is not
         the table version 1 made (a table of the same name that is not skiplock's, or one
@@ -142,10 +152,7 @@ class Schema:
         state = (yield from d.fetch_one_op("schema_state", params)) or {}
         if not state.get("has_jobs") or state.get("has_version"):
             return
-        rows = yield d.stmt("schema_catalog", {"schema": t.schema, "name": t.name})
-        found: dict[str, set[str]] = {"column": set(), "index": set()}
-        for row in rows:
-            found.setdefault(str(row["kind"]), set()).add(str(row["name"]).casefold())
+        found = yield from self.catalog()
         columns, indexes = self.v1_shape()
         missing = sorted(columns - found["column"]) + sorted(indexes - found["index"])
         if missing:
