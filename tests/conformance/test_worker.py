@@ -234,6 +234,39 @@ def test_a_timeout_ends_the_attempt_at_its_deadline_not_at_the_next_heartbeat(
     assert record.last_error is not None and record.last_error.startswith("TimeoutError")
 
 
+@pytest.mark.parametrize(
+    "timeout_of, logged",
+    [
+        (lambda job: 1 / 0, "raised ZeroDivisionError"),
+        (lambda job: "60", "gave a bad value (timeout must be a number of seconds, not '60')"),
+        (lambda job: -5, "gave a bad value (timeout must be a number of seconds greater"),
+        (lambda job: float("nan"), "gave a bad value (timeout must be a number of seconds"),
+    ],
+)
+def test_a_timeout_function_that_fails_is_logged_and_the_job_runs_without_one(
+    queue: skiplock.Queue,
+    workers: list[Worker],
+    worker_cls: type[Worker],
+    caplog: pytest.LogCaptureFixture,
+    timeout_of: Callable[[Job], Any],
+    logged: str,
+) -> None:
+    """A ``timeout`` function is the user's code: what it raises or a bad value it returns
+    (checked as a ``timeout`` given as a number is) is an error in the log, the job runs
+    with no limit, and the worker goes on (before: the worker's thread died on the first,
+    a runner's thread on the second, the job left running until its lease ended)."""
+    first = queue.enqueue("a")
+    worker = worker_cls(queue, lambda job: job.payload, timeout=timeout_of, lease=5)
+    workers.append(worker.start())
+    wait_until(lambda: worker.counts["done"] == 1, 30, "the job done")
+    second = queue.enqueue("b")
+    wait_until(lambda: worker.counts["done"] == 2, 30, "the next job done: the worker goes on")
+    for job_id in (first, second):
+        record = queue.get(job_id)
+        assert record is not None and record.status == "done"
+    assert f"job {first} attempt 1 runs with no timeout: timeout(job) {logged}" in caplog.text
+
+
 def test_an_enqueue_wakes_an_idle_worker_at_once(
     queue: skiplock.Queue,
     workers: list[Worker],

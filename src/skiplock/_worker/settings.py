@@ -6,15 +6,20 @@ are :class:`threading.Event` objects, safe from any thread.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .._core.checks import seconds
 from .._core.job import Job
+from ..errors import ConfigurationError
 from ..queue import Queue
 from .services.lock import SingleLock
 
 __all__ = ["Flags", "Settings"]
+
+log = logging.getLogger("skiplock.worker")
 
 
 @dataclass(frozen=True)
@@ -35,8 +40,26 @@ class Settings:
     prefetch: int = 0
 
     def deadline_in(self, job: Job) -> float | None:
-        """Seconds *job* may run before it is abandoned; None: no limit."""
-        return self.timeout(job) if callable(self.timeout) else self.timeout
+        """Seconds *job* may run before it is abandoned; None: no limit. A ``timeout``
+        function that raises, or returns what a ``timeout`` may not be (checked as the
+        worker's own), is logged as an error and the job runs with no limit: the worker
+        and the job's other outcomes go on (its lease still brings it back if the worker
+        dies)."""
+        if not callable(self.timeout):
+            return self.timeout
+        try:
+            limit = self.timeout(job)
+            return None if limit is None else seconds(limit, "timeout", strict=True)
+        except Exception as exc:
+            log.error(
+                "job %d attempt %d runs with no timeout: timeout(job) %s",
+                job.id,
+                job.attempt,
+                f"raised {exc!r:.200}"
+                if not isinstance(exc, ConfigurationError)
+                else f"gave a bad value ({exc})",
+            )
+            return None
 
 
 @dataclass
