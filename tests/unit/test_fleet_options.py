@@ -52,6 +52,14 @@ def test_what_cannot_be_imported_by_name_is_refused() -> None:
         skiplock.Fleet("no colon")
 
 
+def test_what_is_neither_an_app_nor_a_function_is_refused_before_any_process() -> None:
+    """Before: 5 was found as some module's attribute (small ints are shared) and
+    ``os:sep`` imported, and each process then failed to start its worker."""
+    for bad in (5, "os:sep", f"{__name__}:__doc__"):
+        with pytest.raises(skiplock.ConfigurationError, match=r"neither a skiplock\.App nor"):
+            skiplock.Fleet(bad)
+
+
 def test_options_the_processes_cannot_take_are_refused() -> None:
     with pytest.raises(skiplock.ConfigurationError, match="single mode"):
         skiplock.Fleet(handler, 2, mode="single")

@@ -12,9 +12,19 @@ import os
 import sys
 from typing import Any
 
+from ..app import App
 from ..errors import ConfigurationError
 
 __all__ = ["load_target", "target_name"]
+
+
+def _runnable(found: object, what: str) -> None:
+    """Raise ConfigurationError unless *found* is what a fleet's process can run."""
+    if not isinstance(found, App) and not callable(found):
+        raise ConfigurationError(
+            f"{what} is neither a skiplock.App nor a function taking a Job: a fleet runs "
+            "one of those (or its 'module:attr' name)"
+        )
 
 
 def load_target(target: str) -> Any:
@@ -44,8 +54,9 @@ def target_name(target: object) -> str:
     script again, under ``if __name__ == "__main__":`` guards). Raises ConfigurationError
     when there is none (an object made inside a function, a lambda)."""
     if isinstance(target, str):
-        load_target(target)  # fail here, not in every child
+        _runnable(load_target(target), target)  # fail here, not in every child
         return target
+    _runnable(target, f"{target!r:.80}")
     module = getattr(target, "__module__", None)
     qualname = getattr(target, "__qualname__", None)
     if isinstance(module, str) and isinstance(qualname, str) and "<" not in qualname:
