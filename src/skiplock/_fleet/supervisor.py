@@ -448,11 +448,14 @@ class Fleet:
             return
         if not self._stopping:
             why = f"signal {signum}" if signum else "stop()"
+            alive = sum(c.alive for c in self._children)
             log.info(
-                "%s: stopping %d processes (grace %.0fs; send it again to kill them now)",
+                "%s: stopping %d process%s (grace %.0fs; send it again to kill %s now)",
                 why,
-                sum(c.alive for c in self._children),
+                alive,
+                "" if alive == 1 else "es",
                 self.grace,
+                "it" if alive == 1 else "them",
             )
         self._begin_stop()
 
