@@ -229,6 +229,8 @@ def test_a_timeout_ends_the_attempt_at_its_deadline_not_at_the_next_heartbeat(
     job_id = queue.enqueue("x", max_attempts=1)
     wait_until(lambda: seen, 40, "the handler to see job.lost")
     assert 0.5 <= seen[0] < 5.0, seen
+    # job.lost is set as the timeout is seen, its fenced write follows
+    wait_until(lambda: queue.stats().failed == 1, 30, "the timeout written")
     record = queue.get(job_id)
     assert record is not None and record.status == "failed"
     assert record.last_error is not None and record.last_error.startswith("TimeoutError")
