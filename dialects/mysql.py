@@ -231,15 +231,11 @@ class MySQLDialect(BaseDialect):
         else:
             after_key = None
         fields = ("queue", "priority", "run_at", "id")
-        entry = dict(zip(fields, after_entry or (None,) * 4, strict=True))
+        entry = after_entry or dict.fromkeys(fields)
         running = yield from self.fetch_op("key_repair_running", {**entry, "batch": batch})
         found.update(int(r["id"]) for r in running if r["status"] == "running")
-        last = [r for r in running if r["last"]]
-        after_entry = (
-            (last[0]["queue"], last[0]["priority"], last[0]["run_at"], last[0]["id"])
-            if last
-            else None
-        )
+        last = next((r for r in running if r["last"]), None)
+        after_entry = None if last is None else {k: last[k] for k in fields}
         self.repair_after = (after_key, after_entry)
         if found:
             ids = json.dumps(sorted(found))
