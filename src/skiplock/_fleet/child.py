@@ -15,7 +15,7 @@ What goes over the pipe (pickled tuples, :class:`multiprocessing.connection.Conn
 **The hard timeout.** A sync handler past its timeout cannot be stopped inside its
 process (a thread cannot be killed), so the process ends instead. The worker's heartbeat
 sees the timeout and writes it as it always does (a fenced fail: retried, or failed when
-its attempts are spent); then the runner's ``abandon`` (:class:`HardTimeoutRunner`) stops
+its attempts are spent); then the runner's ``timed_out`` (:class:`HardTimeoutRunner`) stops
 the worker with no grace: the jobs claimed ahead and those still running are released
 (fenced; the attempt is not counted), the completions of handlers that returned are
 written, and the process exits with :data:`EXIT_TIMED_OUT`, which the supervisor answers
@@ -113,9 +113,6 @@ class HardTimeoutRunner(ThreadRunner):
     ) -> None:
         super().__init__(handler, outcomes, ledger)
         self.worker = worker
-        #: the handlers running with a timeout: job id → (that claim's Job, its deadline)
-        self._deadlines: dict[int, tuple[Job, float]] = {}
-        self._lock = threading.Lock()
 
     def run_one(self, job: Job) -> None:
         timeout = self.worker.timeout
@@ -127,29 +124,19 @@ class HardTimeoutRunner(ThreadRunner):
         # the job itself (its fencing fields; not its payload): the supervisor's backstop
         # writes its timeout with it, fenced as this process would have
         slim = replace(job, payload=None, result=None)
-        deadline = time.monotonic() + limit
-        with self._lock:
-            self._deadlines[job.id] = (job, deadline)
-        pipe.send("begin", job.id, job.attempt, deadline, slim)
+        pipe.send("begin", job.id, job.attempt, time.monotonic() + limit, slim)
         try:
             super().run_one(job)
         finally:
-            with self._lock:
-                if self._deadlines.get(job.id, (None,))[0] is job:
-                    del self._deadlines[job.id]
             pipe.send("end", job.id, job.attempt)
 
-    def abandon(self, job: Job) -> None:
-        # Called by the heartbeat after it wrote the timeout, and by the shutdown for a
-        # job still running when the grace ended. A handler past its deadline ends the
-        # process, also during a stop: its thread would hold the stop until the grace
-        # ends (and the supervisor's backstop would kill the process) for a result that
-        # is not written. One abandoned at the grace's end, before its deadline, does
-        # not: the process is ending then anyway.
-        with self._lock:
-            held = self._deadlines.get(job.id)
-        if held is not None and held[0] is job and time.monotonic() >= held[1]:
-            self.worker.end_process(job)
+    def timed_out(self, job: Job) -> None:
+        # Called by the heartbeat after it wrote the timeout, also during a stop: the
+        # handler's thread would hold the stop until the grace ends (and the supervisor's
+        # backstop would kill the process) for a result that is not written. (A job still
+        # running when the grace ends is abandoned, not timed out: the process is ending
+        # then anyway.)
+        self.worker.end_process(job)
 
 
 class FleetWorker(Worker):

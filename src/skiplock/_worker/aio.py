@@ -84,6 +84,9 @@ class AsyncioRunner:
         if self.is_async and self.loop is not None and not self.loop.is_closed():
             self.loop.call_soon_threadsafe(self._cancel, job.id)
 
+    def timed_out(self, job: Job) -> None:
+        self.abandon(job)
+
     def cancel(self, job: Job) -> None:
         """Cancel the task of *job*'s ``async def`` handler: it sees ``CancelledError`` at
         its next ``await``, and the job ends ``cancelled`` (fenced) once it has unwound,

@@ -33,7 +33,7 @@ log = logging.getLogger("skiplock.worker")
 
 class Heartbeat:
     """The heartbeat thread's body (:meth:`run`); *on_lock_lost* is the producer's,
-    *on_abandon* and *on_cancel* the runner's."""
+    *on_timeout* and *on_cancel* the runner's."""
 
     def __init__(
         self,
@@ -42,7 +42,7 @@ class Heartbeat:
         outcomes: Outcomes,
         flags: Flags,
         on_lock_lost: Callable[[], None],
-        on_abandon: Callable[[Job], None],
+        on_timeout: Callable[[Job], None],
         on_cancel: Callable[[Job], None],
     ) -> None:
         self.settings = settings
@@ -50,7 +50,7 @@ class Heartbeat:
         self.outcomes = outcomes
         self.flags = flags
         self.on_lock_lost = on_lock_lost
-        self.on_abandon = on_abandon
+        self.on_timeout = on_timeout
         self.on_cancel = on_cancel
         self._failing = False
         #: set to wake :meth:`run` before its time: an earlier deadline, or the end
@@ -90,23 +90,25 @@ class Heartbeat:
         lock = self.settings.lock
         if lock is not None and lock.held and not lock.check():
             self.on_lock_lost()
-        expired = {id(h) for h in self.expire(time.monotonic())}
-        for h in self.ledger.beatable():
+        held = self.ledger.beatable()
+        expired = {id(h) for h in self.expire(time.monotonic(), held)}
+        for h in held:
             if id(h) not in expired:
                 self._extend(h)
 
-    def expire(self, now: float) -> list[Held]:
-        """Abandon each held job whose handler is past its deadline at *now*: its fenced
-        fail is written, then its runner is told (a task is cancelled, a fleet's process
-        ends). The jobs it found past their deadline."""
+    def expire(self, now: float, held: list[Held] | None = None) -> list[Held]:
+        """Abandon each job of *held* (default: the ledger's beatable ones) whose handler
+        is past its deadline at *now*: its fenced fail is written, then its runner is told
+        (a task is cancelled, a fleet's process ends). The jobs it found past their
+        deadline."""
         expired = [
             h
-            for h in self.ledger.beatable()
+            for h in (self.ledger.beatable() if held is None else held)
             if h.deadline is not None and now >= h.deadline and not h.finished
         ]
         for h in expired:
             if self.outcomes.timed_out(h):
-                self.on_abandon(h.job)
+                self.on_timeout(h.job)
         return expired
 
     def beat_now(self, job_id: int) -> None:

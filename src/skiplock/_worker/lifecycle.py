@@ -89,7 +89,7 @@ class Crew:
             self.outcomes,
             self.flags,
             self.producer.lock_lost,
-            self.runner.abandon,
+            self.runner.timed_out,
             self.runner.cancel,
         )
         self.ledger.on_deadline = self.heartbeat.sooner

@@ -38,8 +38,12 @@ class Runner(Protocol):
         before); return at once."""
 
     def abandon(self, job: Job) -> None:
-        """*job* was given up (timeout, or still running after the grace): stop its handler
-        if this runner can (a task can be cancelled; a thread cannot)."""
+        """*job* was given up (still running after the grace): stop its handler if this
+        runner can (a task can be cancelled; a thread cannot)."""
+
+    def timed_out(self, job: Job) -> None:
+        """*job*'s handler passed its timeout (its fail is written): stop it if this runner
+        can. Called from the heartbeat, also while the worker stops."""
 
     def cancel(self, job: Job) -> None:
         """A cancel of *job* was requested (``job.cancel_requested`` is set already): stop
@@ -71,6 +75,9 @@ class ThreadRunner:
 
     def abandon(self, job: Job) -> None:
         pass  # a thread cannot be stopped: it keeps its slot until the handler returns
+
+    def timed_out(self, job: Job) -> None:
+        pass  # the same
 
     def cancel(self, job: Job) -> None:
         pass  # the handler sees job.cancel_requested (or job.raise_if_cancelled())
