@@ -29,6 +29,7 @@ import pytest
 from table_stock import Stock
 
 import skiplock
+from skiplock._core.url import parse_url
 
 ALL_BACKENDS = ("postgresql", "postgresql18", "mariadb", "mysql", "mssql", "mssql_rcsi")
 
@@ -242,9 +243,24 @@ FULL_ONLY = (
 )
 #: what ``scripts/test --full`` runs after the rest, in a pytest process of its own
 #: without xdist (``SKIPLOCK_TEST_PHASE=serial``; the rest is ``parallel``): the reliability
-#: suite measures workers under faults and must not share the machine with other tests, and
-#: the installed-package runs start five conformance runs of their own at once.
-SERIAL = ("tests/reliability/", "tests/quality/test_installed.py")
+#: suite measures workers under faults on the machine's own servers (and restarts them), so
+#: it must not share the machine with other tests ...
+SERIAL = ("tests/reliability/",)
+#: ... but for the failover tests, whose pairs of servers are their own (never the
+#: machine's) and whose run mostly waits (an enqueuer paced at 100 jobs a second, a
+#: promotion): they run in the parallel phase, one after another (an xdist_group), from its
+#: start, so their waiting overlaps the rest
+PARALLEL = ("tests/reliability/test_failover.py",)
+#: in the parallel phase, what starts first, so a long test does not make the phase's tail:
+#: xdist hands out the largest xdist_groups first (the installed-package tests, whose
+#: conformance runs go on in the background; the failover tests), then single tests in this
+#: order, these first (Django 6 on Python 3.12: two minutes, in a venv of its own)
+FIRST = ("tests/integration/test_django6.py",)
+
+
+def serial(nodeid: str) -> bool:
+    """Whether the full run's serial phase runs the test *nodeid* (the rest, parallel)."""
+    return nodeid.startswith(SERIAL) and not nodeid.startswith(PARALLEL)
 
 
 def quick_run() -> bool:
@@ -259,9 +275,9 @@ def _left_out(nodeid: str) -> bool:
         return True
     phase = os.environ.get("SKIPLOCK_TEST_PHASE", "").strip().lower()
     if phase == "serial":
-        return not nodeid.startswith(SERIAL)
+        return not serial(nodeid)
     if phase == "parallel":
-        return nodeid.startswith(SERIAL)
+        return serial(nodeid)
     return False
 
 
@@ -276,6 +292,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(items=left)
         items[:] = kept
         config.stash[_LEFT_OUT] = len(left)
+    items.sort(key=lambda item: not item.nodeid.startswith(FIRST))  # stable: the rest keep order
     for item in items:
         callspec = getattr(item, "callspec", None)
         if callspec is not None and "backend" in callspec.params:
@@ -404,6 +421,37 @@ def make_queue(url: str, request: pytest.FixtureRequest) -> Iterator[Callable[..
         q.close()
     if shared is None or shared.get(key) != first:
         stock.drop_later(first)  # a name of this session's own, never used again
+
+
+def _admin(url: str, statement: str) -> None:
+    """CREATE / DROP DATABASE on *url*'s server, outside any transaction."""
+    q = skiplock.connect(url, table="skiplock_probe")
+    conn = q.connection()
+    try:
+        if q.url.dialect == "postgresql":
+            conn.rollback()
+            conn.autocommit = True
+        cur = conn.cursor()
+        cur.execute(statement)
+        cur.close()
+    finally:
+        conn.close()
+        q.close()
+
+
+@contextlib.contextmanager
+def new_database(url: str, prefix: str) -> Iterator[str]:
+    """The URL of a new database on *url*'s server (PostgreSQL, MySQL, MariaDB), named
+    *prefix*, this process and a count, dropped afterwards."""
+    name = f"{prefix}_{os.getpid()}_{next(_counter)}"
+    _admin(url, f"DROP DATABASE IF EXISTS {name}")
+    _admin(url, f"CREATE DATABASE {name}")
+    try:
+        yield url.rsplit("/", 1)[0] + "/" + name
+    finally:
+        # PostgreSQL refuses while a connection is open (a killed process's, not yet noticed)
+        force = " WITH (FORCE)" if parse_url(url).dialect == "postgresql" else ""
+        _admin(url, f"DROP DATABASE IF EXISTS {name}{force}")
 
 
 @pytest.fixture

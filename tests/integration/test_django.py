@@ -8,7 +8,6 @@ backport; tests/integration/test_django6.py runs this file again on Python 3.12 
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import re
@@ -18,12 +17,11 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import required
+from conftest import new_database, required
 
 import skiplock
 from skiplock._core.url import parse_url
@@ -31,23 +29,6 @@ from skiplock._core.url import parse_url
 pytest.importorskip("django", reason="pip install 'skiplock[django]'")
 
 PROJECT = Path(__file__).resolve().parents[1] / "django_project"
-_counter = itertools.count()
-
-
-def _admin(url: str, statement: str) -> None:
-    """CREATE / DROP DATABASE on the server, outside any transaction."""
-    q = skiplock.connect(url, table="skiplock_probe")
-    conn = q.connection()
-    try:
-        if q.url.dialect == "postgresql":
-            conn.rollback()
-            conn.autocommit = True
-        cur = conn.cursor()
-        cur.execute(statement)
-        cur.close()
-    finally:
-        conn.close()
-        q.close()
 
 
 class Project:
@@ -121,18 +102,6 @@ class Project:
         raise AssertionError(f"timed out waiting for task {result_id} to run")
 
 
-@contextmanager
-def _new_database(url: str) -> Iterator[str]:
-    """The URL of a new database on *url*'s server, dropped afterwards."""
-    name = f"skiplock_dj_{os.getpid()}_{next(_counter)}"
-    _admin(url, f"DROP DATABASE IF EXISTS {name}")
-    _admin(url, f"CREATE DATABASE {name}")
-    try:
-        yield url.rsplit("/", 1)[0] + "/" + name
-    finally:
-        _admin(url, f"DROP DATABASE IF EXISTS {name}")
-
-
 @pytest.fixture
 def database(backend: str, url: str) -> Iterator[str]:
     """The URL of a new database on the backend's server, dropped afterwards."""
@@ -147,7 +116,7 @@ def database(backend: str, url: str) -> Iterator[str]:
             if required(backend):
                 pytest.fail(f"required backend unusable: {reason}", pytrace=False)
             pytest.skip(reason)
-    with _new_database(url) as found:
+    with new_database(url, "skiplock_dj") as found:
         yield found
 
 
@@ -355,7 +324,7 @@ def test_migrate_brings_an_older_skiplock_table_to_the_current_version(project: 
 
 @pytest.fixture
 def other_database(database: str, url: str) -> Iterator[str]:
-    with _new_database(url) as found:
+    with new_database(url, "skiplock_dj") as found:
         yield found
 
 

@@ -105,11 +105,24 @@ def test_the_quick_run_leaves_out_the_full_runs_own_tests() -> None:
 
 
 def test_the_full_runs_phases_split_the_tests_between_them() -> None:
-    parallel = _collected(*WHERE, SKIPLOCK_TEST_SCOPE="full", SKIPLOCK_TEST_PHASE="parallel")
-    serial = _collected(*WHERE, SKIPLOCK_TEST_SCOPE="full", SKIPLOCK_TEST_PHASE="serial")
+    """The reliability suite runs alone, but for the failover tests; the installed package's
+    tests run in the parallel phase, and Django 6 first."""
+    where = (
+        "tests/integration/test_cli_bugs.py",
+        *WHERE,
+        "tests/reliability/test_failover.py",
+        "tests/quality/test_installed.py",
+    )
+    parallel = _collected(*where, SKIPLOCK_TEST_SCOPE="full", SKIPLOCK_TEST_PHASE="parallel")
+    serial = _collected(*where, SKIPLOCK_TEST_SCOPE="full", SKIPLOCK_TEST_PHASE="serial")
     assert "test_django6.py::" in parallel and "test_chaos" not in parallel, parallel
+    assert "test_failover.py::" in parallel and "test_installed.py::" in parallel, parallel
     assert "test_chaos.py::" in serial and "test_django6" not in serial, serial
+    assert "test_failover" not in serial and "test_installed" not in serial, serial
     assert "test_scripts.py::" not in serial and "quick run" not in serial, serial
+    first = parallel.splitlines()[0]
+    assert first.startswith("tests/integration/test_django6.py::"), parallel
+    assert "test_cli_bugs.py::" in parallel
 
 
 def test_ci_runs_the_full_run() -> None:

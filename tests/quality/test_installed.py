@@ -12,13 +12,15 @@ folders could reach ``sys.path``; the conformance run proves it tested the insta
 
 ``SKIPLOCK_TEST_PYTHONS=3.10,3.11,3.12,3.13`` chooses the interpreters (default: only the
 one running the tests); one that is missing skips, or fails when ``SKIPLOCK_REQUIRE`` names
-it (``python3.10``). The running interpreter's conformance run is on PostgreSQL and MariaDB
-(the first listed one's if the running one is not listed), the others' on PostgreSQL.
+it (``python3.10``). Every listed interpreter gets the checks; the conformance runs (see
+RUNS) cover each listed interpreter but the running one, whose own suite the rest of the
+test run is, and the installed package on PostgreSQL and on MariaDB at least once each.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import re
@@ -33,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import _reasons, backend_url, env_var, required
+from conftest import _reasons, backend_url, env_var, new_database, required
 from integration.test_cli import check_demo
 from interpreters import find_python
 
@@ -58,8 +60,6 @@ RUNNING = f"{sys.version_info[0]}.{sys.version_info[1]}"
 PYTHONS = tuple(
     v.strip() for v in os.environ.get("SKIPLOCK_TEST_PYTHONS", RUNNING).split(",") if v.strip()
 )
-#: the interpreter whose conformance run covers MariaDB too
-BROAD = RUNNING if RUNNING in PYTHONS else PYTHONS[0]
 
 
 def _run(
@@ -326,9 +326,18 @@ def test_the_demo_runs_on_postgresql(venv: Venv) -> None:
     check_demo(venv.run("skiplock", "demo", "--url", _url("postgresql"), timeout=300))
 
 
-#: the conformance runs: PostgreSQL on every interpreter, MariaDB on one
+#: the interpreters the conformance runs are for: the listed ones but the running one (the
+#: test run around this module is the whole suite on that one, from the checkout), or the
+#: running one when it is the only one listed
+_OTHERS = [v for v in PYTHONS if v != RUNNING] or list(PYTHONS)
+#: the conformance runs: one per interpreter of _OTHERS, the backends taken in turn, and each
+#: backend at least once (3.10,3.11,3.12,3.13 run by 3.11: 3.10 on PostgreSQL, 3.12 on
+#: MariaDB, 3.13 on PostgreSQL): each interpreter runs the whole suite on the installed
+#: package, and the installed package runs it on both dialects that have a server here.
+RUN_BACKENDS = ("postgresql", "mariadb")
 RUNS = [
-    (v, b) for v in PYTHONS for b in ("postgresql", "mariadb") if b == "postgresql" or v == BROAD
+    (_OTHERS[i % len(_OTHERS)], RUN_BACKENDS[i % len(RUN_BACKENDS)])
+    for i in range(max(len(_OTHERS), len(RUN_BACKENDS)))
 ]
 
 
@@ -342,34 +351,41 @@ class Run:
 def conformance_runs(venvs: dict[str, Venv | str]) -> Iterator[dict[tuple[str, str], Run]]:
     """Every conformance run of RUNS, one pytest process per interpreter and backend, all
     started at once: the suite mostly waits on the database's clock (leases, polls), so the
-    runs overlap well. A run whose interpreter or backend is missing is not started."""
-    runs = {}
-    for version, backend in RUNS:
-        found, url = venvs[version], backend_url(backend)
-        if isinstance(found, str) or url is None:
-            continue
-        env = {
-            **found.env,
-            env_var(backend): url,
-            "SKIPLOCK_BACKENDS": backend,
-            "SKIPLOCK_REQUIRE": backend,  # the venv has no other driver to require
-            "SKIPLOCK_TEST_INSTALLED": "1",
-            "SKIPLOCK_RESTART_SERVERS": "0",
-        }
-        output = found.cwd / f"conformance-{backend}.log"
-        with output.open("wb") as out:
-            process = subprocess.Popen(
-                [found.bin / "python", "-m", "pytest", ROOT / "tests" / "conformance",
-                 "-x", "-p", "no:cacheprovider"],
-                cwd=found.cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
-                start_new_session=True,  # its worker processes are stopped with it
-            )  # fmt: skip
-        runs[version, backend] = Run(process, output)
-    yield runs
-    for run in runs.values():
-        if run.process.poll() is None:
-            os.killpg(run.process.pid, signal.SIGKILL)
-        run.process.wait()
+    runs overlap well, with each other and with the rest of the test run. Each has a
+    database of its own on the backend's server: the docs' examples name their tables as a
+    user would, so two runs (or a run and this one) in one database could meet on one. A
+    run whose interpreter or backend is missing is not started."""
+    runs: dict[tuple[str, str], Run] = {}
+    with contextlib.ExitStack() as databases:
+        for version, backend in RUNS:
+            found, server = venvs[version], backend_url(backend)
+            if isinstance(found, str) or server is None:
+                continue
+            url = databases.enter_context(new_database(server, "skiplock_wheel"))
+            env = {
+                **found.env,
+                env_var(backend): url,
+                "SKIPLOCK_BACKENDS": backend,
+                "SKIPLOCK_REQUIRE": backend,  # the venv has no other driver to require
+                "SKIPLOCK_TEST_INSTALLED": "1",
+                "SKIPLOCK_RESTART_SERVERS": "0",
+            }
+            output = found.cwd / f"conformance-{backend}.log"
+            with output.open("wb") as out:
+                process = subprocess.Popen(
+                    [found.bin / "python", "-m", "pytest", ROOT / "tests" / "conformance",
+                     "-x", "-p", "no:cacheprovider"],
+                    cwd=found.cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
+                    start_new_session=True,  # its worker processes are stopped with it
+                )  # fmt: skip
+            runs[version, backend] = Run(process, output)
+        try:
+            yield runs
+        finally:
+            for run in runs.values():
+                if run.process.poll() is None:
+                    os.killpg(run.process.pid, signal.SIGKILL)
+                run.process.wait()
 
 
 CONFORMANCE = "test_the_conformance_suite_passes_on_the_installed_package"

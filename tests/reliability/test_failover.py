@@ -46,6 +46,10 @@ import pytest
 import skiplock
 from skiplock import Job, Worker
 
+# the full run's parallel phase runs these one after another, on one xdist worker (see
+# PARALLEL in tests/conftest.py): the pairs' servers and the workers are this module's own
+pytestmark = pytest.mark.xdist_group("failover")
+
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 SCRIPT = SCRIPTS / "pg-failover"
 TOTAL, PRELOAD, WORKERS, CONCURRENCY, LEASE = 5_000, 4_000, 4, 8, 5.0
