@@ -252,10 +252,11 @@ SERIAL = ("tests/reliability/",)
 #: start, so their waiting overlaps the rest
 PARALLEL = ("tests/reliability/test_failover.py",)
 #: in the parallel phase, what starts first, so a long test does not make the phase's tail:
-#: xdist hands out the largest xdist_groups first (the installed-package tests, whose
-#: conformance runs go on in the background; the failover tests), then single tests in this
-#: order, these first (Django 6 on Python 3.12: two minutes, in a venv of its own)
-FIRST = ("tests/integration/test_django6.py",)
+#: ``--dist loadgroup`` hands out the xdist_groups by size, the largest first (the
+#: installed-package tests, whose conformance runs go on in the background, are the
+#: second), those of one size and then the single tests in this order, these first: Django
+#: 6 on Python 3.12 (two minutes, in a venv of its own) and the failover tests (a group of 6)
+FIRST = ("tests/integration/test_django6.py", "tests/reliability/test_failover.py")
 
 
 def serial(nodeid: str) -> bool:

@@ -125,6 +125,36 @@ def test_the_full_runs_phases_split_the_tests_between_them() -> None:
     assert "test_cli_bugs.py::" in parallel
 
 
+GROUPED = """
+import os, pathlib, pytest
+
+@pytest.mark.xdist_group("one")
+@pytest.mark.parametrize("i", range(6))
+def test_grouped(i):
+    with open(pathlib.Path(__file__).with_name("workers.txt"), "a") as f:
+        f.write(os.environ["PYTEST_XDIST_WORKER"] + "\\n")
+
+@pytest.mark.parametrize("i", range(12))
+def test_single(i):
+    pass
+"""
+
+
+def test_an_xdist_group_runs_on_one_worker(tmp_path: Path) -> None:
+    """What scripts/test's ``--dist loadgroup`` relies on (the installed-package tests
+    build their venvs once, the failover tests run one after another): with the pytest
+    and pytest-xdist this project installs, a group's tests all run on one worker."""
+    (tmp_path / "test_grouped.py").write_text(GROUPED)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", "3",
+         "--dist", "loadgroup", "test_grouped.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    workers = (tmp_path / "workers.txt").read_text().split()
+    assert len(workers) == 6 and len(set(workers)) == 1, workers
+
+
 def test_ci_runs_the_full_run() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
     assert "\nscripts/test --full\n" in ci
