@@ -242,26 +242,29 @@ FULL_ONLY = (
     "tests/quality/test_installed.py::test_the_conformance_suite_passes_on_the_installed_package",
 )
 #: what ``scripts/test --full`` runs after the rest, in a pytest process of its own
-#: without xdist (``SKIPLOCK_TEST_PHASE=serial``; the rest is ``parallel``): the reliability
-#: suite measures workers under faults on the machine's own servers (and restarts them), so
-#: it must not share the machine with other tests ...
-SERIAL = ("tests/reliability/",)
-#: ... but for the failover tests, whose pairs of servers are their own (never the
-#: machine's) and whose run mostly waits (an enqueuer paced at 100 jobs a second, a
-#: promotion): they run in the parallel phase, one after another (an xdist_group), from its
-#: start, so their waiting overlaps the rest
-PARALLEL = ("tests/reliability/test_failover.py",)
+#: without xdist (``SKIPLOCK_TEST_PHASE=serial``; the rest is ``parallel``): the restart
+#: test restarts the machine's database servers, so nothing else may use them meanwhile.
+#: The rest of the reliability suite runs in the parallel phase, beside the other tests:
+#: what it checks is safety (nothing lost, nothing run twice, late writes refused), which
+#: load must not break, and its failover and replica tests use servers of their own.
+SERIAL = ("tests/reliability/test_restart.py",)
 #: in the parallel phase, what starts first, so a long test does not make the phase's tail:
 #: ``--dist loadgroup`` hands out the xdist_groups by size, the largest first (the
 #: installed-package tests, whose conformance runs go on in the background, are the
 #: second), those of one size and then the single tests in this order, these first: Django
-#: 6 on Python 3.12 (two minutes, in a venv of its own) and the failover tests (a group of 6)
-FIRST = ("tests/integration/test_django6.py", "tests/reliability/test_failover.py")
+#: 6 on Python 3.12 (two minutes, in a venv of its own) and the reliability suite (15-45 s
+#: a test)
+FIRST = ("tests/integration/test_django6.py", "tests/reliability/")
+
+
+def _first(item: pytest.Item) -> int:
+    """Where *item* goes in the order of FIRST (after them all when it is none of them)."""
+    return next((i for i, p in enumerate(FIRST) if item.nodeid.startswith(p)), len(FIRST))
 
 
 def serial(nodeid: str) -> bool:
     """Whether the full run's serial phase runs the test *nodeid* (the rest, parallel)."""
-    return nodeid.startswith(SERIAL) and not nodeid.startswith(PARALLEL)
+    return nodeid.startswith(SERIAL)
 
 
 def quick_run() -> bool:
@@ -293,7 +296,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(items=left)
         items[:] = kept
         config.stash[_LEFT_OUT] = len(left)
-    items.sort(key=lambda item: not item.nodeid.startswith(FIRST))  # stable: the rest keep order
+    items.sort(key=_first)  # stable: the rest keep their order
     for item in items:
         callspec = getattr(item, "callspec", None)
         if callspec is not None and "backend" in callspec.params:

@@ -238,15 +238,18 @@ def test_a_late_result_is_rejected_and_its_writes_roll_back(project: Project) ->
     ran it again: its fenced result is rejected, and (ATOMIC) the task's own row too."""
     project.env["SKIPLOCK_DJANGO_ATOMIC"] = "1"
     frozen, log = project.start_worker("frozen", "--lease", "2")
-    # 8 s: it must still be in its task when SIGSTOP comes, after wait_started's polls
-    # (each a Django subprocess: over 5 s on a loaded machine, where 4 s failed once)
-    job = project.scenario("enqueue", "stall_first", "8")["id"]
+    # the task waits for the file `release` (at most 10 minutes): it must still be in its
+    # task when SIGSTOP comes, after wait_started's polls (each a Django subprocess: on a
+    # loaded machine, over 8 s in all, where a task of a fixed 8 s failed once)
+    release = project.tmp / "release"
+    job = project.scenario("enqueue", "stall_first", "600", json.dumps(str(release)))["id"]
     project.wait_started(job, "frozen")
     frozen.send_signal(signal.SIGSTOP)
     try:
         project.manage("skiplock_worker", "--batch", "--lease", "2", "--worker-id", "other")
     finally:
         frozen.send_signal(signal.SIGCONT)
+        release.touch()  # the frozen worker's task ends now, late
     end = time.monotonic() + 90
     while "lost its lease" not in log.read_text() and time.monotonic() < end:
         time.sleep(0.3)

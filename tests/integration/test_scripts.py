@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import FIRST
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -105,24 +106,27 @@ def test_the_quick_run_leaves_out_the_full_runs_own_tests() -> None:
 
 
 def test_the_full_runs_phases_split_the_tests_between_them() -> None:
-    """The reliability suite runs alone, but for the failover tests; the installed package's
-    tests run in the parallel phase, and Django 6 first."""
+    """Only the restart test runs alone; the rest of the reliability suite, the installed
+    package's tests and Django 6 run in the parallel phase, the last and the reliability
+    suite first."""
     where = (
         "tests/integration/test_cli_bugs.py",
         *WHERE,
         "tests/reliability/test_failover.py",
+        "tests/reliability/test_restart.py",
         "tests/quality/test_installed.py",
     )
     parallel = _collected(*where, SKIPLOCK_TEST_SCOPE="full", SKIPLOCK_TEST_PHASE="parallel")
     serial = _collected(*where, SKIPLOCK_TEST_SCOPE="full", SKIPLOCK_TEST_PHASE="serial")
-    assert "test_django6.py::" in parallel and "test_chaos" not in parallel, parallel
-    assert "test_failover.py::" in parallel and "test_installed.py::" in parallel, parallel
-    assert "test_chaos.py::" in serial and "test_django6" not in serial, serial
-    assert "test_failover" not in serial and "test_installed" not in serial, serial
+    assert "test_django6.py::" in parallel and "test_restart.py::" not in parallel, parallel
+    for name in ("test_chaos.py::", "test_failover.py::", "test_installed.py::"):
+        assert name in parallel and name not in serial, (name, parallel, serial)
+    assert "test_restart.py::" in serial and "test_django6" not in serial, serial
     assert "test_scripts.py::" not in serial and "quick run" not in serial, serial
-    first = parallel.splitlines()[0]
-    assert first.startswith("tests/integration/test_django6.py::"), parallel
-    assert "test_cli_bugs.py::" in parallel
+    ids = [line for line in parallel.splitlines() if "::" in line]
+    first = [i for i, line in enumerate(ids) if line.startswith(FIRST)]
+    assert first == list(range(len(first))) and len(first) > 6, parallel
+    assert ids[0].startswith("tests/integration/test_django6.py::"), parallel
 
 
 GROUPED = """

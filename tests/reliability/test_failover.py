@@ -46,9 +46,9 @@ import pytest
 import skiplock
 from skiplock import Job, Worker
 
-# the full run's parallel phase runs these one after another, on one xdist worker (see
-# PARALLEL in tests/conftest.py): the pairs' servers and the workers are this module's own
-pytestmark = pytest.mark.xdist_group("failover")
+# one after another, on one xdist worker, with test_replica.py: the pairs of servers of the
+# two modules share scripts and, for MySQL, the chroot of scripts/mysql-server
+pytestmark = pytest.mark.xdist_group("server_pairs")
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 SCRIPT = SCRIPTS / "pg-failover"

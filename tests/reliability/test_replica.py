@@ -32,6 +32,9 @@ from skiplock.web import create_app
 
 from .test_failover import free_ports, make_pair
 
+# with the failover tests, one after another (see test_failover.py)
+pytestmark = pytest.mark.xdist_group("server_pairs")
+
 TABLE = "replica_jobs"
 
 

@@ -45,10 +45,13 @@ def sleep_for(seconds: float) -> str:
 
 
 @task(takes_context=True)
-def stall_first(context: Any, seconds: float) -> str:
-    """Attempt 1 sleeps *seconds* (its worker is killed or frozen meanwhile)."""
+def stall_first(context: Any, seconds: float, until: str | None = None) -> str:
+    """Attempt 1 sleeps *seconds*, or less when the file *until* appears first (its worker
+    is killed or frozen meanwhile)."""
     if context.attempt == 1:
-        time.sleep(seconds)
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and not (until and os.path.exists(until)):
+            time.sleep(0.05)
         Note.objects.create(text="late")
         return "late"
     return "on time"
