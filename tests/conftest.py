@@ -482,11 +482,12 @@ except ImportError:  # hypothesis comes with the [test] extra
 
 @pytest.fixture(autouse=True)
 def _fixed_table_lock(request: pytest.FixtureRequest) -> Iterator[None]:
-    """A test marked ``xdist_group(NAME)`` uses a table of that fixed name (the docs'
-    examples name their table as a user's code would): it holds a file lock named after
-    the group for its whole run, so two such tests never share the table at once, whether
-    ``--dist loadgroup`` put them on one worker (pytest 9.2 with pytest-xdist 3.8 spread a
-    group over several) or two test runs share the machine's databases."""
+    """A test marked ``xdist_group(NAME)`` shares something with the group's other tests:
+    a table of that fixed name (the docs' examples name their table as a user's code
+    would), the installed-package tests' venvs, the failover and replica tests' scripts. It
+    holds a file lock named after the group for its whole run, so two such tests never run
+    at once, whether ``--dist loadgroup`` put them on one worker (pytest 9.2 with
+    pytest-xdist 3.8 spread a group over several) or two test runs share the machine."""
     mark = request.node.get_closest_marker("xdist_group")
     if mark is None:
         yield
