@@ -62,8 +62,8 @@ def test_threads_racing_on_one_key_never_exceed_its_rate(make_queue: MakeQueue) 
     # machine may take longer than a tenth of a second.)
     assert most_in_a_window(key_times, 1.0) <= 10
     span = (max(key_times) - min(key_times)).total_seconds()
-    assert span >= 2.0, span  # 25 starts at 10 a second: three windows at least
-    assert took < 10.0, took
+    assert 2.0 <= span < 10.0, span  # 25 starts at 10 a second: three windows at least
+    assert took < 30.0, took
     # the key's order: its jobs started in the order they were enqueued
     assert sorted(ids, key=lambda i: starts[i]) == ids
     # other keys and keyless jobs were not held back behind cust-1: each started before
@@ -192,16 +192,13 @@ def test_workers_start_a_keys_jobs_at_its_rate(
     for _ in range(2):
         # prefetch=0: a job claimed ahead would start later than its admission
         workers.append(worker_cls(q, handler, concurrency=4, lease=LEASE, prefetch=0))
-    begun = time.monotonic()
     for w in workers:
         w.start()
-    wait_until(lambda: len(starts) == 35, 20, "the jobs to run")
-    took = time.monotonic() - begun
+    wait_until(lambda: len(starts) == 35, 30, "the jobs to run")
     key_times = [starts[i] for i in ids]
     assert most_in_a_window(key_times, 1.0) <= 10
     span = (max(key_times) - min(key_times)).total_seconds()
-    assert span >= 2.0, span
-    assert took < 10.0, took
+    assert 2.0 <= span < 10.0, span
     assert sorted(ids, key=lambda i: starts[i]) == ids
     eleventh = sorted(key_times)[10]
     assert all(starts[i] < eleventh for i in free)  # not held back behind the key

@@ -306,7 +306,7 @@ def demo(*args: str) -> subprocess.CompletedProcess[str]:
 def test_demo_on_each_backend(url: str) -> None:
     started = time.monotonic()
     check_demo(demo("--url", url))
-    assert time.monotonic() - started < 45
+    assert time.monotonic() - started < 90  # a loaded 2-CPU machine; about 20 s when idle
 
 
 @pytest.mark.skipif(not available(), reason="pip install 'skiplock[demo]'")
@@ -315,7 +315,7 @@ def test_demo_with_the_embedded_server() -> None:
     run = demo()
     check_demo(run)
     assert "embedded" in run.stdout
-    assert time.monotonic() - started < 50
+    assert time.monotonic() - started < 100  # with the embedded server's start
 
 
 def test_jobs_lists_a_table_or_json_and_show_prints_the_whole_record(
