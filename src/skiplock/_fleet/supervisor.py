@@ -57,7 +57,8 @@ RESTART_DELAY = 0.5
 RESTART_MAX = 30.0
 #: a process that ran this long before it died starts a new count of deaths in a row
 STABLE_AFTER = 30.0
-#: deaths in a row (each within STABLE_AFTER of its start) after which the fleet gives up
+#: deaths in a row (each within STABLE_AFTER of its start) at which the fleet gives up: a
+#: process that always crashes is started this many times
 CRASH_LIMIT = 5
 #: seconds past a handler's deadline (and a heartbeat) after which a process that has not
 #: ended itself is killed: it is frozen, or a handler holds the GIL
@@ -114,7 +115,7 @@ class Fleet:
     ...; an App's workers take their timeouts from its tasks).
 
     :meth:`run` supervises them until SIGTERM / SIGINT (or :meth:`stop`): a process that
-    dies is started again after a back-off (0.5 s doubling to 30 s; after 5 deaths in a
+    dies is started again after a back-off (0.5 s doubling to 30 s; at 5 deaths in a
     row, each within 30 s of its start, the fleet stops and :meth:`run` returns 1); a
     handler past its timeout ends its process, whose other jobs are released, and a new one
     takes its place. The children import the target by name (they are spawned, not
@@ -405,7 +406,7 @@ class Fleet:
             self._begin_stop()
             return
         child.deaths = 1 if ran >= STABLE_AFTER else child.deaths + 1
-        if child.deaths > CRASH_LIMIT:
+        if child.deaths >= CRASH_LIMIT:
             log.error(
                 "process %d (pid %s) %s: it died %d times in a row, each within %.0fs of its "
                 "start; not restarting it: stopping the fleet",
