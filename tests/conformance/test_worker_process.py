@@ -118,3 +118,13 @@ def test_a_killed_worker_frees_its_key_when_its_lease_ends(
     # the claim that ended a's lease freed the key; b was claimed after that
     assert first.finished_at is not None and second.finished_at is not None
     assert first.finished_at < second.finished_at
+
+
+def test_a_missing_table_is_refused_before_the_worker_says_it_started(
+    queue: skiplock.Queue, start_worker: object
+) -> None:
+    proc = start_worker("--table", f"{queue.table.name}_nope")  # type: ignore[operator]
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 3, err
+    assert f"the table {queue.table.name}_nope does not exist" in err, err
+    assert "worker started" not in err and "worker list" not in err, err
