@@ -33,6 +33,7 @@ from typing import Any
 
 from .._core.checks import seconds
 from .._core.job import Job
+from .._worker.signals import EXIT_NOW, REPEATED, stop_request
 from ..app import App
 from ..errors import ConfigurationError, LeaseLost, SkiplockError
 from ..queue import Queue
@@ -183,7 +184,7 @@ class Fleet:
         process stopped cleanly (their jobs finished or released), else 1 (a process
         failed to stop, or died too often), 3 when a process could not run its worker (its
         configuration: its error is logged), 5 when single mode without waiting found the
-        lock held, or 128 + the signal number after a second SIGTERM / SIGINT, which kills
+        lock held, or 130 after a SIGINT that follows a first SIGTERM / SIGINT, which kills
         the processes at once (leases bring their jobs back)."""
         if self.metrics is not None:  # a port that cannot be bound: before any process
             with _stops_blocked():  # its thread never takes SIGTERM / SIGINT: see there
@@ -441,17 +442,21 @@ class Fleet:
 
     def _on_stop(self, signum: int) -> None:
         if signum:
+            request = stop_request(signum, self._signals)
             self._signals += 1
-        if self._signals > 1:
-            self._kill_all(f"second signal {signum}")
-            self._status = 128 + signum
-            self._begin_stop()
-            return
+            if request == EXIT_NOW:
+                self._kill_all(f"second signal {signum}")
+                self._status = 128 + signum
+                self._begin_stop()
+                return
+            if request == REPEATED:
+                log.info("signal %d again: still stopping (SIGINT kills the processes now)", signum)
+                return
         if not self._stopping:
             why = f"signal {signum}" if signum else "stop()"
             alive = sum(c.alive for c in self._children)
             log.info(
-                "%s: stopping %d process%s (grace %.0fs; send it again to kill %s now)",
+                "%s: stopping %d process%s (grace %.0fs; SIGINT kills %s now)",
                 why,
                 alive,
                 "" if alive == 1 else "es",
