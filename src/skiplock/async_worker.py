@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import signal
 import threading
 
@@ -20,6 +19,7 @@ from ._worker.aio import AsyncioRunner
 from ._worker.ledger import Ledger
 from ._worker.outcome import Outcomes
 from ._worker.runners import Runner
+from ._worker.signals import on_stop_signal
 from .worker import WorkerOptions
 
 __all__ = ["AsyncWorker"]
@@ -126,11 +126,7 @@ class AsyncWorker(WorkerOptions):
 
     def _on_signal(self, signum: int) -> None:
         self._signals += 1
-        if self._signals > 1:
-            log.warning("second signal %d: exiting now; leases will bring jobs back", signum)
-            os._exit(128 + signum)
-        log.info("signal %d: stopping (grace %.0fs; send it again to exit now)", signum, self.grace)
-        self.request_stop()
+        on_stop_signal(signum, self._signals - 1, self.grace, self.request_stop)
 
 
 def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:

@@ -22,11 +22,11 @@ job is never completed twice and never dropped.
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import threading
 from collections.abc import Callable, Sequence
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from ._core.checks import queue_names as _queues
@@ -45,7 +45,7 @@ from ._worker.services.lock import SingleLock
 from ._worker.services.periodic import Scheduler
 from ._worker.services.retention import DEFAULT_RETENTION, Retention, retention_seconds
 from ._worker.settings import Settings
-from ._worker.signals import SignalRelay
+from ._worker.signals import SignalRelay, on_stop_signal
 from .errors import ConfigurationError
 from .periodic import Schedule
 from .queue import Queue
@@ -245,8 +245,8 @@ class Worker(WorkerOptions):
     def run(self, *, install_signals: bool = True) -> None:
         """Work until :meth:`stop` (or SIGTERM / SIGINT when called on the main thread):
         stop claiming, wait up to ``grace`` seconds for running jobs, release the rest
-        (fenced), then return. A second signal ends the process at once (exit 128+signal);
-        leases bring its jobs back."""
+        (fenced), then return. A SIGINT after the first signal ends the process at once (exit
+        130; leases bring its jobs back); a repeated SIGTERM changes nothing."""
         relay = None
         if install_signals and threading.current_thread() is threading.main_thread():
             relay = SignalRelay((signal.SIGTERM, signal.SIGINT), self._on_signal)
@@ -276,8 +276,4 @@ class Worker(WorkerOptions):
     def _on_signal(self, signum: int) -> None:
         """On the signal relay's thread (see skiplock._worker.signals), not in the handler."""
         self._signals += 1
-        if self._signals > 1:
-            log.warning("second signal %d: exiting now; leases will bring jobs back", signum)
-            os._exit(128 + signum)
-        log.info("signal %d: stopping (grace %.0fs; send it again to exit now)", signum, self.grace)
-        self.stop(wait=False)
+        on_stop_signal(signum, self._signals - 1, self.grace, partial(self.stop, wait=False))

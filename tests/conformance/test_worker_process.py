@@ -1,6 +1,6 @@
 """A worker process and its signals, on every backend: SIGTERM stops claiming, waits the
-grace period, releases what did not finish (fenced) and exits 0; a second signal exits at
-once."""
+grace period, releases what did not finish (fenced) and exits 0; a SIGINT after it exits
+at once, a repeated SIGTERM does not; a missing table is refused before the worker starts."""
 
 from __future__ import annotations
 
@@ -19,10 +19,15 @@ import skiplock
 from .conftest import wait_until
 
 HANDLER = """
+import asyncio
 import time
 
 def sleepy(job):
     time.sleep(float(job.payload))
+    return "slept"
+
+async def asleepy(job):
+    await asyncio.sleep(float(job.payload))
     return "slept"
 """
 
@@ -32,8 +37,8 @@ def start_worker(queue: skiplock.Queue, url: str, tmp_path: Path) -> Iterator[ob
     (tmp_path / "sleepymod.py").write_text(HANDLER)
     procs: list[subprocess.Popen[str]] = []
 
-    def start(*options: str) -> subprocess.Popen[str]:
-        cmd = [sys.executable, "-m", "skiplock", "worker", "sleepymod:sleepy"]
+    def start(*options: str, target: str = "sleepymod:sleepy") -> subprocess.Popen[str]:
+        cmd = [sys.executable, "-m", "skiplock", "worker", target]
         cmd += ["--table", str(queue.table), "--lease", "10", *options]
         env = {**os.environ, "SKIPLOCK_URL": url}
         p = subprocess.Popen(cmd, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
@@ -99,6 +104,26 @@ def test_a_second_signal_exits_at_once(queue: skiplock.Queue, start_worker: obje
     assert record is not None and record.status == "running"  # its lease brings it back
 
 
+@pytest.mark.parametrize("target", ["sleepymod:sleepy", "sleepymod:asleepy"])
+def test_repeated_sigterms_do_not_cut_the_grace_short(
+    queue: skiplock.Queue, start_worker: object, target: str
+) -> None:
+    """One stop often comes as several SIGTERMs (GNU timeout signals the process, then its
+    group): only the first counts; a SIGINT after it exits at once (the test above)."""
+    job_id = queue.enqueue(60)
+    proc = start_worker("--grace", "1", target=target)  # type: ignore[operator]
+    wait_until(lambda: running(queue, 1), timeout=15)
+    for _ in range(3):
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.3)  # apart, so that each is delivered (pending ones merge)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "exiting now" not in err and "still stopping" in err, err
+    record = queue.get(job_id)
+    assert record is not None and (record.status, record.attempt) == ("pending", 1), err
+    assert f"released job {job_id} attempt 1" in err
+
+
 def test_a_killed_worker_frees_its_key_when_its_lease_ends(
     queue: skiplock.Queue, start_worker: object
 ) -> None:
@@ -118,3 +143,13 @@ def test_a_killed_worker_frees_its_key_when_its_lease_ends(
     # the claim that ended a's lease freed the key; b was claimed after that
     assert first.finished_at is not None and second.finished_at is not None
     assert first.finished_at < second.finished_at
+
+
+def test_a_missing_table_is_refused_before_the_worker_says_it_started(
+    queue: skiplock.Queue, start_worker: object
+) -> None:
+    proc = start_worker("--table", f"{queue.table.name}_nope")  # type: ignore[operator]
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 3, err
+    assert f"the table {queue.table.name}_nope does not exist" in err, err
+    assert "worker started" not in err and "worker list" not in err, err

@@ -199,6 +199,28 @@ def test_sigterm_stops_the_fleet_and_releases_unfinished_jobs(
     assert run.count(r"released job \d+ attempt 1") == 4
 
 
+def test_repeated_sigterms_to_the_group_do_not_kill_the_processes(
+    queue: skiplock.Queue, fleet: Any
+) -> None:
+    """GNU timeout signals the supervisor, then the whole group: each process gets SIGTERM
+    twice, the supervisor too. Neither counts it as a second signal."""
+    run = fleet(2, "--concurrency", "1", "--lease", "60", "--grace", "1")
+    run.wait_for(r"worker started", 2)
+    ids = queue.enqueue_many([call("record", sleep=60)] * 2)
+    wait_until(lambda: len(rows(queue, fleet.started_table)) == 2, 30, "2 jobs running")
+    for _ in range(2):
+        os.killpg(run.proc.pid, signal.SIGTERM)
+        time.sleep(0.3)  # apart, so that each is delivered (pending ones merge)
+    assert run.proc.wait(60) == 0, run.text()
+    text = run.text()
+    assert "signal 15 again: still stopping" in text, text
+    assert "exiting now" not in text and "killing process" not in text, text
+    for job_id in ids:  # released at the end of the grace, not left to their leases
+        record = queue.get(job_id)
+        assert record is not None and (record.status, record.attempt) == ("pending", 1)
+    assert run.count(r"process \d \(pid \d+\) stopped") == 2
+
+
 def gone(pid: int) -> bool:
     """*pid* has ended (a zombie no one reaps counts: the supervisor that would is dead)."""
     try:

@@ -33,6 +33,7 @@ from typing import Any
 
 from .._core.checks import seconds
 from .._core.job import Job
+from .._worker.signals import EXIT_NOW, REPEATED, stop_request
 from ..app import App
 from ..errors import ConfigurationError, LeaseLost, SkiplockError
 from ..queue import Queue
@@ -57,7 +58,8 @@ RESTART_DELAY = 0.5
 RESTART_MAX = 30.0
 #: a process that ran this long before it died starts a new count of deaths in a row
 STABLE_AFTER = 30.0
-#: deaths in a row (each within STABLE_AFTER of its start) after which the fleet gives up
+#: deaths in a row (each within STABLE_AFTER of its start) at which the fleet gives up: a
+#: process that always crashes is started this many times
 CRASH_LIMIT = 5
 #: seconds past a handler's deadline (and a heartbeat) after which a process that has not
 #: ended itself is killed: it is frozen, or a handler holds the GIL
@@ -114,7 +116,7 @@ class Fleet:
     ...; an App's workers take their timeouts from its tasks).
 
     :meth:`run` supervises them until SIGTERM / SIGINT (or :meth:`stop`): a process that
-    dies is started again after a back-off (0.5 s doubling to 30 s; after 5 deaths in a
+    dies is started again after a back-off (0.5 s doubling to 30 s; at 5 deaths in a
     row, each within 30 s of its start, the fleet stops and :meth:`run` returns 1); a
     handler past its timeout ends its process, whose other jobs are released, and a new one
     takes its place. The children import the target by name (they are spawned, not
@@ -182,7 +184,7 @@ class Fleet:
         process stopped cleanly (their jobs finished or released), else 1 (a process
         failed to stop, or died too often), 3 when a process could not run its worker (its
         configuration: its error is logged), 5 when single mode without waiting found the
-        lock held, or 128 + the signal number after a second SIGTERM / SIGINT, which kills
+        lock held, or 130 after a SIGINT that follows a first SIGTERM / SIGINT, which kills
         the processes at once (leases bring their jobs back)."""
         if self.metrics is not None:  # a port that cannot be bound: before any process
             with _stops_blocked():  # its thread never takes SIGTERM / SIGINT: see there
@@ -405,7 +407,7 @@ class Fleet:
             self._begin_stop()
             return
         child.deaths = 1 if ran >= STABLE_AFTER else child.deaths + 1
-        if child.deaths > CRASH_LIMIT:
+        if child.deaths >= CRASH_LIMIT:
             log.error(
                 "process %d (pid %s) %s: it died %d times in a row, each within %.0fs of its "
                 "start; not restarting it: stopping the fleet",
@@ -440,17 +442,21 @@ class Fleet:
 
     def _on_stop(self, signum: int) -> None:
         if signum:
+            request = stop_request(signum, self._signals)
             self._signals += 1
-        if self._signals > 1:
-            self._kill_all(f"second signal {signum}")
-            self._status = 128 + signum
-            self._begin_stop()
-            return
+            if request == EXIT_NOW:
+                self._kill_all(f"second signal {signum}")
+                self._status = 128 + signum
+                self._begin_stop()
+                return
+            if request == REPEATED:
+                log.info("signal %d again: still stopping (SIGINT kills the processes now)", signum)
+                return
         if not self._stopping:
             why = f"signal {signum}" if signum else "stop()"
             alive = sum(c.alive for c in self._children)
             log.info(
-                "%s: stopping %d process%s (grace %.0fs; send it again to kill %s now)",
+                "%s: stopping %d process%s (grace %.0fs; SIGINT kills %s now)",
                 why,
                 alive,
                 "" if alive == 1 else "es",

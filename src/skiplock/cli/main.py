@@ -15,7 +15,8 @@ Exit codes, for scripts:
 6     the demo's checks failed (a job lost or written twice)
 ====  ==========================================================================
 
-A worker's second SIGTERM / SIGINT exits at once with 128 + the signal number.
+A worker's SIGINT after a first SIGTERM / SIGINT exits at once with 130 (a repeated SIGTERM
+changes nothing).
 """
 
 from __future__ import annotations
