@@ -198,7 +198,10 @@ class App:
         return self._queue is not None or self._url is not None
 
     def use(self, url: str | None = None, *, table: str | None = None) -> None:
-        """Point the app at another database or table (the CLI's ``--url``)."""
+        """Point the app at another database or table (the CLI's ``--url`` and ``--table``);
+        what is None stays as it is, so with neither given nothing changes."""
+        if url is None and table is None:
+            return
         if self._queue is not None:
             self._queue.close()
         self._queue = None
