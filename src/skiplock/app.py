@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, overload
 
 from ._core.arguments import MAX_KEY_CONCURRENCY
@@ -27,6 +27,9 @@ from ._core.checks import integer, rate, seconds
 from ._core.checks import queue_limits as queue_limits_checked
 from ._core.checks import rate_limits as rate_limits_checked
 from ._core.job import Job
+from ._core.sql import TableName
+from ._core.url import parse_url
+from ._shell.settings import QueueSettings
 from ._worker.aio import is_async_handler
 from ._worker.middleware import Middleware
 from .aio_queue import AsyncQueue
@@ -127,28 +130,49 @@ class App:
     """A registry of tasks on one queue table. The URL is ``$SKIPLOCK_URL`` unless given;
     nothing connects until the first enqueue or worker. ``middleware``: functions
     ``mw(job, call_next)`` run around every task call by the app's workers (see
-    docs/observability.md)."""
+    docs/observability.md).
+
+    Given a :class:`~skiplock.Queue` or an :class:`~skiplock.AsyncQueue`, the app uses it,
+    and its other half (``async_queue``, or the sync ``queue``) is made from the same
+    settings: URL, table, pool, queue limits and rate limits. Those belong to the queue
+    then: *table*, *queue_limits* or *rate_limits* given beside it raise
+    :class:`ConfigurationError`."""
 
     def __init__(
         self,
-        url: str | Queue | None = None,
+        url: str | Queue | AsyncQueue | None = None,
         *,
-        table: str = DEFAULT_TABLE,
+        table: str | None = None,
         queue_limits: Mapping[str, int] | None = None,
         middleware: Sequence[Middleware] = (),
         rate_limits: Mapping[str, tuple[int, float]] | None = None,
     ) -> None:
         self._queue: Queue | None = url if isinstance(url, Queue) else None
-        self._async_queue: AsyncQueue | None = None
-        self._url = None if isinstance(url, Queue) else url
-        self._table = table
+        self._async_queue: AsyncQueue | None = url if isinstance(url, AsyncQueue) else None
+        given = self._queue or self._async_queue
+        #: the settings of both halves: the given queue's, else made at first use (from
+        #: ``$SKIPLOCK_URL`` when no URL is given, read then)
+        self._settings: QueueSettings | None = None if given is None else given.settings
+        if given is None and url is not None and not isinstance(url, str):
+            raise ConfigurationError(
+                "App() takes a database URL, a skiplock.Queue or a skiplock.AsyncQueue, not "
+                f"{type(url).__name__}"
+            )
+        self._url: str | None = url if isinstance(url, str) else None
+        self._given_database = given is not None or url is not None
+        self._table = DEFAULT_TABLE if table is None else table
         #: queue name → most jobs running at once (see :func:`skiplock.connect`); given
         #: with a Queue, that Queue's own limits apply
         self._queue_limits = queue_limits_checked(queue_limits)
-        if self._queue is not None and self._queue_limits:
-            raise ConfigurationError(
-                "pass queue_limits to skiplock.connect() for a Queue given to App"
-            )
+        self._rate_limits = rate_limits_checked(rate_limits)
+        if given is not None:
+            mine = {"table": table, "queue_limits": queue_limits, "rate_limits": rate_limits}
+            for name, value in mine.items():
+                if value is not None:
+                    raise ConfigurationError(
+                        f"pass {name} to the queue given to App (skiplock.connect(url, "
+                        f"{name}=...)), not to App: the app uses the queue's own"
+                    )
         if isinstance(middleware, (str, bytes)) or not isinstance(middleware, Sequence):
             raise ConfigurationError(
                 "middleware must be a list of functions mw(job, call_next), not "
@@ -158,53 +182,69 @@ class App:
         #: ones for :meth:`worker`, ``async def`` ones for :meth:`async_worker`), the first
         #: outermost, outside a worker's own ``middleware=``
         self.middleware: list[Middleware] = list(middleware)
-        #: queue name → (N, per): at most N jobs claimed in any window of per seconds
-        self._rate_limits = rate_limits_checked(rate_limits)
-        if self._queue is not None and self._rate_limits:
-            raise ConfigurationError(
-                "pass rate_limits to skiplock.connect() for a Queue given to App"
-            )
         self.tasks: dict[str, Task] = {}
         #: periodic schedules by name; every worker of this app enqueues their ticks
         self.schedules: dict[str, Schedule] = {}
 
     @property
-    def queue(self) -> Queue:
-        if self._queue is None:
-            self._queue = Queue(
+    def _queue_settings(self) -> QueueSettings:
+        """The settings both of the app's queues are made with (URL, table, pool, queue
+        and rate limits); checked at first use."""
+        if self._settings is None:
+            self._settings = QueueSettings.check(
                 self._url,
                 table=self._table,
                 queue_limits=self._queue_limits,
                 rate_limits=self._rate_limits,
             )
+        return self._settings
+
+    @property
+    def queue(self) -> Queue:
+        """The app's :class:`~skiplock.Queue`: the one given, else one made at first use
+        on the app's settings (those of the AsyncQueue given)."""
+        if self._queue is None:
+            self._queue = Queue._of(self._queue_settings)
         return self._queue
 
     @property
     def async_queue(self) -> AsyncQueue:
-        """The app's :class:`~skiplock.AsyncQueue` on the same URL and table, made at first
-        use. Its connections belong to the event loop that first used it."""
+        """The app's :class:`~skiplock.AsyncQueue` on the same URL, table and settings as
+        :attr:`queue` (the one given, else made at first use). Its connections belong to
+        the event loop that first used it."""
         if self._async_queue is None:
-            self._async_queue = AsyncQueue(
-                self._url,
-                table=self._table,
-                queue_limits=self._queue_limits,
-                rate_limits=self._rate_limits,
-            )
+            self._async_queue = AsyncQueue._of(self._queue_settings)
         return self._async_queue
 
     @property
     def has_url(self) -> bool:
-        """True when the app was given its database (a URL or a Queue), not ``$SKIPLOCK_URL``."""
-        return self._queue is not None or self._url is not None
+        """True when the app was given its database (a URL or a queue), not ``$SKIPLOCK_URL``."""
+        return self._given_database
 
     def use(self, url: str | None = None, *, table: str | None = None) -> None:
-        """Point the app at another database or table (the CLI's ``--url``)."""
+        """Point the app at another database or table (the CLI's ``--url`` and ``--table``);
+        what is None stays as it is (with neither given nothing changes), and the rest of
+        the settings (pool, queue and rate limits) are kept. Raises ConfigurationError for
+        a bad URL or table name."""
+        if url is None and table is None:
+            return
+        settings = self._settings
+        if settings is not None:  # the given queue's, or made already
+            if url is not None:
+                settings = replace(settings, given_url=url, url=parse_url(url))
+            if table is not None:
+                settings = replace(settings, table=TableName.parse(table))
+        else:
+            if table is not None:
+                TableName.parse(table)
+            self._url = url if url is not None else self._url
+            self._table = table if table is not None else self._table
         if self._queue is not None:
             self._queue.close()
         self._queue = None
         self._async_queue = None
-        self._url = url if url is not None else self._url
-        self._table = table if table is not None else self._table
+        self._settings = settings
+        self._given_database = self._given_database or url is not None
 
     @overload
     def task(self, fn: Callable[..., Any], /) -> Task: ...

@@ -160,17 +160,16 @@ def cmd_worker(args: argparse.Namespace) -> int:
             raise ConfigurationError(f"{args.target} is neither a skiplock.App nor a function")
         if not (isinstance(target, App) and target.has_url):
             require_url(args)  # here, not in each process
-        table = None if args.table == DEFAULT_TABLE else args.table
         fleet = Fleet(
-            args.target, args.processes, url=args.url, table=table, queues=queues, **options
+            args.target, args.processes, url=args.url, table=args.table, queues=queues, **options
         )
         return fleet.run()
     worker: Worker | AsyncWorker
     if isinstance(target, App):
         if not target.has_url:
             require_url(args)
-        if args.url is not None or args.table != DEFAULT_TABLE:
-            target.use(args.url, table=args.table)
+        # --url and --table replace the App's own only when given (as in a fleet)
+        target.use(args.url, table=args.table)
         # an app with async def tasks runs on the asyncio worker, without being asked
         make = target.async_worker if target.has_async_tasks else target.worker
         worker = make(queues=queues, **options)
@@ -253,7 +252,7 @@ def cmd_cancel(args: argparse.Namespace) -> int:
     q = cli_queue(args)
     status = q.cancel(args.id)
     if status is None:
-        raise ConfigurationError(f"there is no job {args.id} in table {args.table}")
+        raise ConfigurationError(f"there is no job {args.id} in table {q.table}")
     if status == "cancelled":
         print(f"job {args.id} cancelled")
     elif status == "running":
@@ -318,10 +317,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_global_options(target: argparse.ArgumentParser, default: str | None) -> None:
-    """--url, --table, -v: the real defaults (*default* None) or SUPPRESS (a command's)."""
-    url_default, table_default = default, DEFAULT_TABLE if default is None else default
-    target.add_argument("--url", default=url_default, help="database URL ($SKIPLOCK_URL)")
-    target.add_argument("--table", default=table_default, help=f"default {DEFAULT_TABLE}")
+    """--url, --table, -v: the real defaults (*default* None) or SUPPRESS (a command's).
+    Both stay None when not given: a worker of an App then keeps the App's own URL and
+    table, and every other command takes $SKIPLOCK_URL and the default table."""
+    target.add_argument("--url", default=default, help="database URL ($SKIPLOCK_URL)")
+    target.add_argument(
+        "--table",
+        default=default,
+        help=f"default {DEFAULT_TABLE}; for `worker APP`: the App's own table",
+    )
     target.add_argument(
         "-v",
         "--verbose",

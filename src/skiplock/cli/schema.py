@@ -12,9 +12,9 @@ from .._core.url import parse_url
 from .._shell.schema import Schema
 from ..dialects import DIALECT_MODULES, get_dialect
 from ..errors import ConfigurationError
-from ..queue import Queue
+from ..queue import DEFAULT_TABLE, Queue
 
-__all__ = ["add_schema_commands", "cli_queue", "require_url"]
+__all__ = ["add_schema_commands", "cli_queue", "cli_table", "require_url"]
 
 Add = Callable[[str, str], argparse.ArgumentParser]
 
@@ -28,9 +28,14 @@ def require_url(args: argparse.Namespace) -> None:
         )
 
 
+def cli_table(args: argparse.Namespace) -> str:
+    """``--table``, else the default table (a worker of an App keeps the App's own)."""
+    return DEFAULT_TABLE if args.table is None else str(args.table)
+
+
 def cli_queue(args: argparse.Namespace) -> Queue:
     require_url(args)
-    return Queue(args.url, table=args.table)
+    return Queue(args.url, table=cli_table(args))
 
 
 def cmd_install(args: argparse.Namespace) -> int:
@@ -58,7 +63,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_sql(args: argparse.Namespace) -> int:
-    table = TableName.parse(args.table)
+    table = TableName.parse(cli_table(args))
     if args.dialect is not None:
         url = parse_url(f"{args.dialect}://localhost/db")  # only for rendering, never opened
     else:

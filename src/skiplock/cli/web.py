@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from .._core.observe import WorkerInfo
 from ..errors import ConfigurationError
-from .schema import cli_queue, require_url
+from .schema import cli_queue, cli_table, require_url
 
 __all__ = ["add_commands"]
 
@@ -25,7 +25,7 @@ def cmd_web(args: argparse.Namespace) -> int:
     check_host(args.host, args.auth)  # before anything connects
     serve(
         args.url or os.environ["SKIPLOCK_URL"],
-        table=args.table,
+        table=cli_table(args),
         host=args.host,
         port=args.port,
         auth=args.auth,

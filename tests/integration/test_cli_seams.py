@@ -1,0 +1,89 @@
+"""Where the command line meets an App: ``--url`` and ``--table`` replace the App's own
+only when given, so a worker never drains another table than the one its App names."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conformance.conftest import wait_until
+
+import skiplock
+
+MakeQueue = Callable[..., skiplock.Queue]
+
+
+def _worker(tmp_path: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "skiplock", "worker", *args, "--concurrency", "1"],
+        cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def _until_done(q: skiplock.Queue, n: int, proc: subprocess.Popen[str]) -> None:
+    """Wait for *n* jobs of *q* done; fail at once, with its log, if the worker ends."""
+    with contextlib.suppress(AssertionError):
+        wait_until(lambda: q.stats().done >= n or proc.poll() is not None, 60, f"{n} done")
+    if q.stats().done < n:
+        raise AssertionError(f"{q.table}: not {n} jobs done; the worker's log:\n{_stop(proc)}")
+
+
+def _stop(proc: subprocess.Popen[str]) -> str:
+    proc.terminate()
+    _, err = proc.communicate(timeout=30)
+    return err
+
+
+@pytest.mark.parametrize("processes", [None, "1"], ids=["one-process", "fleet"])
+def test_worker_url_keeps_the_apps_table(
+    make_queue: MakeQueue, url: str, tmp_path: Path, processes: str | None
+) -> None:
+    """``worker APP --url URL``: the App's table, in one process as in a fleet."""
+    q = make_queue()
+    (tmp_path / "tableapp.py").write_text(
+        "import skiplock\n"
+        f"app = skiplock.App(table={str(q.table)!r})\n"
+        "@app.task(name='add')\n"
+        "def add(a, b):\n"
+        "    return a + b\n"
+    )
+    job_id = q.enqueue({"task": "add", "args": [2, 3], "kwargs": {}})
+    env = {k: v for k, v in os.environ.items() if k != "SKIPLOCK_URL"}
+    more = [] if processes is None else ["--processes", processes]
+    proc = _worker(tmp_path, env, "tableapp:app", "--url", url, *more)
+    _until_done(q, 1, proc)
+    err = _stop(proc)
+    assert proc.returncode == 0, err
+    job = q.get(job_id)
+    assert job is not None and job.result == 5
+
+
+def test_worker_table_replaces_the_apps_table_when_given(
+    make_queue: MakeQueue, url: str, tmp_path: Path
+) -> None:
+    """``--table T`` wins over the App's table (and the App's URL stays)."""
+    apps, other = make_queue(), make_queue(table=f"{make_queue().table}_o")
+    (tmp_path / "otherapp.py").write_text(
+        "import skiplock\n"
+        f"app = skiplock.App({url!r}, table={str(apps.table)!r})\n"
+        "@app.task(name='add')\n"
+        "def add(a, b):\n"
+        "    return a + b\n"
+    )
+    other.install()
+    there = other.enqueue({"task": "add", "args": [1, 1], "kwargs": {}})
+    here = apps.enqueue({"task": "add", "args": [1, 2], "kwargs": {}})
+    env = {k: v for k, v in os.environ.items() if k != "SKIPLOCK_URL"}
+    proc = _worker(tmp_path, env, "otherapp:app", "--table", str(other.table))
+    _until_done(other, 1, proc)
+    err = _stop(proc)
+    assert proc.returncode == 0, err
+    done = other.get(there)
+    assert done is not None and done.result == 2
+    left = apps.get(here)
+    assert left is not None and left.status == "pending"
