@@ -23,6 +23,7 @@ never contain a password. Each class's docstring is its default message.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 __all__ = [
@@ -50,6 +51,47 @@ class SkiplockError(Exception):
 
 class ConfigurationError(SkiplockError, ValueError):
     """skiplock is configured wrongly: check the URL, the table name and the installed extras."""
+
+
+# -- the numeric checks -----------------------------------------------------------------
+# One checker for every keyword that takes a number (skiplock._core.checks re-exports them):
+# here, below everything, so that an exception a handler builds (Snooze) uses them too.
+
+#: the longest duration accepted anywhere (delay, lease, retry_in, prune age, worker times):
+#: beyond it datetimes and the threading module's timeouts overflow
+TEN_YEARS = 10 * 365 * 86400.0
+
+
+def check_integer(value: object, what: str, low: int, high: int = 2**31 - 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ConfigurationError(
+            f"{what} must be an integer from {low} to {high}, not {value!r:.80}"
+        )
+    return value
+
+
+def check_seconds(
+    value: object,
+    what: str,
+    *,
+    low: float = 0.0,
+    strict: bool = False,
+    high: float = TEN_YEARS,
+) -> float:
+    """A finite number of seconds of at least *low* (above it when *strict*) and at most
+    *high* (ten years unless told)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigurationError(f"{what} must be a number of seconds, not {value!r:.80}")
+    # float(10**400) raises OverflowError: compare a huge int as an int first.
+    number = math.inf if isinstance(value, int) and abs(value) > 2**60 else float(value)
+    if not math.isfinite(number) or number < low or (strict and number == low) or number > high:
+        bound = "greater than" if strict else "at least"
+        most = "ten years" if high == TEN_YEARS else f"{high}"
+        raise ConfigurationError(
+            f"{what} must be a number of seconds {bound} {low} and at most {most}, "
+            f"not {value!r:.80}"
+        )
+    return number
 
 
 class UnsupportedServer(SkiplockError):
@@ -104,22 +146,12 @@ class Snooze(SkiplockError):
     snoozed ``max_snoozes`` times ends ``failed`` instead, so a loop of snoozes ends."""
 
     def __init__(self, seconds: float, *, max_snoozes: int = MAX_SNOOZES) -> None:
-        if (
-            isinstance(seconds, bool)
-            or not isinstance(seconds, (int, float))
-            or not 0 <= seconds <= 10 * 365 * 86400
-        ):
-            raise ConfigurationError(
-                "Snooze(seconds): seconds must be a number from 0 to ten years, "
-                f"not {seconds!r:.80}"
-            )
-        if isinstance(max_snoozes, bool) or not isinstance(max_snoozes, int) or max_snoozes < 1:
-            raise ConfigurationError(
-                f"Snooze(max_snoozes=): a positive integer, not {max_snoozes!r:.80}"
-            )
+        # the checks q.snooze makes, made here: a value it would refuse is refused where
+        # the handler raises it, not later by the worker writing the outcome
+        delay = check_seconds(seconds, "Snooze(seconds)")
+        self.max_snoozes = check_integer(max_snoozes, "Snooze(max_snoozes=)", 1)
         super().__init__(f"snoozed for {seconds} s")
-        self.seconds = float(seconds)
-        self.max_snoozes = max_snoozes
+        self.seconds = delay
 
 
 class JobFailed(SkiplockError):

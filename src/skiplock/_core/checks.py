@@ -15,7 +15,11 @@ from datetime import datetime, timezone
 from itertools import accumulate
 from typing import Any
 
-from ..errors import ConfigurationError, PayloadError
+# the numeric checks live with the errors, the lowest layer, so that an exception built by a
+# user (Snooze) checks its arguments with them too; here they are re-exported
+from ..errors import TEN_YEARS, ConfigurationError, PayloadError
+from ..errors import check_integer as integer
+from ..errors import check_seconds as seconds
 
 __all__ = [
     "MAX_DEPTH",
@@ -40,9 +44,6 @@ MAX_ERROR = 8000
 #: depends on how deep the caller's stack already is) means a payload accepted once is
 #: accepted from any caller and decoded by any worker.
 MAX_DEPTH = 100
-#: the longest duration accepted anywhere (delay, lease, retry_in, prune age, worker times):
-#: beyond it datetimes and the threading module's timeouts overflow
-TEN_YEARS = 10 * 365 * 86400.0
 
 #: one encoder for every payload: ``json.dumps`` with options builds a new one per call
 _ENCODER = json.JSONEncoder(allow_nan=False, ensure_ascii=True, separators=(",", ":"))
@@ -196,38 +197,6 @@ def text(value: object, what: str) -> str:
     except UnicodeEncodeError:
         raise ConfigurationError(f"{what} {value!r:.80} is not valid Unicode text") from None
     return value
-
-
-def integer(value: object, what: str, low: int, high: int = 2**31 - 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ConfigurationError(
-            f"{what} must be an integer from {low} to {high}, not {value!r:.80}"
-        )
-    return value
-
-
-def seconds(
-    value: object,
-    what: str,
-    *,
-    low: float = 0.0,
-    strict: bool = False,
-    high: float = TEN_YEARS,
-) -> float:
-    """A finite number of seconds of at least *low* (above it when *strict*) and at most
-    *high* (ten years unless told)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigurationError(f"{what} must be a number of seconds, not {value!r:.80}")
-    # float(10**400) raises OverflowError: compare a huge int as an int first.
-    number = math.inf if isinstance(value, int) and abs(value) > 2**60 else float(value)
-    if not math.isfinite(number) or number < low or (strict and number == low) or number > high:
-        bound = "greater than" if strict else "at least"
-        most = "ten years" if high == TEN_YEARS else f"{high}"
-        raise ConfigurationError(
-            f"{what} must be a number of seconds {bound} {low} and at most {most}, "
-            f"not {value!r:.80}"
-        )
-    return number
 
 
 def milliseconds(value: object, what: str, *, low: float = 0.0) -> int:

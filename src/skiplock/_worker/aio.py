@@ -32,7 +32,7 @@ from .._core.job import Job
 from ..errors import Cancelled
 from .ledger import Ledger
 from .outcome import Outcomes
-from .runners import Handler, run_handler
+from .runners import Handler, report, run_handler
 
 __all__ = ["AsyncioRunner", "is_async_handler"]
 
@@ -160,10 +160,10 @@ class AsyncioRunner:
             self._tasks.pop(job.id, None)
         if error is None and self.outcomes.returned(job, result):
             return  # queued for the completer: no write, so no thread hop
-        report = functools.partial(self.outcomes.handler_ended, job, result, error)
+        # whatever the handler raised (SystemExit too) is its job's outcome, never this
+        # task's: a task that raised SystemExit or KeyboardInterrupt would stop the loop
+        end = functools.partial(report, self.outcomes, job, result, error)
         try:
-            await self.loop.run_in_executor(self.threads, report)
+            await self.loop.run_in_executor(self.threads, end)
         except RuntimeError:  # the pool has shut down: the worker is gone, the job lost
-            report()
-        if error is not None and not isinstance(error, (Exception, asyncio.CancelledError)):
-            raise error
+            end()

@@ -20,6 +20,7 @@ it settled first, with no outcome, the count of what marked it would be lost.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
@@ -61,39 +62,64 @@ class Outcomes:
         """Called once per job by a runner, on a thread that may block (a failed attempt is
         written here, before the job's slot is free): the handler returned *result* or
         raised *error*. A returned job still running is queued for the completer; a job
-        the handler completed or failed itself is settled with nothing more written. A
-        BaseException that is not an Exception (a task's CancelledError, SystemExit)
-        writes nothing and stops the job's heartbeat: its lease brings it back.
+        the handler completed or failed itself is settled with nothing more written. Any
+        other BaseException than a task's CancelledError (SystemExit, KeyboardInterrupt,
+        …) fails the attempt like an Exception; a CancelledError (a task given up: its
+        timeout, the shutdown) writes nothing and stops the job's heartbeat: its lease
+        brings it back.
 
         After a cancel request (``job.cancel_requested``): Cancelled, or any other
         exception but Discard and LeaseLost, ends the job ``cancelled`` (it is not
-        retried); a returned result still completes it ``done``, since its work was done."""
+        retried); a returned result still completes it ``done``, since its work was done.
+
+        Never raises: an outcome that cannot be written (a Snooze whose values the write
+        refuses, …) fails the attempt instead (see :meth:`unwritable`), so that no runner
+        ends with a job left running."""
         if error is None and self.returned(job, result):
             return
         try:
-            if error is None and job.status == "running":
-                try:
-                    _dumps(result, "result of the handler")
-                except Exception as exc:
-                    error = exc
-            if isinstance(error, LeaseLost):  # the handler's own fenced write found it gone
-                self.lost(job, "the handler's own write")
-            elif isinstance(error, (Cancelled, Discard)):
-                self.stopped(job, error)
-            elif isinstance(error, Exception) and job.cancel_requested:
-                self.stopped(job, Cancelled(f"cancelled; then {last_line(error)}"), error)
-            elif isinstance(error, Snooze):
-                self.snoozed(job, error)
-            elif isinstance(error, Exception):
-                self.failed(job, error)
-            elif error is not None:
-                self.settled(job, None)
-            elif job.status != "running":  # the handler completed (or failed) it itself
-                self.settled(job, job.status)
-            # else: lost meanwhile; what marked it lost settles it (see the module docstring)
+            self._record(job, result, error)
+        except Exception as exc:
+            self.unwritable(job, error, exc)
         finally:
             if self.ledger.ended(job):
                 self.flags.wake.set()
+
+    def _record(self, job: Job, result: Any, error: BaseException | None) -> None:
+        """:meth:`handler_ended`'s write: the outcome *result* or *error* means."""
+        if error is None and job.status == "running":
+            try:
+                _dumps(result, "result of the handler")
+            except Exception as exc:
+                error = exc
+        if isinstance(error, LeaseLost):  # the handler's own fenced write found it gone
+            self.lost(job, "the handler's own write")
+        elif isinstance(error, (Cancelled, Discard)):
+            self.stopped(job, error)
+        elif isinstance(error, Exception) and job.cancel_requested:
+            self.stopped(job, Cancelled(f"cancelled; then {last_line(error)}"), error)
+        elif isinstance(error, Snooze):
+            self.snoozed(job, error)
+        elif isinstance(error, asyncio.CancelledError):  # given up: nothing is written
+            self.settled(job, None)
+        elif error is not None:
+            self.failed(job, error)
+        elif job.status != "running":  # the handler completed (or failed) it itself
+            self.settled(job, job.status)
+        # else: lost meanwhile; what marked it lost settles it (see the module docstring)
+
+    def unwritable(self, job: Job, error: BaseException | None, exc: Exception) -> None:
+        """Writing the outcome of *job*'s handler (*error*, or its result) raised *exc*,
+        which no write should: fail the attempt with both named (retried as any failure),
+        or, if even that raises, stop holding the job (its lease brings it back)."""
+        ended = "returned" if error is None else f"raised {last_line(error)}"
+        log.error("job %d: its handler %s; recording that failed", job.id, ended, exc_info=exc)
+        try:
+            why = f"the handler {ended}; recording that failed: {last_line(exc)}"
+            self.failed(job, RuntimeError(why))
+        except Exception:
+            log.exception("job %d: its failure could not be written either", job.id)
+            self.settled(job, None)
 
     def returned(self, job: Job, result: Any) -> bool:
         """The common end, without blocking: a handler returned *result* (JSON) for a job
@@ -122,7 +148,7 @@ class Outcomes:
         if self.queue.dialect.released != before:
             self.flags.wake.set()
 
-    def failed(self, job: Job, exc: Exception) -> None:
+    def failed(self, job: Job, exc: BaseException) -> None:
         if job.lost:  # settled by what marked it lost
             return
         self.ledger.note_error(job, exc)

@@ -15,6 +15,7 @@ only, so it has no lock.
 
 from __future__ import annotations
 
+import logging
 import queue as queue_module
 import threading
 from collections.abc import Callable
@@ -24,7 +25,9 @@ from .._core.job import Job
 from .ledger import Ledger
 from .outcome import Outcomes
 
-__all__ = ["Handler", "Runner", "ThreadRunner", "run_handler"]
+__all__ = ["Handler", "Runner", "ThreadRunner", "report", "run_handler"]
+
+log = logging.getLogger("skiplock.worker")
 
 Handler = Callable[[Job], Any]
 
@@ -96,17 +99,31 @@ class ThreadRunner:
 
 
 def run_handler(handler: Handler, outcomes: Outcomes, job: Job) -> None:
-    """Run a sync handler on this thread and report its end (a BaseException that is not
-    an Exception is reported, then raised again). A job claimed with a cancel request
-    already recorded (an earlier attempt was asked) is not run: it ends ``cancelled``."""
+    """Run a sync handler on this thread and report its end. Never raises: whatever the
+    handler raises (SystemExit and KeyboardInterrupt too) is its job's outcome, and the
+    thread goes on to the next job. A job claimed with a cancel request already recorded
+    (an earlier attempt was asked) is not run: it ends ``cancelled``."""
     try:
         if job.cancel_requested:
             job.raise_if_cancelled()
         result = handler(job)
     except BaseException as exc:
-        outcomes.handler_ended(job, error=exc)
-        if not isinstance(exc, Exception):
-            raise
+        report(outcomes, job, error=exc)
     else:
-        if not outcomes.returned(job, result):  # the common end, queued for the completer
-            outcomes.handler_ended(job, result)
+        report(outcomes, job, result)
+
+
+def report(
+    outcomes: Outcomes, job: Job, result: Any = None, error: BaseException | None = None
+) -> None:
+    """Report the end of *job*'s handler; what goes wrong meanwhile is logged, never raised
+    into the runner (a runner that ended would leave every later job claimed, not run)."""
+    try:
+        if error is not None or not outcomes.returned(job, result):  # returned: the common end
+            outcomes.handler_ended(job, result, error)
+    except BaseException:
+        log.exception("job %d: reporting its end failed; its lease brings it back", job.id)
+        try:
+            outcomes.settled(job, None)  # no longer held: its heartbeat stops
+        except BaseException:
+            log.exception("job %d: could not stop holding it", job.id)

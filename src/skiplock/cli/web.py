@@ -22,7 +22,8 @@ def cmd_web(args: argparse.Namespace) -> int:
         raise ConfigurationError(
             f"the dashboard needs the web extra: pip install 'skiplock[web]' ({exc})"
         ) from None
-    check_host(args.host, args.auth)  # before anything connects
+    # before anything connects
+    check_host(args.host, args.auth, port=args.port, allowed_hosts=args.allowed_hosts)
     serve(
         args.url or os.environ["SKIPLOCK_URL"],
         table=cli_table(args),
@@ -30,6 +31,7 @@ def cmd_web(args: argparse.Namespace) -> int:
         port=args.port,
         auth=args.auth,
         read_only=args.read_only,
+        allowed_hosts=args.allowed_hosts,
     )
     return 0
 
@@ -72,6 +74,12 @@ def add_commands(add: Callable[[str, str], argparse.ArgumentParser]) -> None:
         help="HTTP Basic on every path (default $SKIPLOCK_WEB_AUTH: keeps it out of ps)",
     )
     p.add_argument("--read-only", action="store_true", help="no retry or cancel")
+    p.add_argument(
+        "--allowed-hosts",
+        metavar="NAMES",
+        help="with --auth: the Host names answered, comma-separated (.example.com: and "
+        "its subdomains); default any. Without --auth only localhost, 127.0.0.1, [::1]",
+    )
     p.set_defaults(fn=cmd_web)
 
     p = add("workers", "the live worker list: host, pid, jobs in flight, last seen")

@@ -20,8 +20,9 @@ import binascii
 import hashlib
 import hmac
 import json
+import re
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, MutableMapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,6 +33,7 @@ from urllib.parse import urlencode, urlsplit
 from jinja2 import Environment, FunctionLoader, select_autoescape
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import (
     HTMLResponse,
@@ -93,6 +95,7 @@ def create_app(
     table: str | None = None,
     auth: str | tuple[str, str] | None = None,
     read_only: bool = False,
+    allowed_hosts: Iterable[str] | None = None,
 ) -> ASGIApp:
     """The dashboard as an ASGI application, to serve with uvicorn or mount under a path
     in Starlette / FastAPI (``app.mount("/skiplock", create_app(q))``).
@@ -101,9 +104,14 @@ def create_app(
     and closed with the application), or a :class:`~skiplock.Queue` (the caller closes
     it), or an :class:`~skiplock.AsyncQueue` (its settings make a sync queue, closed with
     the application). *auth*: ``"user:password"`` or a pair: HTTP Basic on every path.
-    *read_only*: no action is shown, and every action is refused (403).
+    *read_only*: no action is shown, and every action is refused (403). *allowed_hosts*:
+    the names a request's ``Host`` may give (``dash.example.com``; ``.example.com`` for
+    it and every name below it; a port is ignored); any other Host, or none, is refused
+    with 400 before anything else (the defence against DNS rebinding). None: any Host
+    (``skiplock web`` passes the loopback names when it serves without a password).
     """
     credentials = _credentials(auth)
+    hosts = host_patterns(allowed_hosts)
     owned = not isinstance(url_or_queue, Queue)
     if isinstance(url_or_queue, Queue):
         if table is not None:
@@ -134,7 +142,7 @@ def create_app(
         lifespan=lifespan,
         exception_handlers={SkiplockError: board.error},
     )
-    return _Guard(app, credentials, board.origin_ok)
+    return _Guard(app, credentials, board.origin_ok, hosts)
 
 
 # -- the pages and the API ------------------------------------------------------------------
@@ -163,9 +171,16 @@ class Board:
         return [
             Route("/", self.home, name="home"),
             Route("/jobs", self.jobs, name="jobs"),
-            Route("/jobs/{job_id:int}", self.job, name="job"),
-            Route("/jobs/{job_id:int}/retry", self.retry, methods=["POST"], name="retry"),
-            Route("/jobs/{job_id:int}/cancel", self.cancel, methods=["POST"], name="cancel"),
+            Route("/jobs/{job_id:skiplock_job_id}", self.job, name="job"),
+            Route(
+                "/jobs/{job_id:skiplock_job_id}/retry", self.retry, methods=["POST"], name="retry"
+            ),
+            Route(
+                "/jobs/{job_id:skiplock_job_id}/cancel",
+                self.cancel,
+                methods=["POST"],
+                name="cancel",
+            ),
             # a queue's name is any text: it travels in the form (or the API's query), not
             # in the path
             Route("/queues/pause", self.pause, methods=["POST"], name="pause"),
@@ -175,9 +190,9 @@ class Board:
             Route("/metrics", self.metrics_page, name="metrics"),
             Route("/api/queues", self.api_queues),
             Route("/api/jobs", self.api_jobs),
-            Route("/api/jobs/{job_id:int}", self.api_job),
-            Route("/api/jobs/{job_id:int}/retry", self.api_retry, methods=["POST"]),
-            Route("/api/jobs/{job_id:int}/cancel", self.api_cancel, methods=["POST"]),
+            Route("/api/jobs/{job_id:skiplock_job_id}", self.api_job),
+            Route("/api/jobs/{job_id:skiplock_job_id}/retry", self.api_retry, methods=["POST"]),
+            Route("/api/jobs/{job_id:skiplock_job_id}/cancel", self.api_cancel, methods=["POST"]),
             Route("/api/queues/pause", self.api_pause, methods=["POST"]),
             Route("/api/queues/resume", self.api_resume, methods=["POST"]),
             Route("/api/workers", self.api_workers),
@@ -260,7 +275,7 @@ class Board:
         )
 
     async def job(self, request: Request) -> Response:
-        job_id = request.path_params["job_id"]
+        job_id = _job_id(request)
         job = await run_in_threadpool(self.queue.get, job_id)
         if job is None:
             return self.render(request, "error.html", 404, message=f"There is no job {job_id}.")
@@ -282,18 +297,18 @@ class Board:
     # -- actions (HTML forms) ---------------------------------------------------------------
 
     async def retry(self, request: Request) -> Response:
+        job_id = _job_id(request)
         refused = await self._refuse_form(request)
         if refused is not None:
             return refused
-        job_id = request.path_params["job_id"]
         n = await run_in_threadpool(self._retry, job_id)
         return self._back(request, job_id, "retried" if n else "not-retried")
 
     async def cancel(self, request: Request) -> Response:
+        job_id = _job_id(request)
         refused = await self._refuse_form(request)
         if refused is not None:
             return refused
-        job_id = request.path_params["job_id"]
         status = await run_in_threadpool(self.queue.cancel, job_id)
         if status is None:
             return self.render(request, "error.html", 404, message=f"There is no job {job_id}.")
@@ -363,16 +378,16 @@ class Board:
         return _json({"jobs": [record(j) for j in jobs], "next_before": after})
 
     async def api_job(self, request: Request) -> Response:
-        job = await run_in_threadpool(self.queue.get, request.path_params["job_id"])
+        job = await run_in_threadpool(self.queue.get, _job_id(request))
         if job is None:
             return _json({"error": "no such job"}, 404)
         return _json(record(job))
 
     async def api_retry(self, request: Request) -> Response:
+        job_id = _job_id(request)
         refused = self._refuse_api(request)
         if refused is not None:
             return refused
-        job_id = request.path_params["job_id"]
         n = await run_in_threadpool(self._retry, job_id)
         job = await run_in_threadpool(self.queue.get, job_id)
         if job is None:
@@ -380,10 +395,11 @@ class Board:
         return _json({"retried": bool(n), "status": job.status}, 200 if n else 409)
 
     async def api_cancel(self, request: Request) -> Response:
+        job_id = _job_id(request)
         refused = self._refuse_api(request)
         if refused is not None:
             return refused
-        status = await run_in_threadpool(self.queue.cancel, request.path_params["job_id"])
+        status = await run_in_threadpool(self.queue.cancel, job_id)
         if status is None:
             return _json({"error": "no such job"}, 404)
         return _json({"status": status, "cancel_requested": status == "running"})
@@ -435,19 +451,28 @@ class Board:
 
 
 class _Guard:
-    """HTTP Basic before anything else (every path: pages, API, metrics, a 404), then the
-    same-origin check of a POST, then the security headers on every response."""
+    """The Host header against the allowed names first (400), then HTTP Basic (every path:
+    pages, API, metrics, a 404), then the same-origin check of a POST, then the security
+    headers on every response."""
 
     def __init__(
-        self, app: ASGIApp, credentials: bytes | None, origin_ok: Callable[[Scope], bool]
+        self,
+        app: ASGIApp,
+        credentials: bytes | None,
+        origin_ok: Callable[[Scope], bool],
+        hosts: tuple[str, ...] | None = None,
     ) -> None:
         self.app = app
         self.credentials = credentials
         self.origin_ok = origin_ok
+        self.hosts = hosts
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        if self.hosts is not None and not host_allowed(_host_header(scope), self.hosts):
+            await _plain(send, 400, _BAD_HOST, [])
             return
         if self.credentials is not None and not self._authorized(scope):
             await _plain(send, 401, b"Authentication required.\n", _CHALLENGE)
@@ -483,6 +508,65 @@ class _Guard:
 
 
 _CHALLENGE = [(b"www-authenticate", b'Basic realm="skiplock", charset="UTF-8"')]
+_BAD_HOST = (
+    b"Bad Host header: this dashboard answers only the names it was told (without a "
+    b"password: localhost, 127.0.0.1, [::1]).\n"
+)
+#: the names a dashboard served without a password answers to (``skiplock web``)
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+
+
+def host_patterns(allowed: Iterable[str] | None) -> tuple[str, ...] | None:
+    """*allowed_hosts*, checked and lower-cased: host names or IP addresses (IPv6 in
+    brackets), ``.example.com`` for a domain and its subdomains; None stays None."""
+    if allowed is None:
+        return None
+    if isinstance(allowed, str):
+        allowed = allowed.split(",")
+    if not isinstance(allowed, Iterable):
+        raise ConfigurationError(f"allowed_hosts must be host names, not {allowed!r:.80}")
+    names = []
+    for name in allowed:
+        name = name.strip().lower() if isinstance(name, str) else name
+        if not isinstance(name, str) or not _HOST_NAME.fullmatch(name):
+            raise ConfigurationError(
+                "allowed_hosts takes host names without a port (dash.example.com, "
+                f"10.0.0.5, [::1]; .example.com for its subdomains too), not {name!r:.80}"
+            )
+        names.append(name)
+    if not names:
+        raise ConfigurationError("allowed_hosts names no host")
+    return tuple(names)
+
+
+_HOST_NAME = re.compile(r"\.?[a-z0-9_]([a-z0-9_.-]{0,252})?|\[[0-9a-f:.]+\]")
+
+
+def _host_header(scope: Scope) -> str:
+    for key, value in scope["headers"]:
+        if key.lower() == b"host":
+            return str(value.decode("latin-1"))
+    return ""
+
+
+def host_allowed(header: str, patterns: tuple[str, ...]) -> bool:
+    """*header* (``name[:port]``, IPv6 in brackets) names one of *patterns*."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        name, bracket, rest = header.partition("]")
+        name += bracket
+        if not bracket or (rest and not (rest[0] == ":" and rest[1:].isdigit())):
+            return False
+    else:
+        name, colon, port = header.partition(":")
+        if colon and not port.isdigit():
+            return False
+    if not name:
+        return False
+    name = name.rstrip(".")  # "localhost." is localhost
+    return any(
+        name == p or (p.startswith(".") and (name.endswith(p) or name == p[1:])) for p in patterns
+    )
 
 
 async def _plain(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
@@ -552,6 +636,30 @@ def _int(text: str | None, what: str) -> int | None:
         return int(text)
     except ValueError:
         raise ConfigurationError(f"{what} must be a whole number") from None
+
+
+class _JobIdText(Convertor[str]):
+    """A job id in a path: digits, kept as text until :func:`_job_id` reads it, so that an
+    id too long to be one is refused with 400, not a server error (``int()`` of a very
+    long text raises, as Starlette's own ``int`` convertor would)."""
+
+    regex = "[0-9]+"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return str(value)
+
+
+register_url_convertor("skiplock_job_id", _JobIdText())
+
+
+def _job_id(request: Request) -> int:
+    text = str(request.path_params["job_id"])
+    if len(text) > 19:  # 2**63 - 1 has 19 digits
+        raise ConfigurationError(f"a job id is a whole number from 1 to {2**63 - 1}")
+    return int(text)
 
 
 def _is_nonce(text: str) -> bool:
