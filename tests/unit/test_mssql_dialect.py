@@ -285,3 +285,20 @@ def test_kill_session_runs_outside_a_transaction() -> None:
     assert conn.params == {"session": 53}
     assert conn.sent.index(kill) > conn.sent.index("ROLLBACK TRAN")
     assert conn.sent[-1] == "BEGIN TRAN" and not conn.autocommit_state  # as it was
+
+
+def test_a_table_found_under_a_name_of_another_case_is_refused() -> None:
+    # old code: under SQL Server's default collation OBJECT_ID(N'[jobs]') found [Jobs], and
+    # a queue on "jobs" used (and uninstall() dropped) the queue "Jobs"'s table. The
+    # catalog's answer is scripted here (no SQL Server); test_table_names.py runs it on one.
+    from skiplock._shell.schema import Schema
+
+    for found, refused in (("jobs", False), ("Jobs", True), ("JOBS", True)):
+        op = Schema(dialect()).version()
+        assert "OBJECT_NAME(OBJECT_ID(N'[jobs]', N'U')) AS jobs_name" in next(op).sql
+        answer = [{"has_jobs": 1, "has_version": 1, "jobs_name": found}]
+        if refused:
+            with pytest.raises(skiplock.ConfigurationError, match=r"\[Jobs\]|\[JOBS\]"):
+                op.send(answer)
+        else:
+            assert "MAX(version)" in op.send(answer).sql  # on to the version record
