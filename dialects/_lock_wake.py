@@ -34,6 +34,8 @@ class LockAndWakeup:
             self, conn: Any, name: str, params: Mapping[str, Any] | None = None
         ) -> Row | None: ...
 
+        def run(self, conn: Any, name: str, params: Mapping[str, Any] | None = None) -> int: ...
+
     # -- capabilities: declared by each dialect; the statements it holds can only narrow
     # them (a test of an upgrade swaps in an older release's statements, which lack them).
     # A dialect whose .sql file lacks the lock_* statements cannot run mode="single"; one
@@ -100,6 +102,12 @@ class LockAndWakeup:
         """How many of these server session ids (``session_id``) are still connected."""
         row = self.fetch_one(conn, "count_sessions", {"sessions": list(sessions)})
         return 0 if row is None else int(row["n"])
+
+    def kill_session(self, conn: Any, session: int) -> None:
+        """End the server session *session* (a ``session_id``) from *conn*, a connection of
+        :meth:`connect`, and commit (tests and operators cut a lock's connection so)."""
+        self.run(conn, "kill_session", {"session": session})
+        conn.commit()
 
     def listen(self) -> Any:
         """A connection that receives a notification at every enqueue, and at every cancel

@@ -173,6 +173,14 @@ class MSSQLDialect(BaseDialect):
     def is_closed(self, conn: Any) -> bool:
         return own.is_closed(conn)
 
+    def kill_session(self, conn: Any, session: int) -> None:
+        """KILL refuses to run in a transaction (error 6615), and pymssql keeps one open
+        whenever autocommit is off: it runs in autocommit, the transaction started again
+        afterwards."""
+        conn.commit()
+        with own.autocommit(conn):
+            self.run(conn, "kill_session", {"session": session})
+
     def bind(self, sql: str, params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         prepared: dict[str, Any] = {}
         for key, value in params.items():

@@ -407,8 +407,11 @@ WHERE schedule = %(schedule)s AND tick < CAST(%(before)s AS DATETIME2(6))
 SET LOCK_TIMEOUT 5000
 
 -- name: schema_state
+-- jobs_name: the name the table was found under. Under a case-insensitive collation (the
+-- default) OBJECT_ID finds [Jobs] for [jobs]: skiplock refuses a name found so.
 SELECT CASE WHEN OBJECT_ID(N'{table}', N'U') IS NULL THEN 0 ELSE 1 END AS has_jobs,
-       CASE WHEN OBJECT_ID(N'{version_table}', N'U') IS NULL THEN 0 ELSE 1 END AS has_version
+       CASE WHEN OBJECT_ID(N'{version_table}', N'U') IS NULL THEN 0 ELSE 1 END AS has_version,
+       OBJECT_NAME(OBJECT_ID(N'{table}', N'U')) AS jobs_name
 
 
 -- name: schema_catalog

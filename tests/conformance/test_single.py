@@ -16,8 +16,7 @@ from .conftest import drained, wait_until
 def kill_session(queue: skiplock.Queue, session: int) -> None:
     conn = queue.connection()
     try:
-        queue.dialect.run(conn, "kill_session", {"session": session})
-        conn.commit()
+        queue.dialect.kill_session(conn, session)
     finally:
         conn.close()
 

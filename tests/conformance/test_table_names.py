@@ -1,5 +1,7 @@
 """Tables whose names differ only in case are two queues: both install, neither sees the
-other's jobs. Installing stays idempotent on a table made by an older release's DDL."""
+other's jobs; where the database takes them for one table (SQL Server's default
+collation), the second is refused. Installing stays idempotent on a table made by an
+older release's DDL."""
 
 from __future__ import annotations
 
@@ -35,13 +37,37 @@ def pair(url: str) -> Iterator[tuple[skiplock.Queue, skiplock.Queue]]:
                 q.close()
 
 
-def test_tables_differing_only_in_case_both_install(
+def one_table(upper: skiplock.Queue, lower: skiplock.Queue) -> bool:
+    """Whether the server takes *lower*'s name for *upper*'s installed table (SQL Server's
+    default collation compares names without case; PostgreSQL, and MySQL and MariaDB on
+    Linux, do not)."""
+    conn = lower.connection()
+    try:
+        cur = conn.cursor()
+        cur.execute(f"SELECT COUNT(*) FROM {lower.dialect.quote(lower.table.name)}")
+        cur.fetchall()
+        return True
+    except Exception:  # no such table
+        return False
+    finally:
+        conn.close()
+
+
+def test_tables_differing_only_in_case_are_two_queues_or_refused(
     pair: tuple[skiplock.Queue, skiplock.Queue],
 ) -> None:
     # old code, MySQL: the CHECK constraint's name (schema-wide, compared without case)
     # collided, and the second install failed
     upper, lower = pair
     upper.install()
+    if one_table(upper, lower):
+        # old code, SQL Server: the second queue took the first's table for its own
+        upper.enqueue("upper")
+        for refused in (lower.install, lower.stats, lower.uninstall):
+            with pytest.raises(skiplock.ConfigurationError, match="differ only in case"):
+                refused()
+        assert [j.payload for j in upper.claim(limit=5)] == ["upper"]  # nothing dropped
+        return
     lower.install()
     upper.install()  # still idempotent
     upper.enqueue("upper")

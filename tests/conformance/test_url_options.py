@@ -4,13 +4,17 @@ name at connect(), before any connection is made."""
 
 from __future__ import annotations
 
+import importlib
 import uuid
+from collections.abc import Mapping
 from contextlib import suppress
 from urllib.parse import urlencode
 
 import pytest
+from skiplock.dialects import DIALECT_MODULES
 
 import skiplock
+from skiplock._core.options import Option
 
 
 def with_options(url: str, **options: str) -> str:
@@ -40,10 +44,28 @@ def test_every_refusal_names_the_accepted_options(url: str) -> None:
         assert name in str(info.value)
 
 
+def connect_timeouts(accepted: Mapping[str, Option]) -> list[str]:
+    """The options that bound how long a connect waits: ``connect_timeout`` (libpq,
+    mysql-connector's ``connection_timeout``) and pymssql's ``login_timeout``."""
+    return [
+        n
+        for n, o in accepted.items()
+        if o.kind == "int" and n.endswith("timeout") and ("connect" in n or "login" in n)
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(DIALECT_MODULES))
+def test_every_dialect_has_a_connect_timeout_option(name: str) -> None:
+    # old code: the notion was "an int option naming connect", and SQL Server's is
+    # login_timeout, so the test below failed there before reaching the server
+    module, cls = DIALECT_MODULES[name]
+    assert connect_timeouts(getattr(importlib.import_module(module), cls).URL_OPTIONS)
+
+
 def test_numeric_and_boolean_options_are_converted_and_reach_the_driver(url: str) -> None:
     # old code: numbers reached the driver as strings, reported as a lost connection
     accepted = skiplock.connect(url).dialect.URL_OPTIONS
-    options = {n: "30" for n, o in accepted.items() if o.kind == "int" and "connect" in n}
+    options = dict.fromkeys(connect_timeouts(accepted), "30")
     options.update({n: "true" for n in ("compress",) if n in accepted})
     assert options, "every dialect has a connect timeout option"
     # a table of its own: the shared database's default table may be another release's

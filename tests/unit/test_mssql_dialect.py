@@ -236,3 +236,69 @@ def test_login_timeout_bounds_a_server_that_never_answers() -> None:
             q.ping()
         waited = time.monotonic() - start
     assert 1.5 <= waited < 6, waited  # the default is 10 s
+
+
+class RecordingConnection:
+    """What a pymssql connection sends the server (no server here): pymssql keeps a
+    transaction open whenever autocommit is off (BEGIN TRAN at connect and after each
+    COMMIT or ROLLBACK; ROLLBACK TRAN when autocommit goes on), as _pymssql.pyx does."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+        self.autocommit_state = False
+        self.in_transaction = True
+        self.params: object = None
+
+    def autocommit(self, status: bool) -> None:
+        if status != self.autocommit_state:
+            self.sent.append("ROLLBACK TRAN" if status else "BEGIN TRAN")
+            self.in_transaction = not status
+            self.autocommit_state = status
+
+    def commit(self) -> None:
+        if not self.autocommit_state:
+            self.sent += ["COMMIT TRAN", "BEGIN TRAN"]
+
+    rollback = commit
+
+    def cursor(self, as_dict: bool = False) -> RecordingConnection:
+        return self
+
+    description = None
+    rowcount = 1
+
+    def execute(self, sql: str, params: object = None) -> None:
+        if "KILL" in sql and self.in_transaction:  # as SQL Server answers
+            raise OperationalError((6615, b"KILL command cannot be used inside user transactions."))
+        self.sent.append(sql)
+        self.params = params
+
+    def close(self) -> None:
+        pass
+
+
+def test_kill_session_runs_outside_a_transaction() -> None:
+    # old code: KILL ran in pymssql's open transaction, and SQL Server refused it (6615)
+    conn = RecordingConnection()
+    dialect().kill_session(conn, 53)
+    [kill] = [s for s in conn.sent if "KILL" in s]
+    assert conn.params == {"session": 53}
+    assert conn.sent.index(kill) > conn.sent.index("ROLLBACK TRAN")
+    assert conn.sent[-1] == "BEGIN TRAN" and not conn.autocommit_state  # as it was
+
+
+def test_a_table_found_under_a_name_of_another_case_is_refused() -> None:
+    # old code: under SQL Server's default collation OBJECT_ID(N'[jobs]') found [Jobs], and
+    # a queue on "jobs" used (and uninstall() dropped) the queue "Jobs"'s table. The
+    # catalog's answer is scripted here (no SQL Server); test_table_names.py runs it on one.
+    from skiplock._shell.schema import Schema
+
+    for found, refused in (("jobs", False), ("Jobs", True), ("JOBS", True)):
+        op = Schema(dialect()).version()
+        assert "OBJECT_NAME(OBJECT_ID(N'[jobs]', N'U')) AS jobs_name" in next(op).sql
+        answer = [{"has_jobs": 1, "has_version": 1, "jobs_name": found}]
+        if refused:
+            with pytest.raises(skiplock.ConfigurationError, match=r"\[Jobs\]|\[JOBS\]"):
+                op.send(answer)
+        else:
+            assert "MAX(version)" in op.send(answer).sql  # on to the version record

@@ -6,4 +6,4 @@ IF COL_LENGTH(N'{table}', N'cancel_requested') IS NULL
 ALTER TABLE {table} ADD cancel_requested BIT NULL;
 IF NOT EXISTS (SELECT 1 FROM sys.check_constraints WHERE parent_object_id = OBJECT_ID(N'{table}') AND CHARINDEX(N'cancelled', definition) > 0)
 ALTER TABLE {table} WITH NOCHECK ADD CHECK (status IN ('pending', 'running', 'done', 'failed', 'cancelled'));
-DECLARE @old sysname = (SELECT TOP (1) name FROM sys.check_constraints WHERE parent_object_id = OBJECT_ID(N'{table}') AND CHARINDEX(N'status', definition) > 0 AND CHARINDEX(N'cancelled', definition) = 0); IF @old IS NOT NULL EXEC (N'ALTER TABLE {table} DROP CONSTRAINT ' + QUOTENAME(@old))
+DECLARE @old sysname = (SELECT TOP (1) name FROM sys.check_constraints WHERE parent_object_id = OBJECT_ID(N'{table}') AND CHARINDEX(N'status', definition) > 0 AND CHARINDEX(N'cancelled', definition) = 0); DECLARE @sql nvarchar(max) = N'ALTER TABLE {table} DROP CONSTRAINT ' + QUOTENAME(@old); IF @old IS NOT NULL EXEC (@sql)

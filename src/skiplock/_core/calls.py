@@ -99,8 +99,12 @@ def uninstall(q: Any) -> Call[Any, None]:
     def finish(_: Any) -> None:
         q._schema_ok = False
 
+    def drop() -> Op[None]:
+        yield from q.schema.version()  # refuses a table found under another name
+        yield from d.statements_op("uninstall")
+
     doing = f"dropping table {d.table}"
-    return Call(doing, None, lambda _: d.statements_op("uninstall"), finish, False)
+    return Call(doing, None, lambda _: drop(), finish, False)
 
 
 def enqueue(d: Dialect, payload: Any, options: EnqueueOptions, conn: Any) -> Call[int, int]:

@@ -118,10 +118,25 @@ class Schema:
         state = (yield from self.dialect.fetch_one_op("schema_state", params)) or {}
         if not state.get("has_jobs"):
             return 0
+        self._check_name(state.get("jobs_name"))
         if not state.get("has_version"):
             return 1
         row = (yield from self.dialect.fetch_one_op("schema_version")) or {}
         return 1 if row.get("version") is None else int(row["version"])
+
+    def _check_name(self, found: object) -> None:
+        """Raise :class:`ConfigurationError` if the catalog found the table under another
+        name (a dialect whose ``schema_state`` reports ``jobs_name``: SQL Server, whose
+        default collation compares names without case). ``[jobs]`` and ``[Jobs]`` are one
+        table there: two queues on it would take each other's jobs."""
+        t = self.dialect.table
+        if isinstance(found, str) and found != t.name:
+            raise ConfigurationError(
+                f"the table {t} in {self.dialect.url.masked()} is the existing table "
+                f"{self.dialect.quote(found)}: the database compares table names without "
+                "case, so names that differ only in case name one table; choose a table "
+                "name that differs otherwise (connect(..., table=...))"
+            )
 
     def v1_shape(self) -> tuple[frozenset[str], frozenset[str]]:
         """The columns and index names version 1 made (read from ``0001_initial``), case

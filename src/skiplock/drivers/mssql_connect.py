@@ -7,11 +7,12 @@ May import: the standard library.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
-__all__ = ["connect", "is_closed"]
+__all__ = ["autocommit", "connect", "is_closed"]
 
 
 def connect(pymssql: ModuleType, kwargs: Mapping[str, Any], session: str) -> Any:
@@ -36,3 +37,15 @@ def is_closed(conn: Any) -> bool:
         return not conn._conn.connected  # pymssql raises InterfaceError once closed
     except Exception:
         return True
+
+
+@contextmanager
+def autocommit(conn: Any) -> Iterator[None]:
+    """*conn* in autocommit mode for the block, for the statements SQL Server refuses in a
+    transaction. pymssql rolls back the transaction it keeps open when autocommit goes on,
+    and begins one again when it goes off."""
+    conn.autocommit(True)
+    try:
+        yield
+    finally:
+        conn.autocommit(False)
