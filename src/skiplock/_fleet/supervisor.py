@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from types import FrameType
@@ -347,7 +348,11 @@ class Fleet:
         process = ctx.Process(
             target=child_main, args=(spec, theirs), name=f"skiplock-fleet-{child.index}"
         )
-        with _stops_ignored():
+        # multiprocessing's resource tracker, launched by the first start (and again if it
+        # died), unblocks SIGINT and SIGTERM on its way out: launched here, before they are
+        # blocked, a stop that comes meanwhile reaches the handler and is not lost
+        resource_tracker.ensure_running()
+        with _stops_held():
             process.start()
         theirs.close()
         child.process, child.conn, child.started = process, ours, time.monotonic()
@@ -505,24 +510,20 @@ class Fleet:
 
 
 @contextlib.contextmanager
-def _stops_ignored() -> Iterator[None]:
-    """A process started in this block ignores SIGINT and SIGTERM until its worker runs
-    (an ignored signal stays ignored across exec), so one sent to the whole group while it
-    starts (Ctrl-C in a terminal, systemd's stop) does not kill it: the supervisor passes
-    the stop on over its pipe. Meanwhile they are blocked here, not lost: Linux keeps a
-    blocked signal pending even while it is ignored, and delivers it to the supervisor's
-    own handler once that is back. Only the main thread can do this (and only it has
-    the supervisor's handlers); elsewhere the block does nothing."""
+def _stops_held() -> Iterator[None]:
+    """A process started in this block starts with SIGINT and SIGTERM blocked (a signal
+    mask survives fork and exec), and :func:`~.child.child_main` ignores them before it
+    unblocks them, until its worker runs: one sent to the whole group while it starts
+    (Ctrl-C in a terminal, systemd's stop) does not kill it, and the supervisor passes the
+    stop on over its pipe. The supervisor's own handlers stay in place: one that reaches
+    it meanwhile stays pending and is handled when the block ends, never discarded (as a
+    signal set to SIG_IGN and unblocked by someone else would be). Only the main thread
+    does this (only it has the supervisor's handlers)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     with _stops_blocked():
-        handlers = {signum: signal.signal(signum, signal.SIG_IGN) for signum in _STOPS}
-        try:
-            yield
-        finally:
-            for signum, handler in handlers.items():
-                signal.signal(signum, handler)
+        yield
 
 
 @contextlib.contextmanager
@@ -530,8 +531,8 @@ def _stops_blocked() -> Iterator[None]:
     """SIGINT and SIGTERM blocked on the main thread in this block (elsewhere nothing).
     A thread started here keeps them blocked for good (a thread inherits its creator's
     mask): the metrics server's, so that the kernel hands a SIGTERM sent to the process to
-    the main thread, never to that thread, where it would be lost while
-    :func:`_stops_ignored` has it ignored."""
+    the main thread, never to that thread, where it would wait while the main thread's
+    handler could run."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
