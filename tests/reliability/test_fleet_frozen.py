@@ -23,16 +23,25 @@ import skiplock
 from skiplock._fleet import supervisor
 
 
-def test_a_frozen_process_is_killed_by_the_supervisor(
+@pytest.fixture
+def shortened(
     queue: skiplock.Queue,
     url: str,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """The backstop's slack at 0.5 s; fleet_app's URL and table for the processes (what it
+    reads as it is imported); the fleet's log captured."""
     monkeypatch.setattr(supervisor, "KILL_SLACK", 0.5)
-    monkeypatch.setenv("SKIPLOCK_URL", url)  # what fleet_app reads as it is imported
+    monkeypatch.setenv("SKIPLOCK_URL", url)
     monkeypatch.setenv("FLEET_TABLE", queue.table.name)
     caplog.set_level(logging.INFO, logger="skiplock.fleet")
+
+
+@pytest.mark.usefixtures("shortened")
+def test_a_frozen_process_is_killed_by_the_supervisor(
+    queue: skiplock.Queue, url: str, caplog: pytest.LogCaptureFixture
+) -> None:
     fleet = skiplock.Fleet(
         "integration.fleet_app:app",
         url=url,
@@ -87,17 +96,14 @@ def test_a_frozen_process_is_killed_by_the_supervisor(
     assert codes == [0], caplog.text
 
 
+@pytest.mark.usefixtures("shortened")
 def test_a_backstop_write_that_hangs_does_not_stop_the_supervisor(
     queue: skiplock.Queue,
     url: str,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    monkeypatch.setattr(supervisor, "KILL_SLACK", 0.5)
     monkeypatch.setattr(supervisor, "WRITER_JOIN", 0.5)
-    monkeypatch.setenv("SKIPLOCK_URL", url)  # the processes': straight to the server
-    monkeypatch.setenv("FLEET_TABLE", queue.table.name)
-    caplog.set_level(logging.INFO, logger="skiplock.fleet")
     with Proxy(url) as proxy:
         # the supervisor's App (this process's): through the proxy, its connection open
         app = importlib.import_module("integration.fleet_app").app
