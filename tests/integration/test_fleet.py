@@ -239,6 +239,44 @@ def test_a_signal_to_the_whole_group_as_the_processes_start(fleet: Any) -> None:
     assert "Traceback" not in run.text()
 
 
+def test_a_sigterm_during_the_first_start_is_not_lost(
+    queue: skiplock.Queue, url: str, tmp_path: Path
+) -> None:
+    """The first ``process.start()`` launches multiprocessing's resource tracker, which
+    unblocks SIGINT and SIGTERM as it returns: a SIGTERM that came while the supervisor had
+    them ignored around that start was discarded, and the fleet ran on. Here the start
+    lasts until the new interpreter has read its large spec (fleet_big_spec.py), and the
+    SIGTERM is sent as soon as the supervisor logs that it begins."""
+    env = {**os.environ, "SKIPLOCK_URL": url, "FLEET_TABLE": queue.table.name}
+    log = tmp_path / "fleet.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "fleet_big_spec.py"],
+            cwd=HERE,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while b"supervises)" not in log.read_bytes():  # logged just before the first start
+            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
+            time.sleep(0.001)
+        proc.send_signal(signal.SIGTERM)
+        try:
+            code = proc.wait(30)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"the SIGTERM was lost:\n{log.read_text()}") from None
+        text = log.read_text()
+        assert code == 0, text
+        assert "signal 15: stopping 1 process" in text, text
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
 def test_the_processes_stop_when_the_supervisor_dies(queue: skiplock.Queue, fleet: Any) -> None:
     run = fleet(2, "--concurrency", "1", "--lease", "60", "--grace", "0.5")
     run.wait_for(r"worker started", 2)

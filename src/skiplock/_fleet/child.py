@@ -225,10 +225,12 @@ def child_main(spec: ChildSpec, conn: Connection) -> None:
     # Until its worker runs (and handles them), a signal sent to the whole process group
     # (Ctrl-C in a terminal, systemd's stop) must not kill a process still starting: the
     # supervisor passes the stop on over the pipe, which is read once the worker is built.
-    # (Started from the main thread, the process ignores them from its first instruction:
-    # see supervisor._stops_ignored.)
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    # (Started from the main thread, the process has them blocked from its first
+    # instruction: see supervisor._stops_held. Ignored, those pending are dropped.)
+    stops = (signal.SIGINT, signal.SIGTERM)
+    for signum in stops:
         signal.signal(signum, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
     _configure_logging(spec)
     pipe = _Pipe(conn)
     try:

@@ -1,10 +1,12 @@
 """The supervisor: starts the fleet's processes, restarts one that dies, passes a stop on
 to all of them and waits for them to release their jobs.
 
-It runs on the thread that called :meth:`Fleet.run`, alone: no thread of its own but the
-metrics server's (with ``metrics_port``: :mod:`.metrics`), and no database connection but
-the backstop's (:meth:`Fleet._write_timeout`, opened the first time a process must be
-killed for a handler's overrun). It waits
+It runs on the thread that called :meth:`Fleet.run`, and makes no database call there: no
+thread of its own but the metrics server's (with ``metrics_port``: :mod:`.metrics`) and
+the backstop's writes, and no database connection but the backstop's
+(:meth:`Fleet._write_timeout`, on a thread of its own each time a process was killed for
+a handler's overrun, so that a database that does not answer cannot stop the loop from
+restarting processes, answering a stop and killing frozen ones). It waits
 (``multiprocessing.connection.wait``) on the children's sentinels and pipes and on a pipe
 of its own that SIGTERM / SIGINT write to (a signal handler takes no lock, as in the
 worker: see :mod:`skiplock._worker.signals`).
@@ -26,6 +28,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from types import FrameType
@@ -66,6 +69,8 @@ CRASH_LIMIT = 5
 KILL_SLACK = 10.0
 #: seconds a stop waits beyond the workers' grace (their helpers' join is up to 10 s)
 STOP_SLACK = 20.0
+#: seconds :meth:`Fleet.run` waits, at its end, for the backstop's writes under way
+WRITER_JOIN = 10.0
 MAX_PROCESSES = 1000
 #: the signals that stop a fleet
 _STOPS = {signal.SIGINT, signal.SIGTERM}
@@ -176,6 +181,9 @@ class Fleet:
         self._status = 0
         self._job_queue: Queue | None = None  # the backstop's (an App's own, or ours)
         self._own_queue: Queue | None = None
+        self._queue_lock = threading.Lock()
+        #: the backstop's writes under way (threads: see _write_timeout)
+        self._writers: list[threading.Thread] = []
 
     # -- public control -------------------------------------------------------------------
 
@@ -213,6 +221,9 @@ class Fleet:
             for child in self._children:
                 if child.process is not None:  # only after an error of the supervisor's own
                     child.process.kill()
+            deadline = time.monotonic() + WRITER_JOIN
+            for writer in self._writers:  # a write under way ends first, unless it hangs
+                writer.join(max(0.0, deadline - time.monotonic()))
             if self._own_queue is not None:
                 self._own_queue.close()
             if self.metrics is not None:
@@ -284,7 +295,12 @@ class Fleet:
             )
             child.killed_for = (job_id, attempt)
             child.process.kill()
-            self._write_timeout(job)
+            writer = threading.Thread(
+                target=self._write_timeout, args=(job,), name="skiplock-fleet-backstop", daemon=True
+            )
+            with _stops_blocked():  # a stop sent to the process goes to the main thread
+                writer.start()
+            self._writers = [w for w in self._writers if w.is_alive()] + [writer]
             return []
         return waits
 
@@ -292,7 +308,8 @@ class Fleet:
         """Write the timeout of *job*, whose process was killed, as that process would
         have: a fenced fail (retried, or failed on its last attempt). A job taken back
         meanwhile (its lease ended) is left alone; a database that does not answer leaves
-        it to its lease."""
+        it to its lease. On a thread of its own (see the module's docstring): it may wait
+        for ever on a connection that no longer answers, the loop never does."""
         error = f"TimeoutError: job {job.id} attempt {job.attempt} exceeded its timeout"
         why = f"{error} (its process did not end itself and was killed)"
         try:
@@ -312,6 +329,10 @@ class Fleet:
     def _queue(self) -> Queue:
         """The target's queue, made at the first backstop (after the processes started:
         the supervisor opens no connection otherwise)."""
+        with self._queue_lock:  # two backstops' threads make one
+            return self._make_queue()
+
+    def _make_queue(self) -> Queue:
         if self._job_queue is None:
             spec, target = self.spec, load_target(self.spec.target)
             if isinstance(target, App):
@@ -347,7 +368,11 @@ class Fleet:
         process = ctx.Process(
             target=child_main, args=(spec, theirs), name=f"skiplock-fleet-{child.index}"
         )
-        with _stops_ignored():
+        # multiprocessing's resource tracker, launched by the first start (and again if it
+        # died), unblocks SIGINT and SIGTERM on its way out: launched here, before they are
+        # blocked, a stop that comes meanwhile reaches the handler and is not lost
+        resource_tracker.ensure_running()
+        with _stops_held():
             process.start()
         theirs.close()
         child.process, child.conn, child.started = process, ours, time.monotonic()
@@ -505,24 +530,20 @@ class Fleet:
 
 
 @contextlib.contextmanager
-def _stops_ignored() -> Iterator[None]:
-    """A process started in this block ignores SIGINT and SIGTERM until its worker runs
-    (an ignored signal stays ignored across exec), so one sent to the whole group while it
-    starts (Ctrl-C in a terminal, systemd's stop) does not kill it: the supervisor passes
-    the stop on over its pipe. Meanwhile they are blocked here, not lost: Linux keeps a
-    blocked signal pending even while it is ignored, and delivers it to the supervisor's
-    own handler once that is back. Only the main thread can do this (and only it has
-    the supervisor's handlers); elsewhere the block does nothing."""
+def _stops_held() -> Iterator[None]:
+    """A process started in this block starts with SIGINT and SIGTERM blocked (a signal
+    mask survives fork and exec), and :func:`~.child.child_main` ignores them before it
+    unblocks them, until its worker runs: one sent to the whole group while it starts
+    (Ctrl-C in a terminal, systemd's stop) does not kill it, and the supervisor passes the
+    stop on over its pipe. The supervisor's own handlers stay in place: one that reaches
+    it meanwhile stays pending and is handled when the block ends, never discarded (as a
+    signal set to SIG_IGN and unblocked by someone else would be). Only the main thread
+    does this (only it has the supervisor's handlers)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     with _stops_blocked():
-        handlers = {signum: signal.signal(signum, signal.SIG_IGN) for signum in _STOPS}
-        try:
-            yield
-        finally:
-            for signum, handler in handlers.items():
-                signal.signal(signum, handler)
+        yield
 
 
 @contextlib.contextmanager
@@ -530,8 +551,8 @@ def _stops_blocked() -> Iterator[None]:
     """SIGINT and SIGTERM blocked on the main thread in this block (elsewhere nothing).
     A thread started here keeps them blocked for good (a thread inherits its creator's
     mask): the metrics server's, so that the kernel hands a SIGTERM sent to the process to
-    the main thread, never to that thread, where it would be lost while
-    :func:`_stops_ignored` has it ignored."""
+    the main thread, never to that thread, where it would wait while the main thread's
+    handler could run."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
