@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, overload
 
 from ._core.arguments import MAX_KEY_CONCURRENCY
-from ._core.checks import integer, rate, seconds
+from ._core.checks import integer, rate, seconds_or_none, text
 from ._core.checks import queue_limits as queue_limits_checked
 from ._core.checks import rate_limits as rate_limits_checked
 from ._core.job import Job
@@ -99,13 +99,17 @@ class Task:
         """Enqueue a call and wait for it (:meth:`Queue.wait`): the function's result, or
         :class:`~skiplock.JobFailed` (``.job.last_error``) if the job ended failed or
         cancelled; the built-in ``TimeoutError`` after *timeout* seconds (the job stays
-        queued). Some worker must run it."""
-        return _result(self.app.queue.wait(self.defer(*args, **kwargs), timeout=timeout))
+        queued). Some worker must run it. A *timeout* that is not None or a number of
+        seconds from 0 to ten years raises :class:`ConfigurationError` before anything is
+        enqueued."""
+        limit = seconds_or_none(timeout, "timeout")
+        return _result(self.app.queue.wait(self.defer(*args, **kwargs), timeout=limit))
 
     async def call_async(self, *args: Any, timeout: float | None = None, **kwargs: Any) -> Any:
         """:meth:`call` from asyncio code, on the app's :class:`~skiplock.AsyncQueue`."""
+        limit = seconds_or_none(timeout, "timeout")
         job_id = await self.defer_async(*args, **kwargs)
-        return _result(await self.app.async_queue.wait(job_id, timeout=timeout))
+        return _result(await self.app.async_queue.wait(job_id, timeout=limit))
 
     async def defer_async(self, *args: Any, **kwargs: Any) -> int:
         """:meth:`defer` from asyncio code, on the app's :class:`~skiplock.AsyncQueue`."""
@@ -284,9 +288,14 @@ class App:
         above 0 and at most ten years raises :class:`ConfigurationError` here, as does a
         *key_concurrency* (the N of the task's calls enqueued with a ``key``) that is not
         1 to 10,000, or a *key_rate* (``(N, per)``: at most N of the task's calls of one
-        ``key`` start in any window of *per* seconds) that is not a good pair."""
-        if timeout is not None:
-            timeout = seconds(timeout, "timeout", strict=True)
+        ``key`` start in any window of *per* seconds) that is not a good pair; so do a
+        *queue*, *max_attempts* or *priority* an enqueue would refuse."""
+        timeout = seconds_or_none(timeout, "timeout", strict=True)
+        text(queue, "queue")
+        integer(max_attempts, "max_attempts", 1)
+        integer(priority, "priority", -(2**31))
+        if name is not None:
+            text(name, "the task's name")
         if key_concurrency is not None:
             integer(key_concurrency, "key_concurrency", 1, MAX_KEY_CONCURRENCY)
         if key_rate is not None:
