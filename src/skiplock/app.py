@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, overload
 
 from ._core.arguments import MAX_KEY_CONCURRENCY
-from ._core.checks import integer, rate, seconds
+from ._core.checks import integer, rate, seconds_or_none, text
 from ._core.checks import queue_limits as queue_limits_checked
 from ._core.checks import rate_limits as rate_limits_checked
 from ._core.job import Job
@@ -60,6 +60,9 @@ class Task:
     key_concurrency: int | None = None
     #: the ``key_rate`` ``(N, per)`` of its jobs enqueued with a ``key`` (None: no rate)
     key_rate: tuple[int, float] | None = None
+    #: registered with default options by ``@app.periodic`` on a plain function: an
+    #: ``@app.task(...)`` above it registers it again with its options
+    _by_periodic: bool = field(default=False, repr=False, compare=False)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run the function here and now (no queue)."""
@@ -96,13 +99,17 @@ class Task:
         """Enqueue a call and wait for it (:meth:`Queue.wait`): the function's result, or
         :class:`~skiplock.JobFailed` (``.job.last_error``) if the job ended failed or
         cancelled; the built-in ``TimeoutError`` after *timeout* seconds (the job stays
-        queued). Some worker must run it."""
-        return _result(self.app.queue.wait(self.defer(*args, **kwargs), timeout=timeout))
+        queued). Some worker must run it. A *timeout* that is not None or a number of
+        seconds from 0 to ten years raises :class:`ConfigurationError` before anything is
+        enqueued."""
+        limit = seconds_or_none(timeout, "timeout")
+        return _result(self.app.queue.wait(self.defer(*args, **kwargs), timeout=limit))
 
     async def call_async(self, *args: Any, timeout: float | None = None, **kwargs: Any) -> Any:
         """:meth:`call` from asyncio code, on the app's :class:`~skiplock.AsyncQueue`."""
+        limit = seconds_or_none(timeout, "timeout")
         job_id = await self.defer_async(*args, **kwargs)
-        return _result(await self.app.async_queue.wait(job_id, timeout=timeout))
+        return _result(await self.app.async_queue.wait(job_id, timeout=limit))
 
     async def defer_async(self, *args: Any, **kwargs: Any) -> int:
         """:meth:`defer` from asyncio code, on the app's :class:`~skiplock.AsyncQueue`."""
@@ -281,17 +288,28 @@ class App:
         above 0 and at most ten years raises :class:`ConfigurationError` here, as does a
         *key_concurrency* (the N of the task's calls enqueued with a ``key``) that is not
         1 to 10,000, or a *key_rate* (``(N, per)``: at most N of the task's calls of one
-        ``key`` start in any window of *per* seconds) that is not a good pair."""
-        if timeout is not None:
-            timeout = seconds(timeout, "timeout", strict=True)
+        ``key`` start in any window of *per* seconds) that is not a good pair; so do a
+        *queue*, *max_attempts* or *priority* an enqueue would refuse."""
+        timeout = seconds_or_none(timeout, "timeout", strict=True)
+        text(queue, "queue")
+        integer(max_attempts, "max_attempts", 1)
+        integer(priority, "priority", -(2**31))
+        if name is not None:
+            text(name, "the task's name")
         if key_concurrency is not None:
             integer(key_concurrency, "key_concurrency", 1, MAX_KEY_CONCURRENCY)
         if key_rate is not None:
             key_rate = rate(key_rate, "key_rate")
 
         def register(f: Callable[..., Any]) -> Task:
+            periodic = self._periodic_task(f)
+            if periodic is not None:  # @app.task above @app.periodic: this task's options
+                f = periodic.fn
+                del self.tasks[periodic.name]
             task_name = name or f"{f.__module__}.{f.__qualname__}"
             if task_name in self.tasks:
+                if periodic is not None:
+                    self.tasks[periodic.name] = periodic
                 raise ConfigurationError(f"a task named {task_name!r} is already registered")
             t = Task(
                 self,
@@ -306,17 +324,61 @@ class App:
                 key_rate,
             )
             self.tasks[task_name] = t
+            if periodic is not None:
+                self._reschedule(periodic.name, t)
             return t
 
         return register(fn) if fn is not None else register
 
+    def _periodic_task(self, target: object) -> Task | None:
+        """*target* when it is a task ``@app.periodic`` registered with default options
+        (the decorator below ``@app.task``), None for a function; ConfigurationError for
+        another Task (``@app.task`` twice, or another app's)."""
+        if not isinstance(target, Task):
+            return None
+        if target.app is not self or not target._by_periodic:
+            raise ConfigurationError(
+                f"{target.name!r} is a task already: @app.task takes a function (put "
+                "@app.task once, directly on the function; @app.periodic goes above or below it)"
+            )
+        return target
+
+    def _reschedule(self, old: str, task: Task) -> None:
+        """The schedules of task *old* (registered by ``@app.periodic``) now run *task*, with
+        its name (when the schedule was named after the task), queue, priority and
+        max_attempts."""
+        for key, schedule in list(self.schedules.items()):
+            if schedule.task != old:
+                continue
+            renamed = task.name if schedule.name == old else schedule.name
+            if renamed != key and renamed in self.schedules:
+                raise ConfigurationError(
+                    f"a schedule named {renamed!r} exists already: pass name=... to "
+                    "@app.periodic to tell them apart"
+                )
+            del self.schedules[key]
+            self.schedules[renamed] = replace(
+                schedule,
+                name=renamed,
+                task=task.name,
+                queue=task.queue,
+                priority=task.priority,
+                max_attempts=task.max_attempts,
+            )
+
     def periodic(self, *, cron: str, **options: Any) -> Callable[[Task | Callable[..., Any]], Task]:
-        """Run a task on a cron schedule (put it above ``@app.task``, or on a plain function
-        to register it with default options); *options* as for :meth:`schedule`
-        (``timezone``, ``name``, ``args``, ``kwargs``, ``catch_up``, ``tick_arg``)."""
+        """Run a task on a cron schedule; *options* as for :meth:`schedule` (``timezone``,
+        ``name``, ``args``, ``kwargs``, ``catch_up``, ``tick_arg``). Above ``@app.task``
+        or below it: on a plain function it registers the task with default options, and
+        an ``@app.task(...)`` above then registers it again with its own (the schedule
+        follows: the task's name, queue, priority and max_attempts)."""
 
         def register(target: Task | Callable[..., Any]) -> Task:
-            task = target if isinstance(target, Task) else self.task(target)
+            if isinstance(target, Task):
+                task = target
+            else:
+                task = self.task(target)
+                task._by_periodic = True
             self.schedule(task, cron=cron, **options)
             return task
 

@@ -29,6 +29,7 @@ from datetime import timedelta
 from functools import partial
 from typing import Any
 
+from ._core.checks import integer
 from ._core.checks import queue_names as _queues
 from ._core.checks import seconds as _seconds
 from ._core.job import Job
@@ -63,17 +64,10 @@ DEFAULT_PREFETCH = 32
 def _slots(concurrency: int, prefetch: int | None) -> tuple[int, int]:
     """*concurrency* and *prefetch* checked; prefetch's default is DEFAULT_PREFETCH or the
     concurrency, the larger."""
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int):
-        raise ConfigurationError(f"concurrency must be an integer, not {concurrency!r:.80}")
-    if not 1 <= concurrency <= 1000:
-        raise ConfigurationError(f"concurrency must be from 1 to 1000, not {concurrency}")
+    concurrency = integer(concurrency, "concurrency", 1, 1000)
     if prefetch is None:
         prefetch = max(DEFAULT_PREFETCH, concurrency)
-    if isinstance(prefetch, bool) or not isinstance(prefetch, int):
-        raise ConfigurationError(f"prefetch must be an integer, not {prefetch!r:.80}")
-    if not 0 <= prefetch <= 1000:
-        raise ConfigurationError(f"prefetch must be from 0 to 1000, not {prefetch}")
-    return concurrency, prefetch
+    return concurrency, integer(prefetch, "prefetch", 0, 1000)
 
 
 class WorkerOptions:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ._core.arguments import EnqueueOptions
+from ._core.checks import seconds, seconds_or_none
 from ._core.job import Job
 from ._flow import wait_workflow, write_workflow
 from ._flow_async import wait_workflow_async, write_workflow_async
@@ -279,12 +280,20 @@ class WorkflowHandle:
         """Wait until the workflow's last jobs have ended; their result (a list for a
         group). Polls ``get`` with a back-off up to *interval* seconds. Raises
         :class:`WorkflowFailed` when one ended failed or cancelled, ``TimeoutError``
-        after *timeout* seconds."""
-        return wait_workflow(self, timeout, interval)
+        after *timeout* seconds; :class:`ConfigurationError` for a *timeout* that is not
+        None or a number of seconds from 0 to ten years, or an *interval* that is not one
+        above 0 (before reading anything)."""
+        return wait_workflow(self, *_wait_times(timeout, interval))
 
     async def wait_async(self, timeout: float | None = None, *, interval: float = 0.5) -> Any:
         """:meth:`wait` for a workflow enqueued with ``enqueue_async``."""
-        return await wait_workflow_async(self, timeout, interval)
+        return await wait_workflow_async(self, *_wait_times(timeout, interval))
+
+
+def _wait_times(timeout: object, interval: object) -> tuple[float | None, float]:
+    """``(timeout, interval)`` of a workflow's wait, checked as :meth:`Queue.wait` checks
+    its timeout."""
+    return seconds_or_none(timeout, "timeout"), seconds(interval, "interval", strict=True)
 
 
 def parent_argument(payload: dict[str, Any], job: Job) -> tuple[bool, Any]:

@@ -123,6 +123,40 @@ def test_an_apps_periodic_async_task_runs_on_the_asyncio_worker(queue: skiplock.
     assert len(ticks) == len(set(ticks)) and set(ran) <= set(ticks)
 
 
+@pytest.mark.parametrize("order", ["periodic-above-task", "task-above-periodic"])
+def test_task_and_periodic_decorators_work_in_either_order(
+    queue: skiplock.Queue, order: str
+) -> None:
+    """The task's options hold for its schedule's jobs whichever decorator is on top."""
+    app = skiplock.App(queue)
+    ran: list[datetime] = []
+
+    def report(tick: datetime) -> None:
+        ran.append(tick)
+
+    options = {"name": "report", "queue": "reports", "priority": 3, "max_attempts": 2}
+    if order == "periodic-above-task":
+        task = app.periodic(cron="* * * * * *")(app.task(**options)(report))
+    else:
+        task = app.task(**options)(app.periodic(cron="* * * * * *")(report))
+    assert set(app.tasks) == {"report"} and app.tasks["report"] is task
+    assert [(s.name, s.task, s.queue) for s in app.schedules.values()] == [
+        ("report", "report", "reports")
+    ]
+    worker = app.worker(retention=None, poll_interval=0.05)
+    assert list(worker.queues) == ["reports"]
+    threading.Thread(target=worker.run, kwargs={"install_signals": False}, daemon=True).start()
+    try:
+        wait_until(lambda: ran, 30, "a tick run")
+    finally:
+        worker.stop()
+    job = queue.list_jobs(queue="reports", limit=1)[0]
+    assert (job.payload["task"], job.priority, job.max_attempts) == ("report", 3, 2)
+    # a Task given to @app.task again is refused by name, not with an AttributeError
+    with pytest.raises(skiplock.ConfigurationError, match="'report' is a task already"):
+        app.task(task)  # type: ignore[call-overload]
+
+
 def _run_until_scheduled(scheduler: Scheduler, n: int) -> None:
     deadline = time.monotonic() + 30
     while scheduler.counts["scheduled"] < n:

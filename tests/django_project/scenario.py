@@ -169,7 +169,9 @@ def bad_input() -> dict[str, Any]:
         error_of(lambda i=i: tasks.add.get_result(i))  # type: ignore[misc]
         for i in ("-1", "abc", "99999999999999999999", "")
     ]
-    for key, value in (("MAX_ATTEMPTS", 0), ("LEASE", "x"), ("DATABASE", "other")):
+    bad = (("MAX_ATTEMPTS", 0), ("LEASE", "x"), ("RETRY_DELAY", float("inf")))
+    bad += (("DATABASE", "other"),)
+    for key, value in bad:
         out[key] = error_of(lambda k=key, v=value: SkiplockBackend("x", {"OPTIONS": {k: v}}))
     out["notes"] = sorted(Note.objects.values_list("text", flat=True))
     stats = backend.queue.stats()

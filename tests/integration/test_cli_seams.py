@@ -14,6 +14,9 @@ import pytest
 from conformance.conftest import wait_until
 
 import skiplock
+from skiplock.cli import EXIT_CODES
+
+from .test_cli import cli
 
 MakeQueue = Callable[..., skiplock.Queue]
 
@@ -87,3 +90,28 @@ def test_worker_table_replaces_the_apps_table_when_given(
     assert done is not None and done.result == 2
     left = apps.get(here)
     assert left is not None and left.status == "pending"
+
+
+def test_pause_refuses_a_queue_nothing_names_unless_forced(
+    make_queue: MakeQueue, url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    q = make_queue()
+    where = ["--url", url, "--table", str(q.table)]
+    q.enqueue({"n": 1}, queue="imports")
+    code, _, err = cli(capsys, "pause", "imports2", *where)
+    assert code == EXIT_CODES["config"], err
+    assert "'imports2'" in err and "--force" in err and "imports" in err  # names the known one
+    assert q.paused() == set()  # nothing written
+    code, out, err = cli(capsys, "pause", "imports", *where)  # a job names it
+    assert code == 0 and "paused" in out, err
+    code, out, err = cli(capsys, "pause", "imports", *where)  # paused: known, idempotent
+    assert code == 0, err
+    code, out, err = cli(capsys, "pause", "later", "--force", *where)
+    assert code == 0, err
+    assert q.paused() == {"imports", "later"}
+    code, out, _ = cli(capsys, "resume", "imports", *where)
+    assert code == 0 and "'imports' resumed" in out
+    code, out, _ = cli(capsys, "resume", "imports", *where)
+    assert code == 0 and "was not paused" in out
+    q.pause("later")
+    assert q.paused() == {"later"}

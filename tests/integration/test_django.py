@@ -154,6 +154,7 @@ def test_bad_input_raises_its_own_error_and_writes_nothing(project: Project) -> 
         "ids": ["TaskResultDoesNotExist"] * 4,
         "MAX_ATTEMPTS": "ConfigurationError",
         "LEASE": "ConfigurationError",
+        "RETRY_DELAY": "ConfigurationError",
         "DATABASE": "ConfigurationError",
         "notes": ["after", "survives"],
         "jobs": 0,

@@ -26,7 +26,16 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..errors import ConfigurationError, LeaseLost, PayloadError
 from .arguments import ClaimOptions, EnqueueOptions, ListOptions
-from .checks import dumps, error_text, integer, loads, milliseconds, queue_names, seconds, text
+from .checks import (
+    dumps,
+    error_text,
+    integer,
+    loads,
+    milliseconds,
+    queue_names,
+    seconds_or_none,
+    text,
+)
 from .job import Claimed, Job, Stats, utc
 from .observe import QueueOverview, TickInfo, WorkerInfo, overviews
 from .ops import ROWCOUNT, ROWS, Op, Row, Tuples
@@ -707,7 +716,7 @@ FINISHED = frozenset({"done", "failed", "cancelled"})
 def wait_check(job_id: int, timeout: float | None) -> float | None:
     """*timeout* checked (None: no limit)."""
     integer(job_id, "job_id", 1, 2**63 - 1)
-    return None if timeout is None else seconds(timeout, "timeout")
+    return seconds_or_none(timeout, "timeout")
 
 
 def wait_look(d: Dialect, ids: Sequence[int]) -> Call[Any, dict[int, Job | None]]:

@@ -3,6 +3,11 @@
 Names, numbers and durations raise :class:`~skiplock.ConfigurationError`; payloads and
 results that are not JSON (or not the JSON every database stores alike) raise
 :class:`~skiplock.PayloadError`. Nothing here touches a database.
+
+The rule for every keyword that takes a number (a timeout, an interval, a cap, a port, an
+id, a count): it is checked by :func:`integer` or :func:`seconds` (:func:`seconds_or_none`
+where None means "no limit") where the caller first gives it, before anything is written
+or waited for. ``True`` is not 1, ``"30"`` is not 30, and NaN and infinities are refused.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ __all__ = [
     "queue_names",
     "run_at_or_delay",
     "seconds",
+    "seconds_or_none",
     "text",
 ]
 
@@ -197,6 +203,13 @@ def text(value: object, what: str) -> str:
     except UnicodeEncodeError:
         raise ConfigurationError(f"{what} {value!r:.80} is not valid Unicode text") from None
     return value
+
+
+def seconds_or_none(
+    value: object, what: str, *, low: float = 0.0, strict: bool = False
+) -> float | None:
+    """None (no limit), or :func:`seconds`: a timeout."""
+    return None if value is None else seconds(value, what, low=low, strict=strict)
 
 
 def milliseconds(value: object, what: str, *, low: float = 0.0) -> int:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, TypeVar
 
+from .._core.checks import integer
 from .._core.ops import NOTHING, Op, Statement, StatementError
 from .._core.sql import render_statements
 from ..dialects import Dialect
@@ -203,15 +204,7 @@ class Schema:
         table, so concurrent calls run one after the other (the later ones find nothing
         to do). Raises ``ConfigurationError`` for a newer schema or a downgrade,
         ``LockNotAcquired`` if another migrate holds the lock for ``LOCK_WAIT`` seconds."""
-        target = self.latest if to is None else to
-        if (
-            isinstance(target, bool)
-            or not isinstance(target, int)
-            or not 1 <= target <= self.latest
-        ):
-            raise ConfigurationError(
-                f"to must be a version from 1 to {self.latest}, not {to!r:.40}"
-            )
+        target = integer(self.latest if to is None else to, "to (a schema version)", 1, self.latest)
         d = self.dialect
         conn = connect()
         key, name = _lock_name(d)
@@ -301,10 +294,7 @@ class Schema:
     def script(self, from_version: int = 0) -> str:
         """The DDL that brings the table from *from_version* to the latest, as a script
         (what :meth:`migrate` runs, the version numbers written in)."""
-        if isinstance(from_version, bool) or not 0 <= from_version <= self.latest:
-            raise ConfigurationError(
-                f"--from must be a version from 0 to {self.latest}, not {from_version!r:.40}"
-            )
+        integer(from_version, "--from (a schema version)", 0, self.latest)
         d, end = self.dialect, self.dialect.script_end
         out = [
             f"-- skiplock schema of table {d.table} ({d.name}), version {from_version} to "

@@ -270,12 +270,36 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 def cmd_pause(args: argparse.Namespace) -> int:
     q = cli_queue(args)
     if args.command == "pause":
+        if not args.force and not _known_queue(q, args.queue):
+            known = _queue_names(q)
+            raise ConfigurationError(
+                f"no job, live worker or pause names the queue {args.queue!r} in table "
+                f"{q.table} (a typo?); queues known: {', '.join(known) or 'none'}. Add --force "
+                "to pause it anyway (its jobs, enqueued later, then wait)"
+            )
         q.pause(args.queue)
         print(f"queue {args.queue!r} paused: no worker claims its jobs until it is resumed")
     else:
-        q.resume(args.queue)
-        print(f"queue {args.queue!r} resumed")
+        was = args.queue in q.paused()
+        q.resume(args.queue)  # whatever was read: a pause committed since is ended too
+        print(f"queue {args.queue!r} " + ("resumed" if was else "was not paused: nothing changed"))
     return 0
+
+
+def _known_queue(q: Queue, name: str) -> bool:
+    """A queue some job of the table (of any status, until pruned), a pause or a live
+    worker names: the cheap reads first, the job lookup (by id, newest first) last."""
+    if name in q.paused() or any(name in w.queues for w in q.workers() if not w.gone):
+        return True
+    return bool(q.list_jobs(queue=name, limit=1))
+
+
+def _queue_names(q: Queue) -> list[str]:
+    """The queues with active or recently finished jobs, paused ones, and those live workers
+    claim from: for the message that refuses an unknown name."""
+    names = {o.queue for o in q.overview()} | q.paused()
+    names.update(n for w in q.workers() if not w.gone for n in w.queues)
+    return sorted(names)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -453,6 +477,11 @@ def _add_admin_commands(add: Add) -> None:
         "stop every worker claiming a queue's jobs (running ones finish; enqueueing goes on)",
     )
     p.add_argument("queue", help="the queue's name")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="pause it even when no job, live worker or pause names it yet",
+    )
     p.set_defaults(fn=cmd_pause)
 
     p = add("resume", "let workers claim a paused queue's jobs again")

@@ -27,6 +27,7 @@ from django.db import connections
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
+from skiplock._core.checks import integer, seconds_or_none
 from skiplock._core.job import Job
 from skiplock.errors import ConfigurationError
 from skiplock.queue import Queue
@@ -61,23 +62,11 @@ _queues_lock = threading.Lock()
 
 
 def _option_int(options: dict[str, Any], name: str, default: int, low: int) -> int:
-    value = options.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ConfigurationError(
-            f"TASKS OPTIONS[{name!r}] must be an integer of at least {low}, not {value!r:.80}"
-        )
-    return value
+    return integer(options.get(name, default), f"TASKS OPTIONS[{name!r}]", low)
 
 
 def _option_seconds(options: dict[str, Any], name: str, default: float | None) -> float | None:
-    value = options.get(name, default)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-        raise ConfigurationError(
-            f"TASKS OPTIONS[{name!r}] must be a number of seconds, not {value!r:.80}"
-        )
-    return float(value)
+    return seconds_or_none(options.get(name, default), f"TASKS OPTIONS[{name!r}]")
 
 
 def _shown(value: datetime | None) -> datetime | None:
