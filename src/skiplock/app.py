@@ -18,7 +18,7 @@ knows the name can enqueue it (``skiplock enqueue send_welcome ada@example.com``
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, KeysView, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, overload
 
@@ -481,6 +481,13 @@ class App:
         if is_async_handler(fn):
             return await fn(*args, **kwargs)
         return await asyncio.to_thread(fn, *args, **kwargs)
+
+    @property
+    def task_names(self) -> KeysView[str]:
+        """The registered tasks' names, live (a task registered later is in it). Workers
+        of this app label a job's metrics with its task's name only when it is one of
+        these, so that a payload naming any task cannot add series."""
+        return self.tasks.keys()
 
     @property
     def has_async_tasks(self) -> bool:

@@ -5,7 +5,9 @@ backend, both worker kinds, App tasks (sync and async) and plain claim users."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -224,3 +226,86 @@ def test_a_workflows_jobs_carry_the_trace_of_its_enqueue(
     for job_id in handle.ids:
         job = queue.get(job_id)
         assert job is not None and job.headers["traceparent"].split("-")[1] == f"{trace_id:032x}"
+
+
+class _HugePropagator:
+    """A propagator whose field is larger than any trace context should be."""
+
+    def inject(self, carrier: Any, context: Any = None, setter: Any = None) -> None:
+        carrier["x-huge-context"] = "c" * 20_000
+
+    def extract(self, carrier: Any, context: Any = None, getter: Any = None) -> Any:
+        from opentelemetry import context as otel_context
+
+        return otel_context.get_current() if context is None else context
+
+    @property
+    def fields(self) -> set[str]:
+        return {"x-huge-context"}
+
+
+def _full_headers() -> dict[str, str]:
+    """Headers of exactly the documented 8 KiB (8192 bytes as JSON)."""
+    headers = {"big": "x" * (8192 - len('{"big":""}'))}
+    assert len(json.dumps(headers, separators=(",", ":")).encode()) == 8192
+    return headers
+
+
+def test_the_trace_context_does_not_count_against_the_headers_budget(
+    queue: skiplock.Queue, url: str, spans: InMemorySpanExporter
+) -> None:
+    """Headers that fit untraced fit traced: the traceparent the instrumentor adds is not
+    the caller's, on every way to enqueue (one job, a batch, async, an App task)."""
+    full = _full_headers()
+    app = skiplock.App(url, table=queue.table.name)
+
+    @app.task(name="full", queue="h")
+    def noop() -> None:
+        return None
+
+    tracer = trace.get_tracer("test", tracer_provider=TracerProvider())
+    with tracer.start_as_current_span("web request") as request:
+        ids = [queue.enqueue({"n": 1}, queue="h", headers=full)]
+        ids += queue.enqueue_many([{"n": 2}, {"n": 3}], queue="h", headers=full)
+        ids.append(noop.enqueue([], {}, headers=full))
+
+        async def enqueue_async() -> int:
+            try:
+                return await app.async_queue.enqueue({"n": 4}, queue="h", headers=full)
+            finally:
+                await app.async_queue.close()
+
+        ids.append(asyncio.run(enqueue_async()))
+        # one byte more is refused, as untraced, with the caller's size in the message
+        over = {"big": full["big"] + "x"}
+        with pytest.raises(skiplock.ConfigurationError, match="headers take 8193 bytes"):
+            queue.enqueue({"n": 5}, queue="h", headers=over)
+        # the largest baggage W3C's propagator sends (8192 bytes) fits beside full headers
+        from opentelemetry import baggage, context, propagate
+
+        entries = [(f"k{i}", "b" * 4000) for i in range(2)]
+        ctx = context.get_current()
+        for name, text in entries:
+            ctx = baggage.set_baggage(name, text, ctx)
+        token = context.attach(ctx)
+        try:
+            ids.append(queue.enqueue({"n": 6}, queue="h", headers=full))
+        finally:
+            context.detach(token)
+        assert len(queue.get(ids[-1]).headers["baggage"]) > 8000  # type: ignore[union-attr]
+        # what a propagator adds is bounded too: one of its own past every limit
+        before = propagate.get_global_textmap()
+        propagate.set_global_textmap(_HugePropagator())
+        try:
+            with pytest.raises(skiplock.ConfigurationError, match="trace context"):
+                queue.enqueue({"n": 7}, queue="h", headers={"a": "b"})
+        finally:
+            propagate.set_global_textmap(before)
+    trace_id = f"{request.get_span_context().trace_id:032x}"
+    app.queue.close()
+    assert len(ids) == 6
+    for job_id in ids:
+        job = queue.get(job_id)
+        assert job is not None and job.headers["big"] == full["big"]
+        assert job.headers["traceparent"].split("-")[1] == trace_id
+    assert queue.stats().pending == 6

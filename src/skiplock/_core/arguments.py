@@ -25,9 +25,11 @@ from .checks import integer, milliseconds, queue_names, rate, run_at_or_delay, t
 from .job import STATUSES
 
 __all__ = [
+    "MAX_CONTEXT_BYTES",
     "MAX_HEADERS_BYTES",
     "ClaimKeywords",
     "ClaimOptions",
+    "ContextHeaders",
     "EnqueueKeywords",
     "EnqueueManyKeywords",
     "EnqueueOptions",
@@ -40,6 +42,22 @@ MAX_KEY_CONCURRENCY = 10_000
 _MAX_ID = 2**63 - 1
 #: the most a job's headers may take, as stored (their JSON text, UTF-8)
 MAX_HEADERS_BYTES = 8192
+#: the most the trace context a tracing integration adds to a job's headers may take, on
+#: top of the caller's MAX_HEADERS_BYTES, so that headers that fit untraced fit traced
+#: too: twice W3C baggage's own limit (8192 bytes), room for traceparent and tracestate
+MAX_CONTEXT_BYTES = 16384
+
+
+class ContextHeaders(dict[str, str]):
+    """A job's headers with the propagation fields a tracing integration added
+    (:attr:`added`: their names, e.g. ``traceparent``): :func:`headers_json` counts those
+    against :data:`MAX_CONTEXT_BYTES`, and only the caller's own against
+    :data:`MAX_HEADERS_BYTES`."""
+
+    def __init__(self, given: Mapping[str, str], added: Mapping[str, str]) -> None:
+        super().__init__(given)
+        self.update(added)
+        self.added = frozenset(added)
 
 
 class _EnqueueShared(TypedDict, total=False):
@@ -192,7 +210,8 @@ def headers_json(headers: object) -> str | None:
     encoded as the JSON text a job stores; None for None or an empty mapping. Raises
     :class:`ConfigurationError` for another type, a key that is empty or not text, a value
     that is not text, text that is not valid Unicode, or more than
-    :data:`MAX_HEADERS_BYTES` bytes in all."""
+    :data:`MAX_HEADERS_BYTES` bytes in all (for :class:`ContextHeaders`: the caller's
+    own, the trace context apart within :data:`MAX_CONTEXT_BYTES`)."""
     if headers is None:
         return None
     if not isinstance(headers, Mapping):
@@ -208,17 +227,32 @@ def headers_json(headers: object) -> str | None:
             raise ConfigurationError(
                 f"header {k!r:.80} must have a str value, not {type(v).__name__}"
             )
-    encoded = json.dumps(dict(headers), ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    try:
-        size = len(encoded.encode("utf-8"))
-    except UnicodeEncodeError:
-        raise ConfigurationError("headers must be valid Unicode text (a lone surrogate?)") from None
+    encoded, size = _encoded(headers)
+    added = headers.added if isinstance(headers, ContextHeaders) else frozenset()
+    if added:
+        own = {k: v for k, v in headers.items() if k not in added}
+        size = _encoded(own)[1] if own else 0
+        context = _encoded({k: v for k, v in headers.items() if k in added})[1]
+        if context > MAX_CONTEXT_BYTES:
+            raise ConfigurationError(
+                f"the trace context added to the headers takes {context} bytes as JSON; at "
+                f"most {MAX_CONTEXT_BYTES} are allowed: keep the baggage smaller"
+            )
     if size > MAX_HEADERS_BYTES:
         raise ConfigurationError(
             f"headers take {size} bytes as JSON; at most {MAX_HEADERS_BYTES} are allowed: "
             "keep ids and trace context in them, and data in the payload"
         )
     return encoded
+
+
+def _encoded(headers: Mapping[str, str]) -> tuple[str, int]:
+    """*headers* as the JSON text a job stores, and its size in bytes (UTF-8)."""
+    encoded = json.dumps(dict(headers), ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    try:
+        return encoded, len(encoded.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ConfigurationError("headers must be valid Unicode text (a lone surrogate?)") from None
 
 
 def _window(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,13 +35,15 @@ _COUNTED = {
 }
 
 
-def task_label(job: Job, fallback: str | None) -> str:
-    """A job's ``task`` in the worker's metrics: the task's name for an App task call (a
-    payload ``{"task": name, ...}``), else *fallback* (the handler's name), else its queue."""
+def task_label(job: Job, fallback: str | None, tasks: Container[str] | None = None) -> str:
+    """A job's ``task`` in the worker's metrics: the task's name for a call of a task the
+    worker's App registered (a payload ``{"task": name, ...}`` with *name* in *tasks*),
+    else *fallback* (the handler's name), else its queue. A name is never taken from a
+    payload alone: whoever can enqueue would make as many series as names they send."""
     payload = job.payload
-    if isinstance(payload, dict):
+    if tasks is not None and isinstance(payload, dict):
         name = payload.get("task")
-        if isinstance(name, str):
+        if isinstance(name, str) and name in tasks:
             return name
     return job.queue if fallback is None else fallback
 
@@ -105,12 +107,14 @@ class Ledger:
         #: failed) and ``timeout`` (an attempt abandoned at its timeout, counted apart too)
         self.detail: dict[tuple[str, str, str], int] | None = None
         self._task_fallback: str | None = None
+        self._tasks: Container[str] | None = None
 
-    def keep_detail(self, fallback: str | None) -> None:
-        """Count outcomes by queue and task (see :func:`task_label`, with *fallback*) from
-        now on."""
+    def keep_detail(self, fallback: str | None, tasks: Container[str] | None = None) -> None:
+        """Count outcomes by queue and task (see :func:`task_label`, with *fallback* and
+        *tasks*) from now on."""
         with self._lock:
             self._task_fallback = fallback
+            self._tasks = tasks
             self.detail = {}
 
     def detail_snapshot(self) -> dict[tuple[str, str, str], int]:
@@ -266,7 +270,7 @@ class Ledger:
 
     def _count_detail(self, job: Job, outcome: str) -> None:
         assert self.detail is not None
-        label = (job.queue, task_label(job, self._task_fallback), outcome)
+        label = (job.queue, task_label(job, self._task_fallback, self._tasks), outcome)
         self.detail[label] = self.detail.get(label, 0) + 1
 
     # -- the completer's side -------------------------------------------------------------

@@ -25,7 +25,7 @@ import logging
 import threading
 import time
 from bisect import bisect_left
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, KeysView
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +52,14 @@ def handler_name(handler: Callable[..., Any]) -> str | None:
     :func:`~.ledger.task_label`)."""
     name = getattr(handler, "__qualname__", None) or getattr(handler, "__name__", None)
     return name if isinstance(name, str) else None
+
+
+def registered_tasks(handler: Callable[..., Any]) -> KeysView[str] | None:
+    """The task names an App's handler runs (its ``handle`` / ``handle_async``, bound to
+    the App, whose ``task_names`` they are); None for any other handler, whose jobs are
+    all labelled with its name (see :func:`~.ledger.task_label`)."""
+    names = getattr(getattr(handler, "__self__", None), "task_names", None)
+    return names if isinstance(names, KeysView) else None
 
 
 class MetricsServer:
@@ -124,6 +132,7 @@ class WorkerMetrics:
         self.server = MetricsServer(port, host, "metrics_port")
         self.registry = self.server.registry
         self.fallback = handler_name(handler)
+        self.tasks = registered_tasks(handler)
         self.duration = _Histogram(
             "skiplock_job_duration_seconds",
             "Seconds a job's handler ran (once per handler run, middleware included).",
@@ -143,7 +152,7 @@ class WorkerMetrics:
     def attach(self, ledger: Ledger) -> None:
         """Count *ledger*'s outcomes by queue and task, and serve them."""
         self._ledger = ledger
-        ledger.keep_detail(self.fallback)
+        ledger.keep_detail(self.fallback, self.tasks)
         self.registry.register(_OutcomeCollector(ledger))
 
     @property
@@ -182,7 +191,7 @@ class WorkerMetrics:
             self.wait.observe((job.queue,), job.waited)
 
     def _took(self, job: Job, seconds: float) -> None:
-        self.duration.observe((job.queue, task_label(job, self.fallback)), seconds)
+        self.duration.observe((job.queue, task_label(job, self.fallback, self.tasks)), seconds)
 
 
 class _Histogram:

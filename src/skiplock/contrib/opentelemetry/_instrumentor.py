@@ -16,7 +16,7 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
 from opentelemetry.trace import Span, SpanKind, Tracer
 
 from ... import __version__
-from ..._core.arguments import EnqueueOptions, headers_json
+from ..._core.arguments import ContextHeaders, EnqueueOptions, headers_json
 from ..._core.job import Job
 from ..._worker import middleware
 from ...aio_queue import AsyncQueue
@@ -127,13 +127,15 @@ def _producer_span(tracer: Tracer, kw: dict[str, Any]) -> Any:
 
 def _with_trace_context(kw: dict[str, Any]) -> None:
     """Add the current context's propagation fields to the ``headers`` keyword (a copy; a
-    value that is not a mapping is left for enqueue's own check to refuse)."""
+    value that is not a mapping is left for enqueue's own check to refuse). The fields do
+    not count against the caller's 8 KiB (see :class:`ContextHeaders`): headers that fit
+    untraced fit traced."""
     given = kw.get("headers")
     if given is not None and not isinstance(given, Mapping):
         return
-    headers = dict(given or {})
-    propagate.inject(headers)
-    kw["headers"] = headers
+    context: dict[str, str] = {}
+    propagate.inject(context)
+    kw["headers"] = ContextHeaders(given or {}, context)
 
 
 def _ended(span: Span, value: Any, batch: bool) -> None:
