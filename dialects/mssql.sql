@@ -443,7 +443,7 @@ INSERT INTO {version_table} (version, name) VALUES (%(version)s, %(name)s)
 -- And the count of jobs released by their parents' ends (count_released), one row by its
 -- primary key: a release changes no id (while a release holds the row, NULL: one needless
 -- look, then the new count).
-SELECT (SELECT MAX(id) FROM {table} WITH (READPAST)) AS top,
+SELECT (SELECT MAX(id) FROM {table} WITH (READPAST)) AS [top],
        (SELECT total FROM {counters_table} WITH (READPAST) WHERE name = N'released')
            AS released
 

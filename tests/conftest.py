@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from capabilities import lacking
 from table_stock import Stock
 
 import skiplock
@@ -51,6 +52,9 @@ BACKENDS = _selected()
 _containers: dict[str, Any] = {}
 _urls: dict[str, str | None] = {}
 _reasons: dict[str, str] = {}
+#: backends skipped because the server lacks what the backend is (tests/capabilities.py):
+#: skipped even where SKIPLOCK_REQUIRE names them
+_lacking: set[str] = set()
 _servers: dict[str, skiplock.ServerInfo] = {}
 
 
@@ -139,9 +143,27 @@ def _rcsi_url(backend: str) -> str | None:
         conn.autocommit(True)  # CREATE / ALTER DATABASE refuse to run in a transaction
         cur = conn.cursor()
         cur.execute("IF DB_ID(N'skiplock_rcsi') IS NULL CREATE DATABASE [skiplock_rcsi]")
-        cur.execute(
-            "ALTER DATABASE [skiplock_rcsi] SET READ_COMMITTED_SNAPSHOT ON WITH ROLLBACK IMMEDIATE"
-        )
+        try:
+            cur.execute(
+                "ALTER DATABASE [skiplock_rcsi] SET READ_COMMITTED_SNAPSHOT ON "
+                "WITH ROLLBACK IMMEDIATE"
+            )
+            cur.execute(
+                "SELECT is_read_committed_snapshot_on FROM sys.databases "
+                "WHERE name = N'skiplock_rcsi'"
+            )
+            row = cur.fetchone()
+            seen = f"is_read_committed_snapshot_on is {row[0] if row else None!r}"
+            on = row is not None and row[0] in (1, True)
+        except Exception as exc:  # the server refuses the option
+            seen, on = f"ALTER DATABASE failed: {exc}", False
+        if not on:
+            _lacking.add(backend)
+            _reasons[backend] = (
+                f"{backend}: the server lacks the capability rcsi: READ_COMMITTED_SNAPSHOT "
+                f"could not be turned on ({seen})"
+            )
+            return None
     finally:
         conn.close()
         q.close()
@@ -220,7 +242,7 @@ def backend(request: pytest.FixtureRequest, record_testsuite_property: Any) -> s
     (scripts/matrix prints them)."""
     name: str = request.param
     if backend_url(name) is None:
-        if required(name):
+        if required(name) and name not in _lacking:
             pytest.fail(f"required backend unavailable: {_reasons[name]}", pytrace=False)
         pytest.skip(_reasons[name])
     info = _servers.get(name)
@@ -348,10 +370,29 @@ def pytest_configure(config: pytest.Config) -> None:
                 )
     config.addinivalue_line(
         "markers",
+        "requires(capability, ...): the test needs these capabilities of the server; it is "
+        "skipped, with the probe's reason, on a backend that lacks one (tests/capabilities.py)",
+    )
+    config.addinivalue_line(
+        "markers",
         "one_table: the parametrised cases of this test function share one installed table, "
         "emptied of jobs before each case (for cases that only check input or round-trip "
         "by id); see make_queue",
     )
+
+
+@pytest.fixture(autouse=True)
+def _required_capabilities(request: pytest.FixtureRequest) -> None:
+    """Skip a test marked ``requires(...)`` on a backend whose server lacks a capability it
+    names (probed once per process: tests/capabilities.py)."""
+    mark = request.node.get_closest_marker("requires")
+    if mark is None or "backend" not in request.fixturenames:
+        return
+    name = request.getfixturevalue("backend")
+    for capability in mark.args:
+        reason = lacking(request.getfixturevalue("url"), capability)
+        if reason is not None:
+            pytest.skip(f"{name}: the server lacks the capability {capability}: {reason}")
 
 
 @pytest.fixture(scope="module")

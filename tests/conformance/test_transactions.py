@@ -67,6 +67,7 @@ def test_enqueue_on_the_users_own_connection(queue: skiplock.Queue) -> None:
     assert {j.id for j in queue.claim(limit=5)} == {job_id, *ids}
 
 
+@pytest.mark.requires("skip_locked")
 def test_a_claim_waits_for_no_transaction_that_completes_another_job(
     queue: skiplock.Queue, make_queue: Callable[..., skiplock.Queue]
 ) -> None:

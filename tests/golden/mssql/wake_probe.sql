@@ -4,6 +4,6 @@
 -- And the count of jobs released by their parents' ends (count_released), one row by its
 -- primary key: a release changes no id (while a release holds the row, NULL: one needless
 -- look, then the new count).
-SELECT (SELECT MAX(id) FROM [skiplock_jobs] WITH (READPAST)) AS top,
+SELECT (SELECT MAX(id) FROM [skiplock_jobs] WITH (READPAST)) AS [top],
        (SELECT total FROM [skiplock_jobs_counters] WITH (READPAST) WHERE name = N'released')
            AS released
