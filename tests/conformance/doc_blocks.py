@@ -12,6 +12,8 @@ import pytest
 
 import skiplock
 
+from .clients import DATABASE
+
 _BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 _RUNS_ON = re.compile(r"# runs on: ([\w, ]+)\n")
 
@@ -42,6 +44,18 @@ def example_table(url: str, table: str, monkeypatch: pytest.MonkeyPatch) -> Iter
         yield
     finally:
         _drop(url, table)
+
+
+@contextmanager
+def runnable_example_table(
+    url: str, backend: str, table: str, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """:func:`example_table` on every backend but SQL Server, where the test is skipped
+    (no SQL Server here to run the examples on)."""
+    if DATABASE[backend] == "mssql":
+        pytest.skip("no SQL Server here to run the examples on")
+    with example_table(url, table, monkeypatch):
+        yield
 
 
 def _drop(url: str, table: str) -> None:

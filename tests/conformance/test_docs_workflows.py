@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from .clients import DATABASE
-from .doc_blocks import example_table, plain_blocks
+from .doc_blocks import plain_blocks, runnable_example_table
 
 DOC = Path(__file__).parents[2] / "docs" / "workflows.md"
 EXAMPLES = plain_blocks(DOC)
@@ -24,9 +23,7 @@ TABLE = f"workflow_jobs_{os.getpid()}"
 
 @pytest.fixture
 def doc_env(url: str, backend: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    if DATABASE[backend] == "mssql":
-        pytest.skip("no SQL Server here to run the examples on")
-    with example_table(url, TABLE, monkeypatch):
+    with runnable_example_table(url, backend, TABLE, monkeypatch):
         yield
 
 
