@@ -200,6 +200,12 @@ class Session:
             return result
         raise AssertionError("unreachable")
 
+    def check_schema(self) -> None:
+        """Raise ``ConfigurationError`` unless the table's schema is current (read once per
+        queue, as the first call that checks does)."""
+        if not self._schema_ok:
+            self._check_schema(None)
+
     def _check_schema(self, theirs: Adapter | None) -> None:
         """Read the table's schema version, once per queue until it is found current;
         raise ``ConfigurationError`` unless it is. On the caller's connection when the

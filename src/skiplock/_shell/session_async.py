@@ -211,6 +211,12 @@ class AsyncSession:
             return result
         raise AssertionError("unreachable")
 
+    async def check_schema(self) -> None:
+        """Raise ``ConfigurationError`` unless the table's schema is current (read once per
+        queue, as the first call that checks does)."""
+        if not self._schema_ok:
+            await self._check_schema(None)
+
     async def _check_schema(self, theirs: AsyncAdapter | None) -> None:
         """Read the table's schema version, once per queue until it is found current;
         raise ``ConfigurationError`` unless it is. On the caller's connection when the

@@ -121,7 +121,7 @@ class Crew:
         # worker says it started: its first claim would raise the same error a moment
         # later. A database that does not answer is the producer's to wait out.
         with suppress(BackendError):
-            s.queue.schema.check(s.queue.schema_version())
+            s.queue.check_schema()
         lock = s.lock
         if lock is not None:
             if s.wait_for_lock:  # with no wait, a held lock is reported once, as an error
