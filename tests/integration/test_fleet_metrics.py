@@ -101,6 +101,9 @@ def test_one_endpoint_sums_the_processes_and_keeps_the_counts_of_the_dead(
     assert address is not None and address[0] == "127.0.0.1"  # loopback unless told
     watch = Watched(address)
     wait_until(lambda: total(watch(), "skiplock_fleet_processes") == 2, 60, "2 processes")
+    # both claiming (listed as live workers) before the jobs come: on a loaded machine the
+    # first process to claim could otherwise run them all while the second still starts
+    wait_until(lambda: len(queue.workers()) == 2, 60, "2 live workers")
 
     k = 200
     ids = queue.enqueue_many([{"sleep": 0.01}] * k)
