@@ -396,6 +396,29 @@ def test_a_sync_task_past_its_timeout_ends_its_process_in_an_async_fleet(
     assert run.stop() == 0, run.text()
 
 
+def test_a_handler_holding_the_gil_is_killed_before_its_lease_can_end(
+    queue: skiplock.Queue, fleet: Any
+) -> None:
+    """A handler in C code that holds the GIL past its timeout (``hold_gil``) freezes its
+    process: no heartbeat, so its 3 s lease runs out. The supervisor kills the process
+    before that (not a heartbeat and 10 s after the deadline), so the next attempt, in the
+    other process, starts only once the first process is dead (it writes whether the first
+    one still lived)."""
+    run = fleet(2, "--concurrency", "1", "--lease", "3", "--heartbeat", "1")
+    run.wait_for(r"worker started", 2)
+    job_id = queue.enqueue(call("hold_gil"), max_attempts=2)
+    wait_until(lambda: queue.stats().done == 1, 60, "the second attempt done")
+    [(first_pid_if_alive_then, attempt)] = [
+        (pid, attempt) for job, attempt, pid in rows(queue, fleet.results_table) if job == job_id
+    ]
+    assert attempt == 2
+    assert first_pid_if_alive_then == 0, f"attempt 1's process still ran:\n{run.text()}"
+    text = run.text()
+    assert f"job {job_id} attempt 1 passed its timeout" in text, text
+    assert f"job {job_id} attempt 1: timeout written (pending)" in text, text
+    assert run.stop() == 0, run.text()
+
+
 def test_a_worker_that_cannot_start_stops_the_fleet(fleet: Any) -> None:
     run = fleet(1, "--lease", "0")  # refused by the process's Worker
     assert run.proc.wait(60) == 3, run.text()

@@ -3,11 +3,14 @@ supervisor over a pipe.
 
 What goes over the pipe (pickled tuples, :class:`multiprocessing.connection.Connection`):
 
-- child → supervisor: ``("ready", heartbeat)`` once the worker is built; ``("begin", id,
-  attempt, deadline, job)`` when a handler with a timeout starts (``deadline`` on
+- child → supervisor: ``("ready", heartbeat, lease)`` once the worker is built; ``("begin",
+  id, attempt, deadline, job)`` when a handler with a timeout starts (``deadline`` on
   :func:`time.monotonic`, whose clock every process of the machine shares; ``job`` the
-  claimed :class:`~skiplock.Job` without its payload) and ``("end", id, attempt)`` when it
-  ends: the supervisor's backstop for a process that cannot end itself (below);
+  claimed :class:`~skiplock.Job` without its payload), ``("timed out", id, attempt)`` once
+  this process wrote its timeout itself, and ``("end", id, attempt)`` when it ends: the
+  supervisor's backstop for a process that cannot end itself (below); ``("beat", began)``
+  after each heartbeat whose writes all succeeded (``began`` on the same clock): the
+  supervisor knows from it how long the leases of a process that froze since would last;
 - supervisor → child: ``("stop",)``: stop as on SIGTERM. The end of the pipe (the
   supervisor is gone) stops the worker too, so a child never outlives its supervisor
   by more than its grace.
@@ -24,8 +27,9 @@ ones, which runs on a :class:`FleetAsyncWorker` in a thread
 (:class:`HardTimeoutAsyncioRunner`); an ``async def`` handler past its timeout has its
 task cancelled instead, and is reported to the supervisor until it has ended. A process
 that cannot do this (frozen by SIGSTOP, or a handler holding the GIL in C code) is killed
-by the supervisor once a reported deadline is a heartbeat and
-:data:`~.supervisor.KILL_SLACK` past; the supervisor then writes that job's
+by the supervisor past a reported deadline, before that job's lease can end (its last
+reported heartbeat + the lease - :data:`~.supervisor.LEASE_MARGIN`), or at the latest a
+heartbeat and :data:`~.supervisor.KILL_SLACK` past it; the supervisor then writes that job's
 timeout itself, with the Job the process sent (the same fenced fail), and the process's
 other jobs come back when their leases end.
 """
@@ -150,6 +154,7 @@ class HardTimeoutRunner(ThreadRunner):
         # backstop would kill the process) for a result that is not written. (A job still
         # running when the grace ends is abandoned, not timed out: the process is ending
         # then anyway.)
+        self.worker.report_written(job)
         self.worker.end_process(job)
 
 
@@ -186,6 +191,7 @@ class HardTimeoutAsyncioRunner(AsyncioRunner):
                 pipe.send("end", job.id, job.attempt)
 
     def timed_out(self, job: Job) -> None:
+        self.worker.report_written(job)
         if self.in_thread(job):
             self._stuck.add((job.id, job.attempt))  # before the cancel reaches its task
             self.worker.end_process(job)
@@ -201,6 +207,12 @@ class _EndsProcess:
     timed_out: tuple[int, int] | None = None
     timeout: float | Callable[[Job], float | None] | None
     _crew: Crew
+
+    def report_written(self, job: Job) -> None:
+        """Tell the supervisor that this process wrote *job*'s timeout: its lease no longer
+        matters, so the backstop gives the process its slack to end itself."""
+        if self.pipe is not None:
+            self.pipe.send("timed out", job.id, job.attempt)
 
     def end_process(self, job: Job) -> None:
         """*job* passed its timeout (its fenced fail is written): stop with no grace, so
@@ -331,7 +343,8 @@ def child_main(spec: ChildSpec, conn: Connection) -> None:
     if spec.report_metrics and worker.metrics is not None:
         # in place of its /metrics server: from the worker's start to its end
         worker._crew.exporter = Reporter(worker.metrics.registry, partial(pipe.send, "metrics"))
-    pipe.send("ready", worker.heartbeat)
+    pipe.send("ready", worker.heartbeat, worker.lease)
+    worker._crew.heartbeat.on_beat = partial(pipe.send, "beat")
     stop: Callable[[], None] = (
         worker.request_stop if isinstance(worker, AsyncWorker) else partial(worker.stop, wait=False)
     )
