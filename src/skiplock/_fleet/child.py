@@ -6,11 +6,12 @@ What goes over the pipe (pickled tuples, :class:`multiprocessing.connection.Conn
 - child → supervisor: ``("ready", heartbeat, lease)`` once the worker is built; ``("begin",
   id, attempt, deadline, job)`` when a handler with a timeout starts (``deadline`` on
   :func:`time.monotonic`, whose clock every process of the machine shares; ``job`` the
-  claimed :class:`~skiplock.Job` without its payload), ``("timed out", id, attempt)`` once
-  this process wrote its timeout itself, and ``("end", id, attempt)`` when it ends: the
-  supervisor's backstop for a process that cannot end itself (below); ``("beat", began)``
-  after each heartbeat whose writes all succeeded (``began`` on the same clock): the
-  supervisor knows from it how long the leases of a process that froze since would last;
+  claimed :class:`~skiplock.Job` without its payload), ``("timed out", id, attempt)`` as
+  this process's heartbeat finds it past its deadline (it then writes the timeout), and
+  ``("end", id, attempt)`` when it ends: the supervisor's backstop for a process that
+  cannot end itself (below); ``("beat", began)`` after each heartbeat whose writes all
+  succeeded (``began`` on the same clock): the supervisor knows from it how long the
+  leases of a process that froze since would last;
 - supervisor → child: ``("stop",)``: stop as on SIGTERM. The end of the pipe (the
   supervisor is gone) stops the worker too, so a child never outlives its supervisor
   by more than its grace.
@@ -154,7 +155,6 @@ class HardTimeoutRunner(ThreadRunner):
         # backstop would kill the process) for a result that is not written. (A job still
         # running when the grace ends is abandoned, not timed out: the process is ending
         # then anyway.)
-        self.worker.report_written(job)
         self.worker.end_process(job)
 
 
@@ -191,7 +191,6 @@ class HardTimeoutAsyncioRunner(AsyncioRunner):
                 pipe.send("end", job.id, job.attempt)
 
     def timed_out(self, job: Job) -> None:
-        self.worker.report_written(job)
         if self.in_thread(job):
             self._stuck.add((job.id, job.attempt))  # before the cancel reaches its task
             self.worker.end_process(job)
@@ -207,12 +206,6 @@ class _EndsProcess:
     timed_out: tuple[int, int] | None = None
     timeout: float | Callable[[Job], float | None] | None
     _crew: Crew
-
-    def report_written(self, job: Job) -> None:
-        """Tell the supervisor that this process wrote *job*'s timeout: its lease no longer
-        matters, so the backstop gives the process its slack to end itself."""
-        if self.pipe is not None:
-            self.pipe.send("timed out", job.id, job.attempt)
 
     def end_process(self, job: Job) -> None:
         """*job* passed its timeout (its fenced fail is written): stop with no grace, so
@@ -345,6 +338,7 @@ def child_main(spec: ChildSpec, conn: Connection) -> None:
         worker._crew.exporter = Reporter(worker.metrics.registry, partial(pipe.send, "metrics"))
     pipe.send("ready", worker.heartbeat, worker.lease)
     worker._crew.heartbeat.on_beat = partial(pipe.send, "beat")
+    worker._crew.heartbeat.on_expire = partial(_report_expired, pipe)
     stop: Callable[[], None] = (
         worker.request_stop if isinstance(worker, AsyncWorker) else partial(worker.stop, wait=False)
     )
@@ -364,6 +358,12 @@ def child_main(spec: ChildSpec, conn: Connection) -> None:
         log.error("pid %d: %s", os.getpid(), exc)
         sys.exit(EXIT_DATABASE)
     _end_if_timed_out(worker)
+
+
+def _report_expired(pipe: _Pipe, job: Job) -> None:
+    """This process saw *job* pass its deadline and writes its timeout now: it is not
+    frozen, and ends itself (or cancels the task); the supervisor leaves it the slack."""
+    pipe.send("timed out", job.id, job.attempt)
 
 
 async def _run_async(worker: AsyncWorker) -> None:

@@ -104,7 +104,8 @@ class _Timed:
     #: the start of its process's last heartbeat before its deadline (a heartbeat does not
     #: extend a job past its deadline): its lease lasts until this time + the lease
     beaten: float
-    #: its process wrote its timeout itself: its lease no longer matters
+    #: its process saw it past its deadline (and writes its timeout, then ends itself or
+    #: cancels its task): that process is not frozen, and has the slack to do so
     written: bool = False
 
     def kill_at(self, heartbeat: float, lease: float) -> float:

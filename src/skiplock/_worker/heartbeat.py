@@ -62,6 +62,9 @@ class Heartbeat:
         #: succeeded: each job it held then has a lease that lasts until that time plus
         #: the lease at least (a fleet's process tells its supervisor: see skiplock._fleet)
         self.on_beat: Callable[[float], None] | None = None
+        #: called with each job found past its deadline, before its timeout is written:
+        #: this process runs (a fleet's supervisor then leaves it to end itself)
+        self.on_expire: Callable[[Job], None] | None = None
 
     def run(self) -> None:
         next_beat = time.monotonic() + self.settings.heartbeat
@@ -115,6 +118,8 @@ class Heartbeat:
             if h.deadline is not None and now >= h.deadline and not h.finished
         ]
         for h in expired:
+            if self.on_expire is not None:
+                self.on_expire(h.job)
             if self.outcomes.timed_out(h):
                 self.on_timeout(h.job)
         return expired
