@@ -292,18 +292,26 @@ def test_the_processes_stop_when_the_supervisor_dies(queue: skiplock.Queue, flee
         assert record is not None and (record.status, record.attempt) == ("pending", 1)
 
 
-def test_a_handler_past_its_timeout_ends_its_process(queue: skiplock.Queue, fleet: Any) -> None:
-    run = fleet(1, "--concurrency", "2", "--lease", "3", "--metrics-port", "0")
+def hang_beside(queue: skiplock.Queue, run: Running, beside: Any) -> tuple[int, int, int]:
+    """Enqueue ``hang`` (timeout 1 s, 2 attempts) and *beside* in one commit, so that one
+    claim of the fleet's one process takes both; wait for ``hang`` to fail at its second
+    attempt. The first process's pid, ``hang``'s id and *beside*'s."""
     run.wait_for(r"worker started", 1)
     first = int(re.findall(r"process 1 started \(pid (\d+)\)", run.text())[0])
-    with queue.transaction() as tx:  # one commit: one claim takes both
+    with queue.transaction() as tx:
         hang = tx.enqueue(call("hang"), max_attempts=2)
-        beside = tx.enqueue(call("record", sleep=3))
+        other = tx.enqueue(beside)
     wait_until(lambda: queue.stats().failed == 1, 90, "the hanging job failed")
-    wait_until(lambda: queue.stats().done == 1, 90, "the job beside it done")
     record = queue.get(hang)
     assert record is not None and (record.status, record.attempt) == ("failed", 2)
     assert record.last_error is not None and record.last_error.startswith("TimeoutError")
+    return first, hang, other
+
+
+def test_a_handler_past_its_timeout_ends_its_process(queue: skiplock.Queue, fleet: Any) -> None:
+    run = fleet(1, "--concurrency", "2", "--lease", "3", "--metrics-port", "0")
+    first, _, beside = hang_beside(queue, run, call("record", sleep=3))
+    wait_until(lambda: queue.stats().done == 1, 90, "the job beside it done")
     # the job beside it ran in the first process, was released when that ended, and was
     # done once, by another process, never failed
     assert (beside, 1, first) in rows(queue, fleet.started_table)
@@ -366,6 +374,48 @@ def test_an_app_with_async_tasks_runs_an_async_worker_in_each_process(
     assert len(pids) == 2 and run.proc.pid not in pids
     counted = lambda: total(run.metrics(), "skiplock_jobs_processed_total", outcome="done")  # noqa: E731
     wait_until(lambda: counted() == 40, 30, "40 on /metrics")
+    assert run.stop() == 0, run.text()
+
+
+def test_a_sync_task_past_its_timeout_ends_its_process_in_an_async_fleet(
+    queue: skiplock.Queue, fleet: Any
+) -> None:
+    """An App with an ``async def`` task runs an AsyncWorker in each process, and its sync
+    tasks in threads: one past its timeout ends its process as in a sync fleet (its thread
+    would run on, and the timeout would stop nothing), while an async job beside it is
+    released and done once, elsewhere."""
+    run = fleet(1, "--concurrency", "2", "--lease", "3", target="fleet_async_app:app")
+    first, _, beside = hang_beside(queue, run, call("pid", sleep=2))
+    run.wait_for(r"ended after a handler passed its timeout; starting another", 2)
+    assert f"process 1 (pid {first}) ended after a handler passed its timeout" in run.text()
+    assert f"released job {beside} attempt 1" in run.text()
+    wait_until(lambda: queue.stats().done == 1, 60, "the job beside it done")
+    done = queue.get(beside)
+    assert done is not None and done.result != first and done.last_error is None
+    assert "killing" not in run.text()  # it ended itself: no backstop
+    assert run.stop() == 0, run.text()
+
+
+def test_a_handler_holding_the_gil_is_killed_before_its_lease_can_end(
+    queue: skiplock.Queue, fleet: Any
+) -> None:
+    """A handler in C code that holds the GIL past its timeout (``hold_gil``) freezes its
+    process: no heartbeat, so its 3 s lease runs out. The supervisor kills the process
+    before that (not a heartbeat and 10 s after the deadline), so the next attempt, in the
+    other process, starts only once the first process is dead (it writes whether the first
+    one still lived)."""
+    run = fleet(2, "--concurrency", "1", "--lease", "3", "--heartbeat", "1")
+    run.wait_for(r"worker started", 2)
+    job_id = queue.enqueue(call("hold_gil"), max_attempts=2)
+    wait_until(lambda: queue.stats().done == 1, 60, "the second attempt done")
+    [(first_pid_if_alive_then, attempt)] = [
+        (pid, attempt) for job, attempt, pid in rows(queue, fleet.results_table) if job == job_id
+    ]
+    assert attempt == 2
+    assert first_pid_if_alive_then == 0, f"attempt 1's process still ran:\n{run.text()}"
+    text = run.text()
+    assert f"job {job_id} attempt 1 passed its timeout" in text, text
+    assert f"job {job_id} attempt 1: timeout written (pending)" in text, text
     assert run.stop() == 0, run.text()
 
 

@@ -3,11 +3,15 @@ supervisor over a pipe.
 
 What goes over the pipe (pickled tuples, :class:`multiprocessing.connection.Connection`):
 
-- child → supervisor: ``("ready", heartbeat)`` once the worker is built; ``("begin", id,
-  attempt, deadline, job)`` when a handler with a timeout starts (``deadline`` on
+- child → supervisor: ``("ready", heartbeat, lease)`` once the worker is built; ``("begin",
+  id, attempt, deadline, job)`` when a handler with a timeout starts (``deadline`` on
   :func:`time.monotonic`, whose clock every process of the machine shares; ``job`` the
-  claimed :class:`~skiplock.Job` without its payload) and ``("end", id, attempt)`` when it
-  ends: the supervisor's backstop for a process that cannot end itself (below);
+  claimed :class:`~skiplock.Job` without its payload), ``("timed out", id, attempt)`` as
+  this process's heartbeat finds it past its deadline (it then writes the timeout), and
+  ``("end", id, attempt)`` when it ends: the supervisor's backstop for a process that
+  cannot end itself (below); ``("beat", began)`` after each heartbeat whose writes all
+  succeeded (``began`` on the same clock): the supervisor knows from it how long the
+  leases of a process that froze since would last;
 - supervisor → child: ``("stop",)``: stop as on SIGTERM. The end of the pipe (the
   supervisor is gone) stops the worker too, so a child never outlives its supervisor
   by more than its grace.
@@ -19,9 +23,14 @@ its attempts are spent); then the runner's ``timed_out`` (:class:`HardTimeoutRun
 the worker with no grace: the jobs claimed ahead and those still running are released
 (fenced; the attempt is not counted), the completions of handlers that returned are
 written, and the process exits with :data:`EXIT_TIMED_OUT`, which the supervisor answers
-with a new process at once. A process that cannot do this (frozen by SIGSTOP, or a handler
-holding the GIL in C code) is killed by the supervisor once a reported deadline is a
-heartbeat and :data:`~.supervisor.KILL_SLACK` past; the supervisor then writes that job's
+with a new process at once. The same holds for a sync task of an App with ``async def``
+ones, which runs on a :class:`FleetAsyncWorker` in a thread
+(:class:`HardTimeoutAsyncioRunner`); an ``async def`` handler past its timeout has its
+task cancelled instead, and is reported to the supervisor until it has ended. A process
+that cannot do this (frozen by SIGSTOP, or a handler holding the GIL in C code) is killed
+by the supervisor past a reported deadline, before that job's lease can end (its last
+reported heartbeat + the lease - :data:`~.supervisor.LEASE_MARGIN`), or at the latest a
+heartbeat and :data:`~.supervisor.KILL_SLACK` past it; the supervisor then writes that job's
 timeout itself, with the Job the process sent (the same fenced fail), and the process's
 other jobs come back when their leases end.
 """
@@ -43,10 +52,11 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from .._core.job import Job
-from .._worker.aio import is_async_handler
+from .._worker.aio import AsyncioRunner, is_async_handler
 from .._worker.ledger import Ledger
+from .._worker.lifecycle import Crew
 from .._worker.outcome import Outcomes
-from .._worker.runners import Handler, ThreadRunner
+from .._worker.runners import Handler, Runner, ThreadRunner
 from ..app import App
 from ..async_worker import AsyncWorker
 from ..errors import BackendError, ConfigurationError, LockNotAcquired, SkiplockError
@@ -104,6 +114,21 @@ class _Pipe:
             self.conn.send(message)
 
 
+def _report_begin(worker: _EndsProcess, job: Job) -> _Pipe | None:
+    """Send the supervisor *job*'s deadline if its handler has a timeout, as it begins:
+    the pipe to send its end on, or None (no timeout, or no supervisor)."""
+    timeout = worker.timeout
+    limit = timeout(job) if callable(timeout) else timeout
+    pipe = worker.pipe
+    if limit is None or pipe is None:
+        return None
+    # the job itself (its fencing fields; not its payload): the supervisor's backstop
+    # writes its timeout with it, fenced as this process would have
+    slim = replace(job, payload=None, result=None)
+    pipe.send("begin", job.id, job.attempt, time.monotonic() + limit, slim)
+    return pipe
+
+
 class HardTimeoutRunner(ThreadRunner):
     """The thread runner, which reports each timed handler to the supervisor and ends the
     process when one passes its timeout (see the module's docstring)."""
@@ -115,16 +140,10 @@ class HardTimeoutRunner(ThreadRunner):
         self.worker = worker
 
     def run_one(self, job: Job) -> None:
-        timeout = self.worker.timeout
-        limit = timeout(job) if callable(timeout) else timeout
-        pipe = self.worker.pipe
-        if limit is None or pipe is None:
+        pipe = _report_begin(self.worker, job)
+        if pipe is None:
             super().run_one(job)
             return
-        # the job itself (its fencing fields; not its payload): the supervisor's backstop
-        # writes its timeout with it, fenced as this process would have
-        slim = replace(job, payload=None, result=None)
-        pipe.send("begin", job.id, job.attempt, time.monotonic() + limit, slim)
         try:
             super().run_one(job)
         finally:
@@ -139,16 +158,54 @@ class HardTimeoutRunner(ThreadRunner):
         self.worker.end_process(job)
 
 
-class FleetWorker(Worker):
-    """A :class:`~skiplock.Worker` whose handler past its timeout ends its process."""
+class HardTimeoutAsyncioRunner(AsyncioRunner):
+    """The asyncio runner of a fleet's :class:`FleetAsyncWorker`: it reports each timed
+    handler to the supervisor, as :class:`HardTimeoutRunner` does; past its timeout an
+    ``async def`` handler's task is cancelled (as outside a fleet), while a sync task's
+    (run in a thread, *in_thread* says which) ends the process, since its thread cannot be
+    stopped. Its end is then not reported: the supervisor's backstop stays armed until
+    the process has ended."""
+
+    def __init__(
+        self,
+        handler: Handler,
+        outcomes: Outcomes,
+        ledger: Ledger,
+        worker: FleetAsyncWorker,
+        in_thread: Callable[[Job], bool],
+    ) -> None:
+        super().__init__(handler, outcomes, ledger, worker.concurrency)
+        self.worker = worker
+        self.in_thread = in_thread
+        self._inner = handler
+        self.handler = self._reported
+        #: (id, attempt) of the sync tasks past their timeout, whose threads run on
+        self._stuck: set[tuple[int, int]] = set()
+
+    async def _reported(self, job: Job) -> Any:
+        pipe = _report_begin(self.worker, job)  # here: after ledger.begin, as it runs
+        try:
+            return await self._inner(job)
+        finally:
+            if pipe is not None and (job.id, job.attempt) not in self._stuck:
+                pipe.send("end", job.id, job.attempt)
+
+    def timed_out(self, job: Job) -> None:
+        if self.in_thread(job):
+            self._stuck.add((job.id, job.attempt))  # before the cancel reaches its task
+            self.worker.end_process(job)
+        super().timed_out(job)
+
+
+class _EndsProcess:
+    """What a fleet's worker adds: its pipe, and its end when a handler passes its timeout."""
 
     #: set by the child before :meth:`run`
     pipe: _Pipe | None = None
     #: (id, attempt) of the job whose timeout ended this process
     timed_out: tuple[int, int] | None = None
-
-    def _make_runner(self, outcomes: Outcomes, ledger: Ledger) -> HardTimeoutRunner:
-        return HardTimeoutRunner(self._chain, outcomes, ledger, self)
+    timeout: float | Callable[[Job], float | None] | None
+    _crew: Crew
 
     def end_process(self, job: Job) -> None:
         """*job* passed its timeout (its fenced fail is written): stop with no grace, so
@@ -166,10 +223,33 @@ class FleetWorker(Worker):
         self._crew.stop(grace=0.0)
 
 
+class FleetWorker(_EndsProcess, Worker):
+    """A :class:`~skiplock.Worker` whose handler past its timeout ends its process."""
+
+    def _make_runner(self, outcomes: Outcomes, ledger: Ledger) -> HardTimeoutRunner:
+        return HardTimeoutRunner(self._chain, outcomes, ledger, self)
+
+
+class FleetAsyncWorker(_EndsProcess, AsyncWorker):
+    """An :class:`~skiplock.AsyncWorker` whose sync handler (a sync task of an App with
+    ``async def`` ones) past its timeout ends its process; *in_thread* tells those jobs."""
+
+    def __init__(self, *args: Any, in_thread: Callable[[Job], bool], **options: Any) -> None:
+        self._in_thread = in_thread
+        super().__init__(*args, **options)
+
+    def _make_runner(self, outcomes: Outcomes, ledger: Ledger) -> Runner:
+        self._runner = HardTimeoutAsyncioRunner(
+            self._chain, outcomes, ledger, self, self._in_thread
+        )
+        return self._runner
+
+
 def build_worker(spec: ChildSpec) -> Worker | AsyncWorker:
-    """The spec's worker: a :class:`FleetWorker` for sync handlers, an
-    :class:`~skiplock.AsyncWorker` for an App with ``async def`` tasks or an ``async def``
-    function (their timeouts cancel tasks, as they do outside a fleet)."""
+    """The spec's worker: a :class:`FleetWorker` for sync handlers, a
+    :class:`FleetAsyncWorker` for an App with ``async def`` tasks or an ``async def``
+    function (their timeouts cancel tasks, as they do outside a fleet; a sync task's
+    ends the process, as in a FleetWorker)."""
     target = load_target(spec.target)
     options = dict(spec.options)
     if spec.report_metrics:  # its metrics, not served: the Reporter sends them
@@ -177,17 +257,30 @@ def build_worker(spec: ChildSpec) -> Worker | AsyncWorker:
     if isinstance(target, App):
         if spec.url is not None or spec.table is not None:
             target.use(spec.url, table=spec.table)
-        if target.has_async_tasks:
-            return target.async_worker(queues=spec.queues, **options)
         kw = target._worker_options(spec.queues, options)
+        if target.has_async_tasks:
+            return FleetAsyncWorker(
+                target.queue, target.handle_async, in_thread=partial(_sync_task, target), **kw
+            )
         return FleetWorker(target.queue, target.handle, **kw)
     if not callable(target):
         raise ConfigurationError(f"{spec.target} is neither a skiplock.App nor a function")
     queue = function_queue(spec)
     queues = spec.queues or ["default"]
     if is_async_handler(target):
-        return AsyncWorker(queue, target, queues=queues, **options)
+        return FleetAsyncWorker(queue, target, in_thread=_never, queues=queues, **options)
     return FleetWorker(queue, target, queues=queues, **options)
+
+
+def _sync_task(app: App, job: Job) -> bool:
+    """*job* calls a sync task of *app* (one the asyncio worker runs in a thread)."""
+    name = job.payload.get("task") if isinstance(job.payload, dict) else None
+    task = app.tasks.get(name) if isinstance(name, str) else None
+    return task is not None and not is_async_handler(task.fn)
+
+
+def _never(job: Job) -> bool:
+    return False
 
 
 def function_queue(spec: ChildSpec) -> Queue:
@@ -238,19 +331,21 @@ def child_main(spec: ChildSpec, conn: Connection) -> None:
     except SkiplockError as exc:
         log.error("pid %d could not start its worker: %s", os.getpid(), exc)
         sys.exit(EXIT_CONFIG)
-    if isinstance(worker, FleetWorker):
+    if isinstance(worker, _EndsProcess):
         worker.pipe = pipe
     if spec.report_metrics and worker.metrics is not None:
         # in place of its /metrics server: from the worker's start to its end
         worker._crew.exporter = Reporter(worker.metrics.registry, partial(pipe.send, "metrics"))
-    pipe.send("ready", worker.heartbeat)
+    pipe.send("ready", worker.heartbeat, worker.lease)
+    worker._crew.heartbeat.on_beat = partial(pipe.send, "beat")
+    worker._crew.heartbeat.on_expire = partial(_report_expired, pipe)
     stop: Callable[[], None] = (
         worker.request_stop if isinstance(worker, AsyncWorker) else partial(worker.stop, wait=False)
     )
     threading.Thread(target=_watch, args=(conn, stop), name="skiplock-fleet", daemon=True).start()
     try:
         if isinstance(worker, AsyncWorker):
-            asyncio.run(worker.run())
+            asyncio.run(_run_async(worker))
         else:
             worker.run()
     except LockNotAcquired as exc:
@@ -262,7 +357,24 @@ def child_main(spec: ChildSpec, conn: Connection) -> None:
     except BackendError as exc:
         log.error("pid %d: %s", os.getpid(), exc)
         sys.exit(EXIT_DATABASE)
-    if isinstance(worker, FleetWorker) and worker.timed_out is not None:
+    _end_if_timed_out(worker)
+
+
+def _report_expired(pipe: _Pipe, job: Job) -> None:
+    """This process saw *job* pass its deadline and writes its timeout now: it is not
+    frozen, and ends itself (or cancels the task); the supervisor leaves it the slack."""
+    pipe.send("timed out", job.id, job.attempt)
+
+
+async def _run_async(worker: AsyncWorker) -> None:
+    await worker.run()
+    # here, not after asyncio.run: that waits for the default executor's threads, where
+    # the sync task past its timeout runs on
+    _end_if_timed_out(worker)
+
+
+def _end_if_timed_out(worker: Worker | AsyncWorker) -> None:
+    if isinstance(worker, _EndsProcess) and worker.timed_out is not None:
         # Its handler's thread cannot be stopped: the process ends under it. Nothing of
         # the worker runs any more (its jobs are written or released, its helpers joined).
         for stream in (sys.stdout, sys.stderr):

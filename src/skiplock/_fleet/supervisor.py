@@ -67,6 +67,11 @@ CRASH_LIMIT = 5
 #: seconds past a handler's deadline (and a heartbeat) after which a process that has not
 #: ended itself is killed: it is frozen, or a handler holds the GIL
 KILL_SLACK = 10.0
+#: seconds (at most a quarter of the lease) before the lease of a job past its deadline
+#: could end, its process frozen since its last heartbeat, at which the process is killed
+#: (sooner than KILL_SLACK): another process must not run the job's next attempt while
+#: this one still lives
+LEASE_MARGIN = 1.0
 #: seconds a stop waits beyond the workers' grace (their helpers' join is up to 10 s)
 STOP_SLACK = 20.0
 #: seconds :meth:`Fleet.run` waits, at its end, for the backstop's writes under way
@@ -91,6 +96,30 @@ def process_count(processes: int | str) -> int:
 
 
 @dataclass
+class _Timed:
+    """A handler with a timeout, as its process reported it."""
+
+    deadline: float  # time.monotonic()
+    job: Job  # its fencing fields, for the backstop's write
+    #: the start of its process's last heartbeat before its deadline (a heartbeat does not
+    #: extend a job past its deadline): its lease lasts until this time + the lease
+    beaten: float
+    #: its process saw it past its deadline (and writes its timeout, then ends itself or
+    #: cancels its task): that process is not frozen, and has the slack to do so
+    written: bool = False
+
+    def kill_at(self, heartbeat: float, lease: float) -> float:
+        """When its process is killed if it has not ended by then: a heartbeat and
+        KILL_SLACK past the deadline, or sooner, before its lease can end (LEASE_MARGIN)
+        while its process does not answer, though never before its deadline."""
+        kill_at = self.deadline + heartbeat + KILL_SLACK
+        if self.written or not lease:
+            return kill_at
+        lease_end = self.beaten + lease - min(LEASE_MARGIN, lease / 4)
+        return min(kill_at, max(self.deadline, lease_end))
+
+
+@dataclass
 class _Child:
     """One place of the fleet, and the process that holds it now."""
 
@@ -100,11 +129,15 @@ class _Child:
     started: float = 0.0
     ready: bool = False
     heartbeat: float = 0.0
+    lease: float = 0.0
+    #: when its last heartbeat reported began (time.monotonic()), or when it was started:
+    #: a job it held then, or claimed since, has a lease until this time + ``lease``
+    beaten: float = 0.0
     #: deaths in a row, each soon after its start
     deaths: int = 0
     restart_at: float | None = None
-    #: (id, attempt) → deadline (time.monotonic) and the Job, of the timed handlers it runs
-    jobs: dict[tuple[int, int], tuple[float, Job]] = field(default_factory=dict)
+    #: (id, attempt) → the timed handlers it runs
+    jobs: dict[tuple[int, int], _Timed] = field(default_factory=dict)
     #: the job whose overrun made the supervisor kill it
     killed_for: tuple[int, int] | None = None
 
@@ -278,13 +311,14 @@ class Fleet:
         not ended itself in time; the seconds until the next such check."""
         assert child.process is not None
         waits = []
-        for (job_id, attempt), (deadline, job) in child.jobs.items():
-            kill_at = deadline + child.heartbeat + KILL_SLACK
+        for (job_id, attempt), timed in child.jobs.items():
+            deadline, job = timed.deadline, timed.job
+            kill_at = timed.kill_at(child.heartbeat, child.lease)
             if now < kill_at:
                 waits.append(kill_at - now)
                 continue
             log.warning(
-                "process %d (pid %s): job %d attempt %d passed its timeout %.0fs ago and the "
+                "process %d (pid %s): job %d attempt %d passed its timeout %.1fs ago and the "
                 "process did not end itself (frozen, or a handler holds the GIL): killing it; "
                 "its other jobs come back when their leases end",
                 child.index,
@@ -352,13 +386,24 @@ class Fleet:
                 message = conn.recv()
                 kind = message[0]
                 if kind == "begin":
-                    child.jobs[(message[1], message[2])] = (message[3], message[4])
+                    timed = _Timed(message[3], message[4], child.beaten)
+                    child.jobs[(message[1], message[2])] = timed
                 elif kind == "end":
                     child.jobs.pop((message[1], message[2]), None)
+                elif kind == "beat":
+                    child.beaten = message[1]
+                    for timed in child.jobs.values():
+                        if message[1] < timed.deadline:
+                            timed.beaten = message[1]
+                elif kind == "timed out":
+                    timed_out = child.jobs.get((message[1], message[2]))
+                    if timed_out is not None:
+                        timed_out.written = True
                 elif kind == "metrics" and self.metrics is not None:
                     self.metrics.report(child.index, message[1])
                 elif kind == "ready":
                     child.ready, child.heartbeat = True, float(message[1])
+                    child.lease = float(message[2])
         except (EOFError, OSError):
             conn.close()
             child.conn = None
@@ -372,10 +417,12 @@ class Fleet:
         # died), unblocks SIGINT and SIGTERM on its way out: launched here, before they are
         # blocked, a stop that comes meanwhile reaches the handler and is not lost
         resource_tracker.ensure_running()
+        began = time.monotonic()  # before any claim of the process
         with _stops_held():
             process.start()
         theirs.close()
         child.process, child.conn, child.started = process, ours, time.monotonic()
+        child.beaten = began
         child.ready, child.restart_at, child.killed_for = False, None, None
         child.jobs.clear()
         if self.metrics is not None:

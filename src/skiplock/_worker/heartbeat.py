@@ -58,6 +58,13 @@ class Heartbeat:
         #: when :meth:`run` wakes next (time.monotonic()), read and written under _plan
         self._wake_at = 0.0
         self._plan = threading.Lock()
+        #: called with the start (``time.monotonic()``) of each beat whose every write
+        #: succeeded: each job it held then has a lease that lasts until that time plus
+        #: the lease at least (a fleet's process tells its supervisor: see skiplock._fleet)
+        self.on_beat: Callable[[float], None] | None = None
+        #: called with each job found past its deadline, before its timeout is written:
+        #: this process runs (a fleet's supervisor then leaves it to end itself)
+        self.on_expire: Callable[[Job], None] | None = None
 
     def run(self) -> None:
         next_beat = time.monotonic() + self.settings.heartbeat
@@ -87,14 +94,18 @@ class Heartbeat:
         self._wake.set()
 
     def beat(self) -> None:
+        began = time.monotonic()
         lock = self.settings.lock
         if lock is not None and lock.held and not lock.check():
             self.on_lock_lost()
         held = self.ledger.beatable()
         expired = {id(h) for h in self.expire(time.monotonic(), held)}
+        extended = True
         for h in held:
             if id(h) not in expired:
-                self._extend(h)
+                extended = self._extend(h) and extended
+        if extended and self.on_beat is not None:
+            self.on_beat(began)
 
     def expire(self, now: float, held: list[Held] | None = None) -> list[Held]:
         """Abandon each job of *held* (default: the ledger's beatable ones) whose handler
@@ -107,6 +118,8 @@ class Heartbeat:
             if h.deadline is not None and now >= h.deadline and not h.finished
         ]
         for h in expired:
+            if self.on_expire is not None:
+                self.on_expire(h.job)
             if self.outcomes.timed_out(h):
                 self.on_timeout(h.job)
         return expired
@@ -118,10 +131,11 @@ class Heartbeat:
         if h is not None:
             self._extend(h)
 
-    def _extend(self, h: Held) -> None:
+    def _extend(self, h: Held) -> bool:
+        """Beat *h*; False when its write failed (the database did not answer)."""
         with self.outcomes.writes:  # not while its outcome is being written
             if not self.ledger.still_beatable(h):  # settled meanwhile, or by its handler
-                return
+                return True
             asked = h.job.cancel_requested  # read under the lock: one beat sees it first
             try:
                 self.settings.queue.heartbeat(h.job, lease=self.settings.lease)
@@ -135,6 +149,8 @@ class Heartbeat:
                 if not self._failing:  # once per outage; the next beat tries again
                     log.warning("heartbeat failed (%s); retrying", exc)
                 self._failing = True
+                return False
         if h.job.cancel_requested and not asked and not h.job.lost:
             log.info("job %d attempt %d: cancel requested", h.job.id, h.job.attempt)
             self.on_cancel(h.job)
+        return True
