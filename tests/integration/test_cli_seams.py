@@ -4,7 +4,10 @@ only when given, so a worker never drains another table than the one its App nam
 from __future__ import annotations
 
 import contextlib
+import json
+import logging
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -14,7 +17,7 @@ import pytest
 from conformance.conftest import wait_until
 
 import skiplock
-from skiplock.cli import EXIT_CODES
+from skiplock.cli import EXIT_CODES, main
 
 from .test_cli import cli
 
@@ -115,3 +118,45 @@ def test_pause_refuses_a_queue_nothing_names_unless_forced(
     assert code == 0 and "was not paused" in out
     q.pause("later")
     assert q.paused() == {"later"}
+
+
+def test_jobs_filters_by_task(
+    make_queue: MakeQueue, url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    q = make_queue()
+    where = ["--url", url, "--table", str(q.table)]
+    wanted = [q.enqueue({"task": "mail.send", "args": [n], "kwargs": {}}) for n in range(2)]
+    q.enqueue({"task": "mail.other", "args": [], "kwargs": {}})
+    q.enqueue({"not": "a task call"})
+    code, out, err = cli(capsys, "jobs", "--task", "mail.send", "--json", *where)
+    assert code == 0, err
+    assert [job["id"] for job in json.loads(out)] == wanted[::-1]
+    code, out, err = cli(capsys, "jobs", "--task", "mail.send", *where)
+    assert code == 0 and out.count("mail.send") == 2 and "mail.other" not in out, err
+
+
+def test_worker_help_states_every_default(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["worker", "--help"])
+    text = capsys.readouterr().out
+    blocks = re.split(r"\n  (?=-)", text.split("\noptions:\n", 1)[1])
+    for block in blocks:
+        option = block.split()[0].rstrip(",")
+        if option in ("-h", "-v", "--url"):  # help, the log level, $SKIPLOCK_URL
+            continue
+        assert "default" in " ".join(block.split()), f"{option} states no default:\n{block}"
+
+
+def test_web_logs_its_start_up_line_at_info(
+    url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    uvicorn = pytest.importorskip("uvicorn", reason="the web extra")
+    served: list[object] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: served.append(app))
+    with caplog.at_level(logging.DEBUG, logger="skiplock"):
+        assert main(["web", "--url", url, "--port", "8123"]) == 0
+    assert served
+    [line] = [r for r in caplog.records if "skiplock dashboard on" in r.getMessage()]
+    assert line.levelno == logging.INFO and "127.0.0.1:8123" in line.getMessage()
