@@ -73,7 +73,8 @@ def test_worker_table_replaces_the_apps_table_when_given(
     make_queue: MakeQueue, url: str, tmp_path: Path
 ) -> None:
     """``--table T`` wins over the App's table (and the App's URL stays)."""
-    apps, other = make_queue(), make_queue(table=f"{make_queue().table}_o")
+    apps = make_queue()
+    other = make_queue(table=f"{apps.table}_o")
     (tmp_path / "otherapp.py").write_text(
         "import skiplock\n"
         f"app = skiplock.App({url!r}, table={str(apps.table)!r})\n"
@@ -82,17 +83,20 @@ def test_worker_table_replaces_the_apps_table_when_given(
         "    return a + b\n"
     )
     other.install()
-    there = other.enqueue({"task": "add", "args": [1, 1], "kwargs": {}})
-    here = apps.enqueue({"task": "add", "args": [1, 2], "kwargs": {}})
-    env = {k: v for k, v in os.environ.items() if k != "SKIPLOCK_URL"}
-    proc = _worker(tmp_path, env, "otherapp:app", "--table", str(other.table))
-    _until_done(other, 1, proc)
-    err = _stop(proc)
-    assert proc.returncode == 0, err
-    done = other.get(there)
-    assert done is not None and done.result == 2
-    left = apps.get(here)
-    assert left is not None and left.status == "pending"
+    try:
+        there = other.enqueue({"task": "add", "args": [1, 1], "kwargs": {}})
+        here = apps.enqueue({"task": "add", "args": [1, 2], "kwargs": {}})
+        env = {k: v for k, v in os.environ.items() if k != "SKIPLOCK_URL"}
+        proc = _worker(tmp_path, env, "otherapp:app", "--table", str(other.table))
+        _until_done(other, 1, proc)
+        err = _stop(proc)
+        assert proc.returncode == 0, err
+        done = other.get(there)
+        assert done is not None and done.result == 2
+        left = apps.get(here)
+        assert left is not None and left.status == "pending"
+    finally:
+        other.uninstall()  # a name chosen here: make_queue drops only its own
 
 
 def test_pause_refuses_a_queue_nothing_names_unless_forced(
