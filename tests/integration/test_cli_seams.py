@@ -4,7 +4,10 @@ only when given, so a worker never drains another table than the one its App nam
 from __future__ import annotations
 
 import contextlib
+import json
+import logging
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -14,7 +17,7 @@ import pytest
 from conformance.conftest import wait_until
 
 import skiplock
-from skiplock.cli import EXIT_CODES
+from skiplock.cli import EXIT_CODES, main
 
 from .test_cli import cli
 
@@ -70,7 +73,8 @@ def test_worker_table_replaces_the_apps_table_when_given(
     make_queue: MakeQueue, url: str, tmp_path: Path
 ) -> None:
     """``--table T`` wins over the App's table (and the App's URL stays)."""
-    apps, other = make_queue(), make_queue(table=f"{make_queue().table}_o")
+    apps = make_queue()
+    other = make_queue(table=f"{apps.table}_o")
     (tmp_path / "otherapp.py").write_text(
         "import skiplock\n"
         f"app = skiplock.App({url!r}, table={str(apps.table)!r})\n"
@@ -79,17 +83,20 @@ def test_worker_table_replaces_the_apps_table_when_given(
         "    return a + b\n"
     )
     other.install()
-    there = other.enqueue({"task": "add", "args": [1, 1], "kwargs": {}})
-    here = apps.enqueue({"task": "add", "args": [1, 2], "kwargs": {}})
-    env = {k: v for k, v in os.environ.items() if k != "SKIPLOCK_URL"}
-    proc = _worker(tmp_path, env, "otherapp:app", "--table", str(other.table))
-    _until_done(other, 1, proc)
-    err = _stop(proc)
-    assert proc.returncode == 0, err
-    done = other.get(there)
-    assert done is not None and done.result == 2
-    left = apps.get(here)
-    assert left is not None and left.status == "pending"
+    try:
+        there = other.enqueue({"task": "add", "args": [1, 1], "kwargs": {}})
+        here = apps.enqueue({"task": "add", "args": [1, 2], "kwargs": {}})
+        env = {k: v for k, v in os.environ.items() if k != "SKIPLOCK_URL"}
+        proc = _worker(tmp_path, env, "otherapp:app", "--table", str(other.table))
+        _until_done(other, 1, proc)
+        err = _stop(proc)
+        assert proc.returncode == 0, err
+        done = other.get(there)
+        assert done is not None and done.result == 2
+        left = apps.get(here)
+        assert left is not None and left.status == "pending"
+    finally:
+        other.uninstall()  # a name chosen here: make_queue drops only its own
 
 
 def test_pause_refuses_a_queue_nothing_names_unless_forced(
@@ -115,3 +122,45 @@ def test_pause_refuses_a_queue_nothing_names_unless_forced(
     assert code == 0 and "was not paused" in out
     q.pause("later")
     assert q.paused() == {"later"}
+
+
+def test_jobs_filters_by_task(
+    make_queue: MakeQueue, url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    q = make_queue()
+    where = ["--url", url, "--table", str(q.table)]
+    wanted = [q.enqueue({"task": "mail.send", "args": [n], "kwargs": {}}) for n in range(2)]
+    q.enqueue({"task": "mail.other", "args": [], "kwargs": {}})
+    q.enqueue({"not": "a task call"})
+    code, out, err = cli(capsys, "jobs", "--task", "mail.send", "--json", *where)
+    assert code == 0, err
+    assert [job["id"] for job in json.loads(out)] == wanted[::-1]
+    code, out, err = cli(capsys, "jobs", "--task", "mail.send", *where)
+    assert code == 0 and out.count("mail.send") == 2 and "mail.other" not in out, err
+
+
+def test_worker_help_states_every_default(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["worker", "--help"])
+    text = capsys.readouterr().out
+    blocks = re.split(r"\n  (?=-)", text.split("\noptions:\n", 1)[1])
+    for block in blocks:
+        option = block.split()[0].rstrip(",")
+        if option in ("-h", "-v", "--url"):  # help, the log level, $SKIPLOCK_URL
+            continue
+        assert "default" in " ".join(block.split()), f"{option} states no default:\n{block}"
+
+
+def test_web_logs_its_start_up_line_at_info(
+    url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    uvicorn = pytest.importorskip("uvicorn", reason="the web extra")
+    served: list[object] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: served.append(app))
+    with caplog.at_level(logging.DEBUG, logger="skiplock"):
+        assert main(["web", "--url", url, "--port", "8123"]) == 0
+    assert served
+    [line] = [r for r in caplog.records if "skiplock dashboard on" in r.getMessage()]
+    assert line.levelno == logging.INFO and "127.0.0.1:8123" in line.getMessage()

@@ -443,3 +443,34 @@ def test_the_queue_url_comes_from_djangos_settings_and_masks_the_password() -> N
     assert queue_url(conn("microsoft", NAME="app", HOST="::1")).startswith("mssql://[::1]:1433")
     with pytest.raises(skiplock.ConfigurationError, match="not on Django's 'sqlite'"):
         queue_url(conn("sqlite", NAME="db.sqlite3"))
+
+
+def test_skiplock_worker_runs_a_fleet_with_metrics_and_logs_each_retry_s_error(
+    project: Project,
+) -> None:
+    """``--processes 2 --metrics-port 0``: a supervisor, its two processes (each Django set
+    up, a worker id of its own) and one /metrics; the retried line names the error."""
+    calls = [["add", [n, n]] for n in range(6)] + [["explode", ["boom"]]]
+    ids = project.scenario("enqueue_calls", json.dumps(calls))
+    done = project.manage(
+        "skiplock_worker", "--batch", "--processes", "2", "--metrics-port", "0",
+        "--concurrency", "2", timeout=240,
+    )  # fmt: skip
+    log = done.stdout + done.stderr
+    assert "fleet of 2 processes" in log and "metrics of the fleet on http://" in log, log
+    results = project.scenario("results", *ids)
+    assert [r["status"] for r in results] == ["SUCCESSFUL"] * 6 + ["FAILED"]
+    assert [r["return_value"]["sum"] for r in results[:6]] == [2 * n for n in range(6)]
+    workers = {w for r in results for w in r["worker_ids"]}
+    assert all(len(w) == 32 for w in workers)  # random, one per process
+    assert re.search(r"job \d+ retried: .*: ValueError: boom", log), log
+
+    one = project.scenario("enqueue", "add", "1", "2")["id"]
+    done = project.manage("skiplock_worker", "--batch", "--metrics-port", "0")
+    assert re.search(r"metrics on http://127\.0\.0\.1:\d+/metrics", done.stderr), done.stderr
+    assert project.result(one)["status"] == "SUCCESSFUL"
+
+    with pytest.raises(AssertionError, match="--worker-id names one process"):
+        project.manage("skiplock_worker", "--processes", "2", "--worker-id", "x")
+    with pytest.raises(AssertionError, match="--processes takes a number"):
+        project.manage("skiplock_worker", "--processes", "two")

@@ -4,7 +4,9 @@ Each line carries ``extra`` fields for structured logging (``record.job_id``, ``
 ``queue``, ``attempt``, ``max_attempts``, ``outcome``, ``duration`` in seconds): done,
 retried and cancelled at INFO; failed at WARNING, with the handler's traceback (once per
 job: earlier attempts that were retried log their error's last line only). A job that
-can never run (:class:`~skiplock.Discard`) logs its reason, no traceback.
+can never run (:class:`~skiplock.Discard`) logs its reason, no traceback. A handler that
+failed its job itself (``q.fail``, as the Django runner does) raised nothing: its line
+carries the last line of the error it wrote.
 """
 
 from __future__ import annotations
@@ -23,6 +25,15 @@ log = logging.getLogger("skiplock.worker")
 def last_line(exc: BaseException) -> str:
     """The traceback's last line: ``ValueError: bad input``."""
     return traceback.format_exception_only(type(exc), exc)[-1].strip()
+
+
+def _why(job: Job, outcome: str, error: BaseException | None) -> str:
+    """``": ValueError: bad input"``: the error's last line, the handler's or, when the
+    handler wrote the failure itself, the job's ``last_error`` (else nothing)."""
+    if error is not None:
+        return f": {last_line(error)}"
+    written = job.last_error.strip() if outcome in ("retried", "failed") and job.last_error else ""
+    return f": {written.splitlines()[-1].strip()}" if written else ""
 
 
 def log_outcome(job: Job, outcome: str, duration: float, error: BaseException | None) -> None:
@@ -52,7 +63,7 @@ def log_outcome(job: Job, outcome: str, duration: float, error: BaseException | 
         job.attempt,
         job.max_attempts,
         duration,
-        "" if error is None else f": {last_line(error)}",
+        _why(job, outcome, error),
         exc_info=trace,
         extra=fields,
     )

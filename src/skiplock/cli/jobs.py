@@ -49,7 +49,11 @@ def table(jobs: list[Job]) -> str:
 def cmd_jobs(args: argparse.Namespace) -> int:
     q = cli_queue(args)
     jobs = q.list_jobs(
-        status=args.status, queue=args.queue, limit=args.limit, before_id=args.before_id
+        status=args.status,
+        queue=args.queue,
+        task=args.task,
+        limit=args.limit,
+        before_id=args.before_id,
     )
     if args.json:
         print(json.dumps([record(j) for j in jobs], ensure_ascii=False))
@@ -96,6 +100,7 @@ def add_commands(add: Callable[[str, str], argparse.ArgumentParser]) -> None:
     p = add("jobs", "list jobs, newest first (a table, or --json)")
     p.add_argument("--status", action="append", choices=STATUSES, help="repeatable")
     p.add_argument("--queue", help="only this queue")
+    p.add_argument("--task", help="only calls of this App task (its registered name)")
     p.add_argument("--limit", type=int, default=50, help="at most this many (1-1000)")
     p.add_argument("--before-id", type=int, help="the next page: jobs older than this id")
     p.add_argument("--json", action="store_true", help="a JSON array of whole records")

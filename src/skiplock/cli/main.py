@@ -406,23 +406,43 @@ def _add_worker(add: Add) -> None:
     p = add("worker", "run a worker for module:app (an App, or a function taking a Job)")
     p.add_argument("target", help="e.g. myproject.tasks:app")
     p.add_argument("--queues", help="comma-separated (default: the app's task queues)")
-    p.add_argument("--concurrency", type=int, default=4, help="handlers at once, per process")
+    p.add_argument(
+        "--concurrency", type=int, default=4, help="handlers at once, per process (default 4)"
+    )
     p.add_argument(
         "--processes",
         type=processes,
         help="run N worker processes under a supervisor ('auto': one per CPU); a handler "
-        "past its timeout then ends its process, which is replaced",
+        "past its timeout then ends its process, which is replaced (default: one process, "
+        "no supervisor)",
     )
     p.add_argument(
         "--prefetch",
         type=int,
         help=f"jobs claimed ahead, at most (default: the concurrency, at least {DEFAULT_PREFETCH})",
     )
-    p.add_argument("--lease", type=duration, default=30.0)
+    p.add_argument(
+        "--lease",
+        type=duration,
+        default=30.0,
+        help="how long a claimed job stays this worker's between heartbeats (default 30s)",
+    )
     p.add_argument("--heartbeat", type=duration, help="default: a third of the lease")
-    p.add_argument("--grace", type=duration, default=30.0, help="shutdown grace period")
-    p.add_argument("--single", action="store_true", help="single-worker mode (advisory lock)")
-    p.add_argument("--no-wait", action="store_true", help="with --single: exit 5 if held")
+    p.add_argument(
+        "--grace",
+        type=duration,
+        default=30.0,
+        help="shutdown grace period: running jobs get this long to finish (default 30s)",
+    )
+    p.add_argument(
+        "--single",
+        action="store_true",
+        help="single-worker mode: one worker holds an advisory lock, a second waits "
+        "(default: off, any number of workers)",
+    )
+    p.add_argument(
+        "--no-wait", action="store_true", help="with --single: exit 5 if held (default: wait)"
+    )
     p.add_argument(
         "--retention",
         type=retention,
@@ -433,7 +453,8 @@ def _add_worker(add: Add) -> None:
         "--metrics-port",
         type=int,
         help="serve Prometheus metrics on this port at /metrics (needs skiplock[prometheus]); "
-        "with --processes, one endpoint for the whole fleet, served by its supervisor",
+        "with --processes, one endpoint for the whole fleet, served by its supervisor "
+        "(default: no metrics)",
     )
     p.add_argument(
         "--metrics-host",
@@ -499,7 +520,8 @@ def _add_demo(add: Add) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     level = logging.DEBUG if args.verbose > 1 else logging.INFO
-    if args.command != "worker" and args.verbose == 0:
+    # a worker's and the dashboard's lines are INFO: their commands show them unless told
+    if args.command not in ("worker", "web") and args.verbose == 0:
         level = logging.WARNING
     # a fleet's processes log to the same stream: each line says whose it is
     who = "[%(process)d]" if getattr(args, "processes", None) is not None else ""

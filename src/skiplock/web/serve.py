@@ -75,7 +75,7 @@ def serve(
 
     hosts = check_host(host, auth, port=port, allowed_hosts=allowed_hosts)
     app = create_app(url, table=table, auth=auth, read_only=read_only, allowed_hosts=hosts)
-    log.warning(
+    log.info(
         "skiplock dashboard on http://%s:%d/%s%s",
         f"[{host}]" if ":" in host else host,
         port,

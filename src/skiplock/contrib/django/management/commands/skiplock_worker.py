@@ -1,22 +1,27 @@
 """``manage.py skiplock_worker``: run the tasks of a ``SkiplockBackend`` with skiplock's
-lease, heartbeat and fencing (a :class:`skiplock.Worker`)."""
+lease, heartbeat and fencing (a :class:`skiplock.Worker`; with ``--processes N``, a
+:class:`skiplock.Fleet` of N of them, see :mod:`skiplock.contrib.django.fleet`)."""
 
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import threading
 import time
 from argparse import ArgumentParser, ArgumentTypeError
+from collections.abc import Callable
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.crypto import get_random_string
 
-from skiplock import Worker
+from skiplock import Fleet, Queue, Worker
 from skiplock.errors import SkiplockError
 
 from ..._compat import tasks
 from ...backend import SkiplockBackend
+from ...fleet import BACKEND_VARIABLE, TARGET
 from ...runner import TaskRunner
 
 log = logging.getLogger("skiplock.django")
@@ -42,7 +47,28 @@ class Command(BaseCommand):  # type: ignore[misc]
             default=None,
             help="queues to run, comma-separated (default: the backend's QUEUES)",
         )
-        parser.add_argument("--concurrency", type=int, default=4, help="tasks at once")
+        parser.add_argument(
+            "--concurrency", type=int, default=4, help="tasks at once, per process (default 4)"
+        )
+        parser.add_argument(
+            "--processes",
+            default=None,
+            help="run N worker processes under a supervisor ('auto': one per CPU), each "
+            "with a worker id of its own (default: one process)",
+        )
+        parser.add_argument(
+            "--metrics-port",
+            type=int,
+            default=None,
+            help="serve Prometheus metrics at /metrics on this port (needs "
+            "skiplock[prometheus]; with --processes, one endpoint for the fleet; default: "
+            "none)",
+        )
+        parser.add_argument(
+            "--metrics-host",
+            default="127.0.0.1",
+            help="the address the metrics server binds (default 127.0.0.1)",
+        )
         parser.add_argument(
             "--lease", type=_positive, default=None, help="seconds (default: OPTIONS LEASE)"
         )
@@ -65,42 +91,86 @@ class Command(BaseCommand):  # type: ignore[misc]
         queues = (
             opts["queue_name"].split(",") if opts["queue_name"] else sorted(backend.queues)
         ) or ["default"]
+        processes = opts["processes"]
+        fleet = processes is not None
+        if fleet and processes.strip().lower() == "auto":
+            processes = "auto"
+        elif fleet:
+            try:
+                processes = int(processes)
+            except ValueError:
+                raise CommandError(
+                    f"--processes takes a number of processes or 'auto', not {processes!r}"
+                ) from None
+        if fleet and opts["worker_id"] is not None:
+            raise CommandError(
+                "--worker-id names one process: with --processes each process has a random one"
+            )
         worker_id = opts["worker_id"] or get_random_string(32)
         if not 0 < len(worker_id) <= 64:
             raise CommandError("--worker-id must be 1 to 64 characters")
         if opts["verbosity"] >= 1 and not logging.getLogger("skiplock").handlers:
-            handler = logging.StreamHandler(self.stderr)
-            handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s"))
-            logging.getLogger("skiplock").addHandler(handler)
+            if fleet:  # on the root logger: a fleet's processes copy its format and levels
+                logging.basicConfig(
+                    format="%(asctime)s %(name)s[%(process)d] %(message)s", stream=sys.stderr
+                )
+            else:
+                handler = logging.StreamHandler(self.stderr)
+                handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s"))
+                logging.getLogger("skiplock").addHandler(handler)
             logging.getLogger("skiplock").setLevel(
                 logging.DEBUG if opts["verbosity"] >= 3 else logging.INFO
             )
+        options: dict[str, Any] = {
+            "queues": queues,
+            "concurrency": opts["concurrency"],
+            "lease": opts["lease"] or backend.lease,
+        }
+        if opts["metrics_port"] is not None:
+            options["metrics_port"] = opts["metrics_port"]
+            options["metrics_host"] = opts["metrics_host"]
         try:
             q = backend.queue
             q.install()
-            worker = Worker(
-                q,
-                TaskRunner(backend, worker_id),
-                queues=queues,
-                concurrency=opts["concurrency"],
-                lease=opts["lease"] or backend.lease,
-            )
+            if fleet:
+                os.environ[BACKEND_VARIABLE] = backend.alias  # the processes inherit it
+                url = q.settings.given_url
+                runner: Worker | Fleet = Fleet(
+                    TARGET, processes, url=url, table=str(q.table), **options
+                )
+            else:
+                runner = Worker(q, TaskRunner(backend, worker_id), **options)
         except SkiplockError as exc:
             raise CommandError(str(exc)) from exc
-        log.info("skiplock_worker %s: backend %r, queues %s", worker_id, backend.alias, queues)
+        who = f"{processes} processes" if fleet else worker_id
+        log.info("skiplock_worker %s: backend %r, queues %s", who, backend.alias, queues)
         if opts["batch"]:
-            threading.Thread(target=_stop_when_idle, args=(worker, queues), daemon=True).start()
-        worker.run()
+            stop = runner.stop if isinstance(runner, Fleet) else _stopper(runner)
+            threading.Thread(target=_stop_when_idle, args=(q, queues, stop), daemon=True).start()
+        if isinstance(runner, Fleet):
+            code = runner.run()
+            if code != 0:
+                raise CommandError(f"the fleet stopped with status {code}", returncode=code)
+        else:
+            runner.run()
 
 
-def _stop_when_idle(worker: Worker, queues: list[str]) -> None:
-    """--batch: stop the worker once its queues hold nothing ready or running."""
+def _stopper(worker: Worker) -> Callable[[], None]:
+    def stop() -> None:
+        worker.stop(wait=False)
+
+    return stop
+
+
+def _stop_when_idle(q: Queue, queues: list[str], stop: Callable[[], None]) -> None:
+    """--batch: stop the worker (or the fleet) once its queues hold nothing ready or
+    running."""
     while True:
         time.sleep(0.2)
         try:
-            s = worker.queue.stats(queues)
+            s = q.stats(queues)
         except SkiplockError:
             continue
         if s.pending + s.running + s.expired == 0:
-            worker.stop(wait=False)
+            stop()
             return
