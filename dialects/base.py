@@ -47,6 +47,7 @@ from .contract import (
     check_options,
     load_statements,
     mask_password,
+    opened,
     render_statements,
     run_sync,
 )
@@ -182,7 +183,8 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
     async def connect_async(self) -> AsyncAdapter:
         """A new connection for the AsyncQueue, configured as :meth:`connect`'s (and owned):
         by default the sync driver's, whose calls run in a thread."""
-        conn = await asyncio.to_thread(self.connect)
+        # a cancel while the thread connects closes the connection it then returns
+        conn = await opened(asyncio.to_thread(self.connect), _close_sync)
         return ThreadAdapter(self.adapter(conn))
 
     async def server_info_async(self, own: AsyncAdapter) -> ServerInfo:
@@ -810,6 +812,11 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
 
 #: the statuses a job ends in
 _ENDED = frozenset({"done", "failed", "cancelled"})
+
+
+def _close_sync(conn: Any) -> None:
+    """Close a sync driver's connection (one a cancelled connect left behind)."""
+    conn.close()
 
 
 def _blocker(parents: Iterable[tuple[int, str]]) -> str | None:

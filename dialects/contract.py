@@ -50,7 +50,7 @@ from skiplock._core.options import BOOL, INT, TEXT, Option, check_options
 from skiplock._core.sql import TableName, load_statements, render_statements
 from skiplock._core.url import DatabaseURL, mask_password
 from skiplock.drivers import Adapter, mssql_connect, mysql_connect, postgresql_connect
-from skiplock.drivers.aio import AsyncAdapter, ThreadAdapter
+from skiplock.drivers.aio import AsyncAdapter, ThreadAdapter, opened
 from skiplock.drivers.health import is_usable, is_usable_async
 from skiplock.drivers.mssql import PymssqlAdapter
 from skiplock.drivers.mysql import MySQLConnectorAdapter
@@ -101,6 +101,7 @@ __all__ = [
     "mask_password",
     "mssql_connect",
     "mysql_connect",
+    "opened",
     "postgresql_connect",
     "render_statements",
     "run_async",

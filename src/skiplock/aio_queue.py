@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 if True:  # ASYNC
     import asyncio
 
+    from .drivers.aio import opened
     from .queue import Queue
 
 __all__ = ["DEFAULT_TABLE", "AsyncQueue", "AsyncTransaction", "backoff", "connect_async"]
@@ -516,7 +517,9 @@ class AsyncQueue(AsyncSession):
             return None
         try:
             if True:  # ASYNC
-                return await asyncio.to_thread(self.dialect.listen_finished, job_id)
+                # a wait cancelled while the thread opens the listener closes it
+                listening = asyncio.to_thread(self.dialect.listen_finished, job_id)
+                return await opened(listening, self.dialect.close_listener)
             else:
                 return self.dialect.listen_finished(job_id)
         except Exception as exc:

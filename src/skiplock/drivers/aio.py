@@ -17,16 +17,43 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from contextlib import suppress
 from typing import Any, ClassVar, TypeVar
 
 from skiplock._core.ops import ROWS, TUPLES, Control, Copy, ErrorInfo, Request, Statement, Tuples
 
 from .base import Adapter, as_dicts, counted
 
-__all__ = ["AsyncAdapter", "AsyncCursorAdapter", "ThreadAdapter"]
+__all__ = ["AsyncAdapter", "AsyncCursorAdapter", "ThreadAdapter", "opened"]
 
 T = TypeVar("T")
+
+
+async def opened(opening: Awaitable[T], close: Callable[[T], object]) -> T:
+    """What *opening* opened (a connection: a driver's connect, or a connect run in a
+    thread). Interrupted (a cancelled task, ``KeyboardInterrupt``) before it ends, it is
+    not dropped half made: a driver's connect would leave its socket open, a thread goes
+    on and returns a connection no one closes, a session the server counts until a
+    garbage collection. The opening runs to its end (waited for: the interruption comes
+    once the connection is closed, a connect time later) and what it opened is closed
+    with *close* (without an await); interrupted again meanwhile, it is closed when it
+    ends."""
+    task = asyncio.ensure_future(opening)
+    try:
+        return await asyncio.shield(task)
+    except BaseException:
+        task.add_done_callback(lambda done: _close_opened(done, close))
+        with suppress(BaseException):  # what is raised is the first interruption
+            await asyncio.wait((task,))
+        raise
+
+
+def _close_opened(done: asyncio.Future[T], close: Callable[[T], object]) -> None:
+    if done.cancelled() or done.exception() is not None:
+        return  # nothing was opened (the opening cleans up after its own failure)
+    with suppress(Exception):
+        close(done.result())
 
 
 class AsyncAdapter:

@@ -88,12 +88,7 @@ class AsyncMySQLConnectorAdapter(AsyncCursorAdapter):
         return await self.connection.cursor()
 
     def abort(self) -> None:
-        # close() awaits the QUIT being written and the stream being closed: interrupted,
-        # it would leave the socket open; the transport is closed at once instead
-        writer = getattr(getattr(self.connection, "_socket", None), "_writer", None)
-        transport = getattr(writer, "transport", None)
-        if transport is not None:
-            transport.abort()
+        abort_mysql_aio(self.connection)
 
     async def autocommit(self) -> bool:
         # in_transaction comes from the server's status flags of the last reply; outside a
@@ -101,6 +96,18 @@ class AsyncMySQLConnectorAdapter(AsyncCursorAdapter):
         if self.connection.in_transaction:
             return False
         return bool(await self.connection.get_autocommit())
+
+
+def abort_mysql_aio(connection: Any) -> None:
+    """Close a ``mysql.connector.aio`` connection's socket without an await. Its close()
+    awaits the QUIT being written and the stream being closed, and its connect() leaves
+    the socket open when interrupted (it catches ``Exception`` only): either way,
+    interrupted, the socket would stay open until the object is collected, a session
+    the server still counts; the transport is closed at once instead."""
+    writer = getattr(getattr(connection, "_socket", None), "_writer", None)
+    transport = getattr(writer, "transport", None)
+    if transport is not None:
+        transport.abort()
 
 
 @lru_cache(maxsize=512)

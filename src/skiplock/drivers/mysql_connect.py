@@ -30,7 +30,7 @@ from typing import Any
 from skiplock.errors import ConfigurationError
 
 from .._core.ops import NOTHING, Statement
-from .aio_drivers import AsyncMySQLConnectorAdapter
+from .aio_drivers import AsyncMySQLConnectorAdapter, abort_mysql_aio
 
 __all__ = [
     "ASYNC",
@@ -178,18 +178,47 @@ async def aio_connect(connector: ModuleType, kwargs: dict[str, Any]) -> Any:
 async def _aio_connect_within(connector: ModuleType, kwargs: dict[str, Any]) -> Any:
     """Within the connect timeout: the aio driver bounds only the TCP connect by it, not
     the server's greeting and the login (a server that accepts and never answers held the
-    connect for ever)."""
+    connect for ever).
+
+    The connection is made here, not by ``aio.connect()``, and its connect runs as a task
+    of its own, waited for with ``asyncio.wait`` (not ``asyncio.wait_for``, which before
+    Python 3.12 loses a cancel that comes as the connect ends): interrupted (a cancelled
+    task, the timeout), it is given up, its socket closed at once and again whenever the
+    connect ends (the driver's connect catches ``Exception`` only, so it would leave its
+    socket open, a session the server counts until a garbage collection)."""
     from mysql.connector import aio
 
     timeout = kwargs["connection_timeout"]
+    conn = aio.MySQLConnection(**{k: v for k, v in kwargs.items() if k != "use_pure"})
+    connecting = asyncio.ensure_future(conn.connect())
     try:
-        return await asyncio.wait_for(aio.connect(**kwargs), timeout or None)
-    except asyncio.TimeoutError:
-        raise connector.errors.InterfaceError(
-            msg=f"Can't connect to MySQL server on {kwargs['host']}:{kwargs['port']} "
-            f"(no answer within connect_timeout={timeout} s)",
-            errno=2003,
-        ) from None
+        done, _ = await asyncio.wait((connecting,), timeout=timeout or None)
+        if done:
+            connecting.result()  # the connect's own error, if it failed
+            return conn
+    except BaseException:
+        _give_up(conn, connecting)
+        raise
+    _give_up(conn, connecting)
+    raise connector.errors.InterfaceError(
+        msg=f"Can't connect to MySQL server on {kwargs['host']}:{kwargs['port']} "
+        f"(no answer within connect_timeout={timeout} s)",
+        errno=2003,
+    )
+
+
+def _give_up(conn: Any, connecting: asyncio.Future[None]) -> None:
+    """Close *conn*'s socket now and when *connecting* ends (what it raises then is read,
+    so that no "exception was never retrieved" is logged)."""
+
+    def ended(task: asyncio.Future[None]) -> None:
+        if not task.cancelled():
+            task.exception()
+        abort_mysql_aio(conn)
+
+    connecting.cancel()
+    abort_mysql_aio(conn)
+    connecting.add_done_callback(ended)
 
 
 #: C-extension connections' sockets (None: not found), kept while the connections live

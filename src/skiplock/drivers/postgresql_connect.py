@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
+from .aio import opened
 from .aio_drivers import AsyncPsycopgAdapter
 
 __all__ = [
@@ -56,7 +57,7 @@ async def connect_async(
 ) -> AsyncPsycopgAdapter:
     """:func:`connect` for the AsyncQueue: a ``psycopg.AsyncConnection`` in its (owned)
     adapter."""
-    conn = await psycopg.AsyncConnection.connect(autocommit=False, **kwargs)
+    conn = await opened(psycopg.AsyncConnection.connect(autocommit=False, **kwargs), _finish)
     try:
         await conn.set_isolation_level(psycopg.IsolationLevel.READ_COMMITTED)
         for sql in session:
@@ -67,6 +68,11 @@ async def connect_async(
         raise
     _read_json_as_text(conn)
     return AsyncPsycopgAdapter(conn, psycopg, owned=True)
+
+
+def _finish(conn: Any) -> None:
+    """Close a psycopg connection without an await (its libpq connection ends)."""
+    conn.pgconn.finish()
 
 
 def listen(conn: Any, statements: Sequence[str]) -> Any:
