@@ -207,6 +207,11 @@ class MySQLDialect(BaseDialect):
     def classify(self, info: ErrorInfo) -> tuple[bool, bool]:
         return classify(info)
 
+    def driver_errors(self) -> tuple[type[BaseException], ...]:
+        # The C extension's own errors escape some of its calls unwrapped (rollback() of
+        # a new connection on a Galera node that is not ready): the adapter's classes.
+        return self.adapter_class(None, self.driver).errors
+
     def migration_done(self, info: ErrorInfo) -> bool:
         return migration_done(info)
 

@@ -1,0 +1,171 @@
+"""skiplock on a MariaDB Galera cluster: three nodes that all take writes, made by
+``scripts/galera-cluster start`` on this machine's loopback (ports 15301-15303).
+
+- A node that is not ready (error 1047, "WSREP has not yet prepared node for application
+  use") is a database that went away: ``BackendError(retryable=True)`` from the public
+  API, and ``skiplock worker`` backs off and goes on once the node is back.
+
+Skipped when the cluster is not up (``scripts/galera-cluster status`` fails), failed instead
+with ``SKIPLOCK_REQUIRE=galera``. The tests take turns (one xdist group): they stop nodes.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from conftest import required
+
+import skiplock
+
+pytestmark = pytest.mark.xdist_group("galera")
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "galera-cluster"
+
+
+def cluster(*args: str, timeout: float = 180) -> str:
+    done = subprocess.run(
+        [str(SCRIPT), *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"galera-cluster {' '.join(args)}: {done.stderr[-2000:]}")
+    return done.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def urls() -> list[str]:
+    """The three nodes' URLs, once every node is synced."""
+    try:
+        found = cluster("status", timeout=30).split()
+    except (RuntimeError, OSError) as exc:
+        reason = f"no Galera cluster up: run scripts/galera-cluster start ({exc})"
+        if required("galera"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return found
+
+
+@pytest.fixture
+def nodes(urls: list[str]) -> Iterator[list[str]]:
+    """The URLs; afterwards, every node killed by the test started again and synced, and
+    every node taking queries."""
+    yield urls
+    for n in (1, 2, 3):
+        try:
+            mysql(n, "SET GLOBAL wsrep_reject_queries = NONE")
+        except RuntimeError:
+            cluster("restart", str(n))
+
+
+def mysql(node: int, sql: str) -> str:
+    port = 15300 + node
+    done = subprocess.run(
+        ["mariadb", "--no-defaults", "-h", "127.0.0.1", "-P", str(port), "-u", "root", "-N",
+         "-B", "-e", sql, "test"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise RuntimeError(f"node {node}: {done.stderr.strip()}")
+    return done.stdout.strip()
+
+
+def wait(probe: Callable[[], object], timeout: float, what: str) -> None:
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            if probe():
+                return
+        except skiplock.BackendError:
+            pass
+        assert time.monotonic() < end, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def install(nodes: list[str], table: str) -> skiplock.Queue:
+    """The queue on node 1, installed there; returns once every node has applied it (a
+    node applies what another committed a moment later: a read there may lag behind)."""
+    q = skiplock.Queue(nodes[0], table=table)
+    q.install()
+    for url in nodes[1:]:
+        other = skiplock.Queue(url, table=table)
+        wait(lambda: other.schema_version() == q.schema.latest, 30, f"{url} to apply it")  # noqa: B023
+        other.close()
+    return q
+
+
+@pytest.fixture
+def table(nodes: list[str]) -> Iterator[str]:
+    name = f"galera_{os.getpid()}_{random.randrange(10**6)}"
+    yield name
+    q = skiplock.Queue(nodes[0], table=name)
+    try:
+        q.uninstall()
+        with q.transaction() as tx:
+            for extra in ("results",):
+                tx.execute(f"DROP TABLE IF EXISTS {name}_{extra}")
+    except skiplock.SkiplockError:
+        pass
+    finally:
+        q.close()
+
+
+# -- (b) a node that is not ready --------------------------------------------------------------
+
+
+def test_a_node_that_is_not_ready_is_a_database_that_went_away(
+    nodes: list[str], table: str
+) -> None:
+    install(nodes, table)
+    q = skiplock.Queue(nodes[1], table=table)
+    q.enqueue({"n": 0})  # a pooled connection, open before the node turns away
+    mysql(2, "SET GLOBAL wsrep_reject_queries = ALL")
+    try:
+        for call in (lambda: q.enqueue({"n": 1}), q.stats):
+            with pytest.raises(skiplock.BackendError) as raised:
+                call()
+            assert raised.value.retryable, raised.value
+        fresh = skiplock.Queue(nodes[1], table=table)  # a new connection to that node
+        with pytest.raises(skiplock.BackendError) as raised:
+            fresh.enqueue({"n": 2})
+        assert raised.value.retryable, raised.value
+        assert "WSREP" in str(raised.value)
+    finally:
+        mysql(2, "SET GLOBAL wsrep_reject_queries = NONE")
+    assert q.enqueue({"n": 3}) > 0  # back
+
+
+def test_skiplock_worker_backs_off_while_its_node_is_not_ready(
+    nodes: list[str], table: str, tmp_path: Path
+) -> None:
+    (tmp_path / "galera_tasks.py").write_text("def handle(job):\n    pass\n")
+    setup = install(nodes, table)
+    setup.enqueue_many(list(range(10)))
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "SKIPLOCK_URL": nodes[1]}
+    log = (tmp_path / "worker.log").open("wb")
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "skiplock", "worker", "--table", table, "--lease", "5",
+         "galera_tasks:handle"],
+        env=env, stdout=log, stderr=log, cwd=tmp_path,
+    )  # fmt: skip
+    try:
+        wait(lambda: setup.stats().done == 10, 60, "the worker to start and drain")
+        # ALL_KILL: the node also ends the connections it has
+        mysql(2, "SET GLOBAL wsrep_reject_queries = ALL_KILL")
+        text = lambda: (tmp_path / "worker.log").read_text()  # noqa: E731
+        wait(lambda: "WSREP" in text() or worker.poll() is not None, 60, "the worker to notice")
+        time.sleep(3)  # several claims meet the node that is not ready
+        mysql(2, "SET GLOBAL wsrep_reject_queries = NONE")
+        assert worker.poll() is None, f"the worker exited ({worker.returncode}):\n{text()}"
+        setup.enqueue_many(list(range(10)))
+        wait(lambda: setup.stats().done == 20, 90, "the worker to go on once the node is back")
+        assert worker.poll() is None, text()
+    finally:
+        worker.terminate()
+        worker.wait(30)
+        log.close()
