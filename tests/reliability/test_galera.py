@@ -1,6 +1,8 @@
 """skiplock on a MariaDB Galera cluster: three nodes that all take writes, made by
 ``scripts/galera-cluster start`` on this machine's loopback (ports 15301-15303).
 
+- ``install()`` / ``migrate()`` at once on every node: all succeed (a cluster-wide lock
+  beside the node's GET_LOCK, certification failures at COMMIT tried again).
 - A node that is not ready (error 1047, "WSREP has not yet prepared node for application
   use") is a database that went away: ``BackendError(retryable=True)`` from the public
   API, and ``skiplock worker`` backs off and goes on once the node is back.
@@ -15,8 +17,10 @@ import os
 import random
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -113,6 +117,50 @@ def table(nodes: list[str]) -> Iterator[str]:
         pass
     finally:
         q.close()
+
+
+# -- (a) install / migrate on every node at once --------------------------------------------
+
+
+def test_install_on_every_node_at_once_succeeds_everywhere(nodes: list[str], table: str) -> None:
+    """Three rounds, each on a table of its own: every install() returns, the table is at
+    the latest version on every node, and no lock row is left in its version table."""
+    for round_ in range(3):
+        name = f"{table}_{round_}"
+        queues = [skiplock.Queue(u, table=name) for u in nodes]
+        outcomes: dict[int, BaseException | None] = {}
+        start = threading.Barrier(len(queues))
+
+        def install_one(
+            i: int,
+            q: skiplock.Queue,
+            start: threading.Barrier = start,
+            outcomes: dict[int, BaseException | None] = outcomes,
+        ) -> None:
+            start.wait()
+            try:
+                q.install()
+                outcomes[i] = None
+            except BaseException as exc:  # what a caller would see
+                outcomes[i] = exc
+
+        threads = [threading.Thread(target=install_one, args=(i, q)) for i, q in enumerate(queues)]
+        try:
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(300)
+            assert outcomes == dict.fromkeys(range(len(queues))), outcomes
+            for q in queues:
+                assert q.schema_version() == q.schema.latest
+            with queues[0].transaction() as tx:
+                rows = tx.fetchall(f"SELECT version FROM {name}_schema ORDER BY version")
+            assert [int(v) for (v,) in rows] == list(range(1, queues[0].schema.latest + 1))
+        finally:
+            with suppress(skiplock.SkiplockError):
+                queues[0].uninstall()
+            for q in queues:
+                q.close()
 
 
 # -- (b) a node that is not ready --------------------------------------------------------------
