@@ -6,6 +6,7 @@
 - A node that is not ready (error 1047, "WSREP has not yet prepared node for application
   use") is a database that went away: ``BackendError(retryable=True)`` from the public
   API, and ``skiplock worker`` backs off and goes on once the node is back.
+- Single-worker mode is refused (``ConfigurationError``): GET_LOCK is one node's.
 
 Skipped when the cluster is not up (``scripts/galera-cluster status`` fails), failed instead
 with ``SKIPLOCK_REQUIRE=galera``. The tests take turns (one xdist group): they stop nodes.
@@ -27,6 +28,7 @@ import pytest
 from conftest import required
 
 import skiplock
+from skiplock import ConfigurationError, Worker
 
 pytestmark = pytest.mark.xdist_group("galera")
 
@@ -217,3 +219,31 @@ def test_skiplock_worker_backs_off_while_its_node_is_not_ready(
         worker.terminate()
         worker.wait(30)
         log.close()
+
+
+# -- (c) single-worker mode -------------------------------------------------------------------
+
+
+def test_single_worker_mode_is_refused_on_a_galera_node(nodes: list[str], table: str) -> None:
+    q = install(nodes, table)
+    q.enqueue({"n": 1})
+    ran: list[int] = []
+    w = Worker(q, lambda job: ran.append(job.id), mode="single")
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            w.run()
+        except BaseException as exc:
+            raised.append(exc)
+
+    runner = threading.Thread(target=run, daemon=True)
+    runner.start()
+    runner.join(60)
+    if runner.is_alive():  # it took the lock and ran: stop it, then fail
+        w.stop()
+        runner.join(30)
+    assert raised and isinstance(raised[0], ConfigurationError), (raised, ran)
+    assert "Galera" in str(raised[0]) and "mode='lease'" in str(raised[0])
+    assert not ran
+    assert q.stats().pending == 1  # nothing was claimed
