@@ -7,6 +7,8 @@
   use") is a database that went away: ``BackendError(retryable=True)`` from the public
   API, and ``skiplock worker`` backs off and goes on once the node is back.
 - Single-worker mode is refused (``ConfigurationError``): GET_LOCK is one node's.
+- Claims and completions from every node at once: certification conflicts at COMMIT are
+  tried again, never raised; no job is claimed twice at one attempt.
 
 Skipped when the cluster is not up (``scripts/galera-cluster status`` fails), failed instead
 with ``SKIPLOCK_REQUIRE=galera``. The tests take turns (one xdist group): they stop nodes.
@@ -20,6 +22,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import suppress
 from pathlib import Path
@@ -247,3 +250,41 @@ def test_single_worker_mode_is_refused_on_a_galera_node(nodes: list[str], table:
     assert "Galera" in str(raised[0]) and "mode='lease'" in str(raised[0])
     assert not ran
     assert q.stats().pending == 1  # nothing was claimed
+
+
+# -- (d) certification conflicts on claims and completions ------------------------------------
+
+
+def test_claims_and_completions_on_every_node_at_once_retry_certification_conflicts(
+    nodes: list[str], table: str
+) -> None:
+    setup = install(nodes, table)
+    total = 1_500
+    setup.enqueue_many(list(range(total)))
+    errors: list[BaseException] = []
+    claimed: Counter[tuple[int, int]] = Counter()
+    mutex = threading.Lock()
+
+    def work(url: str) -> None:
+        q = skiplock.Queue(url, table=table)
+        try:
+            while jobs := q.claim(limit=5, lease=60):
+                with mutex:
+                    claimed.update((j.id, j.attempt) for j in jobs)
+                q.complete_many(jobs)
+        except BaseException as exc:
+            with mutex:
+                errors.append(exc)
+        finally:
+            q.close()
+
+    # two claimers per node: each picks the same first jobs as the others on other nodes
+    threads = [threading.Thread(target=work, args=(u,)) for u in nodes for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    assert not errors, errors[:3]
+    assert sum(claimed.values()) == len(claimed) == total  # each job claimed once
+    stats = setup.stats()
+    assert (stats.done, stats.pending, stats.running) == (total, 0, 0)
