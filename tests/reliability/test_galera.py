@@ -56,7 +56,7 @@ def urls() -> list[str]:
     try:
         found = cluster("status", timeout=30).split()
     except (RuntimeError, OSError) as exc:
-        reason = f"no Galera cluster up: run scripts/galera-cluster start ({exc})"
+        reason = f"no Galera cluster up: run scripts/galera-cluster start ({str(exc).strip()})"
         if required("galera"):
             pytest.fail(reason)
         pytest.skip(reason)
@@ -76,7 +76,8 @@ def nodes(urls: list[str]) -> Iterator[list[str]]:
 
 
 def mysql(node: int, sql: str) -> str:
-    port = 15300 + node
+    """Run *sql* on node *node* with the mariadb client (root, no password)."""
+    port = cluster("url", str(node)).rsplit(":", 1)[1].split("/")[0]
     done = subprocess.run(
         ["mariadb", "--no-defaults", "-h", "127.0.0.1", "-P", str(port), "-u", "root", "-N",
          "-B", "-e", sql, "test"],
