@@ -75,6 +75,31 @@ class LockAndWakeup:
 
     # -- single-worker lock and wake-ups -------------------------------------------------
 
+    def node_local_locks_op(self) -> Op[bool]:
+        """True where the server is one node of a cluster that takes writes on every node
+        while its advisory locks stay the node's own (Galera): the single-worker lock
+        would not be one, so ``mode="single"`` is refused there, and ``migrate`` takes
+        :meth:`cluster_lock_op` as well. False here."""
+        return False
+        yield  # an operation without statements
+
+    def node_local_locks(self, conn: Any) -> bool:
+        """:meth:`node_local_locks_op` on *conn*, a connection of :meth:`connect`."""
+        return run_sync(self.node_local_locks_op(), self.adapter(conn))
+
+    def cluster_lock_op(self, holder: str, stale_s: float) -> Op[bool]:
+        """Where :meth:`node_local_locks_op` is true: take (or renew) the cluster-wide
+        migration lock for *holder*, in the caller's transaction (the version table
+        exists); True when it is *holder*'s once committed. Taken over from a holder that
+        has not renewed it for *stale_s* seconds."""
+        raise NotImplementedError
+        yield
+
+    def cluster_unlock_op(self, holder: str) -> Op[None]:
+        """Give back :meth:`cluster_lock_op`'s lock, if *holder* has it."""
+        raise NotImplementedError
+        yield
+
     def lock_acquire_op(self, key: int, name: str, wait: float) -> Op[bool]:
         # GET_LOCK takes fractional seconds (MariaDB honours them; MySQL rounds): a retake
         # that waits 0.2 s must not wait a whole second while its worker's loop is blocked.

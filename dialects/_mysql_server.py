@@ -20,15 +20,24 @@ _RETRYABLE = {1205, 1213, 3572, 3058}
 _ALREADY = {1060, 1061, 1050, 1091, 3940, 3822}
 #: server gone, lost, killed, shutting down, disconnected for inactivity
 _CONNECTION = {1053, 1927, 2003, 2006, 2013, 2055, 4031, 1317}
+#: Galera (MariaDB's wsrep): a node that is not ready for clients (joining, desynced and
+#: rejecting queries, or cut off from the primary component) answers statements that read
+#: a table with 1047 ER_UNKNOWN_COM_ERROR and this text, for as long as it stays so
+_NOT_READY = "wsrep has not yet prepared node for application use"
 
 
 def classify(info: ErrorInfo) -> tuple[bool, bool]:
     """``(retryable, connection_lost)`` for a MySQL / MariaDB error."""
     errno = info.number()
-    lost = errno in _CONNECTION or (
-        info.kind in ("operational", "interface")
-        and errno not in _RETRYABLE
-        and errno < 1000  # client-side: no server error code
+    # a Galera node that is not ready is a database that went away for a while
+    lost = (
+        errno in _CONNECTION
+        or (errno == 1047 and _NOT_READY in info.message.lower())
+        or (
+            info.kind in ("operational", "interface")
+            and errno not in _RETRYABLE
+            and errno < 1000  # client-side: no server error code
+        )
     )
     return (lost or errno in _RETRYABLE), lost
 

@@ -50,6 +50,7 @@ from .contract import (
     ServerInfo,
     Statement,
     Wakeup,
+    render_statements,
     run_async,
     run_sync,
 )
@@ -99,6 +100,21 @@ REFUSED_OPTIONS = {
 
 _CLAIMS = ("claim_pick", "claim_pick_queues")
 
+#: Galera: GET_LOCK is one node's, so ``migrate`` on two nodes at once would run the same
+#: DDL side by side (one's DROP INDEX meeting the other's RENAME). Across the nodes it
+#: takes a row of the version table, version 0 (MAX(version) never reports it while a
+#: version is recorded): certification lets only one of two transactions that write it at
+#: once commit; the other fails at COMMIT and, tried again, finds the row taken.
+_CLUSTER_LOCK = {
+    "read": "SELECT name, TIMESTAMPDIFF(MICROSECOND, applied_at, UTC_TIMESTAMP(6)) AS age_us"
+    " FROM {version_table} WHERE version = 0 FOR UPDATE",
+    "take": "INSERT IGNORE INTO {version_table} (version, name, applied_at)"
+    " VALUES (0, %(holder)s, UTC_TIMESTAMP(6))",
+    "renew": "UPDATE {version_table} SET name = %(holder)s, applied_at = UTC_TIMESTAMP(6)"
+    " WHERE version = 0",
+    "drop": "DELETE FROM {version_table} WHERE version = 0 AND name = %(holder)s",
+}
+
 
 def _code(sql: str) -> str:  # a statement without its comment lines
     return "\n".join(line for line in sql.splitlines() if not line.startswith("--"))
@@ -134,6 +150,7 @@ class MySQLDialect(BaseDialect):
         form = _code(self.sql["no_earlier_pending"])
         for name in _CLAIMS:
             self.sql[name] = self.sql[name].replace("{no_earlier_pending}", form)
+        self._cluster_lock = render_statements(_CLUSTER_LOCK, self.table, self.quote)
 
     def quote(self, ident: str) -> str:
         return "`" + ident.replace("`", "``") + "`"
@@ -207,6 +224,11 @@ class MySQLDialect(BaseDialect):
     def classify(self, info: ErrorInfo) -> tuple[bool, bool]:
         return classify(info)
 
+    def driver_errors(self) -> tuple[type[BaseException], ...]:
+        # The C extension's own errors escape some of its calls unwrapped (rollback() of
+        # a new connection on a Galera node that is not ready): the adapter's classes.
+        return self.adapter_class(None, self.driver).errors
+
     def migration_done(self, info: ErrorInfo) -> bool:
         return migration_done(info)
 
@@ -243,6 +265,27 @@ class MySQLDialect(BaseDialect):
             if held:
                 ids = json.dumps(sorted(int(r["id"]) for r in held))
                 yield self.stmt("key_repair_take", {"ids": ids}, NOTHING)
+
+    def node_local_locks_op(self) -> Op[bool]:
+        # wsrep_on: a Galera node (MariaDB, Percona XtraDB Cluster); MySQL has no such
+        # variable and returns no row. SHOW runs even on a node that is not ready.
+        rows: list[Row] = yield Statement("SHOW GLOBAL VARIABLES LIKE 'wsrep_on'", None, ROWS)
+        yield COMMIT
+        return any(str(v).upper() == "ON" for r in rows for v in r.values())
+
+    def cluster_lock_op(self, holder: str, stale_s: float) -> Op[bool]:
+        sql, mine = self._cluster_lock, {"holder": holder}
+        rows: list[Row] = yield Statement(sql["read"], None, ROWS)
+        if not rows:
+            return bool((yield Statement(sql["take"], mine, ROWCOUNT)))
+        [row] = rows
+        if row["name"] != holder and int(row["age_us"]) < stale_s * 1e6:
+            return False
+        yield Statement(sql["renew"], mine, NOTHING)
+        return True
+
+    def cluster_unlock_op(self, holder: str) -> Op[None]:
+        yield Statement(self._cluster_lock["drop"], {"holder": holder}, NOTHING)
 
     def migration_applies(self, statement: str) -> bool:
         only = _ONLY_ON.search(statement)

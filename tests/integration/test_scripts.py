@@ -56,6 +56,15 @@ def test_ci_opts_in_to_server_restarts() -> None:
     assert ci.index("SKIPLOCK_RESTART_SERVERS=1") < ci.index("\nscripts/test")
 
 
+def test_ci_starts_the_galera_cluster_and_requires_its_tests() -> None:
+    """.ci/run installs galera-4, starts scripts/galera-cluster and names ``galera`` in
+    SKIPLOCK_REQUIRE, so tests/reliability/test_galera.py fails there instead of skipping."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "galera-4" in ci[: ci.index("apt-get install")]
+    start = ci.index("scripts/galera-cluster start")
+    assert start < ci.index('require="$require,galera"') < ci.index("\nscripts/test")
+
+
 SCOPE = ("SKIPLOCK_TEST_SCOPE", "SKIPLOCK_BACKENDS", "SKIPLOCK_TEST_PYTHONS", "SKIPLOCK_TEST_PHASE")
 
 

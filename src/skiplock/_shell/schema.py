@@ -19,7 +19,9 @@ import hashlib
 import logging
 import re
 import time
+import uuid
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, TypeVar
@@ -31,7 +33,7 @@ from ..dialects import Dialect
 from ..dialects.base import split_statements
 from ..drivers import Adapter
 from ..drivers.run import run_sync
-from ..errors import BackendError, ConfigurationError, LockNotAcquired
+from ..errors import BackendError, ConfigurationError, LockNotAcquired, SkiplockError
 
 __all__ = ["Migration", "Schema", "load_migrations"]
 
@@ -212,7 +214,11 @@ class Schema:
             own = d.adapter(conn)
             self._step(own, lambda: d.count_op("schema_session"), "preparing to migrate")
             self._lock(conn, key, name)
+            holder = None
             try:
+                if self._step(own, d.node_local_locks_op, "reading the server's settings"):
+                    holder = f"migrating: {uuid.uuid4().hex}"
+                    self._cluster_lock(own, holder)
                 current = self._step(own, self.version, "reading the version")
                 if current > self.latest:
                     self.check(current)
@@ -226,13 +232,16 @@ class Schema:
                 self._step(own, lambda: self._record_upto(current), "recording versions")
                 applied = []
                 for m in self.migrations[current:target]:
-                    self._apply(own, m)
+                    self._apply(own, m, holder)
                     applied.append(m.version)
                     log.info(
                         "table %s migrated to schema version %d (%s)", d.table, m.version, m.name
                     )
                 return applied
             finally:
+                if holder is not None:
+                    with suppress(SkiplockError):  # else taken over once stale
+                        self._step(own, lambda: d.cluster_unlock_op(holder), "unlocking")
                 d.lock_release(conn, key, name)
         finally:
             conn.close()
@@ -252,21 +261,51 @@ class Schema:
                     f"lock for {LOCK_WAIT:.0f} s; wait for it, then run migrate again"
                 )
 
+    def _cluster_lock(self, own: Adapter, holder: str) -> None:
+        """Where the advisory lock is one node's (Galera): wait for the cluster-wide one
+        too (see the dialect's ``cluster_lock_op``), taken over from a holder that has not
+        renewed it for ``LOCK_WAIT`` seconds (it renews it at every step)."""
+        d = self.dialect
+        self._step(own, functools.partial(self._record_upto, 0), "creating the version table")
+        deadline = time.monotonic() + LOCK_WAIT
+        while not self._renew(own, holder):
+            if time.monotonic() > deadline:
+                raise LockNotAcquired(
+                    f"a `skiplock migrate` of table {d.table} on another node of the cluster "
+                    f"has held its lock for {LOCK_WAIT:.0f} s; wait for it, then run migrate "
+                    "again"
+                )
+            time.sleep(0.5)
+
+    def _renew(self, own: Adapter, holder: str) -> bool:
+        take = functools.partial(self.dialect.cluster_lock_op, holder, LOCK_WAIT)
+        return self._step(own, take, "taking the cluster's migration lock")
+
     def _step(self, own: Adapter, make: Callable[[], Op[T]], doing: str) -> T:
         """Run the operation ``make()`` on skiplock's own connection and commit; run it
-        again (bounded) after a lock timeout or deadlock."""
+        again (bounded) after a lock timeout or deadlock, also one that COMMIT reports: on
+        Galera the advisory lock is one node's, so ``migrate`` on two nodes at once both run,
+        and certification aborts the later transaction at COMMIT ("Deadlock found"); it
+        rolled back, and every statement of a migration is idempotent."""
+        where = f"{doing} (table {self.dialect.table})"
         for attempt in range(1, _TRIES + 1):
             try:
                 result = run_sync(make(), own)
-                own.connection.commit()
-                return result
             except StatementError as exc:
                 own.connection.rollback()
-                err = self.dialect.wrap(exc, f"{doing} (table {self.dialect.table})")
-                if not err.retryable or err.connection_lost or attempt == _TRIES:
-                    raise err from exc.cause
-                log.warning("%s; trying again", err)
-                time.sleep(min(5.0, 0.2 * attempt))
+                err, cause = self.dialect.wrap(exc, where), exc.cause
+            else:
+                try:
+                    own.connection.commit()
+                    return result
+                except own.errors as exc:
+                    err, cause = self.dialect.wrap(exc, where, own.error_info(exc)), exc
+                    if not err.connection_lost:
+                        own.connection.rollback()
+            if not err.retryable or err.connection_lost or attempt == _TRIES:
+                raise err from cause
+            log.warning("%s; trying again", err)
+            time.sleep(min(5.0, 0.2 * attempt))
         raise BackendError("unreachable")
 
     def _apply_step(self, m: Migration, step: tuple[str, ...], last: bool) -> Op[None]:
@@ -285,10 +324,15 @@ class Schema:
             params = {"version": m.version, "name": m.name}
             yield self.dialect.stmt("schema_record", params, NOTHING)
 
-    def _apply(self, own: Adapter, m: Migration) -> None:
+    def _apply(self, own: Adapter, m: Migration, holder: str | None) -> None:
         for i, step in enumerate(m.steps):
             last = i == len(m.steps) - 1
             doing = f"migrating to schema version {m.version} ({m.name})"
+            if holder is not None and not self._renew(own, holder):
+                raise LockNotAcquired(
+                    f"a `skiplock migrate` of table {self.dialect.table} on another node took "
+                    f"over the cluster's migration lock while {doing}: run migrate again"
+                )
             self._step(own, functools.partial(self._apply_step, m, step, last), doing)
 
     def script(self, from_version: int = 0) -> str:

@@ -41,6 +41,11 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 _RETRIES = 5
+#: tries of a transaction that lost a conflict (a deadlock or lock timeout, before or at
+#: COMMIT): on Galera, workers on several nodes pick the same first jobs (SKIP LOCKED skips
+#: only the node's own locks) and certification aborts all but one writer of a row, so a
+#: claim may lose several races in a row; each loss is another claim's success
+_CONFLICTS = 20
 
 
 class Session:
@@ -171,7 +176,9 @@ class Session:
         :meth:`_check_schema`) and raises ``ConfigurationError`` unless it is current.
         A failure before COMMIT rolls back; if it was a deadlock, a lock timeout or a lost
         connection the whole transaction runs again (bounded, with jitter), with a new
-        operation. A connection lost during COMMIT leaves the outcome unknown: that is
+        operation. So does a deadlock that COMMIT reports: Galera's certification failure,
+        where another node committed a write to the same rows first; the transaction was
+        rolled back. A connection lost during COMMIT leaves the outcome unknown: that is
         raised, never retried. An interruption (a cancelled task, ``KeyboardInterrupt``,
         ``SystemExit``, ``GeneratorExit``) anywhere drops the connection (see
         :meth:`_rollback_or_drop`) and is raised, never retried.
@@ -181,24 +188,40 @@ class Session:
             self._check_schema(theirs)
         if theirs is not None:
             return self._run_theirs(doing, theirs, make(theirs.can_copy))
-        for attempt in range(1, _RETRIES + 1):
+        failures = conflicts = 0  # lost connections; deadlocks and lock timeouts
+        while True:
             own = self._checkout()
             try:
                 result = run_sync(make(own.can_copy), own)
             except StatementError as exc:
                 err = self.dialect.wrap(exc, doing)
                 self._rollback_or_drop(own, lost=err.connection_lost)
-                if err.retryable and attempt < _RETRIES:
+                if err.retryable and not err.connection_lost:  # a conflict, as at COMMIT
+                    conflicts += 1
+                    if conflicts < _CONFLICTS:
+                        log.debug("retrying %s after %s", doing, err)
+                        sleep(random.uniform(0.005, 0.01 * 2 ** min(conflicts, 5)))
+                        continue
+                    raise err from exc.cause
+                failures += 1
+                if err.retryable and failures < _RETRIES:
                     log.debug("retrying %s after %s", doing, err)
-                    sleep(random.uniform(0.005, 0.02 * 2**attempt))
+                    sleep(random.uniform(0.005, 0.02 * 2**failures))
                     continue
                 raise err from exc.cause
             except BaseException as exc:
                 self._rollback_or_drop(own, lost=_interrupted(exc))
                 raise
-            self._commit(own, f"committing ({doing})")
+            try:
+                self._commit(own, f"committing ({doing})")
+            except BackendError as err:
+                conflicts += 1
+                if not err.retryable or err.connection_lost or conflicts >= _CONFLICTS:
+                    raise
+                log.debug("retrying %s after %s", doing, err)
+                sleep(random.uniform(0.005, 0.01 * 2 ** min(conflicts, 5)))
+                continue
             return result
-        raise AssertionError("unreachable")
 
     def check_schema(self) -> None:
         """Raise ``ConfigurationError`` unless the table's schema is current (read once per

@@ -77,6 +77,8 @@ class SingleLock:
                 if self._try(0.0 if not wait else _WAIT_STEP):
                     return True
                 pause = 0.5
+            except ConfigurationError:
+                raise
             except Exception as exc:  # the server is away: wait for it
                 log.warning("could not take the single-worker lock (%s); retrying", exc)
                 self._drop()
@@ -111,6 +113,15 @@ class SingleLock:
             if self._conn is None or d.is_closed(self._conn):
                 self._drop_locked()
                 self._conn = self.queue.connection()
+                if d.node_local_locks(self._conn):
+                    self._drop_locked()
+                    raise ConfigurationError(
+                        f"single-worker mode is refused on {self.queue.url.masked()}: it is "
+                        "a node of a Galera cluster (wsrep_on is ON), where the advisory "
+                        "lock is the node's own, so a worker on another node would hold it "
+                        "too and run jobs at the same time; run with mode='lease' (without "
+                        "--single)"
+                    )
             self.held = d.lock_acquire(self._conn, self.key, self.name, wait)
             return self.held
 
