@@ -3,7 +3,7 @@ supervisor over a pipe.
 
 What goes over the pipe (pickled tuples, :class:`multiprocessing.connection.Connection`):
 
-- child → supervisor: ``("ready", heartbeat, lease)`` once the worker is built; ``("begin",
+- child → supervisor: ``("ready", heartbeat, lease, now)`` once the worker is built; ``("begin",
   id, attempt, deadline, job)`` when a handler with a timeout starts (``deadline`` on
   :func:`time.monotonic`, whose clock every process of the machine shares; ``job`` the
   claimed :class:`~skiplock.Job` without its payload), ``("timed out", id, attempt)`` as
@@ -336,7 +336,8 @@ def child_main(spec: ChildSpec, conn: Connection) -> None:
     if spec.report_metrics and worker.metrics is not None:
         # in place of its /metrics server: from the worker's start to its end
         worker._crew.exporter = Reporter(worker.metrics.registry, partial(pipe.send, "metrics"))
-    pipe.send("ready", worker.heartbeat, worker.lease)
+    # now: before its worker runs, so before any claim (the leases' earliest start)
+    pipe.send("ready", worker.heartbeat, worker.lease, time.monotonic())
     worker._crew.heartbeat.on_beat = partial(pipe.send, "beat")
     worker._crew.heartbeat.on_expire = partial(_report_expired, pipe)
     stop: Callable[[], None] = (

@@ -110,13 +110,14 @@ class _Timed:
 
     def kill_at(self, heartbeat: float, lease: float) -> float:
         """When its process is killed if it has not ended by then: a heartbeat and
-        KILL_SLACK past the deadline, or sooner, before its lease can end (LEASE_MARGIN)
-        while its process does not answer, though never before its deadline."""
+        KILL_SLACK past the deadline, or sooner, a margin before its lease can end while
+        its process does not answer, though never sooner than a quarter of that margin
+        past the deadline (the time a live process has to say it saw the deadline)."""
         kill_at = self.deadline + heartbeat + KILL_SLACK
         if self.written or not lease:
             return kill_at
-        lease_end = self.beaten + lease - min(LEASE_MARGIN, lease / 4)
-        return min(kill_at, max(self.deadline, lease_end))
+        margin = min(LEASE_MARGIN, lease / 4)
+        return min(kill_at, max(self.deadline + margin / 4, self.beaten + lease - margin))
 
 
 @dataclass
@@ -130,8 +131,9 @@ class _Child:
     ready: bool = False
     heartbeat: float = 0.0
     lease: float = 0.0
-    #: when its last heartbeat reported began (time.monotonic()), or when it was started:
-    #: a job it held then, or claimed since, has a lease until this time + ``lease``
+    #: when its last heartbeat reported began (time.monotonic()), or when its worker was
+    #: about to run: a job it held then, or claimed since, has a lease until this time +
+    #: ``lease``
     beaten: float = 0.0
     #: deaths in a row, each soon after its start
     deaths: int = 0
@@ -403,7 +405,7 @@ class Fleet:
                     self.metrics.report(child.index, message[1])
                 elif kind == "ready":
                     child.ready, child.heartbeat = True, float(message[1])
-                    child.lease = float(message[2])
+                    child.lease, child.beaten = float(message[2]), float(message[3])
         except (EOFError, OSError):
             conn.close()
             child.conn = None
