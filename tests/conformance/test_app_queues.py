@@ -13,6 +13,7 @@ import skiplock
 
 MakeQueue = Callable[..., skiplock.Queue]
 LIMITS = {"queue_limits": {"capped": 1}, "rate_limits": {"slow": (50, 60.0)}}
+POOL = {"max_size": 3, "pool_timeout": 7.5}
 
 
 @pytest.fixture(params=["unset", "another-database"])
@@ -35,10 +36,10 @@ def elsewhere(
 def test_an_app_made_from_a_queue_keeps_its_url_table_and_limits_in_both_halves(
     make_queue: MakeQueue, url: str, given: str, elsewhere: None
 ) -> None:
-    q = make_queue(**LIMITS)
+    q = make_queue(**LIMITS, **POOL)
 
     async def run() -> None:
-        aq = skiplock.connect_async(url, table=str(q.table), **LIMITS)  # type: ignore[arg-type]
+        aq = skiplock.connect_async(url, table=str(q.table), **LIMITS, **POOL)  # type: ignore[arg-type]
         app = skiplock.App(q if given == "Queue" else aq)
 
         @app.task(name="double", queue="capped")
@@ -53,6 +54,7 @@ def test_an_app_made_from_a_queue_keeps_its_url_table_and_limits_in_both_halves(
             for half in (app.queue, app.async_queue):
                 assert (str(half.url), half.table) == (str(q.url), q.table)
                 assert (half.queue_limits, half.rate_limits) == (q.queue_limits, q.rate_limits)
+                assert half.pool_settings == q.pool_settings  # max_size 3, pool_timeout 7.5
             first = await double.defer_async(1)
             flow = await skiplock.chain(double.s(4), plus.s()).enqueue_async()
             second = plus.defer(2)

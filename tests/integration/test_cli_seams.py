@@ -164,3 +164,37 @@ def test_web_logs_its_start_up_line_at_info(
     assert served
     [line] = [r for r in caplog.records if "skiplock dashboard on" in r.getMessage()]
     assert line.levelno == logging.INFO and "127.0.0.1:8123" in line.getMessage()
+
+
+def test_enqueue_writes_an_apps_task_to_the_apps_table(
+    make_queue: MakeQueue,
+    url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``skiplock enqueue NAME`` of an App's task: where that App's workers look, unless
+    ``--table`` says otherwise; a raw ``--payload`` with ``--app`` too."""
+    q = make_queue()
+    module = f"enqapp_{os.getpid()}_{q.table.name}"
+    (tmp_path / f"{module}.py").write_text(
+        "import skiplock\n"
+        f"app = skiplock.App(table={str(q.table)!r})\n"
+        "@app.task(name='ship', queue='orders')\n"
+        "def ship(n):\n"
+        "    return n\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("SKIPLOCK_URL", url)
+    try:
+        code, out, err = cli(capsys, "enqueue", "--app", f"{module}:app", "ship", "7")
+        assert code == 0, err
+        job = q.get(int(out))
+        assert job is not None and (job.queue, job.payload["args"]) == ("orders", [7])
+        code, out, err = cli(capsys, "enqueue", "--app", f"{module}:app", "--payload", "{}")
+        assert code == 0, err
+        assert q.get(int(out)) is not None
+        assert len(q.list_jobs()) == 2  # both in the App's table
+    finally:
+        sys.modules.pop(module, None)

@@ -51,7 +51,7 @@ from ..worker import DEFAULT_PREFETCH, Worker
 from .jobs import add_commands as add_job_commands
 from .json_args import CommandLineError, json_arg, json_or_text
 from .schema import Add, add_schema_commands, cli_queue, require_url
-from .targets import _find_task, _load_target
+from .targets import _find_task, _load_app, _load_target
 from .web import add_commands as add_web_commands
 
 __all__ = ["EXIT_CODES", "main"]
@@ -102,8 +102,11 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
         raise ConfigurationError("give a task name (with its arguments) or --payload JSON")
     options: dict[str, Any] = {"queue": args.queue, "priority": args.priority}
     options["max_attempts"] = args.max_attempts
+    app: App | None = None  # the App of the task (or --app): its URL and table hold
     if args.payload is not None:
         payload = json_arg(args.payload, "--payload")
+        if args.app is not None:
+            app = _load_app(args.app)
     else:
         task = _find_task(args.task, args.app)
         if task is None and args.queue is None:
@@ -113,6 +116,7 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
                 "unchecked"
             )
         if task is not None:  # the task's own options, unless given here
+            app = task.app
             defaults = {"queue": task.queue, "priority": task.priority}
             defaults["max_attempts"] = task.max_attempts
             options = {k: defaults[k] if v is None else v for k, v in options.items()}
@@ -132,11 +136,24 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
     options = {k: defaults[k] if v is None else v for k, v in options.items()}
     options["key_concurrency"] = args.key_concurrency
     options["key_rate"] = _key_rate(args.key_rate)
-    job_id = cli_queue(args).enqueue(
+    job_id = _app_queue(app, args).enqueue(
         payload, delay=args.delay, dedupe_key=args.dedupe_key, key=args.key, **options
     )
     print(job_id)
     return 0
+
+
+def _app_queue(app: App | None, args: argparse.Namespace) -> Queue:
+    """The queue an App's work goes to: its own URL and table, each replaced by ``--url``
+    / ``--table`` only when given (as ``skiplock worker APP`` does), so a command never
+    writes an App's job to another table than the one its workers drain. Without an App:
+    ``--url`` (``$SKIPLOCK_URL``) and ``--table`` (the default table)."""
+    if app is None:
+        return cli_queue(args)
+    if not app.has_url:
+        require_url(args)
+    app.use(args.url, table=args.table)
+    return app.queue
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
@@ -166,10 +183,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         return fleet.run()
     worker: Worker | AsyncWorker
     if isinstance(target, App):
-        if not target.has_url:
-            require_url(args)
-        # --url and --table replace the App's own only when given (as in a fleet)
-        target.use(args.url, table=args.table)
+        _app_queue(target, args)  # --url and --table replace the App's only when given
         # an app with async def tasks runs on the asyncio worker, without being asked
         make = target.async_worker if target.has_async_tasks else target.worker
         worker = make(queues=queues, **options)

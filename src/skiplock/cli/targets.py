@@ -14,13 +14,19 @@ def _load_target(target: str) -> Any:
     return load_target(target)  # the fleet's children load their target the same way
 
 
+def _load_app(app_target: str) -> App:
+    """``--app module:app``: the App, or ConfigurationError."""
+    app = _load_target(app_target)
+    if not isinstance(app, App):
+        raise ConfigurationError(f"--app {app_target} is not a skiplock.App")
+    return app
+
+
 def _find_task(name: str, app_target: str | None) -> Task | None:
     """The task *name*: from ``--app module:app`` (which must know it), else found by its
     name (``mail.send`` → ``send`` in module ``mail``, how ``@app.task`` names tasks)."""
     if app_target is not None:
-        app = _load_target(app_target)
-        if not isinstance(app, App):
-            raise ConfigurationError(f"--app {app_target} is not a skiplock.App")
+        app = _load_app(app_target)
         if name not in app.tasks:
             raise ConfigurationError(
                 f"unknown task {name!r}: {app_target} registers "
