@@ -129,7 +129,7 @@ class Crew:
             if not lock.acquire(wait=s.wait_for_lock, stop=flags.stopping):
                 return
             log.info("holding the single-worker lock %r", lock.name)
-            self.producer.handover = True
+            self.producer.begin_handover()
         self.presence.register()
         helpers = [
             threading.Thread(target=self.heartbeat.run, name="skiplock-heartbeat", daemon=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import random
+import time
 from typing import Any
 
 from .._core.job import Job
@@ -52,6 +53,10 @@ class Producer:
         self.wakeup = wakeup or Wakeup()
         #: single mode: the lock was just taken, the last holder's jobs may still run
         self.handover = False
+        #: during a hand-over: another worker's job was seen running, and since when
+        #: (time.monotonic()) none has been (see :meth:`previous_holder_done`)
+        self.others_seen = False
+        self.clear_since: float | None = None
         #: after a claim a rate limit held back: seconds until its queue has room again
         self.retry_in: float | None = None
 
@@ -119,7 +124,7 @@ class Producer:
             if not lock.retake():
                 return 0
             log.warning("holding the single-worker lock %r again", lock.name)
-            self.handover = True
+            self.begin_handover()
         if self.handover:
             if not self.previous_holder_done():
                 return 0
@@ -153,14 +158,32 @@ class Producer:
             self.runner.submit(job)
         return len(jobs)
 
+    def begin_handover(self) -> None:
+        """The lock was just taken: claim nothing until :meth:`previous_holder_done`."""
+        self.handover, self.others_seen, self.clear_since = True, False, None
+
     def previous_holder_done(self) -> bool:
         """Single mode, after taking the lock: True once no other job of the table runs,
         and none has gone without a heartbeat for less than a lease past its lease's end
         (see :meth:`SingleLock.others_running`), so jobs never run in two workers at once
-        even when the previous holder was cut off from the database for a while."""
+        even when the previous holder was cut off from the database for a while.
+
+        When another job was seen running since the lock was taken, that must then stay
+        true for a whole lease more: a previous holder cut off for most of that time, its
+        handlers alive, renews its leases only once it has a connection again (a TLS
+        connect to MySQL took 0.4 s on a loaded machine), and a new holder that started
+        at the first look that found its leases old would run beside them."""
         assert self.settings.lock is not None
         ours = self.ledger.held_attempts()
-        return not self.settings.lock.others_running(ours, margin=self.settings.lease)
+        now = time.monotonic()
+        if self.settings.lock.others_running(ours, margin=self.settings.lease):
+            self.others_seen, self.clear_since = True, None
+            return False
+        if not self.others_seen:
+            return True
+        if self.clear_since is None:
+            self.clear_since = now
+        return now - self.clear_since >= self.settings.lease
 
     def lock_lost(self) -> None:
         """Called by the producer or the heartbeat when the lock's connection is gone."""
