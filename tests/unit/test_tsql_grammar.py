@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 
-from .test_dialect_sql import MSSQL_FULL, mssql_migration_statements, sent_by_pymssql
+from skiplock._shell.schema import load_migrations
+
+from .test_dialect_sql import MSSQL_FULL, dialect, sent_by_pymssql
 
 #: valid T-SQL that sqlfluff cannot parse: (pattern, the same in a form it parses, a
 #: statement SQL Server runs that sqlfluff refuses, why)
@@ -55,7 +57,8 @@ def test_mssql_statement_parses_with_sqlfluff(statement: str) -> None:
     assert tsql_errors(sent_by_pymssql(statement)) == []
 
 
-MIGRATION_STATEMENTS = mssql_migration_statements()
+#: (schema_state, schema_create and uninstall are among the named statements, bound)
+MIGRATION_STATEMENTS = [s for m in load_migrations(dialect("mssql")) for t in m.steps for s in t]
 
 
 @pytest.mark.parametrize(
