@@ -15,6 +15,8 @@ CREATE TABLE {rates_table} (
     id         BIGINT        IDENTITY(1,1) NOT NULL PRIMARY KEY,
     queue      NVARCHAR(255) NOT NULL,
     claimed_at DATETIME2(6)  NOT NULL,
-    n          INT           NOT NULL,
-    INDEX [{prefix}_rates_window] (queue, claimed_at)
-)
+    n          INT           NOT NULL
+);
+-- the index apart from CREATE TABLE: Babelfish refuses an inline INDEX
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(N'{rates_table}') AND name = N'{prefix}_rates_window')
+CREATE INDEX [{prefix}_rates_window] ON {rates_table} (queue, claimed_at)

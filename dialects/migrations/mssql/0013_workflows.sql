@@ -18,7 +18,9 @@ CREATE TABLE {deps_table} (
 IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(N'{deps_table}') AND name = N'{prefix}_deps_parent')
 CREATE INDEX [{prefix}_deps_parent] ON {deps_table} (parent, child);
 IF COL_LENGTH(N'{table}', N'has_children') IS NULL
-ALTER TABLE {table} ADD has_children BIT NULL, has_parents BIT NULL;
+ALTER TABLE {table} ADD has_children BIT NULL;
+IF COL_LENGTH(N'{table}', N'has_parents') IS NULL
+ALTER TABLE {table} ADD has_parents BIT NULL;
 IF NOT EXISTS (SELECT 1 FROM sys.check_constraints WHERE parent_object_id = OBJECT_ID(N'{table}') AND CHARINDEX(N'waiting', definition) > 0)
 ALTER TABLE {table} WITH NOCHECK ADD CHECK (status IN ('pending', 'running', 'done', 'failed', 'cancelled', 'waiting'));
 DECLARE @old sysname = (SELECT TOP (1) name FROM sys.check_constraints WHERE parent_object_id = OBJECT_ID(N'{table}') AND CHARINDEX(N'status', definition) > 0 AND CHARINDEX(N'waiting', definition) = 0); DECLARE @sql nvarchar(max) = N'ALTER TABLE {table} DROP CONSTRAINT ' + QUOTENAME(@old); IF @old IS NOT NULL EXEC (@sql)
