@@ -81,13 +81,15 @@ class Fleet:
         self.kills = self.freezes = 0
         #: which worker the processes run: ``thread`` (Worker) or ``asyncio`` (AsyncWorker)
         self.kind = "thread"
+        #: more environment for the processes (``SKIPLOCK_EVENTS``: see chaos_worker.py)
+        self.env: dict[str, str] = {}
 
     def start(self, concurrency: int = 2) -> None:
         t = self.tables
         args = [str(self.q.table), t.results, t.rejected, str(self.lease), str(concurrency)]
         args.append(self.kind)
         log = (self.logs / f"worker-{len(self.procs)}.log").open("wb")
-        env = {**os.environ, "SKIPLOCK_URL": self.url}
+        env = {**os.environ, **self.env, "SKIPLOCK_URL": self.url}
         proc = subprocess.Popen(
             [sys.executable, str(WORKER), *args], env=env, stdout=log, stderr=log
         )
