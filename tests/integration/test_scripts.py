@@ -65,6 +65,18 @@ def test_ci_starts_the_galera_cluster_and_requires_its_tests() -> None:
     assert start < ci.index('require="$require,galera"') < ci.index("\nscripts/test")
 
 
+def test_ci_starts_the_patroni_cluster_and_requires_its_tests() -> None:
+    """.ci/run installs patroni and etcd-server, starts scripts/patroni-cluster and names
+    ``patroni`` in SKIPLOCK_REQUIRE, so tests/reliability/test_patroni.py fails there
+    instead of skipping; the cluster is stopped when CI ends."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    installed = ci[: ci.index("apt-get install")]
+    assert "patroni etcd-server" in installed
+    start = ci.index("scripts/patroni-cluster start")
+    assert start < ci.index("trap 'scripts/patroni-cluster stop' EXIT")
+    assert start < ci.index('require="$require,patroni"') < ci.index("\nscripts/test")
+
+
 SCOPE = ("SKIPLOCK_TEST_SCOPE", "SKIPLOCK_BACKENDS", "SKIPLOCK_TEST_PYTHONS", "SKIPLOCK_TEST_PHASE")
 
 
