@@ -45,3 +45,17 @@ def test_a_sync_handler_raising_cancelled_error_fails_its_job_at_once(
     wait_until(lambda: queue.get(good).status == "done", 30, "the next job to run")  # type: ignore[union-attr]
     w.stop(timeout=15)
     assert queue.stats().running == 0
+
+
+def test_pointing_an_app_of_a_queue_elsewhere_leaves_that_queue_open(
+    queue: skiplock.Queue,
+) -> None:
+    """``App(q).use(table=...)`` (what ``skiplock worker APP --table T`` and ``enqueue``
+    do) makes the app's own queue for the new table; the user's ``q``, which handlers
+    and the rest of the program still use, stays open and on its own table."""
+    app = skiplock.App(queue)
+    app.use(table="seams_outside_jobs")
+    assert str(app.queue.table) == "seams_outside_jobs"
+    job_id = queue.enqueue("still mine")  # it raised "this queue was closed"
+    record = queue.get(job_id)
+    assert record is not None and record.payload == "still mine"
