@@ -157,6 +157,7 @@ class App:
         self._queue: Queue | None = url if isinstance(url, Queue) else None
         self._async_queue: AsyncQueue | None = url if isinstance(url, AsyncQueue) else None
         given = self._queue or self._async_queue
+        self._given = given  # the user's: never closed by the app
         #: the settings of both halves: the given queue's, else made at first use (from
         #: ``$SKIPLOCK_URL`` when no URL is given, read then)
         self._settings: QueueSettings | None = None if given is None else given.settings
@@ -246,8 +247,8 @@ class App:
                 TableName.parse(table)
             self._url = url if url is not None else self._url
             self._table = table if table is not None else self._table
-        if self._queue is not None:
-            self._queue.close()
+        if self._queue is not None and self._queue is not self._given:
+            self._queue.close()  # made by the app; a queue the user gave stays theirs, open
         self._queue = None
         self._async_queue = None
         self._settings = settings

@@ -15,6 +15,7 @@ only, so it has no lock.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import queue as queue_module
 import threading
@@ -22,6 +23,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from .._core.job import Job
+from .joblog import last_line
 from .ledger import Ledger
 from .outcome import Outcomes
 
@@ -107,6 +109,12 @@ def run_handler(handler: Handler, outcomes: Outcomes, job: Job) -> None:
         if job.cancel_requested:
             job.raise_if_cancelled()
         result = handler(job)
+    except asyncio.CancelledError as exc:
+        # no worker cancels a thread: this is the handler's own failure (an asyncio.run
+        # inside it was cancelled, say), not a task given up, which writes nothing
+        failure = RuntimeError(f"the handler raised {last_line(exc)}")
+        failure.__cause__ = exc
+        report(outcomes, job, error=failure)
     except BaseException as exc:
         report(outcomes, job, error=exc)
     else:
