@@ -158,6 +158,9 @@ def test_errors_have_exit_codes_and_never_show_the_password(
     with pytest.raises(SystemExit) as usage:
         main(["prune", "--url", "postgresql://h/db"])  # --older-than is required
     assert usage.value.code == EXIT_CODES["usage"]
+    with pytest.raises(SystemExit) as usage:  # 0 s: a tight loop of queries
+        main(["stats", "--url", "postgresql://h/db", "--watch", "0"])
+    assert usage.value.code == EXIT_CODES["usage"]
 
 
 def test_worker_single_no_wait_exits_5_while_another_holds_the_lock(

@@ -77,6 +77,15 @@ def duration(text: str) -> float:
     return value
 
 
+def refresh(text: str) -> float:
+    """``--watch``'s interval: a duration of at least half a second (0 would query the
+    database in a tight loop)."""
+    value = duration(text)
+    if value < 0.5:
+        raise argparse.ArgumentTypeError(f"{text!r}: refresh at most every 0.5 s")
+    return value
+
+
 def processes(text: str) -> int | str:
     """``--processes``: a number, or ``auto`` (one per CPU)."""
     if text.strip().lower() == "auto":
@@ -482,7 +491,7 @@ def _add_admin_commands(add: Add) -> None:
     """stats, retry, prune, cancel, pause, resume: looking at the table and steering it."""
     p = add("stats", "counts of jobs by state, and the table's pruned total")
     p.add_argument("--queue", action="append", help="only this queue (repeatable)")
-    p.add_argument("--watch", type=duration, nargs="?", const=2.0, help="refresh every N s")
+    p.add_argument("--watch", type=refresh, nargs="?", const=2.0, help="refresh every N s")
     p.add_argument("--json", action="store_true", help="one JSON object per refresh")
     p.set_defaults(fn=cmd_stats)
 
