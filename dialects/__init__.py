@@ -14,6 +14,7 @@ the standard library.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 
 from .base import BaseDialect
 from .contract import DatabaseURL, Dialect, ServerInfo, TableName
@@ -28,8 +29,11 @@ DIALECT_MODULES: dict[str, tuple[str, str]] = {
 }
 
 
-def get_dialect(url: DatabaseURL, table: TableName) -> Dialect:
-    """The dialect for *url*, with its statements rendered for *table*."""
+def get_dialect(
+    url: DatabaseURL, table: TableName, statements: Mapping[str, str] | None = None
+) -> Dialect:
+    """The dialect for *url*, with its statements rendered for *table* (or *statements*:
+    an older release's, rendered, as the upgrade tests load)."""
     module_name, class_name = DIALECT_MODULES[url.dialect]
     cls: type[BaseDialect] = getattr(importlib.import_module(module_name), class_name)
-    return cls(url, table)
+    return cls(url, table, statements)

@@ -59,6 +59,8 @@ from skiplock.drivers.run import run_sync
 from skiplock.drivers.run_async import run_async
 from skiplock.errors import BackendError, ConfigurationError, LeaseLost, UnsupportedServer
 
+from .capabilities import Capabilities
+
 __all__ = [
     "BOOL",
     "COMMIT",
@@ -143,6 +145,8 @@ class Dialect(Protocol):
     options: dict[str, Any]
     #: the statements by name, rendered for :attr:`table`
     sql: dict[str, str]
+    #: what those statements can do, fixed when the dialect is made
+    caps: Capabilities
     #: jobs released by parents' ends in operations run here, counted as the release ran
     #: (a worker claims again at once when it grew during its own write)
     released: int

@@ -16,7 +16,7 @@ import pytest
 import skiplock
 import skiplock.admin
 
-from .conftest import wait_until
+from .conftest import as_release, wait_until
 from .test_key_concurrency import most_at_once
 from .test_migrations import FIXTURES, v1_statements
 
@@ -24,7 +24,7 @@ HOT = 5000
 
 
 def _flagged_dialect(queue: skiplock.Queue) -> None:
-    if "key_next" not in queue.dialect.sql:
+    if not queue.dialect.caps.key_order:
         pytest.skip(f"{queue.dialect.name}: a hot key's jobs are not flagged on this dialect")
 
 
@@ -218,7 +218,7 @@ def _this_and_the_previous_release(
     new = make_queue()
     _flagged_dialect(new)
     old = make_queue()
-    old.dialect.sql = v1_statements(old, FIXTURES.parent / "schema_v7")
+    as_release(old, v1_statements(old, FIXTURES.parent / "schema_v7"))
     old._schema_ok = True
     assert new.claim() == []
     return new, old
