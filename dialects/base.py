@@ -4,8 +4,8 @@ differs from this path, and says why. Two parts live in modules of their own and
 mixed in: a connection's health and the idle-transaction limit (``_health``), and the
 single-worker lock and wake-ups (``_lock_wake``).
 
-May import: :mod:`.contract`, :mod:`.capabilities`, :mod:`._health`, :mod:`._lock_wake` and
-the standard library.
+May import: :mod:`.contract`, :mod:`.capabilities`, :mod:`.state`, :mod:`._health`,
+:mod:`._lock_wake` and the standard library.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import hashlib
 import importlib
 import json
 import re
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from types import ModuleType
@@ -53,6 +52,7 @@ from .contract import (
     render_statements,
     run_sync,
 )
+from .state import RunState
 
 __all__ = ["IDLE_TRANSACTION_TIMEOUT", "BaseDialect", "Row", "ServerInfo", "split_statements"]
 
@@ -63,11 +63,6 @@ LOCK_BUSY_RETRY = 0.01
 #: what a key's rate records in <table>_rates are named by (with its key's SHA-256): a
 #: queue name is printable text, so none starts with this control character
 KEY_RATE_PREFIX = "\x1fkey "
-#: seconds between two runs of ``key_repair`` by one dialect object's claims
-KEY_REPAIR_S = 10.0
-#: what one run of ``key_repair`` reads at most: keys (PostgreSQL), index entries
-#: (MySQL, MariaDB); the next run goes on from where it stopped
-KEY_REPAIR_BATCH = 1000
 
 
 class BaseDialect(ConnectionHealth, LockAndWakeup):
@@ -134,10 +129,15 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
     )
 
     def __init__(
-        self, url: DatabaseURL, table: TableName, statements: Mapping[str, str] | None = None
+        self,
+        url: DatabaseURL,
+        table: TableName,
+        statements: Mapping[str, str] | None = None,
+        state: RunState | None = None,
     ) -> None:
         """*statements*: rendered statements to hold instead of this release's ``.sql``
-        file's (an older release's, as the upgrade tests load)."""
+        file's (an older release's, as the upgrade tests load); *state*: the queue's
+        (a new one when not given)."""
         self.url = url
         self.table = table
         #: the URL's query options, checked and converted (see URL_OPTIONS)
@@ -153,31 +153,21 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         self.sql: dict[str, str] = dict(statements)
         #: what the statements held can do, fixed here
         self.caps = Capabilities.of(self.sql)
-        self._driver: ModuleType | None = None
-        #: jobs released by :meth:`settle` in operations run on this dialect, counted when
-        #: the release ran (committed or not): a worker that sees it grow during its own
-        #: write claims again at once (a release rolled back only costs it one claim)
-        self.released = 0
-        #: when this dialect's next claim runs ``key_repair`` (time.monotonic())
-        self.repair_due = 0.0
-        #: how much one run of the repair reads, and where the next run goes on (the
-        #: last key, or index entry, the previous one read; None: from the start)
-        self.repair_batch = KEY_REPAIR_BATCH
-        self.repair_after: Any = None
+        #: what the queue's operations change as they run, shared by its threads under its
+        #: own lock (each queue makes its dialect): the dialect's attributes stay as made
+        self.state = RunState() if state is None else state
 
     # -- driver ---------------------------------------------------------------------------
 
     @property
     def driver(self) -> ModuleType:
-        if self._driver is None:
-            try:
-                self._driver = importlib.import_module(self.driver_module)
-            except ImportError as exc:
-                raise ConfigurationError(
-                    f"the {self.url.flavor} driver ({self.driver_module}) is not installed: "
-                    f"pip install 'skiplock[{self.extra}]'"
-                ) from exc
-        return self._driver
+        try:
+            return importlib.import_module(self.driver_module)  # (sys.modules after once)
+        except ImportError as exc:
+            raise ConfigurationError(
+                f"the {self.url.flavor} driver ({self.driver_module}) is not installed: "
+                f"pip install 'skiplock[{self.extra}]'"
+            ) from exc
 
     def connect(self) -> Any:
         """A new driver connection: autocommit off, READ COMMITTED, UTC."""
@@ -315,22 +305,21 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
             yield self.stmt("key_lock", params, ROWCOUNT)
 
     def repair_keys(self) -> Op[None]:
-        """At most every :data:`KEY_REPAIR_S` seconds (for this dialect object), before a
+        """At most every ``KEY_REPAIR_S`` seconds (for this queue: :attr:`state`), before a
         claim: give each key whose first pending job waits (``key_wait``) its head back
         (``key_repair``). Nothing this release does leaves one; the previous release's claims
         clear no flag while they run through the migration (docs/sql.md)."""
-        now = time.monotonic()
-        if self.caps.key_repair and now >= self.repair_due:
-            self.repair_due = now + KEY_REPAIR_S
+        if self.caps.key_repair and self.state.repair_now():
             yield from self.repair_flags()
 
     def repair_flags(self) -> Op[None]:
         """What :meth:`repair_keys` runs when it is due: ``key_repair``, over at most
-        :attr:`repair_batch` keys from the one after :attr:`repair_after`; it returns the
+        ``state.repair_batch`` keys from the one after ``state.repair_after``; it keeps the
         last key it read when it read that many (where the next run goes on)."""
-        params = {"after": self.repair_after, "batch": self.repair_batch}
-        [row] = yield self.stmt("key_repair", params)
-        self.repair_after = row["last_key"] if int(row["n"]) >= self.repair_batch else None
+        state = self.state
+        batch = state.repair_batch
+        [row] = yield self.stmt("key_repair", {"after": state.repair_after, "batch": batch})
+        state.repair_after = row["last_key"] if int(row["n"]) >= batch else None
 
     def unwait_keys(self, keys: Iterable[str]) -> Op[None]:
         """Under the locks of *keys* (held by this transaction), after one of their pending
@@ -797,7 +786,7 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
                 yield self.stmt("deps_cancel", params, ROWCOUNT)
             level = [c for ids in cancel.values() for c in ids]
         if released:
-            self.released += released
+            self.state.count_released(released)
             yield from self.wake_released(released)
 
     def wake_released(self, released: int) -> Op[None]:

@@ -60,6 +60,7 @@ from skiplock.drivers.run_async import run_async
 from skiplock.errors import BackendError, ConfigurationError, LeaseLost, UnsupportedServer
 
 from .capabilities import Capabilities
+from .state import RunState
 
 __all__ = [
     "BOOL",
@@ -147,9 +148,10 @@ class Dialect(Protocol):
     sql: dict[str, str]
     #: what those statements can do, fixed when the dialect is made
     caps: Capabilities
-    #: jobs released by parents' ends in operations run here, counted as the release ran
-    #: (a worker claims again at once when it grew during its own write)
-    released: int
+    #: what the queue's operations change as they run (``state.released``: jobs released by
+    #: parents' ends, counted as the release ran; a worker claims again at once when it
+    #: grew during its own write)
+    state: RunState
 
     @property
     def name(self) -> str:

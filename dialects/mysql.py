@@ -57,6 +57,7 @@ from .contract import (
     run_sync,
 )
 from .contract import mysql_connect as own
+from .state import RunState
 
 __all__ = ["MySQLDialect", "parse_server_version"]
 
@@ -145,9 +146,13 @@ class MySQLDialect(BaseDialect):
         return self.mariadb
 
     def __init__(
-        self, url: DatabaseURL, table: TableName, statements: Mapping[str, str] | None = None
+        self,
+        url: DatabaseURL,
+        table: TableName,
+        statements: Mapping[str, str] | None = None,
+        state: RunState | None = None,
     ) -> None:
-        super().__init__(url, table, statements)
+        super().__init__(url, table, statements, state)
         # the two timeout names given with two values: refused at connect(), not at first use
         own.connect_timeout(self.options)
         if statements is None:  # (an older release's are given with their key test in place)
@@ -239,14 +244,14 @@ class MySQLDialect(BaseDialect):
 
     def repair_flags(self) -> Op[None]:
         """The heads to give back, read without locks: the keys of at most
-        :attr:`repair_batch` entries of the waiting jobs' index (key_repair_keys), then
+        ``state.repair_batch`` entries of the waiting jobs' index (key_repair_keys), then
         their flagged heads (key_repair); the running jobs still flagged among at most as
         many entries of the claim index's flagged range (key_repair_running). Each part
-        goes on where its previous run stopped (:attr:`repair_after`: the last key, the
+        goes on where its previous run stopped (``state.repair_after``: the last key, the
         last entry). Those not locked by another transaction are locked (key_repair_lock)
         and their flags cleared (key_repair_take)."""
-        batch = self.repair_batch
-        after_key, after_entry = self.repair_after or (None, None)
+        batch = self.state.repair_batch
+        after_key, after_entry = self.state.repair_after or (None, None)
         keys = yield from self.fetch_op("key_repair_keys", {"after": after_key, "batch": batch})
         found: set[int] = set()
         if keys:
@@ -263,7 +268,7 @@ class MySQLDialect(BaseDialect):
         found.update(int(r["id"]) for r in running if r["status"] == "running")
         last = next((r for r in running if r["last"]), None)
         after_entry = None if last is None else {k: last[k] for k in fields}
-        self.repair_after = (after_key, after_entry)
+        self.state.repair_after = (after_key, after_entry)
         if found:
             ids = json.dumps(sorted(found))
             held = yield from self.fetch_op("key_repair_lock", {"ids": ids})

@@ -251,7 +251,7 @@ def as_release(q: Any, statements: Mapping[str, str]) -> None:
     release's, rendered: through a dialect made for them, whose capabilities are theirs."""
     target = getattr(q, "_target", q)
     old = target.dialect
-    new = get_dialect(old.url, old.table, statements)
+    new = get_dialect(old.url, old.table, statements, old.state)
     if "mariadb" in vars(old):  # the server's product, as the queue's first connection read it
         new.mariadb = old.mariadb
     target.dialect = new

@@ -12,6 +12,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 #: where what the statements can do is read, once
 LOADER = ROOT / "dialects" / "capabilities.py"
+#: set after construction still: MySQL's dialect learns whether the server is MariaDB
+#: from the first connection's version (``_server``)
+KNOWN = {"dialects/mysql.py: _server: self.mariadb"}
 
 
 def _sources() -> Iterator[Path]:
@@ -81,3 +84,13 @@ def test_no_code_branches_on_a_statement_being_present() -> None:
         for test in presence_branches(path.read_text(encoding="utf-8"))
     }
     assert not found, "read a capability (dialects/capabilities.py) instead"
+
+
+def test_no_dialect_attribute_is_assigned_after_construction() -> None:
+    found = {
+        f"{path.relative_to(ROOT)}: {assignment}"
+        for path in sorted((ROOT / "dialects").glob("*.py"))
+        if path.name != "state.py"  # the queue's RunState, which is meant to change
+        for assignment in late_assignments(path.read_text(encoding="utf-8"))
+    }
+    assert found == KNOWN, "keep what changes in RunState (dialects/state.py)"
