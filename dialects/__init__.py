@@ -14,11 +14,13 @@ the standard library.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 
 from .base import BaseDialect
 from .contract import DatabaseURL, Dialect, ServerInfo, TableName
+from .state import RunState
 
-__all__ = ["DIALECT_MODULES", "Dialect", "ServerInfo", "get_dialect"]
+__all__ = ["DIALECT_MODULES", "Dialect", "RunState", "ServerInfo", "get_dialect"]
 
 #: dialect name → (module, class)
 DIALECT_MODULES: dict[str, tuple[str, str]] = {
@@ -28,8 +30,15 @@ DIALECT_MODULES: dict[str, tuple[str, str]] = {
 }
 
 
-def get_dialect(url: DatabaseURL, table: TableName) -> Dialect:
-    """The dialect for *url*, with its statements rendered for *table*."""
+def get_dialect(
+    url: DatabaseURL,
+    table: TableName,
+    statements: Mapping[str, str] | None = None,
+    state: RunState | None = None,
+) -> Dialect:
+    """The dialect for *url*, with its statements rendered for *table* (or *statements*:
+    an older release's, rendered, as the upgrade tests load), sharing *state* (the
+    queue's: what its operations change as they run)."""
     module_name, class_name = DIALECT_MODULES[url.dialect]
     cls: type[BaseDialect] = getattr(importlib.import_module(module_name), class_name)
-    return cls(url, table)
+    return cls(url, table, statements, state)

@@ -2,7 +2,7 @@
 :class:`~skiplock.dialects.base.BaseDialect` that runs on the lock's and the listener's
 connections, not on a job's.
 
-May import: :mod:`.contract` and the standard library.
+May import: :mod:`.contract`, :mod:`.capabilities` and the standard library.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from .capabilities import Capabilities
 from .contract import COMMIT, Adapter, Op, Row, Wakeup, run_sync
 
 __all__ = ["LockAndWakeup"]
@@ -21,6 +22,7 @@ class LockAndWakeup:
 
     if TYPE_CHECKING:
         sql: dict[str, str]
+        caps: Capabilities
 
         def connect(self) -> Any: ...
 
@@ -37,9 +39,10 @@ class LockAndWakeup:
         def run(self, conn: Any, name: str, params: Mapping[str, Any] | None = None) -> int: ...
 
     # -- capabilities: declared by each dialect; the statements it holds can only narrow
-    # them (a test of an upgrade swaps in an older release's statements, which lack them).
-    # A dialect whose .sql file lacks the lock_* statements cannot run mode="single"; one
-    # whose WAKEUP is "none" is woken by polling only.
+    # them (:attr:`caps`, fixed when the dialect is made: a test of an upgrade makes one of
+    # an older release's statements, which lack some). A dialect whose .sql file lacks the
+    # lock_* statements cannot run mode="single"; one whose WAKEUP is "none" is woken by
+    # polling only.
 
     #: declared: how an idle worker is woken (see :data:`~.contract.Wakeup`)
     WAKEUP: ClassVar[Wakeup] = "none"
@@ -56,7 +59,7 @@ class LockAndWakeup:
     @property
     def wakeup(self) -> Wakeup:
         """:attr:`WAKEUP`, or ``none`` while the statements held lack the idle probe."""
-        if self.WAKEUP == "probe" and "wake_probe" not in self.sql:
+        if self.WAKEUP == "probe" and not self.caps.wake_probe:
             return "none"
         return self.WAKEUP
 
@@ -64,14 +67,10 @@ class LockAndWakeup:
     def wake_marks(self) -> bool:
         """:attr:`WAKE_MARKS`, False while the statements held are older than the marks
         (schema version 6), whose trigger notifies at every enqueue."""
-        return self.WAKE_MARKS and "wake_mark" in self.sql
-
-    LOCK_STATEMENTS: ClassVar[frozenset[str]] = frozenset(
-        {"lock_acquire", "lock_check", "lock_release", "live_leases", "session_id", "kill_session"}
-    )
+        return self.WAKE_MARKS and self.caps.wake_mark
 
     def supports_lock(self) -> bool:
-        return self.sql.keys() >= self.LOCK_STATEMENTS
+        return self.caps.single_lock
 
     # -- single-worker lock and wake-ups -------------------------------------------------
 

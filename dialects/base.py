@@ -4,7 +4,8 @@ differs from this path, and says why. Two parts live in modules of their own and
 mixed in: a connection's health and the idle-transaction limit (``_health``), and the
 single-worker lock and wake-ups (``_lock_wake``).
 
-May import: :mod:`.contract`, :mod:`._health`, :mod:`._lock_wake` and the standard library.
+May import: :mod:`.contract`, :mod:`.capabilities`, :mod:`.state`, :mod:`._health`,
+:mod:`._lock_wake` and the standard library.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import hashlib
 import importlib
 import json
 import re
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from types import ModuleType
@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from ._health import IDLE_TRANSACTION_TIMEOUT, ConnectionHealth
 from ._lock_wake import LockAndWakeup
+from .capabilities import Capabilities
 from .contract import (
     NOTHING,
     ROWCOUNT,
@@ -51,6 +52,7 @@ from .contract import (
     render_statements,
     run_sync,
 )
+from .state import RunState
 
 __all__ = ["IDLE_TRANSACTION_TIMEOUT", "BaseDialect", "Row", "ServerInfo", "split_statements"]
 
@@ -61,11 +63,6 @@ LOCK_BUSY_RETRY = 0.01
 #: what a key's rate records in <table>_rates are named by (with its key's SHA-256): a
 #: queue name is printable text, so none starts with this control character
 KEY_RATE_PREFIX = "\x1fkey "
-#: seconds between two runs of ``key_repair`` by one dialect object's claims
-KEY_REPAIR_S = 10.0
-#: what one run of ``key_repair`` reads at most: keys (PostgreSQL), index entries
-#: (MySQL, MariaDB); the next run goes on from where it stopped
-KEY_REPAIR_BATCH = 1000
 
 
 class BaseDialect(ConnectionHealth, LockAndWakeup):
@@ -131,43 +128,46 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         }
     )
 
-    def __init__(self, url: DatabaseURL, table: TableName) -> None:
+    def __init__(
+        self,
+        url: DatabaseURL,
+        table: TableName,
+        statements: Mapping[str, str] | None = None,
+        state: RunState | None = None,
+    ) -> None:
+        """*statements*: rendered statements to hold instead of this release's ``.sql``
+        file's (an older release's, as the upgrade tests load); *state*: the queue's
+        (a new one when not given)."""
         self.url = url
         self.table = table
         #: the URL's query options, checked and converted (see URL_OPTIONS)
         self.options: dict[str, Any] = check_options(
             url.flavor, url.options, self.URL_OPTIONS, self.REFUSED_OPTIONS
         )
-        raw = load_statements("skiplock.dialects", self.sql_file)
-        missing = self.REQUIRED_STATEMENTS - raw.keys()
-        if missing:  # a packaging or editing mistake, never a user's
-            raise RuntimeError(f"{self.sql_file} lacks statements {sorted(missing)}")
-        self.sql: dict[str, str] = render_statements(raw, table, self.quote)
-        self._driver: ModuleType | None = None
-        #: jobs released by :meth:`settle` in operations run on this dialect, counted when
-        #: the release ran (committed or not): a worker that sees it grow during its own
-        #: write claims again at once (a release rolled back only costs it one claim)
-        self.released = 0
-        #: when this dialect's next claim runs ``key_repair`` (time.monotonic())
-        self.repair_due = 0.0
-        #: how much one run of the repair reads, and where the next run goes on (the
-        #: last key, or index entry, the previous one read; None: from the start)
-        self.repair_batch = KEY_REPAIR_BATCH
-        self.repair_after: Any = None
+        if statements is None:
+            raw = load_statements("skiplock.dialects", self.sql_file)
+            missing = self.REQUIRED_STATEMENTS - raw.keys()
+            if missing:  # a packaging or editing mistake, never a user's
+                raise RuntimeError(f"{self.sql_file} lacks statements {sorted(missing)}")
+            statements = render_statements(raw, table, self.quote)
+        self.sql: dict[str, str] = dict(statements)
+        #: what the statements held can do, fixed here
+        self.caps = Capabilities.of(self.sql)
+        #: what the queue's operations change as they run, shared by its threads under its
+        #: own lock (each queue makes its dialect): the dialect's attributes stay as made
+        self.state = RunState() if state is None else state
 
     # -- driver ---------------------------------------------------------------------------
 
     @property
     def driver(self) -> ModuleType:
-        if self._driver is None:
-            try:
-                self._driver = importlib.import_module(self.driver_module)
-            except ImportError as exc:
-                raise ConfigurationError(
-                    f"the {self.url.flavor} driver ({self.driver_module}) is not installed: "
-                    f"pip install 'skiplock[{self.extra}]'"
-                ) from exc
-        return self._driver
+        try:
+            return importlib.import_module(self.driver_module)  # (sys.modules after once)
+        except ImportError as exc:
+            raise ConfigurationError(
+                f"the {self.url.flavor} driver ({self.driver_module}) is not installed: "
+                f"pip install 'skiplock[{self.extra}]'"
+            ) from exc
 
     def connect(self) -> Any:
         """A new driver connection: autocommit off, READ COMMITTED, UTC."""
@@ -305,28 +305,27 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
             yield self.stmt("key_lock", params, ROWCOUNT)
 
     def repair_keys(self) -> Op[None]:
-        """At most every :data:`KEY_REPAIR_S` seconds (for this dialect object), before a
+        """At most every ``KEY_REPAIR_S`` seconds (for this queue: :attr:`state`), before a
         claim: give each key whose first pending job waits (``key_wait``) its head back
         (``key_repair``). Nothing this release does leaves one; the previous release's claims
         clear no flag while they run through the migration (docs/sql.md)."""
-        now = time.monotonic()
-        if "key_repair" in self.sql and now >= self.repair_due:
-            self.repair_due = now + KEY_REPAIR_S
+        if self.caps.key_repair and self.state.repair_now():
             yield from self.repair_flags()
 
     def repair_flags(self) -> Op[None]:
         """What :meth:`repair_keys` runs when it is due: ``key_repair``, over at most
-        :attr:`repair_batch` keys from the one after :attr:`repair_after`; it returns the
+        ``state.repair_batch`` keys from the one after ``state.repair_after``; it keeps the
         last key it read when it read that many (where the next run goes on)."""
-        params = {"after": self.repair_after, "batch": self.repair_batch}
-        [row] = yield self.stmt("key_repair", params)
-        self.repair_after = row["last_key"] if int(row["n"]) >= self.repair_batch else None
+        state = self.state
+        batch = state.repair_batch
+        [row] = yield self.stmt("key_repair", {"after": state.repair_after, "batch": batch})
+        state.repair_after = row["last_key"] if int(row["n"]) >= batch else None
 
     def unwait_keys(self, keys: Iterable[str]) -> Op[None]:
         """Under the locks of *keys* (held by this transaction), after one of their pending
         jobs stopped being pending: each key's first pending job no longer waits
         (``key_next``)."""
-        if "key_next" in self.sql:
+        if self.caps.key_order:
             names = sorted(set(keys))
             if names:
                 bound = names if self.array_params else json.dumps(names)
@@ -364,13 +363,13 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         """Set *queue*'s paused flag (``queue_pause``). A resume also wakes idle workers
         where LISTEN/NOTIFY does (``resume_notify``, heard once this commits)."""
         yield self.stmt("queue_pause", {"queue": queue, "paused": paused}, NOTHING)
-        if not paused and self.supports_notify and "resume_notify" in self.sql:
+        if not paused and self.supports_notify and self.caps.resume_notify:
             yield self.stmt("resume_notify", None, NOTHING)
 
     def paused_op(self) -> Op[set[str]]:
         """The names of the paused queues (none while the statements held are older than
         the pause: an older release's, as the upgrade tests load)."""
-        if "queues_paused" not in self.sql:
+        if not self.caps.queue_pause:
             return set()
         rows: list[Row] = yield self.stmt("queues_paused")
         return {str(r["queue"]) for r in rows}
@@ -529,7 +528,7 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         :meth:`fenced`; True when the job has children to settle: the write returns its
         row's ``has_children`` (RETURNING, OUTPUT), the row's latest version, marked by
         any child's enqueue that committed before the write took the row's lock."""
-        if "deps_mark" not in self.sql:  # an older release's statements: no workflows
+        if not self.caps.workflows:  # an older release's statements: no workflows
             yield from self.fenced(name, params)
             return False
         rows: list[Row] = yield self.stmt(name, params)
@@ -549,7 +548,7 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         (``running`` for a request recorded), or None when there is no such job."""
         params = {"id": job_id}
         key = None
-        if "key_of" in self.sql:  # the key's lock first, then the job's row (key_next)
+        if self.caps.key_order:  # the key's lock first, then the job's row (key_next)
             row = yield from self.fetch_one_op("key_of", params)
             key = None if row is None else row["order_key"]
             if key is not None:
@@ -571,9 +570,9 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         n = yield from self.count_op("prune", params)
         if n:
             yield self.stmt("count_pruned", {"deleted": n}, ROWCOUNT)
-            if "deps_prune" in self.sql:  # the edges of pruned children (workflows)
+            if self.caps.workflow_prune:  # the edges of pruned children (workflows)
                 yield self.stmt("deps_prune", None, ROWCOUNT)
-        if n < int(params["limit"]) and "rates_forget" in self.sql:  # a prune's last batch
+        if n < int(params["limit"]) and self.caps.rates_forget:  # a prune's last batch
             # Rate records a claim of their queue or key never pruned (a key not seen
             # again): every window is a week at most.
             yield self.stmt("rates_forget", None, ROWCOUNT)
@@ -672,7 +671,7 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
     def finish_notify(self) -> bool:
         """q.wait can be woken by the job's end (a notification: PostgreSQL's
         ``listen_finished``); otherwise it polls."""
-        return "listen_finished" in self.sql and "wait_mark" in self.sql
+        return self.caps.finish_notify
 
     def listen_finished(self, job_id: int) -> Any:
         """A connection of its own that hears job *job_id*'s end, the job marked waited
@@ -705,7 +704,7 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
                 f"{self.table}: a job can wait only for jobs that exist (enqueue its "
                 "parents first, or in the same transaction before it)"
             )
-        if "deps_mark" in self.sql:
+        if self.caps.workflows:
             yield self.stmt("deps_mark", id_list, ROWCOUNT)
         return found
 
@@ -753,7 +752,7 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         cancelled, and go on level by level with the cancelled ones. Each child is
         locked before its parents are read: of two parents ending together, the second
         settles the child after the first has committed."""
-        if "deps_children" not in self.sql:  # an older release's statements: no workflows
+        if not self.caps.workflows:  # an older release's statements: no workflows
             return
         level = list(ended)
         released = 0
@@ -787,7 +786,7 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
                 yield self.stmt("deps_cancel", params, ROWCOUNT)
             level = [c for ids in cancel.values() for c in ids]
         if released:
-            self.released += released
+            self.state.count_released(released)
             yield from self.wake_released(released)
 
     def wake_released(self, released: int) -> Op[None]:
@@ -795,13 +794,13 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         idle workers. Here (MySQL, MariaDB, SQL Server) the table's ``released`` counter
         grows (``count_released``), which their probe (``wake_probe``) reads; PostgreSQL
         notifies instead."""
-        if "count_released" in self.sql:  # an older release's statements: the next poll
+        if self.caps.release_counter:  # an older release's statements: the next poll
             yield self.stmt("count_released", {"n": released}, ROWCOUNT)
 
     def parent_results(self, children: Sequence[int]) -> Op[dict[int, dict[int, Any]]]:
         """The stored results (JSON text) of the parents of *children*, by child, then
         parent; a child without parents is left out."""
-        if not children or "deps_results" not in self.sql:  # (as in settle)
+        if not children or not self.caps.workflows:  # (as in settle)
             return {}
         rows: list[Row] = yield self.stmt("deps_results", {"id_list": json.dumps(list(children))})
         out: dict[int, dict[int, Any]] = {}

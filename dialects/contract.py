@@ -59,6 +59,9 @@ from skiplock.drivers.run import run_sync
 from skiplock.drivers.run_async import run_async
 from skiplock.errors import BackendError, ConfigurationError, LeaseLost, UnsupportedServer
 
+from .capabilities import Capabilities
+from .state import RunState
+
 __all__ = [
     "BOOL",
     "COMMIT",
@@ -143,9 +146,12 @@ class Dialect(Protocol):
     options: dict[str, Any]
     #: the statements by name, rendered for :attr:`table`
     sql: dict[str, str]
-    #: jobs released by parents' ends in operations run here, counted as the release ran
-    #: (a worker claims again at once when it grew during its own write)
-    released: int
+    #: what those statements can do, fixed when the dialect is made
+    caps: Capabilities
+    #: what the queue's operations change as they run (``state.released``: jobs released by
+    #: parents' ends, counted as the release ran; a worker claims again at once when it
+    #: grew during its own write)
+    state: RunState
 
     @property
     def name(self) -> str:

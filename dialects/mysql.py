@@ -42,6 +42,7 @@ from .contract import (
     Adapter,
     AsyncAdapter,
     Completion,
+    DatabaseURL,
     ErrorInfo,
     MySQLConnectorAdapter,
     Op,
@@ -49,12 +50,14 @@ from .contract import (
     Row,
     ServerInfo,
     Statement,
+    TableName,
     Wakeup,
     render_statements,
     run_async,
     run_sync,
 )
 from .contract import mysql_connect as own
+from .state import RunState
 
 __all__ = ["MySQLDialect", "parse_server_version"]
 
@@ -142,14 +145,21 @@ class MySQLDialect(BaseDialect):
         """MariaDB has INSERT … RETURNING, MySQL has not."""
         return self.mariadb
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        url: DatabaseURL,
+        table: TableName,
+        statements: Mapping[str, str] | None = None,
+        state: RunState | None = None,
+    ) -> None:
+        super().__init__(url, table, statements, state)
         # the two timeout names given with two values: refused at connect(), not at first use
         own.connect_timeout(self.options)
-        # The claims' key test (a), one block of mysql.sql put in place (MySQL and MariaDB).
-        form = _code(self.sql["no_earlier_pending"])
-        for name in _CLAIMS:
-            self.sql[name] = self.sql[name].replace("{no_earlier_pending}", form)
+        if statements is None:  # (an older release's are given with their key test in place)
+            # The claims' key test (a), one block of mysql.sql put in place (MySQL, MariaDB).
+            form = _code(self.sql["no_earlier_pending"])
+            for name in _CLAIMS:
+                self.sql[name] = self.sql[name].replace("{no_earlier_pending}", form)
         self._cluster_lock = render_statements(_CLUSTER_LOCK, self.table, self.quote)
 
     def quote(self, ident: str) -> str:
@@ -234,14 +244,14 @@ class MySQLDialect(BaseDialect):
 
     def repair_flags(self) -> Op[None]:
         """The heads to give back, read without locks: the keys of at most
-        :attr:`repair_batch` entries of the waiting jobs' index (key_repair_keys), then
+        ``state.repair_batch`` entries of the waiting jobs' index (key_repair_keys), then
         their flagged heads (key_repair); the running jobs still flagged among at most as
         many entries of the claim index's flagged range (key_repair_running). Each part
-        goes on where its previous run stopped (:attr:`repair_after`: the last key, the
+        goes on where its previous run stopped (``state.repair_after``: the last key, the
         last entry). Those not locked by another transaction are locked (key_repair_lock)
         and their flags cleared (key_repair_take)."""
-        batch = self.repair_batch
-        after_key, after_entry = self.repair_after or (None, None)
+        batch = self.state.repair_batch
+        after_key, after_entry = self.state.repair_after or (None, None)
         keys = yield from self.fetch_op("key_repair_keys", {"after": after_key, "batch": batch})
         found: set[int] = set()
         if keys:
@@ -258,7 +268,7 @@ class MySQLDialect(BaseDialect):
         found.update(int(r["id"]) for r in running if r["status"] == "running")
         last = next((r for r in running if r["last"]), None)
         after_entry = None if last is None else {k: last[k] for k in fields}
-        self.repair_after = (after_key, after_entry)
+        self.state.repair_after = (after_key, after_entry)
         if found:
             ids = json.dumps(sorted(found))
             held = yield from self.fetch_op("key_repair_lock", {"ids": ids})
@@ -360,7 +370,7 @@ class MySQLDialect(BaseDialect):
         there (ids that other inserts interleaved with, ``innodb_autoinc_lock_mode=2``) by
         key (``ids_by_key``)."""
         by_key: dict[str, int] = {}
-        if "ids_in_range" in self.sql:  # (not on an older release's statements)
+        if self.caps.ids_in_range:  # (not on an older release's statements)
             wanted = set(keys)
             [near] = yield self.stmt("ids_in_range", {"first": first, "n": len(keys)})
             pairs = json.loads(near["pairs"]) if near["pairs"] is not None else []
@@ -398,7 +408,7 @@ class MySQLDialect(BaseDialect):
         if not picked:
             return []
         keys = {str(r["order_key"]) for r in picked if r.get("order_key") is not None}
-        if keys and "key_try" in self.sql:
+        if keys and self.caps.key_try:
             # A keyed job only with its key's enqueue lock, tried without waiting (key_try):
             # the jobs of a key a keyed enqueue holds are left (docs/sql.md).
             held = yield from self._try_keys(sorted(keys))
@@ -496,7 +506,7 @@ class MySQLDialect(BaseDialect):
         if matched == len(wanted):
             return set(wanted)
         marked = 0
-        if "deps_mark" in self.sql:  # (not on an older release's statements)
+        if self.caps.workflows:  # (not on an older release's statements)
             sql, bound = self.bind(self.sql["complete_held"], {"items": doc, "marked": 1})
             marked = yield Statement(sql, bound, ROWCOUNT)
         if matched + marked == len(wanted):
@@ -531,7 +541,7 @@ class MySQLDialect(BaseDialect):
     def end(self, name: str, params: Mapping[str, Any]) -> Op[bool]:
         # No UPDATE ... RETURNING: the write matches only a row without has_children
         # first (a job that uses no workflow: one statement, as before), then any row.
-        if "deps_mark" not in self.sql:  # an older release's statements: no workflows
+        if not self.caps.workflows:  # an older release's statements: no workflows
             yield from self.fenced(name, params)
             return False
         if (yield from self.count_op(name, {**params, "marked": 0})) == 1:

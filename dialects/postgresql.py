@@ -216,7 +216,7 @@ class PostgreSQLDialect(BaseDialect):
         self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
     ) -> Op[list[int]]:
         # A large batch: the mark goes in with the COPY (no UPDATE of every row after it).
-        if "enqueue_copy_parents" in self.sql and _copies(common, rows, copy):
+        if self.caps.copy_parents and _copies(common, rows, copy):
             return (yield from self._copy_many(common, rows, marked=True))
         return (yield from super().insert_parents(common, rows, copy))
 
@@ -242,7 +242,7 @@ class PostgreSQLDialect(BaseDialect):
 
     def add_edges(self, edges: Sequence[tuple[int, int]], run: bool, copy: bool) -> Op[None]:
         # Many edges (a chord's callback): COPY, no JSON to build and take apart.
-        if copy and len(edges) >= COPY_MIN_ROWS and "deps_copy" in self.sql:
+        if copy and len(edges) >= COPY_MIN_ROWS and self.caps.deps_copy:
             yield Copy(self.sql["deps_copy"], [(c, p, run) for c, p in edges])
         else:
             yield from super().add_edges(edges, run, copy)

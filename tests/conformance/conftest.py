@@ -12,14 +12,16 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, cast
 
 import pytest
+from skiplock.dialects import get_dialect
 
 import skiplock
 from skiplock import Worker
+from skiplock._shell.schema import Schema
 
 from .aio_view import Loop, SyncView
 from .clients import Client, is_async, open_client
@@ -242,3 +244,15 @@ def rows_in(queue: skiplock.Queue, table: str) -> int:
         row = tx.fetchone(f"SELECT COUNT(*) FROM {table}")
     assert row is not None
     return int(row[0])
+
+
+def as_release(q: Any, statements: Mapping[str, str]) -> None:
+    """Make *q* (a queue, or a view of an AsyncQueue) run *statements*, an older
+    release's, rendered: through a dialect made for them, whose capabilities are theirs."""
+    target = getattr(q, "_target", q)
+    old = target.dialect
+    new = get_dialect(old.url, old.table, statements, old.state)
+    if "mariadb" in vars(old):  # the server's product, as the queue's first connection read it
+        new.mariadb = old.mariadb
+    target.dialect = new
+    target.schema = Schema(new)

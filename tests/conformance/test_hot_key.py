@@ -16,7 +16,7 @@ import pytest
 import skiplock
 import skiplock.admin
 
-from .conftest import wait_until
+from .conftest import as_release, wait_until
 from .test_key_concurrency import most_at_once
 from .test_migrations import FIXTURES, v1_statements
 
@@ -24,7 +24,7 @@ HOT = 5000
 
 
 def _flagged_dialect(queue: skiplock.Queue) -> None:
-    if "key_next" not in queue.dialect.sql:
+    if not queue.dialect.caps.key_order:
         pytest.skip(f"{queue.dialect.name}: a hot key's jobs are not flagged on this dialect")
 
 
@@ -159,7 +159,7 @@ def test_enqueues_racing_claims_of_the_head_never_leave_a_job_waiting(
             errors.append(exc)
 
     # The safety net off (key_repair, every 10 s): only the claims' own clearing drains it.
-    queue.dialect.repair_due = float("inf")
+    queue.dialect.state.repair_due = float("inf")
     claimers = [threading.Thread(target=claimer) for _ in range(3)]
     enqueuers = [threading.Thread(target=enqueuer, args=(k,)) for k in range(3)]
     for t in claimers + enqueuers:
@@ -218,7 +218,7 @@ def _this_and_the_previous_release(
     new = make_queue()
     _flagged_dialect(new)
     old = make_queue()
-    old.dialect.sql = v1_statements(old, FIXTURES.parent / "schema_v7")
+    as_release(old, v1_statements(old, FIXTURES.parent / "schema_v7"))
     old._schema_ok = True
     assert new.claim() == []
     return new, old
@@ -291,12 +291,12 @@ def test_a_repair_run_reads_a_bounded_batch_and_the_runs_reach_every_key(
     if new.dialect.name == "postgresql":  # its statistics, as autovacuum gathers them
         with new.transaction() as tx:
             tx.execute(f"ANALYZE {new.dialect.table}")
-    new.dialect.repair_batch = 3
+    new.dialect.state.repair_batch = 3
     got: list[skiplock.Job] = []
     runs = 0
     while len(got) < 5 and runs < 150:
         runs += 1
-        new.dialect.repair_due = 0.0
+        new.dialect.state.repair_due = 0.0
         with new.transaction() as tx:
             before = rows_read(new, tx.connection)
             got.extend(new.claim(queues=["stale"], limit=10, conn=tx.connection))

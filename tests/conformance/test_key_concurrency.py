@@ -13,7 +13,7 @@ import pytest
 
 import skiplock
 
-from .conftest import wait_until
+from .conftest import as_release, wait_until
 from .test_keys import run_threads
 from .test_migrations import FIXTURES, make_v1_table, v1_statements
 
@@ -219,7 +219,7 @@ def test_migration_5_on_a_version_4_table_holding_jobs_in_every_state(
     make_v1_table(setup)
     assert make_queue().migrate(to=4) == [2, 3, 4]
     old = make_queue()  # version 4's release, still running through the upgrade
-    old.dialect.sql = v4_statements(old)
+    as_release(old, v4_statements(old))
     old._schema_ok = True
     done_id = old.enqueue({"s": "done"}, key="a")
     old.complete(old.claim()[0])

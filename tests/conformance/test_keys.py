@@ -13,7 +13,7 @@ import pytest
 
 import skiplock
 
-from .conftest import wait_until
+from .conftest import as_release, wait_until
 from .test_migrations import make_v1_table, v1_statements
 
 KEYS, PER_KEY, THREADS = 50, 40, 8
@@ -199,7 +199,7 @@ def test_migration_4_on_a_version_3_table_holding_jobs(
     make_v1_table(setup)
     assert make_queue().migrate(to=3) == [2, 3]
     old = make_queue()  # the previous release's statements, still running
-    old.dialect.sql = v1_statements(old)
+    as_release(old, v1_statements(old))
     old._schema_ok = True
     pending = old.enqueue_many([{"n": i} for i in range(20)])
     live_id = old.enqueue({"state": "live"}, queue="held")

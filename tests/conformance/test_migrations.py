@@ -19,7 +19,7 @@ import skiplock
 from skiplock import Worker
 from skiplock._core.sql import parse_statements, render_statements
 
-from .conftest import wait_until
+from .conftest import as_release, wait_until
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "schema_v1"
 
@@ -269,7 +269,7 @@ def test_upgrade_while_a_worker_drains_every_state(
     # `old` stands in for the processes of the previous release, which keep running
     # through the upgrade: that release's statements, no schema check.
     old = make_queue()
-    old.dialect.sql = v1_statements(old)
+    as_release(old, v1_statements(old))
     old._schema_ok = True
     done_id = old.enqueue({"state": "done"})
     old.complete(old.claim()[0])

@@ -20,7 +20,7 @@ import skiplock
 from skiplock import Job, Worker
 from skiplock._worker import producer
 
-from .conftest import wait_until
+from .conftest import as_release, wait_until
 from .test_migrations import FIXTURES, v1_statements
 
 V4 = FIXTURES.parent / "schema_v4"  # version 4's release (its stats is version 5's too)
@@ -218,7 +218,7 @@ def test_upgrade_from_version_5_keeps_every_job_and_wakes_idle_workers(
     assert setup.migrate(to=5) == [1, 2, 3, 4, 5]
     old = make_queue()  # version 5's statements are version 7's release's, bar the wake-up
     # ones and stats, which reads version 7's counters table: version 5's is version 4's
-    old.dialect.sql = {**v1_statements(old, V7), "stats": v1_statements(old, V4)["stats"]}
+    as_release(old, {**v1_statements(old, V7), "stats": v1_statements(old, V4)["stats"]})
     old._schema_ok = True
     done_id = old.enqueue({"state": "done"})
     old.complete(old.claim()[0])

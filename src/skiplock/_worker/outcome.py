@@ -140,12 +140,13 @@ class Outcomes:
     def waking(self) -> Iterator[None]:
         """Around a write of this worker that may end jobs (a completion, a final failure,
         a cancel, a claim that fails expired jobs): when it released jobs waiting for them
-        (the dialect's ``released`` count grew meanwhile), wake the producer once the write
+        (the queue's ``released`` count grew meanwhile), wake the producer once the write
         has returned, committed, so that it claims them at once rather than at its next
         poll or probe."""
-        before = self.queue.dialect.released
+        state = self.queue.dialect.state
+        before = state.released
         yield
-        if self.queue.dialect.released != before:
+        if state.released != before:
             self.flags.wake.set()
 
     def failed(self, job: Job, exc: BaseException) -> None:
