@@ -43,7 +43,9 @@ def test_kill_9_a_worker_every_second(
         fleet.start()
     started = time.monotonic()
     feeder.start()
-    deadline = started + (900 if soak() else 100)
+    # a liveness bound, not a speed target: the run shares 2 CPUs with the rest of the
+    # full run (CI: a Patroni drain beside it took this one past 100 s)
+    deadline = started + (900 if soak() else 300)
     while feeder.is_alive() or not drained(queue):
         assert time.monotonic() < deadline, f"not drained in time\n{fleet.log_tail()}"
         time.sleep(random.uniform(0.6, 1.4))
