@@ -60,6 +60,14 @@ def _handler(raise_first: Callable[[], BaseException], is_async: bool) -> Any:
     return handle_async
 
 
+def one_runner(queue: skiplock.Queue, handler: Callable[..., Any], kind: str, lease: float) -> Any:
+    """A started worker of *kind* ("thread" or an AsyncWorker's) with one runner: a runner
+    that died would leave every later job claimed and never run."""
+    options: dict[str, Any] = {"concurrency": 1, "lease": lease, "poll_interval": 0.1}
+    w: Any = Worker if kind == "thread" else LoopWorker
+    return w(queue, handler, **options).start()
+
+
 @pytest.mark.parametrize("raised", list(RAISED))
 @pytest.mark.parametrize("kind", ["thread", "asyncio-sync", "asyncio-async"])
 def test_a_handler_that_raises_anything_ends_its_job_and_the_worker_runs_on(
@@ -68,14 +76,8 @@ def test_a_handler_that_raises_anything_ends_its_job_and_the_worker_runs_on(
     make, error_part = RAISED[raised]
     handler = _handler(make, is_async=kind == "asyncio-async")
     bad = queue.enqueue("bad", max_attempts=1)
-    # one runner: a runner that died would leave every later job claimed and never run
-    options: dict[str, Any] = {"concurrency": 1, "lease": 5, "poll_interval": 0.1}
-    w: Any = (
-        Worker(queue, handler, **options)
-        if kind == "thread"
-        else LoopWorker(queue, handler, **options)
-    )
-    workers.append(w.start())
+    w = one_runner(queue, handler, kind, lease=5)
+    workers.append(w)
     wait_until(lambda: queue.get(bad).status == "failed", 20, "the bad job recorded failed")  # type: ignore[union-attr]
     record = queue.get(bad)
     assert record is not None and record.last_error is not None

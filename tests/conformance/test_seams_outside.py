@@ -4,14 +4,14 @@ what one feature raises or returns where another one reads it."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
 
 import skiplock
 from skiplock import Job, Worker
 
-from .conftest import LoopWorker, wait_until
+from .conftest import wait_until
+from .test_runner_survives import one_runner
 
 
 @pytest.mark.parametrize("kind", ["thread", "asyncio-sync"])
@@ -30,13 +30,8 @@ def test_a_sync_handler_raising_cancelled_error_fails_its_job_at_once(
 
     bad = queue.enqueue("bad", max_attempts=1)
     # a lease far longer than the wait: only a recorded failure ends the job in time
-    options: dict[str, Any] = {"concurrency": 1, "lease": 120, "poll_interval": 0.1}
-    w: Any = (
-        Worker(queue, handle, **options)
-        if kind == "thread"
-        else LoopWorker(queue, handle, **options)
-    )
-    workers.append(w.start())
+    w = one_runner(queue, handle, kind, lease=120)
+    workers.append(w)
     wait_until(lambda: queue.get(bad).status == "failed", 30, "the bad job recorded failed")  # type: ignore[union-attr]
     record = queue.get(bad)
     assert record is not None and record.last_error is not None
