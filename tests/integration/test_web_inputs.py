@@ -147,3 +147,47 @@ def test_a_job_id_too_long_to_be_one_is_a_bad_request(queue: skiplock.Queue) -> 
     assert c.get("/jobs/abc").status_code == 404
     assert c.get(f"/jobs/{job_id}").status_code == 200
     assert c.get(f"/api/jobs/{job_id}").json()["status"] == "failed"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "limit=0",
+        "limit=-1",
+        "limit=1001",
+        "limit=%D9%A1",
+        "limit=1_0",
+        "limit=+5",
+        "before=%D9%A1",
+        "before=0",
+        "before=-3",
+        "before=1e3",
+        f"before={'9' * 20}",
+        "status=nope",
+    ],
+)
+def test_a_bad_list_parameter_is_a_bad_request(queue: skiplock.Queue, query: str) -> None:
+    # never read as another number or left to a default: `limit=0` once meant 50 and
+    # `before=%D9%A1` (an Arabic-Indic one, which int() reads) meant 1
+    queue.enqueue({"n": 1})
+    c = client(create_app(queue), raise_server_exceptions=False)
+    r = c.get(f"/api/jobs?{query}")
+    assert r.status_code == 400, (query, r.text)
+    assert "error" in r.json()
+    if not query.startswith("limit"):  # the page takes no limit
+        assert c.get(f"/jobs?{query}").status_code == 400
+
+
+def test_good_list_parameters_page_through_every_job(queue: skiplock.Queue) -> None:
+    ids = [queue.enqueue({"n": n}) for n in range(5)]
+    c = client(create_app(queue))
+    seen: list[int] = []
+    before = ""
+    while True:
+        page = c.get(f"/api/jobs?limit=2{before}").json()
+        seen += [j["id"] for j in page["jobs"]]
+        if page["next_before"] is None:
+            break
+        before = f"&before={page['next_before']}"
+    assert sorted(seen) == sorted(ids)
+    assert c.get("/api/jobs?limit=&before=").status_code == 200

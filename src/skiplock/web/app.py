@@ -372,7 +372,8 @@ class Board:
 
     async def api_jobs(self, request: Request) -> Response:
         wanted = _filters(request)
-        limit = _int(request.query_params.get("limit"), "limit") or PAGE
+        limit = _int(request.query_params.get("limit"), "limit")
+        limit = PAGE if limit is None else limit
         jobs = await run_in_threadpool(self._list, wanted, limit)
         after = jobs[-1].id if len(jobs) == limit else None
         return _json({"jobs": [record(j) for j in jobs], "next_before": after})
@@ -630,12 +631,13 @@ def _filters(request: Request) -> Filters:
 
 
 def _int(text: str | None, what: str) -> int | None:
+    """A query parameter's ASCII digits (``int()`` takes other scripts' digits and
+    ``1_0``); None when absent or empty."""
     if not text:
         return None
-    try:
-        return int(text)
-    except ValueError:
-        raise ConfigurationError(f"{what} must be a whole number") from None
+    if not (text.isascii() and text.isdigit()) or len(text) > 19:
+        raise ConfigurationError(f"{what} must be a whole number from 0 to {2**63 - 1}")
+    return int(text)
 
 
 class _JobIdText(Convertor[str]):
