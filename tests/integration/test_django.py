@@ -472,5 +472,7 @@ def test_skiplock_worker_runs_a_fleet_with_metrics_and_logs_each_retry_s_error(
 
     with pytest.raises(AssertionError, match="--worker-id names one process"):
         project.manage("skiplock_worker", "--processes", "2", "--worker-id", "x")
-    with pytest.raises(AssertionError, match="--processes takes a number"):
-        project.manage("skiplock_worker", "--processes", "two")
+    # the same check as `skiplock worker --processes`: words, 0, signs and non-ASCII digits
+    for bad in ("two", "0", "+2", "1001", "\u0662"):
+        with pytest.raises(AssertionError, match=r"--processes: .* is not a number of processes"):
+            project.manage("skiplock_worker", "--processes", bad)

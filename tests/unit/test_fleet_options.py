@@ -84,7 +84,7 @@ def test_the_command_line_takes_processes() -> None:
     assert parse(["worker", "m:app", "--processes", "4"]).processes == 4
     assert parse(["worker", "m:app", "--processes", "auto"]).processes == "auto"
     assert parse(["worker", "m:app"]).processes is None  # one worker, no supervisor
-    for bad in ("0", "many", "1001"):
+    for bad in ("0", "many", "1001", "+2", "\u0662", " 3"):
         with pytest.raises(SystemExit) as exc:
             parse(["worker", "m:app", "--processes", bad])
         assert exc.value.code == 2

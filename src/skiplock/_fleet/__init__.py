@@ -19,6 +19,6 @@ it extends), :mod:`skiplock._core`, :mod:`skiplock.errors`. Imported by :mod:`sk
 (``skiplock.Fleet``) and :mod:`skiplock.cli`.
 """
 
-from .supervisor import Fleet, process_count
+from .supervisor import Fleet, process_count, processes_from_text
 
-__all__ = ["Fleet", "process_count"]
+__all__ = ["Fleet", "process_count", "processes_from_text"]

@@ -95,6 +95,18 @@ def process_count(processes: int | str) -> int:
     return processes
 
 
+def processes_from_text(text: str) -> int | str:
+    """A command line's ``--processes``: ``auto`` or 1 to 1000 in ASCII digits; anything
+    else raises :class:`ConfigurationError`."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    if not (text.isascii() and text.isdigit() and 1 <= int(text) <= MAX_PROCESSES):
+        raise ConfigurationError(
+            f"{text!r:.80} is not a number of processes (1 to {MAX_PROCESSES}) or 'auto'"
+        )
+    return int(text)
+
+
 @dataclass
 class _Timed:
     """A handler with a timeout, as its process reported it."""

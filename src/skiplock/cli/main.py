@@ -32,7 +32,7 @@ from typing import Any
 
 from .. import __version__
 from .._core.url import mask_password
-from .._fleet import Fleet, process_count
+from .._fleet import Fleet, processes_from_text
 from .._worker.aio import is_async_handler
 from .._worker.services.retention import DEFAULT_RETENTION
 from ..admin import prune, retry_failed
@@ -88,14 +88,10 @@ def refresh(text: str) -> float:
 
 def processes(text: str) -> int | str:
     """``--processes``: a number, or ``auto`` (one per CPU)."""
-    if text.strip().lower() == "auto":
-        return "auto"
     try:
-        return process_count(int(text))
-    except (ValueError, ConfigurationError):
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a number of processes (1 to 1000) or 'auto'"
-        ) from None
+        return processes_from_text(text)
+    except ConfigurationError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def retention(text: str) -> float | None:

@@ -17,6 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils.crypto import get_random_string
 
 from skiplock import Fleet, Queue, Worker
+from skiplock._fleet import processes_from_text
 from skiplock.errors import SkiplockError
 
 from ..._compat import tasks
@@ -93,15 +94,11 @@ class Command(BaseCommand):  # type: ignore[misc]
         ) or ["default"]
         processes = opts["processes"]
         fleet = processes is not None
-        if fleet and processes.strip().lower() == "auto":
-            processes = "auto"
-        elif fleet:
+        if fleet:
             try:
-                processes = int(processes)
-            except ValueError:
-                raise CommandError(
-                    f"--processes takes a number of processes or 'auto', not {processes!r}"
-                ) from None
+                processes = processes_from_text(processes)
+            except SkiplockError as exc:
+                raise CommandError(f"--processes: {exc}") from None
         if fleet and opts["worker_id"] is not None:
             raise CommandError(
                 "--worker-id names one process: with --processes each process has a random one"
