@@ -145,11 +145,14 @@ def test_task_and_periodic_decorators_work_in_either_order(
     ]
     worker = app.worker(retention=None, poll_interval=0.05)
     assert list(worker.queues) == ["reports"]
-    threading.Thread(target=worker.run, kwargs={"install_signals": False}, daemon=True).start()
+    thread = threading.Thread(target=worker.run, kwargs={"install_signals": False}, daemon=True)
+    thread.start()
     try:
         wait_until(lambda: ran, 30, "a tick run")
     finally:
         worker.stop()
+        thread.join(30)  # before the fixture closes the queue the worker uses
+    assert not thread.is_alive()
     job = queue.list_jobs(queue="reports", limit=1)[0]
     assert (job.payload["task"], job.priority, job.max_attempts) == ("report", 3, 2)
     # a Task given to @app.task again is refused by name, not with an AttributeError
