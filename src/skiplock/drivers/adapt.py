@@ -1,10 +1,4 @@
-"""Sync ``conn=``: :func:`adapt` turns what a caller passes into an :class:`Adapter`: a driver
-connection of an accepted driver, or a SQLAlchemy ``Connection`` / ``Session`` or a Django
-connection (unwrapped here). Anything else, or a connection to another kind of database
-than the queue's, raises :class:`~skiplock.ConfigurationError` before anything is sent.
-Driver modules are looked up in ``sys.modules`` only: an object cannot come from a driver
-that was never imported, so nothing is imported here.
-"""
+"""Sync ``conn=``: a driver, SQLAlchemy or Django connection made an :class:`Adapter`."""
 
 from __future__ import annotations
 
@@ -43,7 +37,7 @@ _CLASSES: tuple[tuple[str, str, type[Adapter]], ...] = (
 
 
 def adapter_class(raw: Any) -> tuple[type[Adapter], Any] | None:
-    """The adapter class for a driver connection and the driver's DB-API module."""
+    """The adapter class for a driver connection, and the driver's DB-API module."""
     for module_name, attr, cls in _CLASSES:
         module = sys.modules.get(module_name)
         if module is None:
@@ -61,8 +55,9 @@ def _accepted(database: str) -> str:
 
 
 def adapt(obj: Any, database: str, flavor: str) -> Adapter:
-    """An adapter for the caller's *obj*, checked to talk to *database* (a dialect name;
-    *flavor* names it in messages). Raises ``ConfigurationError`` otherwise."""
+    """An adapter for the caller's *obj*, checked to talk to *database* (*flavor* names it
+    in messages). Raises ``ConfigurationError`` otherwise.
+    """
     if isinstance(obj, Adapter):
         adapter = obj
     else:
@@ -89,7 +84,7 @@ def adapt(obj: Any, database: str, flavor: str) -> Adapter:
 
 
 def _check_odbc_server(adapter: PyodbcAdapter) -> None:
-    """pyodbc reaches any ODBC data source: refuse one that is not SQL Server."""
+    """Refuse a pyodbc data source that is not SQL Server."""
     try:
         name = str(adapter.connection.getinfo(adapter.module.SQL_DBMS_NAME))
     except Exception:  # the driver cannot say: let the statements tell

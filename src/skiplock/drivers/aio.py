@@ -1,17 +1,4 @@
-"""Asynchronous driver adapters: how one asyncio driver runs skiplock's SQL.
-
-An :class:`AsyncAdapter` answers the same requests as a sync :class:`~.base.Adapter`
-(:mod:`skiplock._core.ops`), with the same row shape (``list[dict]``, JSON as text), awaited.
-Whatever does not need I/O (the driver's name and database, reading its errors, the
-cursor it asks for) is the sync adapter of the same driver family, held as ``sync``: an
-async adapter adds only the awaiting.
-
-- :class:`AsyncCursorAdapter`: drivers whose cursor methods are coroutines
-  (psycopg 3's ``AsyncConnection``, ``mysql.connector.aio``), see ``aio_drivers.py``;
-- :class:`ThreadAdapter`: a sync adapter whose calls run in a thread
-  (``asyncio.to_thread``): SQL Server's pymssql, which has no asyncio API;
-- asyncpg, which is not DB-API, in ``aio_drivers.py``.
-"""
+"""Asynchronous driver adapters: the sync adapter of the same driver (``sync``), awaited."""
 
 from __future__ import annotations
 
@@ -31,14 +18,9 @@ T = TypeVar("T")
 
 
 async def opened(opening: Awaitable[T], close: Callable[[T], object]) -> T:
-    """What *opening* opened (a connection: a driver's connect, or a connect run in a
-    thread). Interrupted (a cancelled task, ``KeyboardInterrupt``) before it ends, it is
-    not dropped half made: a driver's connect would leave its socket open, a thread goes
-    on and returns a connection no one closes, a session the server counts until a
-    garbage collection. The opening runs to its end (waited for: the interruption comes
-    once the connection is closed, a connect time later) and what it opened is closed
-    with *close* (without an await); interrupted again meanwhile, it is closed when it
-    ends."""
+    """What *opening* opened. Interrupted, the opening still ends and what it opened is
+    closed with *close*, so no socket is left open.
+    """
     task = asyncio.ensure_future(opening)
     try:
         return await asyncio.shield(task)
@@ -57,10 +39,7 @@ def _close_opened(done: asyncio.Future[T], close: Callable[[T], object]) -> None
 
 
 class AsyncAdapter:
-    """One asyncio connection (the user's or skiplock's own). See the module docstring.
-
-    ``owned``: skiplock made it and ends its transactions; a user's is never committed.
-    """
+    """One asyncio connection; ``owned``: skiplock's own, whose transactions it ends."""
 
     #: the sync adapter class of the same driver family (names, error reading)
     sync_class: ClassVar[type[Adapter]]
@@ -82,7 +61,6 @@ class AsyncAdapter:
         return self.sync.error_info(exc)
 
     async def execute(self, request: Request) -> Any:
-        """Run *request*; answer as :mod:`skiplock._core.ops` says."""
         if type(request) is Statement:
             return await self.statement(request.sql, request.params, request.want)
         if isinstance(request, Copy):
@@ -110,26 +88,18 @@ class AsyncAdapter:
         await self.connection.close()
 
     def abort(self) -> None:
-        """Close the connection without an await, after :meth:`close` was interrupted (a
-        cancelled task). Nothing here: psycopg's close does not await, a thread's close
-        goes on by itself; a driver whose close awaits the server overrides it."""
+        """Close without an await, after :meth:`close` was interrupted."""
 
     def is_closed(self) -> bool:
-        """True when the connection cannot be reused (own connections, at check-in)."""
         return False
 
     def fileno(self) -> int | None:
-        """The socket to look at for an idle connection's health (see
-        ``Dialect.is_usable_async``), or None where the driver's event loop reads it."""
         return None
 
     async def autocommit(self) -> bool:
-        """True when each statement commits by itself (see the sync adapter's)."""
         return bool(getattr(self.connection, "autocommit", False))
 
     async def user_execute(self, sql: str, params: Any) -> tuple[int, list[tuple[Any, ...]]]:
-        """Run the caller's statement in the driver's own parameter style; its row count
-        and its rows (always read)."""
         raise NotImplementedError
 
 
@@ -176,10 +146,7 @@ class AsyncCursorAdapter(AsyncAdapter):
 
 
 class ThreadAdapter(AsyncAdapter):
-    """A sync adapter behind the async interface: each call runs in a thread of the loop's
-    default executor, one at a time per connection. A cancelled task leaves its call's
-    thread running; the next call on the connection (the close that drops it) waits for
-    that thread, so the driver is never used by two threads at once."""
+    """A sync adapter whose calls run in a thread, one at a time per connection."""
 
     def __init__(self, sync: Adapter) -> None:
         self.connection = sync.connection

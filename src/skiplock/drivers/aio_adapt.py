@@ -1,13 +1,4 @@
-"""What :class:`skiplock.AsyncQueue` accepts as ``conn=``, and the unwrapping of
-SQLAlchemy's asyncio objects.
-
-Accepted: psycopg 3 ``AsyncConnection``, asyncpg connections (and a pool's proxies),
-``mysql.connector.aio`` connections, SQLAlchemy ``AsyncConnection`` / ``AsyncSession``
-over one of them; on a database whose dialect has no asyncio driver (SQL Server), the
-sync connections :func:`skiplock.drivers.adapt` accepts, run in a thread. Anything else,
-a sync connection where an asyncio one exists, or a connection to another database,
-raises :class:`~skiplock.ConfigurationError` before anything is sent.
-"""
+"""What :class:`skiplock.AsyncQueue` accepts as ``conn=``."""
 
 from __future__ import annotations
 
@@ -53,9 +44,9 @@ async def _unwrap(obj: Any) -> Any:
 
 
 async def adapt_async(obj: Any, database: str, flavor: str, in_thread: bool) -> AsyncAdapter:
-    """An async adapter for the caller's *obj*, checked to talk to *database* (*flavor*
-    names it in messages). *in_thread*: the database has no asyncio driver, so its sync
-    connections are run in a thread. Raises ``ConfigurationError`` otherwise."""
+    """An async adapter for the caller's *obj*, checked to talk to *database*
+    (*in_thread*: run sync connections in a thread). Raises ``ConfigurationError`` otherwise.
+    """
     if isinstance(obj, AsyncAdapter):
         adapter = obj
     else:

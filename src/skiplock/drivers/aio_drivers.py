@@ -1,17 +1,4 @@
-"""The asyncio drivers: psycopg 3 (``AsyncConnection``), asyncpg, and mysql-connector's
-``mysql.connector.aio``.
-
-- psycopg's and mysql-connector's async cursors mirror their sync ones: the cursor each
-  asks for (dict rows, JSON as text, no buffering) is the sync adapter's.
-- asyncpg is not DB-API: it takes ``$1 … $n`` (our ``%(name)s`` are numbered once per
-  statement text, a name used twice is one number), answers ``fetch`` with ``Record``
-  rows (made dicts here; ``json``/``jsonb`` come back as text, its default) and
-  ``execute`` with a status string (``UPDATE 3``: the row count), and keeps the SQLSTATE
-  in ``sqlstate``. It runs statements outside a transaction one by one (autocommit), so
-  a multi-statement operation on such a connection gets a transaction of its own, as on
-  a sync connection in autocommit mode. It cannot run our ``COPY … FROM STDIN`` (a batch
-  is inserted by one statement instead).
-"""
+"""The asyncio drivers: psycopg 3, asyncpg and ``mysql.connector.aio``."""
 
 from __future__ import annotations
 
@@ -40,7 +27,7 @@ _PLACEHOLDER = re.compile(r"%\((\w+)\)s")
 
 
 class AsyncPsycopgAdapter(AsyncCursorAdapter):
-    """psycopg 3 ``AsyncConnection`` (also from ``psycopg_pool.AsyncConnectionPool``)."""
+    """psycopg 3 ``AsyncConnection`` (also from ``psycopg_pool``)."""
 
     sync_class: ClassVar[type[Adapter]] = PsycopgAdapter
     driver: ClassVar[str] = "psycopg (async)"
@@ -99,11 +86,7 @@ class AsyncMySQLConnectorAdapter(AsyncCursorAdapter):
 
 
 def abort_mysql_aio(connection: Any) -> None:
-    """Close a ``mysql.connector.aio`` connection's socket without an await. Its close()
-    awaits the QUIT being written and the stream being closed, and its connect() leaves
-    the socket open when interrupted (it catches ``Exception`` only): either way,
-    interrupted, the socket would stay open until the object is collected, a session
-    the server still counts; the transport is closed at once instead."""
+    """Close a ``mysql.connector.aio`` connection's socket without an await."""
     writer = getattr(getattr(connection, "_socket", None), "_writer", None)
     transport = getattr(writer, "transport", None)
     if transport is not None:
@@ -127,7 +110,7 @@ def numbered(sql: str, params: Mapping[str, Any] | None) -> tuple[str, list[Any]
 
 
 class _AsyncpgErrors(Adapter):
-    """What is read from asyncpg's exceptions (asyncpg has no DB-API ``Error`` class)."""
+    """What is read from asyncpg's exceptions."""
 
     database: ClassVar[str] = "postgresql"
     driver: ClassVar[str] = "asyncpg"
@@ -155,7 +138,7 @@ class _AsyncpgErrors(Adapter):
 
 
 class AsyncpgAdapter(AsyncAdapter):
-    """asyncpg ``Connection`` (also a pool's proxy); see the module docstring."""
+    """asyncpg ``Connection`` (also a pool's proxy)."""
 
     sync_class: ClassVar[type[Adapter]] = _AsyncpgErrors
     driver: ClassVar[str] = "asyncpg"
@@ -200,7 +183,7 @@ class AsyncpgAdapter(AsyncAdapter):
         return not self.connection.is_in_transaction()
 
     async def user_execute(self, sql: str, params: Any) -> tuple[int, list[tuple[Any, ...]]]:
-        """The caller's statement in asyncpg's own style (``$1``, a sequence of values)."""
+        """The caller's statement in asyncpg's style (``$1``, a sequence)."""
         stmt = await self.connection.prepare(sql)
         rows = await stmt.fetch(*(params or ()))
         last = (stmt.get_statusmsg() or "").rsplit(" ", 1)[-1]
@@ -223,7 +206,7 @@ _CLASSES: tuple[tuple[str, str, str, type[AsyncAdapter]], ...] = (
 
 
 def async_adapter_class(raw: Any) -> tuple[type[AsyncAdapter], Any] | None:
-    """The async adapter class for an asyncio driver connection, and the driver module."""
+    """The async adapter class for a driver connection, and the driver module."""
     for module_name, attr, top, cls in _CLASSES:
         if is_instance(raw, module_name, attr) and top in sys.modules:
             return cls, sys.modules[top]

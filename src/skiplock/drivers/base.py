@@ -1,13 +1,7 @@
 """What every driver adapter provides: running one request on one DB-API connection.
 
-An adapter knows one driver, not one database (that is the dialect's job): its parameter
-style, the shape of its rows, its exception classes and where they keep the SQLSTATE or
-error number, its ``rowcount``, and how to tell whether the connection is in autocommit
-mode. Rows come back as ``list[dict]`` (column name → value) with JSON columns as text,
-the way :meth:`skiplock.Job.from_row` reads them, or, for a statement that wants
-``TUPLES``, as :class:`~skiplock._core.ops.Tuples` (what :meth:`skiplock.Job.reader`
-reads); datetimes may be naive (UTC) or aware, and numbers may be ``Decimal``: the
-readers above accept both.
+Rows come back as ``list[dict]`` with JSON as text, or as
+:class:`~skiplock._core.ops.Tuples`; datetimes may be naive (UTC) or aware.
 """
 
 from __future__ import annotations
@@ -34,19 +28,18 @@ __all__ = ["Adapter", "as_dicts", "counted", "dict_rows"]
 
 
 def dict_rows(cur: Any) -> list[dict[str, Any]]:
-    """The cursor's remaining rows as dicts keyed by the column names."""
+    """The cursor's remaining rows as dicts keyed by column name."""
     return as_dicts(cur.description, cur.fetchall())
 
 
 def as_dicts(description: Any, rows: Iterable[Any]) -> list[dict[str, Any]]:
-    """Row tuples as dicts keyed by the column names of a cursor's *description*."""
+    """Row tuples as dicts keyed by the column names of *description*."""
     names = [d[0] for d in description]
     return [dict(zip(names, row, strict=True)) for row in rows]
 
 
 def counted(cur: Any, want: int) -> int | None:
-    """What a statement that wants no rows answers, its rows read (:data:`ROWCOUNT`: the
-    rows it matched, :data:`LASTROWID`: the id it inserted, :data:`NOTHING`: None)."""
+    """What a statement that wants no rows answers (row count, last row id or None)."""
     if want == ROWCOUNT:
         return int(cur.rowcount)
     if want == LASTROWID:
@@ -56,12 +49,7 @@ def counted(cur: Any, want: int) -> int | None:
 
 
 class Adapter:
-    """One user's or skiplock's connection of one driver.
-
-    ``database`` is the dialect name this driver talks to (``postgresql``, ``mysql``,
-    ``mssql``); ``driver`` is the name shown in messages and used by ``SKIPLOCK_REQUIRE``.
-    Subclasses set ``module`` (the driver's DB-API module) before use.
-    """
+    """One connection of one driver; ``database`` is the dialect name."""
 
     database: ClassVar[str]
     driver: ClassVar[str]
@@ -107,7 +95,6 @@ class Adapter:
         self.connection.close()
 
     def abort(self) -> None:
-        """Close after a close was interrupted (``KeyboardInterrupt``): the same, again."""
         self.connection.close()
 
     def statement(self, sql: str, params: Mapping[str, Any] | None, want: int) -> Any:
@@ -125,15 +112,12 @@ class Adapter:
             cur.close()
 
     def run_cursor(self, cur: Any, sql: str, params: Mapping[str, Any] | None) -> None:
-        """``cur.execute`` in the driver's parameter style (ours is ``%(name)s``)."""
         if params is None:
             cur.execute(sql)
         else:
             cur.execute(sql, self.bound(params))
 
     def bound(self, params: Mapping[str, Any]) -> Mapping[str, Any]:
-        """*params* as this driver binds them best: as they are, unless a driver says (the
-        async adapters of a sync driver ask the same)."""
         return params
 
     def rows(self, cur: Any) -> list[dict[str, Any]]:
@@ -142,7 +126,6 @@ class Adapter:
         return dict_rows(cur)
 
     def tuples(self, cur: Any) -> Tuples:
-        """The rows as :class:`Tuples` (here from the dict rows; psycopg reads tuples)."""
         return Tuples.of(self.rows(cur))
 
     def copy(self, sql: str, rows: Iterable[tuple[Any, ...]]) -> None:
@@ -163,8 +146,7 @@ class Adapter:
         return "other"
 
     def error_codes(self, exc: BaseException) -> frozenset[int | str]:
-        """The SQLSTATE and error numbers in *exc* (DB-API drivers for MySQL put the
-        number first in ``args``)."""
+        """The SQLSTATE and error numbers in *exc*."""
         first = exc.args[0] if exc.args else None
         return frozenset({first}) if isinstance(first, int) else frozenset()
 
@@ -174,15 +156,13 @@ class Adapter:
     # -- transactions ---------------------------------------------------------------------
 
     def autocommit(self) -> bool:
-        """True when every statement on the connection commits by itself (so an operation
-        of several statements needs a transaction of its own to be atomic)."""
+        """True when every statement on the connection commits by itself."""
         return bool(getattr(self.connection, "autocommit", False))
 
     # -- user statements (Transaction.execute) --------------------------------------------
 
     def user_execute(self, sql: str, params: Any) -> tuple[int, list[tuple[Any, ...]]]:
-        """Run the caller's statement in the driver's own parameter style; return its row
-        count and whatever rows it produced (always read, so none is left unread)."""
+        """Run the caller's statement in the driver's parameter style: (row count, rows)."""
         cur = self.connection.cursor()
         try:
             if params is None:

@@ -1,13 +1,4 @@
-"""SQL Server drivers: pymssql (FreeTDS) and pyodbc (what mssql-django and most SQLAlchemy
-users have).
-
-pymssql takes ``%(name)s`` and formats the values into the text on the client; pyodbc
-takes ``?`` placeholders in order, so each statement is converted once (and cached).
-pyodbc returns a batch's results one by one: the claim's ``SET TRANSACTION ISOLATION
-LEVEL`` gives no result set, so the cursor moves on to the first one with columns.
-Error numbers: pymssql keeps them in ``args`` (and in the FreeTDS text), pyodbc at the
-end of the message, ``… (1205) (SQLExecDirectW)``, after the SQLSTATE in ``args[0]``.
-"""
+"""SQL Server drivers: pymssql (FreeTDS) and pyodbc."""
 
 from __future__ import annotations
 
@@ -27,11 +18,7 @@ _PLACEHOLDER = re.compile(r"%\((\w+)\)s")
 
 
 def pymssql_error_number(exc: BaseException) -> int | None:
-    """The server's (or FreeTDS's) error number carried by a pymssql exception.
-
-    pymssql raises ``OperationalError((number, b"message"),)`` from a statement, and
-    ``OperationalError("Cannot commit transaction: (number, b'…')")`` from ``commit``.
-    """
+    """The error number carried by a pymssql exception."""
     number = getattr(exc, "number", None)
     if isinstance(number, int) and number:
         return number
@@ -45,8 +32,7 @@ def pymssql_error_number(exc: BaseException) -> int | None:
 
 
 def pymssql_error_numbers(exc: BaseException) -> frozenset[int | str]:
-    """A server error is known by its own number; the FreeTDS numbers in the text count
-    only when the server sent none (the client side failed)."""
+    """The server's error number; FreeTDS's only when the server sent none."""
     number = pymssql_error_number(exc)
     if number is not None and number < 20000:
         return frozenset({number})
@@ -63,8 +49,9 @@ def _qmark(sql: str) -> tuple[str, tuple[str, ...]]:
 
 
 def qmark(sql: str, params: Mapping[str, Any] | None) -> tuple[str, list[Any]]:
-    """``%(name)s`` placeholders as ``?`` with the values in order (a name used twice is
-    bound twice). Raises ``KeyError`` for a placeholder without a value."""
+    """``%(name)s`` placeholders as ``?`` with the values in order. Raises ``KeyError`` for a
+    placeholder without a value.
+    """
     text, names = _qmark(sql)
     if params is None:
         return text, []

@@ -1,9 +1,4 @@
-"""skiplock's own SQL Server connections through pymssql (FreeTDS): opened with autocommit
-off and the session batch the dialect gives, and their health. pymssql has no asyncio
-API: the AsyncQueue runs these connections in a thread.
-
-May import: the standard library.
-"""
+"""skiplock's own SQL Server connections through pymssql."""
 
 from __future__ import annotations
 
@@ -16,8 +11,7 @@ __all__ = ["autocommit", "connect", "is_closed"]
 
 
 def connect(pymssql: ModuleType, kwargs: Mapping[str, Any], session: str) -> Any:
-    """A new pymssql connection with the batch *session* run and committed; closed again if
-    that fails."""
+    """A new pymssql connection with *session* run and committed."""
     conn = pymssql.connect(**kwargs)
     try:
         cur = conn.cursor()
@@ -41,9 +35,7 @@ def is_closed(conn: Any) -> bool:
 
 @contextmanager
 def autocommit(conn: Any) -> Iterator[None]:
-    """*conn* in autocommit mode for the block, for the statements SQL Server refuses in a
-    transaction. pymssql rolls back the transaction it keeps open when autocommit goes on,
-    and begins one again when it goes off."""
+    """*conn* in autocommit mode for the block."""
     conn.autocommit(True)
     try:
         yield

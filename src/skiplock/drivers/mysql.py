@@ -1,13 +1,7 @@
-"""MySQL / MariaDB drivers: mysql-connector-python (pure and C extension), PyMySQL and
-mysqlclient (``MySQLdb``).
+"""MySQL / MariaDB drivers: mysql-connector-python, PyMySQL and mysqlclient.
 
-All three take ``%(name)s`` parameters and bind no lists (the dialect expands them). Every
-result is read to its end: mysql-connector refuses the next statement ("Unread result
-found") while rows of the last one are pending. ``rowcount`` of an UPDATE counts matched
-rows only with the ``CLIENT_FOUND_ROWS`` flag (skiplock's own connections and
-SQLAlchemy's and Django's set it); without it, it counts changed rows, and every fenced
-statement of skiplock changes a column of each row it matches (status, lease or attempt),
-so the two counts agree.
+A connection without ``CLIENT_FOUND_ROWS`` is fine: every fenced UPDATE changes a column
+of the row it matches.
 """
 
 from __future__ import annotations
@@ -24,7 +18,7 @@ _NOT_AVAILABLE = "MySQL Connection not available"
 
 
 def _causes(exc: BaseException) -> list[BaseException]:
-    """The errors *exc* was raised from or during, nearest first (a bounded walk)."""
+    """The errors *exc* was raised from or during, nearest first."""
     out: list[BaseException] = []
     cur = exc.__cause__ or exc.__context__
     while cur is not None and len(out) < 8 and cur not in out:
@@ -34,7 +28,6 @@ def _causes(exc: BaseException) -> list[BaseException]:
 
 
 def _cext_error() -> type[BaseException] | None:
-    """``_mysql_connector.MySQLError`` where the C extension is installed, else None."""
     try:
         from _mysql_connector import MySQLError  # type: ignore[import-not-found]
     except ImportError:
@@ -43,9 +36,7 @@ def _cext_error() -> type[BaseException] | None:
 
 
 def _plain_cursor_class(connection: Any) -> Any:
-    """The class ``connection.cursor()`` would return for a plain (unbuffered, non-raw,
-    tuple) cursor, or None when *connection* is not one of mysql-connector's own two
-    classes or was opened with other cursor defaults."""
+    """The class of a plain cursor of *connection*, or None if unknown."""
     if getattr(connection, "_buffered", True) or getattr(connection, "_raw", True):
         return None
     from mysql.connector.connection import MySQLConnection
@@ -62,7 +53,7 @@ def _plain_cursor_class(connection: Any) -> Any:
 
 
 class MySQLConnectorAdapter(Adapter):
-    """mysql-connector-python: ``MySQLConnection`` (pure) and ``CMySQLConnection``."""
+    """mysql-connector-python: ``MySQLConnection`` and ``CMySQLConnection``."""
 
     database: ClassVar[str] = "mysql"
     driver: ClassVar[str] = "mysql-connector"
@@ -98,11 +89,7 @@ class MySQLConnectorAdapter(Adapter):
         return frozenset({errno}) if isinstance(errno, int) and errno > 0 else frozenset()
 
     def error_info(self, exc: BaseException) -> ErrorInfo:
-        """As any adapter's, except for a lost connection reported as another class:
-        mysql-connector wraps one met while it prepares a statement (reading @@sql_mode to
-        escape parameters) in ``ProgrammingError("Failed processing pyformat-parameters;
-        MySQL Connection not available")``. The cause chain, or the message when the cause
-        was dropped, says what happened; a server error (number 1000 and up) is its own."""
+        """As any adapter's; a lost connection hidden in a ``ProgrammingError`` too."""
         info = super().error_info(exc)
         if info.kind in ("operational", "interface") or info.number() >= 1000:
             return info
@@ -137,7 +124,6 @@ class PyMySQLAdapter(Adapter):
 
 
 class MySQLdbAdapter(PyMySQLAdapter):
-    """mysqlclient (``MySQLdb.connections.Connection``, any cursor class): the same calls
-    as PyMySQL (``cursors.Cursor``, ``get_autocommit()``)."""
+    """mysqlclient (``MySQLdb.connections.Connection``, any cursor class)."""
 
     driver: ClassVar[str] = "mysqlclient"

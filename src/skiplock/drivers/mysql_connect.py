@@ -1,19 +1,5 @@
-"""skiplock's own MySQL / MariaDB connections through mysql-connector-python: opened (sync
-and ``mysql.connector.aio``) with the flags and session statements the statements rely
-on, its C extension where it loads, pure Python where it does not, and their health.
-
-The C extension decodes rows in C; the pure-Python driver decodes every row in Python under
-the GIL (most of a drain's time on MySQL). ``mysql.connector.connect(use_pure=False)`` falls
-back to pure Python silently when the extension cannot load (26.x's needs OpenSSL 3.2, which
-Debian 12 lacks), so the choice is made here, once, and said: :func:`driver_name` is what
-``skiplock install`` and ``Queue.ping().driver`` report.
-
-The C extension hides its socket, which the pool needs to see a connection the server has
-closed without a round trip; :func:`socket_of` finds it by the client port the server sees,
-at connect time, and :func:`fileno` hands it out while the connection lives.
-
-May import: the standard library, :mod:`skiplock.errors`, :mod:`.aio_drivers`;
-mysql-connector inside the functions.
+"""skiplock's own MySQL / MariaDB connections through mysql-connector-python, its C
+extension where it loads.
 """
 
 from __future__ import annotations
@@ -59,7 +45,7 @@ _PROCESSLISTS = ("performance_schema.processlist", "information_schema.PROCESSLI
 
 
 def c_extension_error(connector: ModuleType) -> str | None:
-    """None if mysql-connector's C extension loads, else why it does not."""
+    """None if the C extension loads, else why not."""
     if getattr(connector, "HAVE_CEXT", False):
         return None
     try:
@@ -70,7 +56,6 @@ def c_extension_error(connector: ModuleType) -> str | None:
 
 
 def use_pure(connector: ModuleType) -> bool:
-    """True only where the C extension cannot load."""
     return c_extension_error(connector) is not None
 
 
@@ -82,9 +67,7 @@ def driver_name(connector: ModuleType) -> str:
 
 
 def socket_of(conn: Any) -> int | None:
-    """The file descriptor of a C-extension connection's TCP socket, found by the client
-    port the server reports for this session; None where it cannot be told (a Unix
-    socket, a proxy in between, no ``/proc``). One or two round trips, at connect time only."""
+    """The file descriptor of a C-extension connection's socket, or None if unknown."""
     from mysql.connector import Error
 
     host = ""
@@ -153,7 +136,6 @@ def connect_timeout(options: Mapping[str, Any]) -> int:
 
 
 async def aio_connect(connector: ModuleType, kwargs: dict[str, Any]) -> Any:
-    """``mysql.connector.aio.connect(**kwargs)``, its errors made the sync driver's."""
     try:
         try:
             return await _aio_connect_within(connector, kwargs)
@@ -176,22 +158,15 @@ async def aio_connect(connector: ModuleType, kwargs: dict[str, Any]) -> Any:
 
 
 async def _aio_connect_within(connector: ModuleType, kwargs: dict[str, Any]) -> Any:
-    """Within the connect timeout: the aio driver bounds only the TCP connect by it, not
-    the server's greeting and the login (a server that accepts and never answers held the
-    connect for ever).
-
-    The connection is made here, not by ``aio.connect()``, and its connect runs as a task
-    of its own, waited for with ``asyncio.wait`` (not ``asyncio.wait_for``, which before
-    Python 3.12 loses a cancel that comes as the connect ends): interrupted (a cancelled
-    task, the timeout), it is given up, its socket closed at once and again whenever the
-    connect ends (the driver's connect catches ``Exception`` only, so it would leave its
-    socket open, a session the server counts until a garbage collection)."""
+    """Connect within the connect timeout, greeting and login included."""
     from mysql.connector import aio
 
     timeout = kwargs["connection_timeout"]
     conn = aio.MySQLConnection(**{k: v for k, v in kwargs.items() if k != "use_pure"})
     connecting = asyncio.ensure_future(conn.connect())
     try:
+        # asyncio.wait, not wait_for: before Python 3.12 wait_for loses a cancel that comes
+        # as the connect ends, and the driver bounds only the TCP connect by the timeout
         done, _ = await asyncio.wait((connecting,), timeout=timeout or None)
         if done:
             connecting.result()  # the connect's own error, if it failed
@@ -208,8 +183,7 @@ async def _aio_connect_within(connector: ModuleType, kwargs: dict[str, Any]) -> 
 
 
 def _give_up(conn: Any, connecting: asyncio.Future[None]) -> None:
-    """Close *conn*'s socket now and when *connecting* ends (what it raises then is read,
-    so that no "exception was never retrieved" is logged)."""
+    """Close *conn*'s socket now and again when *connecting* ends."""
 
     def ended(task: asyncio.Future[None]) -> None:
         if not task.cancelled():
@@ -231,9 +205,7 @@ def connect(
     session: Sequence[str],
     autocommit: bool = False,
 ) -> Any:
-    """A new connection: the C extension where it loads, ``CLIENT_FOUND_ROWS`` (a fenced
-    UPDATE counts the row it matched), *session* run, *autocommit* set (an idle probe's:
-    no COMMIT per read). Closed again if any of that fails."""
+    """A new connection with ``CLIENT_FOUND_ROWS``, *session* run and *autocommit* set."""
     from mysql.connector.constants import ClientFlag
 
     flags = {"use_pure": use_pure(connector), "client_flags": [ClientFlag.FOUND_ROWS]}
@@ -259,8 +231,6 @@ def connect(
 async def connect_async(
     connector: ModuleType, kwargs: Mapping[str, Any], session: Sequence[str]
 ) -> AsyncMySQLConnectorAdapter:
-    """:func:`connect` for the AsyncQueue, through ``mysql.connector.aio``, in its (owned)
-    adapter."""
     from mysql.connector.constants import ClientFlag
 
     # the aio API takes the flags as one number, not a list
@@ -278,7 +248,6 @@ async def connect_async(
 
 
 def is_closed(conn: Any) -> bool:
-    """Asks the server (``is_connected()`` pings it)."""
     try:
         return not conn.is_connected()
     except Exception:
@@ -286,8 +255,7 @@ def is_closed(conn: Any) -> bool:
 
 
 def fileno(conn: Any) -> int | None:
-    """The socket of *conn* without a round trip (-1 once closed; None where the C
-    extension's could not be found at connect time)."""
+    """The socket of *conn* (-1 once closed; None if unknown)."""
     if conn in _SOCKETS:  # C extension: the socket found at connect time
         fd = _SOCKETS[conn]
         return fd if fd is None or conn._cmysql.connected() else -1

@@ -1,10 +1,4 @@
-"""PostgreSQL drivers: psycopg 3 and psycopg 2.
-
-Both bind lists as arrays. Each cursor reads ``json``/``jsonb`` as text (a user's
-connection would hand back decoded values, and a JSON string would then be decoded
-twice); the user's connection-level row factory or cursor class is never used: rows are
-read through a cursor of our own.
-"""
+"""PostgreSQL drivers: psycopg 3 and psycopg 2 (JSON read as text, our own cursor)."""
 
 from __future__ import annotations
 
@@ -25,12 +19,7 @@ _NONE = frozenset({type(None)})
 
 
 def bound(params: Mapping[str, Any]) -> Mapping[str, Any]:
-    """*params* as psycopg 3 binds them fastest: a list of ints (a batch's ids and attempts,
-    which every statement casts, ``%(ids)s::bigint[]``) as one array literal, which is sent
-    as text and cast by the server; psycopg would dump each element and test it against a
-    regular expression for quoting (~1 µs per job of a completion). A list of None only (a
-    completion batch's results, when the handlers returned nothing) is one literal of
-    NULLs likewise."""
+    """*params* with a list of ints or of None as one array literal (faster in psycopg 3)."""
     out: dict[str, Any] | None = None
     for key, value in params.items():
         if type(value) is not list or not value:
@@ -49,8 +38,7 @@ def bound(params: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 class PsycopgAdapter(Adapter):
-    """psycopg 3 (``psycopg.Connection``, from ``psycopg_pool`` too), in any configuration:
-    any row factory, any cursor factory, autocommit on or off."""
+    """psycopg 3 (``psycopg.Connection``), any row factory or autocommit."""
 
     database: ClassVar[str] = "postgresql"
     driver: ClassVar[str] = "psycopg"

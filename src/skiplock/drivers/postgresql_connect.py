@@ -1,13 +1,4 @@
-"""skiplock's own PostgreSQL connections through psycopg 3: opened (sync and asyncio) in
-the state every statement relies on, LISTENing, and their health.
-
-Each connection: autocommit off, READ COMMITTED, the session statements the dialect gives
-(its time zone), ``json``/``jsonb`` read as text (every dialect then decodes payloads with
-the same ``json.loads``). The dialect gives the connect keywords and the statements; the
-psycopg calls are here.
-
-May import: the standard library, :mod:`.aio_drivers`; psycopg inside the functions.
-"""
+"""skiplock's own PostgreSQL connections through psycopg 3, and LISTEN."""
 
 from __future__ import annotations
 
@@ -37,8 +28,7 @@ def _read_json_as_text(conn: Any) -> None:
 
 
 def connect(psycopg: ModuleType, kwargs: Mapping[str, Any], session: Sequence[str]) -> Any:
-    """A new ``psycopg.Connection``: autocommit off, READ COMMITTED, *session* run and
-    committed. Closed again if any of that fails."""
+    """A new ``psycopg.Connection`` with *session* run and committed."""
     conn = psycopg.connect(autocommit=False, **kwargs)
     try:
         conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
@@ -55,8 +45,6 @@ def connect(psycopg: ModuleType, kwargs: Mapping[str, Any], session: Sequence[st
 async def connect_async(
     psycopg: ModuleType, kwargs: Mapping[str, Any], session: Sequence[str]
 ) -> AsyncPsycopgAdapter:
-    """:func:`connect` for the AsyncQueue: a ``psycopg.AsyncConnection`` in its (owned)
-    adapter."""
     conn = await opened(psycopg.AsyncConnection.connect(autocommit=False, **kwargs), _finish)
     try:
         await conn.set_isolation_level(psycopg.IsolationLevel.READ_COMMITTED)
@@ -71,13 +59,11 @@ async def connect_async(
 
 
 def _finish(conn: Any) -> None:
-    """Close a psycopg connection without an await (its libpq connection ends)."""
     conn.pgconn.finish()
 
 
 def listen(conn: Any, statements: Sequence[str]) -> Any:
-    """*conn* switched to autocommit (a notification is delivered between transactions
-    only), with each LISTEN of *statements* run."""
+    """*conn* switched to autocommit, with each LISTEN of *statements* run."""
     conn.autocommit = True
     for sql in statements:
         conn.execute(sql)
@@ -85,8 +71,7 @@ def listen(conn: Any, statements: Sequence[str]) -> Any:
 
 
 def notifications(conn: Any, timeout: float) -> Iterator[tuple[str, str]]:
-    """``(channel, payload)`` of the next notification on a :func:`listen` connection,
-    waiting up to *timeout* seconds (none when it ran out)."""
+    """``(channel, payload)`` of the next notification within *timeout* seconds, or None."""
     for n in conn.notifies(timeout=timeout, stop_after=1):
         yield n.channel, n.payload
 
@@ -101,5 +86,4 @@ def is_closed(conn: Any) -> bool:
 
 
 def fileno(conn: Any) -> int | None:
-    """The socket of *conn*, -1 once closed."""
     return -1 if is_closed(conn) else int(conn.fileno())

@@ -1,12 +1,4 @@
-"""The loops that drive the sans-I/O operations of :mod:`skiplock._core.ops` over a connection.
-
-``skiplock.drivers.run_async`` is the source (``run_async`` / ``run_theirs_async``, each
-request awaited on an :class:`~skiplock.drivers.aio.AsyncAdapter`); ``skiplock.drivers.run``
-(``run_sync`` / ``run_theirs``, over a sync :class:`~skiplock.drivers.Adapter`) is
-generated from it by ``scripts/async_to_sync``. The operations (the MySQL two-step claim,
-SQL Server's batches, every fenced write and its row-count check) are the same
-generators, so they exist once.
-"""
+"""The loops that drive :mod:`skiplock._core.ops` operations over a connection."""
 
 from __future__ import annotations
 
@@ -24,10 +16,10 @@ T = TypeVar("T")
 
 
 async def run_async(op: Op[T], adapter: AsyncAdapter) -> T:
-    """Drive *op* to its end over *adapter*'s connection; return its value.
+    """Drive *op* over *adapter*'s connection; return its value.
 
     Raises :class:`~skiplock._core.ops.StatementError` for a driver error the operation did not
-    handle, and whatever else the operation raises (``LeaseLost``, …).
+    handle, and whatever the operation raises.
     """
     errors = adapter.errors
     execute = adapter.execute
@@ -48,11 +40,7 @@ async def run_async(op: Op[T], adapter: AsyncAdapter) -> T:
 async def run_theirs_async(op: Op[T], adapter: AsyncAdapter, begin_sql: str) -> T:
     """Drive *op* on a caller's connection, never ending the caller's transaction.
 
-    A connection in autocommit mode (asyncpg outside a transaction, a DB-API one with
-    autocommit on) would commit each statement by itself, and an operation of several
-    statements (MySQL's claim, a batch insert by COPY, a heartbeat) would be torn: there
-    the operation runs in a transaction of its own (*begin_sql* … ``COMMIT`` on the
-    caller's connection), committed when it ends, as if the caller had wrapped it in one.
+    In autocommit mode, an operation of several statements gets a transaction of its own.
     Raises :class:`~skiplock._core.ops.StatementError` for any driver error.
     """
     try:

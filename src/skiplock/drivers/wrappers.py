@@ -1,14 +1,5 @@
-"""Unwrapping the objects frameworks hand out to the driver connection inside.
-
-- SQLAlchemy (sync) ``Session``: its ``connection()`` (which begins the session's
-  transaction if none is open, as any ORM statement would); a ``Connection``: its pooled
-  DB-API connection's ``driver_connection``, after beginning the connection's
-  transaction if none is open (as SQLAlchemy's autobegin does at a statement).
-- Django: ``django.db.connection`` (a proxy) or ``connections[alias]``; the wrapper may
-  not have connected yet, so ``ensure_connection()`` first.
-- mysql-connector's pooled connection: the connection it holds.
-
-Asynchronous SQLAlchemy objects are refused here: the sync queue cannot await them.
+"""Unwrapping SQLAlchemy, Django and pooled mysql-connector objects to the driver
+connection inside (asynchronous SQLAlchemy objects are refused).
 """
 
 from __future__ import annotations
