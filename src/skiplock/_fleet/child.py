@@ -1,38 +1,6 @@
 """One process of a fleet: it imports its target, runs one worker, and talks to the
-supervisor over a pipe.
-
-What goes over the pipe (pickled tuples, :class:`multiprocessing.connection.Connection`):
-
-- child → supervisor: ``("ready", heartbeat, lease, now)`` once the worker is built; ``("begin",
-  id, attempt, deadline, job)`` when a handler with a timeout starts (``deadline`` on
-  :func:`time.monotonic`, whose clock every process of the machine shares; ``job`` the
-  claimed :class:`~skiplock.Job` without its payload), ``("timed out", id, attempt)`` as
-  this process's heartbeat finds it past its deadline (it then writes the timeout), and
-  ``("end", id, attempt)`` when it ends: the supervisor's backstop for a process that
-  cannot end itself (below); ``("beat", began)`` after each heartbeat whose writes all
-  succeeded (``began`` on the same clock): the supervisor knows from it how long the
-  leases of a process that froze since would last;
-- supervisor → child: ``("stop",)``: stop as on SIGTERM. The end of the pipe (the
-  supervisor is gone) stops the worker too, so a child never outlives its supervisor
-  by more than its grace.
-
-**The hard timeout.** A sync handler past its timeout cannot be stopped inside its
-process (a thread cannot be killed), so the process ends instead. The worker's heartbeat
-sees the timeout and writes it as it always does (a fenced fail: retried, or failed when
-its attempts are spent); then the runner's ``timed_out`` (:class:`HardTimeoutRunner`) stops
-the worker with no grace: the jobs claimed ahead and those still running are released
-(fenced; the attempt is not counted), the completions of handlers that returned are
-written, and the process exits with :data:`EXIT_TIMED_OUT`, which the supervisor answers
-with a new process at once. The same holds for a sync task of an App with ``async def``
-ones, which runs on a :class:`FleetAsyncWorker` in a thread
-(:class:`HardTimeoutAsyncioRunner`); an ``async def`` handler past its timeout has its
-task cancelled instead, and is reported to the supervisor until it has ended. A process
-that cannot do this (frozen by SIGSTOP, or a handler holding the GIL in C code) is killed
-by the supervisor past a reported deadline, before that job's lease can end (its last
-reported heartbeat + the lease - :data:`~.supervisor.LEASE_MARGIN`), or at the latest a
-heartbeat and :data:`~.supervisor.KILL_SLACK` past it; the supervisor then writes that job's
-timeout itself, with the Job the process sent (the same fenced fail), and the process's
-other jobs come back when their leases end.
+supervisor over a pipe of pickled tuples: ``ready``, ``begin`` / ``end`` around a
+handler with a timeout, ``timed out``, ``beat``; back, ``stop``.
 """
 
 from __future__ import annotations
@@ -87,7 +55,7 @@ EXIT_TIMED_OUT = 75
 
 @dataclass(frozen=True)
 class ChildSpec:
-    """What a child needs to build its worker (pickled to it: plain values only)."""
+    """What a child needs to build its worker (pickled: plain values only)."""
 
     target: str  # module:attr, an App or a function taking a Job
     url: str | None = None  # None: the App's own, or $SKIPLOCK_URL
@@ -115,8 +83,7 @@ class _Pipe:
 
 
 def _report_begin(worker: _EndsProcess, job: Job) -> _Pipe | None:
-    """Send the supervisor *job*'s deadline if its handler has a timeout, as it begins:
-    the pipe to send its end on, or None (no timeout, or no supervisor)."""
+    """Send *job*'s deadline if its handler has a timeout: the pipe for its end, or None."""
     timeout = worker.timeout
     limit = timeout(job) if callable(timeout) else timeout
     pipe = worker.pipe
@@ -130,8 +97,7 @@ def _report_begin(worker: _EndsProcess, job: Job) -> _Pipe | None:
 
 
 class HardTimeoutRunner(ThreadRunner):
-    """The thread runner, which reports each timed handler to the supervisor and ends the
-    process when one passes its timeout (see the module's docstring)."""
+    """The thread runner that ends the process when a handler passes its timeout."""
 
     def __init__(
         self, handler: Handler, outcomes: Outcomes, ledger: Ledger, worker: FleetWorker
@@ -159,12 +125,9 @@ class HardTimeoutRunner(ThreadRunner):
 
 
 class HardTimeoutAsyncioRunner(AsyncioRunner):
-    """The asyncio runner of a fleet's :class:`FleetAsyncWorker`: it reports each timed
-    handler to the supervisor, as :class:`HardTimeoutRunner` does; past its timeout an
-    ``async def`` handler's task is cancelled (as outside a fleet), while a sync task's
-    (run in a thread, *in_thread* says which) ends the process, since its thread cannot be
-    stopped. Its end is then not reported: the supervisor's backstop stays armed until
-    the process has ended."""
+    """The asyncio runner of a :class:`FleetAsyncWorker`: past its timeout, an ``async def``
+    handler's task is cancelled, a sync task's (*in_thread*) ends the process.
+    """
 
     def __init__(
         self,
@@ -198,7 +161,7 @@ class HardTimeoutAsyncioRunner(AsyncioRunner):
 
 
 class _EndsProcess:
-    """What a fleet's worker adds: its pipe, and its end when a handler passes its timeout."""
+    """A fleet worker's pipe, and its end when a handler passes its timeout."""
 
     #: set by the child before :meth:`run`
     pipe: _Pipe | None = None
@@ -208,8 +171,7 @@ class _EndsProcess:
     _crew: Crew
 
     def end_process(self, job: Job) -> None:
-        """*job* passed its timeout (its fenced fail is written): stop with no grace, so
-        the other jobs are released now; :func:`child_main` then ends the process."""
+        """*job* passed its timeout: stop with no grace, releasing the other jobs."""
         if self.timed_out is None:
             self.timed_out = (job.id, job.attempt)
             log.warning(
@@ -231,8 +193,9 @@ class FleetWorker(_EndsProcess, Worker):
 
 
 class FleetAsyncWorker(_EndsProcess, AsyncWorker):
-    """An :class:`~skiplock.AsyncWorker` whose sync handler (a sync task of an App with
-    ``async def`` ones) past its timeout ends its process; *in_thread* tells those jobs."""
+    """An :class:`~skiplock.AsyncWorker` whose sync handler past its timeout ends its
+    process; *in_thread* tells those jobs.
+    """
 
     def __init__(self, *args: Any, in_thread: Callable[[Job], bool], **options: Any) -> None:
         self._in_thread = in_thread
@@ -246,10 +209,9 @@ class FleetAsyncWorker(_EndsProcess, AsyncWorker):
 
 
 def build_worker(spec: ChildSpec) -> Worker | AsyncWorker:
-    """The spec's worker: a :class:`FleetWorker` for sync handlers, a
-    :class:`FleetAsyncWorker` for an App with ``async def`` tasks or an ``async def``
-    function (their timeouts cancel tasks, as they do outside a fleet; a sync task's
-    ends the process, as in a FleetWorker)."""
+    """The spec's worker: a :class:`FleetWorker`, or a :class:`FleetAsyncWorker` for
+    ``async def`` handlers.
+    """
     target = load_target(spec.target)
     options = dict(spec.options)
     if spec.report_metrics:  # its metrics, not served: the Reporter sends them
@@ -273,7 +235,6 @@ def build_worker(spec: ChildSpec) -> Worker | AsyncWorker:
 
 
 def _sync_task(app: App, job: Job) -> bool:
-    """*job* calls a sync task of *app* (one the asyncio worker runs in a thread)."""
     name = job.payload.get("task") if isinstance(job.payload, dict) else None
     task = app.tasks.get(name) if isinstance(name, str) else None
     return task is not None and not is_async_handler(task.fn)
@@ -301,7 +262,6 @@ def _configure_logging(spec: ChildSpec) -> None:
 
 
 def _watch(conn: Connection, stop: Callable[[], None]) -> None:
-    """Until the pipe says stop (or ends: the supervisor is gone), then stop the worker."""
     try:
         while conn.recv() != ("stop",):
             pass
@@ -311,10 +271,10 @@ def _watch(conn: Connection, stop: Callable[[], None]) -> None:
 
 
 def child_main(spec: ChildSpec, conn: Connection) -> None:
-    """The body of a fleet's process (``multiprocessing`` spawns it): build the worker,
-    run it until told to stop, exit 0; a configuration error exits 3, a database error
-    that is not retried 4, a single-worker lock held elsewhere (``wait_for_lock=False``)
-    5, a handler past its timeout :data:`EXIT_TIMED_OUT`."""
+    """The body of a fleet's process. Exits 0 when told to stop, 3 on a configuration
+    error, 4 on an unretried database error, 5 when the single-worker lock is held
+    elsewhere, :data:`EXIT_TIMED_OUT` after a handler's timeout.
+    """
     # Until its worker runs (and handles them), a signal sent to the whole process group
     # (Ctrl-C in a terminal, systemd's stop) must not kill a process still starting: the
     # supervisor passes the stop on over the pipe, which is read once the worker is built.
@@ -362,8 +322,7 @@ def child_main(spec: ChildSpec, conn: Connection) -> None:
 
 
 def _report_expired(pipe: _Pipe, job: Job) -> None:
-    """This process saw *job* pass its deadline and writes its timeout now: it is not
-    frozen, and ends itself (or cancels the task); the supervisor leaves it the slack."""
+    """Tell the supervisor this process saw *job* pass its deadline."""
     pipe.send("timed out", job.id, job.attempt)
 
 

@@ -1,29 +1,5 @@
-"""One Prometheus endpoint for a whole fleet (``Fleet(..., metrics_port=)``,
-``skiplock worker APP --processes N --metrics-port P``).
-
-Each process keeps its worker's metrics as a single worker does
-(:class:`skiplock._worker.metrics.WorkerMetrics`: the ledger's outcome counts, the
-histograms, the in-flight gauge) but serves nothing: its :class:`Reporter` sends the
-samples of its registry to the supervisor over the process's pipe, every
-:data:`REPORT_EVERY` seconds when they changed and once more when its worker ends (a clean
-stop, a timeout that ends the process). The supervisor's :class:`FleetMetrics` serves
-their sums:
-
-- counters and histograms (every type but gauges): the sum of the last report of each
-  running process plus everything reported by the processes that ended (kept when a
-  process ends, however it ends), so a total never goes down when a process dies and
-  another takes its place: Prometheus counters must be monotonic. A process killed
-  (SIGKILL, a crash) loses only what it counted after its last report (at most
-  :data:`REPORT_EVERY` seconds' worth), which never appeared on the endpoint;
-- gauges (``skiplock_worker_jobs_in_flight``): the sum over the running processes only;
-- the supervisor's own: ``skiplock_fleet_processes`` (running now) and
-  ``skiplock_fleet_process_restarts_total`` (processes started to replace one that ended).
-
-The series keep the single worker's labels (no ``pid`` or ``process`` label): a per-pid
-series would be a new one at every restart, and the sum is what the alerts of
-docs/observability.md read. Nothing goes over the pipe per job, and no file is written:
-the children do not need ``prometheus_client``'s multiprocess mode (whose gauges and
-custom collectors work differently).
+"""One Prometheus endpoint for a fleet: each process reports its worker's samples over
+its pipe; the supervisor serves their sums, ended processes' counters kept.
 """
 
 from __future__ import annotations
@@ -59,8 +35,7 @@ def _add(into: Sums, samples: tuple[Sample, ...]) -> None:
 
 
 def snapshot(registry: CollectorRegistry) -> Report:
-    """The samples of *registry* as plain values (picklable), without the ``_created``
-    timestamps (a sum of those means nothing)."""
+    """The samples of *registry* as picklable values, without ``_created``."""
     families = []
     for metric in registry.collect():
         samples = tuple(
@@ -73,10 +48,9 @@ def snapshot(registry: CollectorRegistry) -> Report:
 
 
 class Reporter:
-    """A fleet process's exporter (in place of its worker's ``/metrics`` server): sends
-    :func:`snapshot` of *registry* with *send* every :data:`REPORT_EVERY` seconds when it
-    changed, from its start to its stop, and once more at the stop (the worker's last
-    counts: its completions and releases are written by then)."""
+    """A fleet process's exporter: sends :func:`snapshot` of *registry* with *send* when it
+    changed, every :data:`REPORT_EVERY` seconds and at the stop.
+    """
 
     def __init__(self, registry: CollectorRegistry, send: Callable[[Report], None]) -> None:
         self.registry = registry
@@ -99,7 +73,7 @@ class Reporter:
         self.report()
 
     def report(self) -> None:
-        """Send the registry's samples if they changed since the last report."""
+        """Send the samples if they changed since the last report."""
         now = snapshot(self.registry)
         if now != self._last:
             self._last = now
@@ -111,8 +85,9 @@ class Reporter:
 
 
 class FleetMetrics:
-    """The supervisor's ``/metrics``: its processes' reports summed (see the module).
-    *port* and *host* are checked here (ConfigurationError), before any process starts."""
+    """The supervisor's ``/metrics``: its processes' reports summed. Raises
+    ConfigurationError for a bad *port* or *host*.
+    """
 
     def __init__(self, port: object, host: object) -> None:
         self.server = MetricsServer(port, host, "metrics_port")
@@ -133,7 +108,6 @@ class FleetMetrics:
     # -- from the supervisor's loop -------------------------------------------------------
 
     def started(self, place: int) -> None:
-        """A process was started in *place* (1 to N)."""
         with self._lock:
             if place in self._places:
                 self._restarts += 1
@@ -146,7 +120,7 @@ class FleetMetrics:
             self._live[place] = report
 
     def ended(self, place: int) -> None:
-        """The process in *place* ended, however: keep its counters and histograms."""
+        """The process in *place* ended: keep its counters and histograms."""
         with self._lock:
             self._running -= 1
             report = self._live.pop(place, ())

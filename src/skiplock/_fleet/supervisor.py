@@ -1,19 +1,5 @@
-"""The supervisor: starts the fleet's processes, restarts one that dies, passes a stop on
-to all of them and waits for them to release their jobs.
-
-It runs on the thread that called :meth:`Fleet.run`, and makes no database call there: no
-thread of its own but the metrics server's (with ``metrics_port``: :mod:`.metrics`) and
-the backstop's writes, and no database connection but the backstop's
-(:meth:`Fleet._write_timeout`, on a thread of its own each time a process was killed for
-a handler's overrun, so that a database that does not answer cannot stop the loop from
-restarting processes, answering a stop and killing frozen ones). It waits
-(``multiprocessing.connection.wait``) on the children's sentinels and pipes and on a pipe
-of its own that SIGTERM / SIGINT write to (a signal handler takes no lock, as in the
-worker: see :mod:`skiplock._worker.signals`).
-
-Children are *spawned* (a fresh interpreter each, importing the target by name): a
-forked child would inherit the parent's threads' locks and any connection the parent
-had opened, and two processes talking on one database socket corrupt both sessions.
+"""The supervisor: starts the fleet's processes, restarts one that dies, and passes a
+stop on to all of them. It runs on the caller's thread and makes no database call there.
 """
 
 from __future__ import annotations
@@ -82,7 +68,7 @@ _STOPS = {signal.SIGINT, signal.SIGTERM}
 
 
 def process_count(processes: int | str) -> int:
-    """*processes* checked: 1 to 1000, or ``"auto"``: the CPUs this process may run on."""
+    """*processes* checked: 1 to 1000, or ``"auto"``: the CPUs this process may use."""
     if processes == "auto":
         affinity = getattr(os, "sched_getaffinity", None)
         return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
@@ -109,8 +95,6 @@ def processes_from_text(text: str) -> int | str:
 
 @dataclass
 class _Timed:
-    """A handler with a timeout, as its process reported it."""
-
     deadline: float  # time.monotonic()
     job: Job  # its fencing fields, for the backstop's write
     #: the start of its process's last heartbeat before its deadline (a heartbeat does not
@@ -121,10 +105,9 @@ class _Timed:
     written: bool = False
 
     def kill_at(self, heartbeat: float, lease: float) -> float:
-        """When its process is killed if it has not ended by then: a heartbeat and
-        KILL_SLACK past the deadline, or sooner, a margin before its lease can end while
-        its process does not answer, though never sooner than a quarter of that margin
-        past the deadline (the time a live process has to say it saw the deadline)."""
+        """When its process is killed if it has not ended: a heartbeat and KILL_SLACK past the
+        deadline, or a margin before its lease can end.
+        """
         kill_at = self.deadline + heartbeat + KILL_SLACK
         if self.written or not lease:
             return kill_at
@@ -161,26 +144,14 @@ class _Child:
 
 
 class Fleet:
-    """Run *target* (an :class:`~skiplock.App`, a function taking a Job, or its name
-    ``"module:attr"``) in *processes* worker processes (``"auto"``: one per CPU), each a
-    :class:`~skiplock.Worker` (an :class:`~skiplock.AsyncWorker` for ``async def``
-    handlers) with *worker_options* (``concurrency``, ``lease``, ``grace``, ``timeout``,
-    ...; an App's workers take their timeouts from its tasks).
+    """Run *target* (an :class:`~skiplock.App`, a function taking a Job, or ``"module:attr"``)
+    in *processes* worker processes (``"auto"``: one per CPU), each with *worker_options*.
 
-    :meth:`run` supervises them until SIGTERM / SIGINT (or :meth:`stop`): a process that
-    dies is started again after a back-off (0.5 s doubling to 30 s; at 5 deaths in a
-    row, each within 30 s of its start, the fleet stops and :meth:`run` returns 1); a
-    handler past its timeout ends its process, whose other jobs are released, and a new one
-    takes its place. The children import the target by name (they are spawned, not
-    forked): define it at the top level of a module, and in a script start the fleet under
-    ``if __name__ == "__main__":``. *url* and *table* replace the App's (or give a
-    function's queue; default ``$SKIPLOCK_URL``). ``metrics_port`` (and ``metrics_host``)
-    serve one ``/metrics`` for the whole fleet from the supervisor: the sums of its
-    processes' metrics, those that ended included (:attr:`metrics`; see
-    :mod:`skiplock._fleet.metrics`).
+    The processes import the target by name: define it at a module's top level, and start
+    the fleet under ``if __name__ == "__main__":``. *url* and *table* replace the App's.
+    *metrics_port* serves one ``/metrics`` for the fleet.
 
-    Raises ConfigurationError for a bad option or a target that cannot be imported by
-    name, before any process starts.
+    Raises ConfigurationError for a bad option or a target that cannot be imported by name.
     """
 
     def __init__(
@@ -235,12 +206,10 @@ class Fleet:
     # -- public control -------------------------------------------------------------------
 
     def run(self) -> int:
-        """Start the processes and supervise them until a stop; return 0 when every
-        process stopped cleanly (their jobs finished or released), else 1 (a process
-        failed to stop, or died too often), 3 when a process could not run its worker (its
-        configuration: its error is logged), 5 when single mode without waiting found the
-        lock held, or 130 after a SIGINT that follows a first SIGTERM / SIGINT, which kills
-        the processes at once (leases bring their jobs back)."""
+        """Supervise the processes until a stop. Returns 0 when all stopped cleanly, 1 when
+        one failed to stop or died too often, 3 when one could not run its worker, 5 when the
+        single-worker lock was held, 130 after a second SIGINT.
+        """
         if self.metrics is not None:  # a port that cannot be bound: before any process
             with _stops_blocked():  # its thread never takes SIGTERM / SIGINT: see there
                 self.metrics.server.start("metrics of the fleet")
@@ -279,7 +248,7 @@ class Fleet:
         return self._status
 
     def stop(self) -> None:
-        """Ask :meth:`run` to stop (from another thread): as SIGTERM does."""
+        """Ask :meth:`run` to stop (from another thread), as SIGTERM does."""
         self._wake(0)
 
     # -- the loop ---------------------------------------------------------------------------
@@ -321,8 +290,9 @@ class Fleet:
                     self._reap(child)
 
     def _backstop(self, child: _Child, now: float) -> list[float]:
-        """Kill *child* if a handler it reported is past its deadline and the process has
-        not ended itself in time; the seconds until the next such check."""
+        """Kill *child* if a handler it reported is past its deadline and it has not ended
+        itself in time; the seconds until the next check.
+        """
         assert child.process is not None
         waits = []
         for (job_id, attempt), timed in child.jobs.items():
@@ -353,11 +323,9 @@ class Fleet:
         return waits
 
     def _write_timeout(self, job: Job) -> None:
-        """Write the timeout of *job*, whose process was killed, as that process would
-        have: a fenced fail (retried, or failed on its last attempt). A job taken back
-        meanwhile (its lease ended) is left alone; a database that does not answer leaves
-        it to its lease. On a thread of its own (see the module's docstring): it may wait
-        for ever on a connection that no longer answers, the loop never does."""
+        """Write the timeout of *job*, whose process was killed (a fenced fail), on a thread of
+        its own.
+        """
         error = f"TimeoutError: job {job.id} attempt {job.attempt} exceeded its timeout"
         why = f"{error} (its process did not end itself and was killed)"
         try:
@@ -375,8 +343,6 @@ class Fleet:
             log.info("job %d attempt %d: timeout written (%s)", job.id, job.attempt, status)
 
     def _queue(self) -> Queue:
-        """The target's queue, made at the first backstop (after the processes started:
-        the supervisor opens no connection otherwise)."""
         with self._queue_lock:  # two backstops' threads make one
             return self._make_queue()
 
@@ -552,8 +518,7 @@ class Fleet:
         self._begin_stop()
 
     def _begin_stop(self) -> None:
-        """Pass the stop to every process over its pipe (not as a signal: a SIGTERM that
-        reached the whole process group, from systemd or Ctrl-C, would count twice)."""
+        """Pass the stop to every process over its pipe, never as a signal."""
         if self._stopping:
             return
         self._stopping = True
@@ -577,7 +542,6 @@ class Fleet:
 
     @staticmethod
     def _with_logging(spec: ChildSpec) -> ChildSpec:
-        """*spec* with this process's log levels and format, for the children to copy."""
         root = logging.getLogger()
         levels = {"": root.level}
         for name in ("skiplock", "mysql.connector"):
@@ -592,14 +556,9 @@ class Fleet:
 
 @contextlib.contextmanager
 def _stops_held() -> Iterator[None]:
-    """A process started in this block starts with SIGINT and SIGTERM blocked (a signal
-    mask survives fork and exec), and :func:`~.child.child_main` ignores them before it
-    unblocks them, until its worker runs: one sent to the whole group while it starts
-    (Ctrl-C in a terminal, systemd's stop) does not kill it, and the supervisor passes the
-    stop on over its pipe. The supervisor's own handlers stay in place: one that reaches
-    it meanwhile stays pending and is handled when the block ends, never discarded (as a
-    signal set to SIG_IGN and unblocked by someone else would be). Only the main thread
-    does this (only it has the supervisor's handlers)."""
+    """Processes started in this block start with SIGINT and SIGTERM blocked, so a signal to
+    the whole group reaches them only through the supervisor.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -609,11 +568,7 @@ def _stops_held() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _stops_blocked() -> Iterator[None]:
-    """SIGINT and SIGTERM blocked on the main thread in this block (elsewhere nothing).
-    A thread started here keeps them blocked for good (a thread inherits its creator's
-    mask): the metrics server's, so that the kernel hands a SIGTERM sent to the process to
-    the main thread, never to that thread, where it would wait while the main thread's
-    handler could run."""
+    """SIGINT and SIGTERM blocked on the main thread here, and in threads started here."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

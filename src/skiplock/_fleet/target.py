@@ -1,9 +1,4 @@
-"""What a fleet's processes run, named so that a spawned process can import it again.
-
-A child process is started fresh (``spawn``: nothing of the parent is shared, no
-connection, no thread, no lock), so it cannot be handed the App or the function itself:
-it imports it by name, ``module:attr``, as ``skiplock worker module:app`` does.
-"""
+"""What a fleet's processes run, named ``module:attr`` so a spawned process can import it."""
 
 from __future__ import annotations
 
@@ -19,7 +14,6 @@ __all__ = ["load_target", "target_name"]
 
 
 def _runnable(found: object, what: str) -> None:
-    """Raise ConfigurationError unless *found* is what a fleet's process can run."""
     if not isinstance(found, App) and not callable(found):
         raise ConfigurationError(
             f"{what} is neither a skiplock.App nor a function taking a Job: a fleet runs "
@@ -29,7 +23,8 @@ def _runnable(found: object, what: str) -> None:
 
 def load_target(target: str) -> Any:
     """The object named *target* (``module:attr``, ``attr`` may be dotted). Raises
-    ConfigurationError when it cannot be imported or found."""
+    ConfigurationError when it cannot be imported or found.
+    """
     module_name, _, attr = target.partition(":")
     if not module_name or not attr:
         raise ConfigurationError(f"expected module:app (e.g. myproject.tasks:app), not {target!r}")
@@ -48,11 +43,9 @@ def load_target(target: str) -> Any:
 
 
 def target_name(target: object) -> str:
-    """``module:attr`` under which *target* (an App, a function) can be imported again: a
-    string as it is; a function by its module and qualified name; any other object by the
-    module-level name that holds it (``__main__`` last: a spawned process imports the main
-    script again, under ``if __name__ == "__main__":`` guards). Raises ConfigurationError
-    when there is none (an object made inside a function, a lambda)."""
+    """``module:attr`` under which *target* can be imported again. Raises
+    ConfigurationError when there is none (a lambda, an object made in a function).
+    """
     if isinstance(target, str):
         _runnable(load_target(target), target)  # fail here, not in every child
         return target
