@@ -1,6 +1,6 @@
-"""The Tasks framework's names: Django's own ``django.tasks`` (Django 6+), else the
-``django-tasks`` backport (Django 4.2 / 5.x). Both have the same API; the backport up to
-0.12 names its error ``InvalidTaskError`` where Django says ``InvalidTask``."""
+"""The Tasks framework's names: ``django.tasks`` (Django 6+), else the ``django-tasks``
+backport.
+"""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""skiplock's table for every ``SkiplockBackend`` of a database, made or brought to the current
-schema version at the end of each ``manage.py migrate`` of that database (``post_migrate``).
-
-``migrate --plan`` and ``migrate --check`` return before ``post_migrate``: they write
-nothing. A ``migrate`` that leaves skiplock's app unapplied (``migrate skiplock zero``)
-installs nothing either.
+"""skiplock's table of every ``SkiplockBackend``, installed or migrated after each
+``manage.py migrate`` of its database (``post_migrate``).
 """
 
 from __future__ import annotations
@@ -21,9 +17,9 @@ __all__ = ["install_tables", "post_migrate", "skiplock_backends"]
 
 
 def skiplock_backends() -> list[Any]:
-    """A ``SkiplockBackend`` for each such entry of ``TASKS``. An entry whose ``BACKEND``
-    cannot be imported is not skiplock's to judge (Django reports it on use) and is left
-    out; a skiplock entry with bad ``OPTIONS`` raises ``CommandError`` naming it."""
+    """A ``SkiplockBackend`` for each such entry of ``TASKS``. Raises ``CommandError`` for
+    bad ``OPTIONS``.
+    """
     from .backend import SkiplockBackend
 
     found = []
@@ -41,10 +37,9 @@ def skiplock_backends() -> list[Any]:
 
 
 def install_tables(using: str, *, verbosity: int = 1, stdout: Any = None) -> None:
-    """``Queue.migrate()`` (idempotent) for each skiplock backend whose ``DATABASE`` is
-    *using*, once per table. Every table is tried; a failure (a server that cannot be
-    reached through ``OPTIONS["URL"]``, ...) raises one ``CommandError`` naming each failed
-    backend and its masked URL, after the others are done."""
+    """``Queue.migrate()`` for each skiplock backend on *using*. Raises one ``CommandError``
+    naming each backend that failed, after the others are done.
+    """
     out = stdout or sys.stdout
     done: set[str] = set()
     failed: list[str] = []
@@ -77,7 +72,6 @@ def install_tables(using: str, *, verbosity: int = 1, stdout: Any = None) -> Non
 def post_migrate(
     sender: Any, *, using: str, apps: Any = None, verbosity: int = 1, **kwargs: Any
 ) -> None:
-    """The ``post_migrate`` receiver of skiplock's app (connected in ``apps.py``)."""
     if apps is not None:
         try:
             apps.get_model("skiplock", "Attempt")

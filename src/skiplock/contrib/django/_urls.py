@@ -15,9 +15,9 @@ _PORTS = {"postgresql": 5432, "mysql": 3306, "microsoft": 1433}
 
 
 def queue_url(django_connection: Any) -> str:
-    """The URL skiplock's own connections use for *django_connection*'s database: same
-    host, port, user, password and database name. Raises ``ConfigurationError`` for a
-    database skiplock does not run on (set ``OPTIONS["URL"]`` to point it elsewhere)."""
+    """The URL of *django_connection*'s database for skiplock's own connections. Raises
+    ``ConfigurationError`` for a database skiplock does not run on.
+    """
     vendor = django_connection.vendor
     scheme = _SCHEMES.get(vendor)
     if scheme is None:

@@ -1,18 +1,4 @@
-"""``SkiplockBackend``: a backend for Django's Tasks framework that keeps tasks in skiplock.
-
-::
-
-    INSTALLED_APPS = [..., "skiplock.contrib.django"]
-    TASKS = {"default": {"BACKEND": "skiplock.contrib.django.SkiplockBackend"}}
-
-A task is enqueued in the current ``atomic()`` block through Django's own connection of the
-backend's database (``OPTIONS["DATABASE"]``, default ``"default"``): it exists only if that
-block commits, and outside a block it commits at once (Django's autocommit). ``manage.py
-skiplock_worker`` runs the tasks with skiplock's lease, heartbeat and fencing.
-
-Django's priority (-100…100, larger first) is stored negated (skiplock runs lower first).
-The result id is the skiplock job id, as text.
-"""
+"""``SkiplockBackend``: Django's Tasks framework over a skiplock table (docs/django.md)."""
 
 from __future__ import annotations
 
@@ -70,7 +56,7 @@ def _option_seconds(options: dict[str, Any], name: str, default: float | None) -
 
 
 def _shown(value: datetime | None) -> datetime | None:
-    """A database time as Django shows times: aware in UTC, or naive local without USE_TZ."""
+    """A database time as Django shows it: aware in UTC, or naive local without USE_TZ."""
     if value is None or settings.USE_TZ:
         return value
     naive: datetime = timezone.make_naive(value)
@@ -78,16 +64,12 @@ def _shown(value: datetime | None) -> datetime | None:
 
 
 class SkiplockBackend(BaseTaskBackend):  # type: ignore[misc]
-    """Tasks in a skiplock table of a Django database.
+    """Tasks in a skiplock table of a Django database, enqueued in Django's current
+    transaction.
 
-    ``OPTIONS``: ``DATABASE`` (Django alias, default ``"default"``); ``URL`` (skiplock's own
-    URL for the worker's connections; default: built from that database's settings);
-    ``TABLE`` (default ``"skiplock_tasks"``); ``MAX_ATTEMPTS`` (claims per task, default 3:
-    a task that raises, or whose worker died, runs again until then); ``RETRY_DELAY``
-    (seconds before a failed attempt runs again; default :func:`skiplock.backoff`);
-    ``LEASE`` (seconds, default 30, extended by heartbeats while the task runs);
-    ``ATOMIC`` (default False: run each task inside ``transaction.atomic()`` with its
-    fenced outcome, so that the task's own writes commit only if its result does).
+    ``OPTIONS``: ``DATABASE`` (default ``"default"``), ``URL``, ``TABLE`` (default
+    ``"skiplock_tasks"``), ``MAX_ATTEMPTS`` (3), ``RETRY_DELAY``, ``LEASE`` (30 s) and
+    ``ATOMIC`` (False); see docs/django.md.
     """
 
     supports_defer = True
@@ -115,7 +97,7 @@ class SkiplockBackend(BaseTaskBackend):  # type: ignore[misc]
 
     @property
     def queue(self) -> Queue:
-        """The skiplock queue (its own connections: the worker's claims and heartbeats)."""
+        """The skiplock queue, on its own connections."""
         key = (self.database, self.table)
         with _queues_lock:
             found = _queues.get(key)
@@ -125,8 +107,7 @@ class SkiplockBackend(BaseTaskBackend):  # type: ignore[misc]
             return found
 
     def connection(self) -> Any:
-        """What skiplock's ``conn=`` is given: Django's connection of the backend's
-        database (skiplock unwraps it), in whatever transaction Django has open on it."""
+        """Django's connection of the backend's database, in its current transaction."""
         return connections[self.database]
 
     # -- enqueue --------------------------------------------------------------------------
@@ -134,8 +115,9 @@ class SkiplockBackend(BaseTaskBackend):  # type: ignore[misc]
     def enqueue(self, task: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         """Write the task's job in Django's current transaction; a ``TaskResult`` (READY).
 
-        Raises ``InvalidTask`` for a task this backend cannot run, skiplock's
-        ``PayloadError`` for arguments that are not JSON (nothing written either way)."""
+        Raises ``InvalidTask`` for a task this backend cannot run, skiplock's ``PayloadError`` for
+        arguments that are not JSON.
+        """
         self.validate_task(task)
         run_after = task.run_after
         if run_after is not None and timezone.is_naive(run_after):
@@ -176,7 +158,8 @@ class SkiplockBackend(BaseTaskBackend):  # type: ignore[misc]
 
     def get_result(self, result_id: str) -> Any:
         """The task's result as the database has it now. Raises ``TaskResultDoesNotExist``
-        for an id that names no task of this backend's table."""
+        for an id that names no task of this backend.
+        """
         try:
             job_id = int(result_id)
             job = self.read(job_id) if 0 < job_id < 2**63 else None
@@ -187,8 +170,7 @@ class SkiplockBackend(BaseTaskBackend):  # type: ignore[misc]
         return self.result_of(job, self.attempts_of(job.id))
 
     def read(self, job_id: int) -> Job | None:
-        """The job as Django's connection sees it (inside an ``atomic()`` block: with that
-        block's own uncommitted writes)."""
+        """The job as Django's connection sees it, uncommitted writes of its block included."""
         return self.queue.get(job_id, conn=self.connection())
 
     def attempts_of(self, job_id: int) -> list[Any]:
@@ -198,7 +180,6 @@ class SkiplockBackend(BaseTaskBackend):  # type: ignore[misc]
         return list(rows.order_by("attempt"))
 
     def task_of(self, job: Job) -> Any:
-        """The job's Task with the options it was enqueued with."""
         payload = job.payload
         found = import_string(payload["task"])
         if not isinstance(found, Task):
@@ -212,7 +193,6 @@ class SkiplockBackend(BaseTaskBackend):  # type: ignore[misc]
         )
 
     def result_of(self, job: Job, attempts: Iterable[Any], *, status: str | None = None) -> Any:
-        """A ``TaskResult`` from the job's record and its attempts' rows."""
         rows = {a.attempt: a for a in attempts}
         worker_ids = [rows[n].worker_id if n in rows else "" for n in range(1, job.attempt + 1)]
         errors = [

@@ -1,11 +1,5 @@
-"""``manage.py skiplock_worker --processes N``: what each process of the fleet runs.
-
-A fleet's processes are spawned, not forked: each imports its handler by name
-(``skiplock.contrib.django.fleet:run_task``), and that handler sets Django up in its own
-process at its first job (``DJANGO_SETTINGS_MODULE`` and ``sys.path`` come from the
-command's process), then runs each job as the one-process worker does: a
-:class:`~skiplock.contrib.django.runner.TaskRunner` of the backend the command names
-(``$SKIPLOCK_DJANGO_BACKEND``), with a worker id of its own per process.
+"""``manage.py skiplock_worker --processes N``: the handler each process imports by name,
+which sets Django up at its first job.
 """
 
 from __future__ import annotations
@@ -26,8 +20,6 @@ TARGET = f"{__name__}:run_task"
 
 
 class _ProcessRunner:
-    """A process's TaskRunner, made at its first job (Django set up then)."""
-
     def __init__(self) -> None:
         self._runner: TaskRunner | None = None
         self._lock = threading.Lock()

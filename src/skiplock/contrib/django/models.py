@@ -1,9 +1,4 @@
-"""One row per attempt of a task: who ran it, when, and how it ended.
-
-The job itself (arguments, status, lease, result) lives in skiplock's table; what Django's
-``TaskResult`` has and that table lacks (start times, worker ids, one error per failed
-attempt) is kept here, written by ``manage.py skiplock_worker``.
-"""
+"""One row per attempt of a task: who ran it, when, and how it ended."""
 
 from __future__ import annotations
 
@@ -11,8 +6,7 @@ from django.db import models
 
 
 class Attempt(models.Model):  # type: ignore[misc]
-    """Attempt *attempt* (skiplock's fencing token) of the job *job_id* of skiplock's table
-    *table* (two backends may keep their tasks in two tables of one database)."""
+    """Attempt *attempt* of the job *job_id* of skiplock's table *table*."""
 
     table = models.CharField(max_length=255)
     job_id = models.BigIntegerField()

@@ -1,13 +1,5 @@
-"""Run one claimed task: the handler that ``manage.py skiplock_worker`` gives skiplock's
-:class:`~skiplock.Worker`.
-
-An attempt row is written when the task starts (its own short transaction). The outcome is
-written in one transaction on Django's connection: the attempt row's end and skiplock's
-fenced ``complete`` / ``fail`` of the job. If the job is no longer this worker's (its lease
-ended and another worker claimed it), the fenced write raises ``LeaseLost``, that
-transaction rolls back, and nothing of this attempt's outcome is recorded. With the
-backend's ``ATOMIC`` option the task itself runs inside that transaction (its failure in a
-savepoint), so its own writes are rolled back with a rejected outcome too.
+"""Run one claimed task for ``manage.py skiplock_worker``: its outcome and attempt row
+commit together on Django's connection, or not at all when the lease was lost.
 """
 
 from __future__ import annotations
@@ -83,7 +75,6 @@ class TaskRunner:
         task_finished.send(type(b), task_result=final)
 
     def _call(self, job: Job) -> Any:
-        """Run the task; its return value, checked to be JSON."""
         b = self.backend
         result = b.result_of(job, b.attempts_of(job.id), status="RUNNING")
         task = result.task
@@ -98,7 +89,6 @@ class TaskRunner:
         return value
 
     def _write(self, job: Job, exc: Exception | None, value: Any) -> None:
-        """The attempt's end and the job's fenced outcome, committed together."""
         from .models import Attempt
 
         b = self.backend

@@ -65,9 +65,8 @@ def _consumer_attributes(job: Job) -> dict[str, Any]:
 
 @contextmanager
 def job_span(job: Job, *, tracer_provider: trace.TracerProvider | None = None) -> Iterator[Span]:
-    """A CONSUMER span around the handling of *job*, child of the span that enqueued it (the
-    trace context in ``job.headers``; a new trace when it has none), made current in the
-    block. An exception leaving the block is recorded and sets the span's status to ERROR.
+    """A CONSUMER span around the handling of *job*, child of the span that enqueued it,
+    current in the block. An exception leaving the block sets the span's status to ERROR.
 
     ::
 
@@ -75,8 +74,7 @@ def job_span(job: Job, *, tracer_provider: trace.TracerProvider | None = None) -
             with job_span(job):
                 handle(job)
                 q.complete(job)
-
-    The tracer is the instrumentor's (else *tracer_provider*'s, else the global one)."""
+    """
     parent = propagate.extract(job.headers)
     with _get_tracer(tracer_provider).start_as_current_span(
         f"process {job.queue}",
@@ -93,8 +91,7 @@ def job_span(job: Job, *, tracer_provider: trace.TracerProvider | None = None) -
 async def job_span_async(
     job: Job, *, tracer_provider: trace.TracerProvider | None = None
 ) -> AsyncIterator[Span]:
-    """:func:`job_span` as ``async with`` (the same span; either form works in asyncio
-    code, as the span is current in the task's context)."""
+    """:func:`job_span` as ``async with``."""
     with job_span(job, tracer_provider=tracer_provider) as span:
         yield span
 
@@ -126,10 +123,7 @@ def _producer_span(tracer: Tracer, kw: dict[str, Any]) -> Any:
 
 
 def _with_trace_context(kw: dict[str, Any]) -> None:
-    """Add the current context's propagation fields to the ``headers`` keyword (a copy; a
-    value that is not a mapping is left for enqueue's own check to refuse). The fields do
-    not count against the caller's 8 KiB (see :class:`ContextHeaders`): headers that fit
-    untraced fit traced."""
+    """Add the current trace context to a copy of the ``headers`` keyword."""
     given = kw.get("headers")
     if given is not None and not isinstance(given, Mapping):
         return
@@ -146,15 +140,13 @@ def _ended(span: Span, value: Any, batch: bool) -> None:
 
 
 def _checked_with_trace_context(options: EnqueueOptions) -> EnqueueOptions:
-    """:func:`_with_trace_context` for options checked already (``_enqueue_checked``)."""
     kw: dict[str, Any] = {"headers": json.loads(options.headers) if options.headers else None}
     _with_trace_context(kw)
     return replace(options, headers=headers_json(kw["headers"]))
 
 
 def _wrap_checked(original: Callable[..., Any], is_async: bool) -> Callable[..., Any]:
-    """The wrapper of ``_enqueue_checked(payloads, options, conn)``: a span per request, as
-    ``enqueue`` (one job) or ``enqueue_many`` (a batch) has."""
+    """The wrapper of ``_enqueue_checked``: a span per request."""
     if is_async:
 
         @functools.wraps(original)
@@ -207,10 +199,9 @@ def _wrap(original: Callable[..., Any], is_async: bool, batch: bool) -> Callable
 
 
 class SkiplockInstrumentor(BaseInstrumentor):  # type: ignore[misc]
-    """Traces enqueues (PRODUCER spans) and handler calls (CONSUMER spans), following
-    ``opentelemetry-instrumentation-*``: ``instrument(tracer_provider=...)`` (default: the
-    global provider) and ``uninstrument()``. One per process (the base class makes it a
-    singleton)."""
+    """Traces enqueues and handler calls: ``instrument(tracer_provider=...)`` (default: the
+    global provider) and ``uninstrument()``. One per process.
+    """
 
     _originals: dict[tuple[type[Any], str], Callable[..., Any]]
     _layer: _ConsumerLayer | None = None

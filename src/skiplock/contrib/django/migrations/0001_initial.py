@@ -1,5 +1,4 @@
-"""The attempts table. skiplock's own table of each SkiplockBackend is made (or migrated) at
-the end of every ``migrate`` of its database, by a ``post_migrate`` receiver (see _install.py)."""
+"""The attempts table (skiplock's own table is installed by ``post_migrate``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""``manage.py skiplock_worker``: run the tasks of a ``SkiplockBackend`` with skiplock's
-lease, heartbeat and fencing (a :class:`skiplock.Worker`; with ``--processes N``, a
-:class:`skiplock.Fleet` of N of them, see :mod:`skiplock.contrib.django.fleet`)."""
+"""``manage.py skiplock_worker``: run a ``SkiplockBackend``'s tasks (with ``--processes N``,
+in a :class:`skiplock.Fleet`).
+"""
 
 from __future__ import annotations
 
@@ -160,8 +160,7 @@ def _stopper(worker: Worker) -> Callable[[], None]:
 
 
 def _stop_when_idle(q: Queue, queues: list[str], stop: Callable[[], None]) -> None:
-    """--batch: stop the worker (or the fleet) once its queues hold nothing ready or
-    running."""
+    """--batch: stop the worker (or the fleet) once its queues hold nothing to do."""
     while True:
         time.sleep(0.2)
         try:
