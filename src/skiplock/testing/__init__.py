@@ -1,4 +1,4 @@
-"""Test helpers for code that enqueues and runs skiplock jobs (see docs/testing-your-code.md).
+"""Test helpers for code that enqueues and runs skiplock jobs (docs/testing-your-code.md).
 
 ::
 
@@ -11,9 +11,7 @@
             [job] = testing.drain(app)          # the worker's claim, handler, outcome
             assert job.status == "done"
 
-The pytest plugin (:mod:`skiplock.testing.plugin`, registered by the ``pytest11`` entry
-point, so no conftest is needed) gives the fixtures ``skiplock_url`` and
-``skiplock_queue``. This package imports no pytest; only the plugin does.
+This package imports no pytest; only the plugin does.
 """
 
 from __future__ import annotations

@@ -1,20 +1,4 @@
-"""``drain`` and ``drain_async``: run the due jobs here, through the worker's own parts.
-
-A drain is a worker of one slot with no threads of its own: it claims one job at a time
-(:meth:`skiplock.Queue.claim`), holds it in a :class:`~skiplock._worker.ledger.Ledger`,
-runs the handler with the worker's runner code (``ThreadRunner.run_one`` in the calling
-thread, ``AsyncioRunner.run_one`` on the running loop), and the worker's
-:class:`~skiplock._worker.outcome.Outcomes` and
-:class:`~skiplock._worker.completer.Completer` write the outcome, fenced: a completion,
-a failed attempt (retried while attempts are left, then ``failed``), ``Discard``,
-``Cancelled``. The one difference is the retry delay: a failed attempt is written with
-``retry_in=0`` instead of :func:`~skiplock.backoff`, so the job is due again at once and
-the drain claims it again, with no sleep.
-
-Not done by a drain: heartbeats and timeouts (the handler runs to its end; the lease is
-``DRAIN_LEASE`` seconds), periodic schedules, and jobs not yet due (``run_at`` or
-``delay`` in the future, or a handler's own ``q.fail(job, ..., retry_in=...)``).
-"""
+"""``drain`` and ``drain_async``: run the due jobs here, through the worker's own parts."""
 
 from __future__ import annotations
 
@@ -50,8 +34,8 @@ Target = App | Queue | AsyncQueue
 
 class JobFailed(AssertionError):
     """A job drained with ``raise_on_failure=True`` ended ``failed``. ``job`` is its record;
-    ``__cause__`` is the exception its handler raised last (None: it failed otherwise,
-    e.g. a result that is not JSON)."""
+    ``__cause__`` is what its handler raised last (None if it failed otherwise).
+    """
 
     def __init__(self, job: Job) -> None:
         task = job.payload.get("task") if isinstance(job.payload, dict) else None
@@ -65,8 +49,6 @@ class JobFailed(AssertionError):
 
 @dataclass
 class _Plan:
-    """What to drain: the sync queue all writes go through, the handler, the queue names."""
-
     queue: Queue
     handler: Handler
     queues: list[str]
@@ -85,7 +67,7 @@ def _plan(
     *,
     is_async: bool,
 ) -> _Plan:
-    """Check the arguments (ConfigurationError, before any I/O) and say what to drain."""
+    """Check the arguments (before any I/O) and say what to drain."""
     if max_jobs is not None:
         integer(max_jobs, "max_jobs", 1, 2**63 - 1)
     if isinstance(target, App):
@@ -119,8 +101,6 @@ def _plan(
 
 
 class _Drain:
-    """The worker's ledger, outcome writer and completer for one slot, and the jobs done."""
-
     def __init__(self, plan: _Plan) -> None:
         self.plan = plan
         self.ledger = Ledger(1)
@@ -130,7 +110,6 @@ class _Drain:
         self.errors: dict[int, Exception] = {}  # job id → what its handler raised last
 
     def handler(self) -> Handler:
-        """The plan's handler, keeping what it raises (for JobFailed's cause)."""
         inner, errors = self.plan.handler, self.errors
         if is_async_handler(inner):
 
@@ -153,7 +132,7 @@ class _Drain:
         return run
 
     def claim(self) -> Job | None:
-        """The next due job, held in the ledger; None when none is due (or enough ran)."""
+        """The next due job, held in the ledger; None when none is due."""
         p = self.plan
         if p.max_jobs is not None and len(self.finished) >= p.max_jobs:
             return None
@@ -164,8 +143,7 @@ class _Drain:
         return jobs[0]
 
     def settle(self, job: Job) -> None:
-        """After the handler's end was reported: write its completion (fenced, as the
-        worker's completer does); a job that ended is read back and kept."""
+        """Write the reported outcome (fenced); keep a job that ended."""
         self.completer.flush()
         if job.status not in FINAL:  # retried (due again now), or no longer ours
             return
@@ -183,21 +161,17 @@ def drain(
     handler: Callable[[Job], Any] | None = None,
     raise_on_failure: bool = False,
 ) -> list[Job]:
-    """Run the due jobs of *target* in this thread until none is due; return the jobs that
-    ended (``done``, ``failed``, ``cancelled``), in the order they ended, as stored.
+    """Run the due jobs of *target* in this thread until none is due.
 
-    *target* is an :class:`~skiplock.App` (its tasks run the jobs; *queues* defaults to
-    every queue its tasks name, as :meth:`App.worker` does), or a Queue / AsyncQueue with
-    *handler*, a function of the :class:`~skiplock.Job` (*queues* defaults to
-    ``default``). Outcomes are the worker's: a failed attempt is retried while the job
-    has attempts left (its task's ``max_attempts``), at once instead of after the
-    back-off, and the job ends ``failed`` after the last; ``Discard`` fails it at once,
-    ``Cancelled`` cancels it. A failed job is returned, not raised, unless
-    *raise_on_failure* (then :class:`JobFailed` is raised when the first one fails, from
-    what its handler raised). *max_jobs* stops after that many jobs ended. Jobs enqueued
-    by the jobs run are run too, when due. Not run: jobs not yet due. Raises
-    ConfigurationError for bad arguments, and for an App with ``async def`` tasks while
-    an event loop runs in this thread (use :func:`drain_async`)."""
+    *target* is an :class:`~skiplock.App` or a Queue / AsyncQueue with *handler* (a function
+    of the :class:`~skiplock.Job`); *queues* defaults to the App's or ``default``. Outcomes
+    are the worker's, but a failed attempt is retried at once; jobs not yet due are left.
+    *max_jobs* stops after that many ended.
+
+    Returns the jobs that ended, in order, as stored. Raises :class:`JobFailed` at the first
+    failed job with *raise_on_failure*; ConfigurationError for bad arguments, or for
+    ``async def`` tasks while an event loop runs here (use :func:`drain_async`).
+    """
     plan = _plan(target, queues, max_jobs, handler, raise_on_failure, is_async=False)
     if isinstance(target, App) and target.has_async_tasks and _loop_running():
         raise ConfigurationError(
@@ -225,11 +199,9 @@ async def drain_async(
     handler: Callable[[Job], Any] | None = None,
     raise_on_failure: bool = False,
 ) -> list[Job]:
-    """:func:`drain` for asyncio code: ``async def`` tasks (or an ``async def`` *handler*)
-    are awaited on the running loop, sync ones run in a thread; the claims and the
-    outcomes' writes run on a sync Queue in threads, as :class:`~skiplock.AsyncWorker`
-    does (an AsyncQueue's own: :meth:`AsyncQueue.sync_queue`, closed at the end). The
-    same arguments, outcomes and return value as :func:`drain`."""
+    """:func:`drain` for asyncio code: ``async def`` handlers are awaited on the running
+    loop, sync ones run in a thread. Same arguments, result and errors.
+    """
     plan = _plan(target, queues, max_jobs, handler, raise_on_failure, is_async=True)
     d = _Drain(plan)
     runner = AsyncioRunner(d.handler(), d.outcomes, d.ledger, 1)

@@ -1,11 +1,4 @@
-"""``assert_enqueued``: the jobs a test expects to find in a queue, or a readable failure.
-
-A task call's payload is ``{"task": name, "args": [...], "kwargs": {...}}`` (see
-:meth:`skiplock.App.call_of`); *task*, *args* and *kwargs* are compared with those keys,
-*payload* with the whole payload (for jobs enqueued with :meth:`Queue.enqueue`). Each
-given value must be equal to the stored one after a JSON round trip (a tuple of *args*
-is a list, as stored); one left out (None) matches anything.
-"""
+"""``assert_enqueued``: the jobs a test expects to find in a queue, or a readable failure."""
 
 from __future__ import annotations
 
@@ -78,7 +71,6 @@ class _Expected:
         )
 
     def differs(self, job: Job) -> list[str]:
-        """What of *job* is not as expected (empty: it matches)."""
         if self.payload is not ANY:
             return [] if job.payload == self.payload else ["payload differs"]
         p = job.payload if isinstance(job.payload, dict) else {}
@@ -98,7 +90,6 @@ class _Expected:
         return found if wanted else None
 
     def message(self, jobs: list[Job], stats: Stats, table: str) -> str:
-        """The failure: what was expected, what is there, and how each job differs."""
         found = sum(1 for j in jobs if not self.differs(j))
         parts = []
         if self.payload is not ANY:
@@ -146,7 +137,6 @@ def describe(job: Job) -> str:
 
 
 def _json(value: Any, what: str) -> Any:
-    """*value* as it reads back from the database (PayloadError if it is not JSON)."""
     return json.loads(dumps(value, what))
 
 
@@ -171,13 +161,14 @@ def assert_enqueued(
     count: int | None = None,
     status: Sequence[str] | str | None = "pending",
 ) -> list[Job]:
-    """Return the jobs of *target* (an App: its current queue, see ``isolate``; or a
-    Queue) in *status* (default ``pending``, scheduled ones included; None: any) that
-    match *task* (a Task or its name), *args*, *kwargs* or *payload*, oldest first.
+    """The jobs of *target* (an App: its current queue; or a Queue) in *status* (default
+    ``pending``; None: any) that match *task* (a Task or its name), *args*, *kwargs* or
+    *payload* after a JSON round trip, oldest first. A value left None matches anything.
 
-    Raises AssertionError when none matches, or when *count* is given and that many do
-    not: its message lists the jobs there are (task, arguments, status, queue) and how
-    each differs. ConfigurationError for arguments that can never match."""
+    Raises AssertionError when none matches, or not *count* of them; its message lists the
+    jobs there are and how each differs. ConfigurationError for arguments that can never
+    match.
+    """
     expected = _Expected.of(task, args, kwargs, payload, count, status)
     q = _queue_of(target)
 
@@ -201,8 +192,7 @@ async def assert_enqueued_async(
     count: int | None = None,
     status: Sequence[str] | str | None = "pending",
 ) -> list[Job]:
-    """:func:`assert_enqueued` for asyncio code: an AsyncQueue is read on the running loop,
-    an App's or a Queue's sync queue in a thread. Same arguments, result and errors."""
+    """:func:`assert_enqueued` for asyncio code. Same arguments, result and errors."""
     if not isinstance(target, AsyncQueue):
         return await asyncio.to_thread(
             assert_enqueued,
@@ -228,7 +218,6 @@ async def assert_enqueued_async(
 
 
 def _read_all(page: Callable[[int | None], list[Job]]) -> list[Job]:
-    """Every job the pages give (newest first), oldest first."""
     jobs: list[Job] = []
     while True:
         got = page(jobs[-1].id if jobs else None)

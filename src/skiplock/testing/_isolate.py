@@ -1,16 +1,4 @@
-"""``isolate(app, queue)``: point an App's tasks at a test's queue for a block.
-
-Inside the block, ``task.defer()`` / ``app.enqueue()`` write to *queue*,
-``task.defer_async()`` to an AsyncQueue on the same table, and ``app.worker()``,
-``drain(app)`` claim from it. What changes is the App object itself, so the block holds
-for every thread of the process, not only the one that entered it: a Worker's runner
-threads, ``asyncio.to_thread``, a thread the code under test starts. It does not change a
-Queue object held elsewhere, nor a Worker built before the block.
-
-Blocks nest (an inner block wins until it ends, then the outer one holds again) and must
-end in the reverse order they began. While a block holds, another thread's ``isolate`` of
-the same App raises ConfigurationError: two tests at once cannot share one App.
-"""
+"""``isolate(app, queue)``: point an App's tasks at a test's queue for a block."""
 
 from __future__ import annotations
 
@@ -31,13 +19,13 @@ _blocks: weakref.WeakKeyDictionary[App, list[Isolation]] = weakref.WeakKeyDictio
 
 
 def isolate(app: App, queue: Queue | AsyncQueue) -> Isolation:
-    """A context manager (``with`` or ``async with``) under which *app*'s tasks enqueue
-    into, and are run from, *queue* (see the module's docstring); the app's own queues
-    are back when it ends, whatever the block raised. Given a Queue, the app's
-    ``async_queue`` is a new AsyncQueue on its table, closed by ``async with`` (with a
-    plain ``with``, left to the garbage collector); given an AsyncQueue, the app's sync
-    ``queue`` is a new Queue on its table, closed at the end. *queue* itself is never
-    closed. Raises ConfigurationError for anything but an App and a queue."""
+    """A context manager (``with`` or ``async with``) under which *app*'s tasks enqueue into,
+    and are run from, *queue*, in every thread; the app's own queues are back at the end.
+
+    Blocks nest and must end in reverse order. *queue* is never closed. Raises
+    ConfigurationError for anything but an App and a queue, or while another thread
+    isolates the same App.
+    """
     if not isinstance(app, App):
         raise ConfigurationError(f"isolate() takes a skiplock.App, not {type(app).__name__}")
     if not isinstance(queue, (Queue, AsyncQueue)):
@@ -48,7 +36,7 @@ def isolate(app: App, queue: Queue | AsyncQueue) -> Isolation:
 
 
 class Isolation:
-    """One ``isolate()`` block (see :func:`isolate`); enter it once."""
+    """One ``isolate()`` block; enter it once."""
 
     def __init__(self, app: App, queue: Queue | AsyncQueue) -> None:
         self.app = app

@@ -1,9 +1,5 @@
-"""skiplock's pytest plugin: the fixtures ``skiplock_url`` and ``skiplock_queue``.
-
-Registered by the ``pytest11`` entry point ``skiplock`` (pyproject.toml), so it is active
-wherever skiplock is installed, with no conftest. Loading it starts nothing, connects to
-nothing and imports no driver: a fixture does its work only when a test asks for it.
-``pytest -p no:skiplock`` turns it off.
+"""skiplock's pytest plugin: the fixtures ``skiplock_url`` and ``skiplock_queue``
+(``pytest -p no:skiplock`` turns it off).
 """
 
 from __future__ import annotations
@@ -24,9 +20,9 @@ URL_VARIABLE = "SKIPLOCK_TEST_URL"
 
 @pytest.fixture(scope="session")
 def skiplock_url() -> Iterator[str]:
-    """The URL of the test database: ``$SKIPLOCK_TEST_URL`` if set, else an embedded
-    PostgreSQL (``pip install 'skiplock[demo]'``) started once for the session and
-    stopped at its end. Raises ConfigurationError when neither is there."""
+    """The test database's URL: ``$SKIPLOCK_TEST_URL``, else an embedded PostgreSQL
+    (``skiplock[demo]``) for the session. Raises ConfigurationError when neither is there.
+    """
     url = os.environ.get(URL_VARIABLE)
     if url:
         yield url
@@ -48,8 +44,9 @@ def skiplock_url() -> Iterator[str]:
 
 @pytest.fixture
 def skiplock_queue(skiplock_url: str) -> Iterator[Queue]:
-    """A :class:`~skiplock.Queue` on a table of this test's own (``skiplock_test_`` and a
-    random suffix), installed; dropped after the test, whether it passed or failed."""
+    """A :class:`~skiplock.Queue` on a table of this test's own, installed, and dropped after
+    the test.
+    """
     queue = Queue(skiplock_url, table=f"skiplock_test_{uuid.uuid4().hex[:12]}")
     try:
         queue.install()
