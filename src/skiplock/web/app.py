@@ -1,16 +1,6 @@
-"""The dashboard's ASGI application: :func:`create_app`.
-
-Every page is rendered on the server by Jinja2 with autoescaping on, so whatever comes from
-the database (payloads, errors, queue and task names) is shown as text, never markup; the
-Content-Security-Policy allows no script at all, as a second wall. The queue is a sync
-:class:`~skiplock.Queue` (thread-safe), called from Starlette's thread pool.
-
-Actions (retry, cancel) change the database only on POST: an HTML form carries a CSRF
-token (signed double-submit: a random nonce in a ``SameSite=Strict`` cookie, and in the
-form the nonce with its HMAC under the application's secret), and a JSON call carries the
-header ``X-Skiplock-Action: 1``, which a cross-site form cannot send and a cross-site
-script cannot send without a CORS preflight that is never granted. A POST whose
-``Origin`` names another site is refused either way.
+"""The dashboard's ASGI application: :func:`create_app`. Pages are rendered by Jinja2
+with autoescaping, with no script; actions are POSTs guarded against cross-site requests
+(docs/dashboard.md, "Security").
 """
 
 from __future__ import annotations
@@ -97,18 +87,14 @@ def create_app(
     read_only: bool = False,
     allowed_hosts: Iterable[str] | None = None,
 ) -> ASGIApp:
-    """The dashboard as an ASGI application, to serve with uvicorn or mount under a path
-    in Starlette / FastAPI (``app.mount("/skiplock", create_app(q))``).
+    """The dashboard as an ASGI application, to serve with uvicorn or mount
+    (``app.mount("/skiplock", create_app(q))``).
 
-    *url_or_queue*: a database URL (a queue on *table*, default ``skiplock_jobs``, is made
-    and closed with the application), or a :class:`~skiplock.Queue` (the caller closes
-    it), or an :class:`~skiplock.AsyncQueue` (its settings make a sync queue, closed with
-    the application). *auth*: ``"user:password"`` or a pair: HTTP Basic on every path.
-    *read_only*: no action is shown, and every action is refused (403). *allowed_hosts*:
-    the names a request's ``Host`` may give (``dash.example.com``; ``.example.com`` for
-    it and every name below it; a port is ignored); any other Host, or none, is refused
-    with 400 before anything else (the defence against DNS rebinding). None: any Host
-    (``skiplock web`` passes the loopback names when it serves without a password).
+    *url_or_queue*: a database URL (a queue on *table*, closed with the app), a
+    :class:`~skiplock.Queue` (the caller closes it) or an :class:`~skiplock.AsyncQueue`.
+    *auth*: ``"user:password"`` or a pair (HTTP Basic). *read_only*: actions refused (403).
+    *allowed_hosts*: the ``Host`` names answered (``.example.com``: with subdomains), any
+    other refused (400); None: any.
     """
     credentials = _credentials(auth)
     hosts = host_patterns(allowed_hosts)
@@ -149,8 +135,6 @@ def create_app(
 
 
 class Board:
-    """The routes over one queue."""
-
     def __init__(self, queue: Queue, read_only: bool) -> None:
         self.queue = queue
         self.read_only = read_only
@@ -231,8 +215,7 @@ class Board:
         return f"{nonce}.{mac}"
 
     async def error(self, request: Request, exc: Exception) -> Response:
-        """A database or configuration error: its message (passwords are masked in every
-        skiplock message), never a traceback."""
+        """A database or configuration error's message (passwords masked), never a traceback."""
         status = 400 if isinstance(exc, ConfigurationError) else 503
         if request.url.path.startswith(_api_prefix(request)):
             return _json({"error": str(exc)}, status)
@@ -434,9 +417,7 @@ class Board:
 
     @staticmethod
     def origin_ok(scope: Scope) -> bool:
-        """A POST whose Origin (or, without one, Referer) names another host than the
-        request's own (``Host``, or ``X-Forwarded-Host`` behind a proxy that rewrites
-        ``Host``; neither can be set by a page of another site) is refused."""
+        """False for a POST whose Origin (else Referer) names another host."""
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         source = headers.get("origin") or headers.get("referer")
         if not source:
@@ -452,9 +433,7 @@ class Board:
 
 
 class _Guard:
-    """The Host header against the allowed names first (400), then HTTP Basic (every path:
-    pages, API, metrics, a 404), then the same-origin check of a POST, then the security
-    headers on every response."""
+    """Every request: the Host check, HTTP Basic, a POST's origin, the security headers."""
 
     def __init__(
         self,
@@ -518,8 +497,7 @@ LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 
 
 def host_patterns(allowed: Iterable[str] | None) -> tuple[str, ...] | None:
-    """*allowed_hosts*, checked and lower-cased: host names or IP addresses (IPv6 in
-    brackets), ``.example.com`` for a domain and its subdomains; None stays None."""
+    """*allowed_hosts*, checked and lower-cased; None stays None."""
     if allowed is None:
         return None
     if isinstance(allowed, str):
@@ -551,7 +529,7 @@ def _host_header(scope: Scope) -> str:
 
 
 def host_allowed(header: str, patterns: tuple[str, ...]) -> bool:
-    """*header* (``name[:port]``, IPv6 in brackets) names one of *patterns*."""
+    """*header* (``name[:port]``) names one of *patterns*."""
     header = header.strip().lower()
     if header.startswith("["):
         name, bracket, rest = header.partition("]")
@@ -581,7 +559,7 @@ async def _plain(send: Send, status: int, body: bytes, headers: list[tuple[bytes
 
 
 def _credentials(auth: str | tuple[str, str] | None) -> bytes | None:
-    """The SHA-256 of ``user:password`` (so the comparison's length is fixed)."""
+    """The SHA-256 of ``user:password`` (a comparison of fixed length)."""
     if auth is None:
         return None
     if isinstance(auth, tuple) and len(auth) == 2:
@@ -602,7 +580,7 @@ def _credentials(auth: str | tuple[str, str] | None) -> bytes | None:
 
 @dataclass(frozen=True)
 class Filters:
-    """The ``/jobs`` filters from the query string (empty: none)."""
+    """The ``/jobs`` filters from the query string."""
 
     queue: str | None
     status: str | None
@@ -641,9 +619,7 @@ def _int(text: str | None, what: str) -> int | None:
 
 
 class _JobIdText(Convertor[str]):
-    """A job id in a path: digits, kept as text until :func:`_job_id` reads it, so that an
-    id too long to be one is refused with 400, not a server error (``int()`` of a very
-    long text raises, as Starlette's own ``int`` convertor would)."""
+    """A job id in a path, kept as text so that a too long one is refused with 400."""
 
     regex = "[0-9]+"
 
@@ -669,7 +645,6 @@ def _is_nonce(text: str) -> bool:
 
 
 def _base(request: Request) -> str:
-    """The path the application is mounted at ('' at the root)."""
     return str(request.scope.get("root_path", "")).rstrip("/")
 
 
@@ -715,7 +690,7 @@ def _pretty(value: Any) -> str:
 
 
 def _summary(error: str | None) -> str:
-    """An error's last line (a traceback's exception), for a list."""
+    """An error's last line, for a list."""
     lines = [line for line in (error or "").splitlines() if line.strip()]
     return lines[-1].strip() if lines else ""
 

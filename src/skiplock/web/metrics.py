@@ -1,13 +1,5 @@
-"""The dashboard server's ``/metrics``: the queue's state as the database holds it, in
-Prometheus's text format, computed at scrape time and kept for one second (many scrapers,
-or a scraper and a dashboard, cost one read a second).
-
-- ``skiplock_jobs{queue,status}``: active jobs by state (pending, scheduled, running,
-  expired: exact, from the claim index);
-- ``skiplock_jobs_finished_recent{queue,status}``: jobs done or failed in the last
-  ``window`` seconds (bounded: see :class:`skiplock.job.QueueOverview`);
-- ``skiplock_oldest_pending_age_seconds{queue}``: 0 when nothing is pending;
-- ``skiplock_workers{state}``: worker processes alive and gone (the live worker list).
+"""The dashboard server's ``/metrics``: the queue's state in Prometheus's text format,
+read at most once a second.
 """
 
 from __future__ import annotations
@@ -86,5 +78,5 @@ def exposition(queue: Queue, window: float, cap: int) -> str:
 
 
 def _label(value: str) -> str:
-    """A label value escaped as the text format asks: backslash, double quote, newline."""
+    """A label value escaped for the text format."""
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")

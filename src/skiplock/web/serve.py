@@ -1,5 +1,4 @@
-"""``skiplock web``: the dashboard served by uvicorn, on the loopback interface unless
-asked otherwise, and then only behind a password."""
+"""``skiplock web``: the dashboard served by uvicorn."""
 
 from __future__ import annotations
 
@@ -35,11 +34,10 @@ def check_host(
     port: int = DEFAULT_PORT,
     allowed_hosts: Iterable[str] | None = None,
 ) -> tuple[str, ...] | None:
-    """Refuse to listen on anything but the loopback interface without a password: the
-    dashboard shows every payload and can retry and cancel jobs. Returns the Host names
-    the server answers: without a password the loopback names only (a page whose name
-    rebinds to 127.0.0.1 is refused); with one, *allowed_hosts* (None: any).
-    ConfigurationError for a port that is not one, or *allowed_hosts* without *auth*."""
+    """Refuse to listen beyond the loopback interface without a password. Returns the Host
+    names to answer. Raises ConfigurationError for a bad port, or *allowed_hosts* without
+    *auth*.
+    """
     integer(port, "the port", 1, 65535)
     if not is_loopback(host) and auth is None:
         raise ConfigurationError(
@@ -69,8 +67,7 @@ def serve(
     read_only: bool = False,
     allowed_hosts: Iterable[str] | None = None,
 ) -> None:
-    """Serve the dashboard until interrupted (uvicorn, one process). The Host names it
-    answers: see :func:`check_host`."""
+    """Serve the dashboard until interrupted (uvicorn, one process)."""
     import uvicorn
 
     hosts = check_host(host, auth, port=port, allowed_hosts=allowed_hosts)
