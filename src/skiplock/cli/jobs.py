@@ -1,4 +1,4 @@
-"""The CLI's read-only views of jobs: ``skiplock jobs`` (a table) and ``skiplock show ID``."""
+"""``skiplock jobs`` and ``skiplock show ID``."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ __all__ = ["add_commands"]
 
 
 def _what(job: Job) -> str:
-    """The task's name for a task call, otherwise the payload as JSON."""
     p = job.payload
     if isinstance(p, dict) and isinstance(p.get("task"), str):
         return str(p["task"])
@@ -69,7 +68,6 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 
 
 def _print_paused(paused: set[str], queue: str | None) -> None:
-    """A line naming the paused queues (of those listed), if any."""
     names = sorted(n for n in paused if queue is None or n == queue)
     if names:
         shown = ", ".join(names)
@@ -96,7 +94,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def add_commands(add: Callable[[str, str], argparse.ArgumentParser]) -> None:
-    """Add ``jobs`` and ``show`` to the CLI; *add(name, help)* makes a sub-command parser."""
+    """Add ``jobs`` and ``show``; *add(name, help)* makes a sub-command parser."""
     p = add("jobs", "list jobs, newest first (a table, or --json)")
     p.add_argument("--status", action="append", choices=STATUSES, help="repeatable")
     p.add_argument("--queue", help="only this queue")

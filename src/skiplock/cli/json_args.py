@@ -1,5 +1,4 @@
-"""The CLI's JSON arguments (``enqueue``'s ARGs, ``--payload``, ``--kwargs``): strict JSON,
-refused by name with exit 2 when they are not."""
+"""The CLI's JSON arguments: strict JSON, else exit 2."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ __all__ = ["CommandLineError", "json_arg", "json_or_text"]
 
 
 class CommandLineError(Exception):
-    """A bad command-line argument found after argparse's own checks: exit 2."""
+    """A bad command-line argument found after argparse's checks: exit 2."""
 
 
 class _NotJSON(ValueError):
@@ -44,7 +43,6 @@ _STRICT = json.JSONDecoder(
 
 
 def json_arg(text: str, what: str) -> Any:
-    """*text* read as strict JSON; :class:`CommandLineError` naming *what* otherwise."""
     try:
         return _STRICT.decode(text)
     except _NotJSON as exc:
@@ -56,9 +54,9 @@ def json_arg(text: str, what: str) -> Any:
 
 
 def json_or_text(text: str, what: str) -> Any:
-    """An ARG: JSON where it parses, else the text itself; but one that starts like a JSON
-    object, array or string (``{``, ``[``, ``"``), or reads as ``NaN``, ``Infinity`` or a
-    number too large, must be JSON: a typo there is refused, not enqueued as text."""
+    """An ARG: JSON where it parses, else the text; but one that looks like JSON (``{``,
+    ``[``, ``"``, ``NaN``, a huge number) must be JSON.
+    """
     try:
         return _STRICT.decode(text)
     except (_NotJSON, RecursionError):

@@ -1,22 +1,5 @@
-"""The ``skiplock`` command (also ``python -m skiplock``).
-
-Exit codes, for scripts:
-
-====  ==========================================================================
-0     success (a worker stopped by SIGTERM / SIGINT after its grace period, too)
-1     an unexpected error (a bug: please report it); ``worker --processes N``: a
-      process did not stop cleanly, or died 5 times in a row soon after its start
-2     bad command line (argparse; an enqueue argument that is not JSON)
-3     configuration: bad or missing URL, unknown scheme, missing driver, bad name, a
-      payload refused by the payload checks
-4     the database failed or could not be reached
-5     single-worker lock held elsewhere (``worker --single --no-wait``, with or without
-      ``--processes 1``)
-6     the demo's checks failed (a job lost or written twice)
-====  ==========================================================================
-
-A worker's SIGINT after a first SIGTERM / SIGINT exits at once with 130 (a repeated SIGTERM
-changes nothing).
+"""The ``skiplock`` command (also ``python -m skiplock``); docs/cli.md lists its exit
+codes.
 """
 
 from __future__ import annotations
@@ -78,8 +61,7 @@ def duration(text: str) -> float:
 
 
 def refresh(text: str) -> float:
-    """``--watch``'s interval: a duration of at least half a second (0 would query the
-    database in a tight loop)."""
+    """``--watch``'s interval: at least half a second."""
     value = duration(text)
     if value < 0.5:
         raise argparse.ArgumentTypeError(f"{text!r}: refresh at most every 0.5 s")
@@ -87,7 +69,6 @@ def refresh(text: str) -> float:
 
 
 def processes(text: str) -> int | str:
-    """``--processes``: a number, or ``auto`` (one per CPU)."""
     try:
         return processes_from_text(text)
     except ConfigurationError as exc:
@@ -95,7 +76,7 @@ def processes(text: str) -> int | str:
 
 
 def retention(text: str) -> float | None:
-    """A ``duration``, or ``none`` / ``never`` to keep finished jobs for ever."""
+    """A ``duration``, or ``none`` / ``never``."""
     return None if text.strip().lower() in ("none", "never") else duration(text)
 
 
@@ -149,10 +130,9 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
 
 
 def _app_queue(app: App | None, args: argparse.Namespace) -> Queue:
-    """The queue an App's work goes to: its own URL and table, each replaced by ``--url``
-    / ``--table`` only when given (as ``skiplock worker APP`` does), so a command never
-    writes an App's job to another table than the one its workers drain. Without an App:
-    ``--url`` (``$SKIPLOCK_URL``) and ``--table`` (the default table)."""
+    """The queue an App's work goes to: its own URL and table unless ``--url`` / ``--table``
+    are given; without an App, ``--url`` (``$SKIPLOCK_URL``) and ``--table``.
+    """
     if app is None:
         return cli_queue(args)
     if not app.has_url:
@@ -306,16 +286,14 @@ def cmd_pause(args: argparse.Namespace) -> int:
 
 
 def _known_queue(q: Queue, name: str) -> bool:
-    """A queue some job of the table (of any status, until pruned), a pause or a live
-    worker names: the cheap reads first, the job lookup (by id, newest first) last."""
+    """A queue that some job, a pause or a live worker names."""
     if name in q.paused() or any(name in w.queues for w in q.workers() if not w.gone):
         return True
     return bool(q.list_jobs(queue=name, limit=1))
 
 
 def _queue_names(q: Queue) -> list[str]:
-    """The queues with active or recently finished jobs, paused ones, and those live workers
-    claim from: for the message that refuses an unknown name."""
+    """The queue names to list when refusing an unknown one."""
     names = {o.queue for o in q.overview()} | q.paused()
     names.update(n for w in q.workers() if not w.gone for n in w.queues)
     return sorted(names)
@@ -332,7 +310,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The global options, then each group of commands in ``--help``'s order."""
     # The same options before or after the command: the main parser sets the defaults, the
     # command's copy (default SUPPRESS) overrides them only when given.
     common = argparse.ArgumentParser(add_help=False)
@@ -360,9 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_global_options(target: argparse.ArgumentParser, default: str | None) -> None:
-    """--url, --table, -v: the real defaults (*default* None) or SUPPRESS (a command's).
-    Both stay None when not given: a worker of an App then keeps the App's own URL and
-    table, and every other command takes $SKIPLOCK_URL and the default table."""
+    """--url, --table, -v; both stay None when not given (an App then keeps its own)."""
     target.add_argument("--url", default=default, help="database URL ($SKIPLOCK_URL)")
     target.add_argument(
         "--table",
@@ -406,7 +381,7 @@ def _add_enqueue(add: Add) -> None:
 
 
 def _key_rate(value: object) -> object:
-    """``--key-rate N/PER`` as the pair ``enqueue`` checks (a task's pair as it is)."""
+    """``--key-rate N/PER`` as the pair ``enqueue`` checks."""
     if not isinstance(value, str):
         return value
     n, sep, per = value.partition("/")
@@ -484,7 +459,6 @@ def _add_worker(add: Add) -> None:
 
 
 def _add_admin_commands(add: Add) -> None:
-    """stats, retry, prune, cancel, pause, resume: looking at the table and steering it."""
     p = add("stats", "counts of jobs by state, and the table's pruned total")
     p.add_argument("--queue", action="append", help="only this queue (repeatable)")
     p.add_argument("--watch", type=refresh, nargs="?", const=2.0, help="refresh every N s")

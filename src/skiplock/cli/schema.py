@@ -1,5 +1,6 @@
-"""The schema commands of ``skiplock`` (install, migrate, sql, uninstall), and how every
-command finds its database."""
+"""``skiplock install``, ``migrate``, ``sql`` and ``uninstall``, and how a command finds
+its database.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ Add = Callable[[str, str], argparse.ArgumentParser]
 
 
 def require_url(args: argparse.Namespace) -> None:
-    """Refuse a command line without ``--url`` or ``$SKIPLOCK_URL``, naming both."""
+    """Refuse a command line without ``--url`` or ``$SKIPLOCK_URL``."""
     if args.url is None and not os.environ.get("SKIPLOCK_URL"):
         raise ConfigurationError(
             "no database URL: pass --url URL (before or after the command) or set "
@@ -29,7 +30,7 @@ def require_url(args: argparse.Namespace) -> None:
 
 
 def cli_table(args: argparse.Namespace) -> str:
-    """``--table``, else the default table (a worker of an App keeps the App's own)."""
+    """``--table``, else the default table."""
     return DEFAULT_TABLE if args.table is None else str(args.table)
 
 

@@ -1,5 +1,4 @@
-"""What ``skiplock enqueue`` and ``skiplock worker`` load from the user's code: an object
-named ``module:attr`` (an App, a handler), and a task by its name."""
+"""What ``skiplock enqueue`` and ``skiplock worker`` load from the user's code."""
 
 from __future__ import annotations
 
@@ -15,7 +14,6 @@ def _load_target(target: str) -> Any:
 
 
 def _load_app(app_target: str) -> App:
-    """``--app module:app``: the App, or ConfigurationError."""
     app = _load_target(app_target)
     if not isinstance(app, App):
         raise ConfigurationError(f"--app {app_target} is not a skiplock.App")
@@ -23,8 +21,9 @@ def _load_app(app_target: str) -> App:
 
 
 def _find_task(name: str, app_target: str | None) -> Task | None:
-    """The task *name*: from ``--app module:app`` (which must know it), else found by its
-    name (``mail.send`` → ``send`` in module ``mail``, how ``@app.task`` names tasks)."""
+    """The task *name*: from ``--app``, else found by its name (``mail.send`` → ``send`` in
+    module ``mail``).
+    """
     if app_target is not None:
         app = _load_app(app_target)
         if name not in app.tasks:

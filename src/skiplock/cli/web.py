@@ -1,4 +1,4 @@
-"""``skiplock web`` (the dashboard) and ``skiplock workers`` (the live worker list)."""
+"""``skiplock web`` and ``skiplock workers``."""
 
 from __future__ import annotations
 
@@ -63,7 +63,6 @@ def table(workers: list[WorkerInfo]) -> str:
 
 
 def add_commands(add: Callable[[str, str], argparse.ArgumentParser]) -> None:
-    """Add ``web`` and ``workers``; *add(name, help)* makes a sub-command parser."""
     p = add("web", "serve the dashboard (needs the web extra)")
     p.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1 (others need --auth)")
     p.add_argument("--port", type=int, default=8089, help="default 8089")
