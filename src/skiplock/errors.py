@@ -3,22 +3,20 @@
 ::
 
     SkiplockError
-     ├── ConfigurationError     bad URL, unknown scheme, missing driver extra, bad identifier
-     ├── UnsupportedServer      a server without SKIP LOCKED / READPAST
-     ├── LeaseLost              a fenced write matched no row: the job is no longer ours
-     ├── LockNotAcquired        the single-worker advisory lock is held elsewhere
-     ├── PayloadError           a payload or result that is not JSON (also a TypeError)
-     ├── Cancelled              raised in a handler by job.raise_if_cancelled()
-     ├── Discard                raised by a handler: fail the job now, without retries
-     ├── Snooze                 raised by a handler: run the job again later, no attempt used
-     ├── JobFailed              a job waited for (Task.call) ended failed or cancelled
-     └── BackendError           the database or its driver failed; ``retryable`` says if
-          │                     running the same operation again may succeed
-          └── PoolTimeout       every connection of the queue's pool stayed in use for
-                                ``pool_timeout`` seconds (retryable)
+     ├── ConfigurationError     also a ValueError
+     ├── UnsupportedServer
+     ├── LeaseLost              a fenced write matched no row
+     ├── LockNotAcquired
+     ├── PayloadError           also a TypeError
+     ├── Cancelled              raised in handlers
+     ├── Discard                raised by handlers
+     ├── Snooze                 raised by handlers
+     ├── JobFailed
+     └── BackendError           ``retryable``: the same call may succeed again
+          └── PoolTimeout
 
-A driver's own exception is kept as ``__cause__``. Messages say what to do next and
-never contain a password. Each class's docstring is its default message.
+A driver's own exception is kept as ``__cause__``. Messages never contain a password.
+Each class's docstring is its default message.
 """
 
 from __future__ import annotations
@@ -78,8 +76,7 @@ def check_seconds(
     strict: bool = False,
     high: float = TEN_YEARS,
 ) -> float:
-    """A finite number of seconds of at least *low* (above it when *strict*) and at most
-    *high* (ten years unless told)."""
+    """A finite number of seconds from *low* (excluded when *strict*) to *high*."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ConfigurationError(f"{what} must be a number of seconds, not {value!r:.80}")
     # float(10**400) raises OverflowError: compare a huge int as an int first.
@@ -100,8 +97,9 @@ class UnsupportedServer(SkiplockError):
 
 
 class LeaseLost(SkiplockError):
-    """The job is no longer held by this worker: its lease expired and another claim took it,
-    or it was already completed, failed or released. Nothing this write tried counts."""
+    """The job is no longer held by this worker (its lease expired, or it already finished):
+    nothing this write tried counts.
+    """
 
     def __init__(
         self, message: str | None = None, *, job_id: int | None = None, attempt: int | None = None
@@ -127,13 +125,15 @@ class PayloadError(SkiplockError, TypeError):
 
 
 class Cancelled(SkiplockError):
-    """The job was cancelled (q.cancel): stop its work. A worker whose handler raises this
-    ends the job ``cancelled``, fenced like every other write."""
+    """The job was cancelled (q.cancel): stop its work. Raised by a handler, it ends the job
+    ``cancelled``.
+    """
 
 
 class Discard(SkiplockError):
     """The job can never succeed. Raised by a handler, it ends the job ``failed`` at once,
-    with this message as its error and no retries left unused."""
+    without retries.
+    """
 
 
 #: how many times a job may be snoozed unless told (then it ends failed)
@@ -141,9 +141,9 @@ MAX_SNOOZES = 1000
 
 
 class Snooze(SkiplockError):
-    """Raised by a handler: put the job back, due in ``seconds``, with no error recorded
-    and no attempt used up (only failures count against ``max_attempts``). A job already
-    snoozed ``max_snoozes`` times ends ``failed`` instead, so a loop of snoozes ends."""
+    """Raised by a handler: run the job again in ``seconds``, no attempt used. After
+    ``max_snoozes`` snoozes the job ends ``failed``.
+    """
 
     def __init__(self, seconds: float, *, max_snoozes: int = MAX_SNOOZES) -> None:
         # the checks q.snooze makes, made here: a value it would refuse is refused where
@@ -177,8 +177,9 @@ class BackendError(SkiplockError):
 
 class PoolTimeout(BackendError):
     """No connection of the queue's pool became free within ``pool_timeout`` seconds: raise
-    ``max_size`` or ``pool_timeout``, or hold connections for a shorter time. Retryable: the
-    database itself did not fail, and nothing was sent to it."""
+    ``max_size`` or ``pool_timeout``, or hold connections for less time. Retryable: nothing
+    was sent.
+    """
 
     def __init__(self, message: str | None = None) -> None:
         super().__init__(message, retryable=True)
