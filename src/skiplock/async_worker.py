@@ -1,12 +1,4 @@
-"""The asyncio worker: ``async def`` handlers as tasks on one event loop.
-
-It is :class:`~skiplock.Worker` with one part swapped: the runner
-(:class:`~skiplock._worker.aio.AsyncioRunner`). The producer, the completer, the heartbeat,
-the listener and the shutdown are the sync worker's own code, and their database I/O
-still runs on the sync :class:`~skiplock.Queue` in threads (the producer's thread is
-started by :meth:`AsyncWorker.run`); only the handlers run on the loop. A sync handler
-given to it runs on a thread of its own pool.
-"""
+"""The asyncio worker: ``async def`` handlers as tasks on one event loop."""
 
 from __future__ import annotations
 
@@ -30,13 +22,9 @@ log = logging.getLogger("skiplock.worker")
 class AsyncWorker(WorkerOptions):
     """Run ``await handler(job)`` for jobs claimed from *queues*, on the running loop.
 
-    Same options, outcomes and guarantees as :class:`~skiplock.Worker`. Differences: a job
-    past its ``timeout`` (or still running after the ``grace``) has its task cancelled, so
-    an ``async def`` handler frees its slot at its next ``await``; a sync handler runs in a
-    thread and keeps its slot until it returns, as in the Worker.
-
-    ``await worker.run()``; or ``async with worker:`` (:meth:`start` on entry,
-    :meth:`stop` on exit); or :meth:`start` / ``await`` :meth:`stop`.
+    Same options, outcomes and guarantees as :class:`~skiplock.Worker`, but a job past its
+    ``timeout`` (or the ``grace``) has its task cancelled; a sync handler runs in a thread.
+    Use ``await worker.run()``, ``async with worker:``, or :meth:`start` / :meth:`stop`.
     """
 
     _runner: AsyncioRunner
@@ -50,10 +38,9 @@ class AsyncWorker(WorkerOptions):
         return self._runner
 
     async def run(self, *, install_signals: bool = True) -> None:
-        """Work until :meth:`stop` / :meth:`request_stop` (or SIGTERM / SIGINT when the loop
-        runs on the main thread), as :meth:`skiplock.Worker.run` does. Cancelling this
-        coroutine stops the worker the same way (grace, then release) before it ends.
-        Raises what the Worker raises (e.g. :class:`~skiplock.LockNotAcquired`)."""
+        """Work until :meth:`stop` (or SIGTERM / SIGINT), as :meth:`skiplock.Worker.run` does;
+        cancelled, it stops the same way. Raises what the Worker raises.
+        """
         loop = asyncio.get_running_loop()
         self._runner.bind(loop)
         done: asyncio.Future[None] = loop.create_future()
@@ -95,7 +82,7 @@ class AsyncWorker(WorkerOptions):
                 self._own_queue.close()
 
     def start(self) -> AsyncWorker:
-        """Run as a task of the running loop (no signal handlers); see :meth:`stop`."""
+        """Run as a task of the running loop (no signal handlers)."""
         if self.metrics is not None:  # its address is known (or refused) on return
             self.metrics.start()
         self._task = asyncio.get_running_loop().create_task(
@@ -109,7 +96,8 @@ class AsyncWorker(WorkerOptions):
 
     async def stop(self, *, wait: bool = True, timeout: float | None = None) -> None:
         """Ask the worker to stop; with *wait*, until it has (at most *timeout* seconds).
-        Raises the error the worker's :meth:`run` ended with, if any."""
+        Raises the error :meth:`run` ended with, if any.
+        """
         self.request_stop()
         task = self._task
         if not wait or task is None:

@@ -1,22 +1,6 @@
 """The worker: claims jobs in batches, runs them on threads, writes their outcome fenced.
 
-This module is the public face: the argument checks and the controls (run, start, stop,
-signals). The parts live in :mod:`skiplock._worker` (ledger, producer, runners, outcome,
-completer, heartbeat, wake-up, lifecycle), whose docstring gives each part's thread and
-the lock order.
-
-Threads: the loop (claims, shutdown), a flusher that writes batched completions while the
-loop claims, a pool of runner threads (at most ``concurrency``, started as needed, reused
-from job to job), a heartbeat thread (extends leases, enforces timeouts, checks the
-single-worker lock), and a thread that wakes the loop when a job is enqueued: a LISTEN
-connection where the database has LISTEN/NOTIFY, elsewhere a probe of the table's highest
-id while the loop waits (see :mod:`skiplock._worker.wakeup`).
-
-What is fenced: every write after a claim (heartbeat, complete, fail, release) names the
-job's ``attempt``; a write that finds the job taken away marks it lost (``job.lost``),
-is logged once at WARNING and changes nothing. A write whose COMMIT lost its connection has
-an unknown outcome: the job's record is read back before anything is written again, so a
-job is never completed twice and never dropped.
+This module holds its options and controls; the parts live in :mod:`skiplock._worker`.
 """
 
 from __future__ import annotations
@@ -62,8 +46,7 @@ DEFAULT_PREFETCH = 32
 
 
 def _slots(concurrency: int, prefetch: int | None) -> tuple[int, int]:
-    """*concurrency* and *prefetch* checked; prefetch's default is DEFAULT_PREFETCH or the
-    concurrency, the larger."""
+    """*concurrency* and *prefetch* checked (prefetch's default: DEFAULT_PREFETCH or more)."""
     concurrency = integer(concurrency, "concurrency", 1, 1000)
     if prefetch is None:
         prefetch = max(DEFAULT_PREFETCH, concurrency)
@@ -72,8 +55,7 @@ def _slots(concurrency: int, prefetch: int | None) -> tuple[int, int]:
 
 class WorkerOptions:
     """The options and their checks, shared by :class:`Worker` and
-    :class:`~skiplock.AsyncWorker`: each gives its runner (:meth:`_make_runner`), and
-    every other part is the same.
+    :class:`~skiplock.AsyncWorker` (each gives its runner).
 
     Raises ConfigurationError for a bad option, before anything is opened.
     """
@@ -161,7 +143,7 @@ class WorkerOptions:
         grace: float,
         poll_interval: float,
     ) -> None:
-        """Check and keep the options in seconds; the heartbeat must beat within the lease."""
+        """Check and keep the times in seconds; the heartbeat must beat within the lease."""
         self.lease = _seconds(lease, "lease", strict=True)
         self.heartbeat = _seconds(
             self.lease / 3 if heartbeat is None else heartbeat, "heartbeat", strict=True
@@ -205,27 +187,22 @@ class WorkerOptions:
 
 
 class Worker(WorkerOptions):
-    """Run *handler(job)* for jobs claimed from *queues*.
+    """Run *handler(job)* for jobs claimed from *queues* of *queue*.
 
-    The handler's return value (JSON) completes the job; an exception records a failed
-    attempt, retried after :func:`~skiplock.backoff` until ``max_attempts``, then
-    ``failed`` with the traceback's last line. A handler may complete the job itself, e.g.
-    ``with q.transaction() as tx: ...; tx.complete(job)`` to commit its own rows with the
-    completion (or fail it with its own ``retry_in``); the worker then writes nothing more.
+    The handler's return value (JSON) completes the job; an exception fails the attempt,
+    retried after :func:`~skiplock.backoff` until ``max_attempts``. A handler that completes
+    or fails the job itself (``tx.complete(job)``) leaves the worker nothing to write.
 
-    ``lease`` seconds per claim, extended every ``heartbeat`` seconds (default lease/3).
-    ``timeout`` (seconds, or a function of the job) abandons a job after that long: the
-    attempt fails and ``job.lost`` is set; the handler's thread cannot be killed, so it
-    keeps its slot until it returns. ``mode="single"`` holds an advisory lock for the
-    worker's lifetime (see :class:`~._worker.services.lock.SingleLock`); with ``wait_for_lock``
-    false a held lock raises :class:`~skiplock.LockNotAcquired`. A worker that loses the
-    lock sets ``job.lock_lost`` on its running jobs: another worker may start once they
-    finish, or once they have gone without a heartbeat for about two leases.
+    *concurrency* handlers run at once. *lease*: seconds per claim, extended every
+    *heartbeat* (default a third of it). *timeout* (seconds, or a function of the job) fails
+    an attempt that runs longer and sets ``job.lost``; its thread keeps the slot until the
+    handler returns. *mode* ``"single"``: one worker at a time, by a database lock
+    (*wait_for_lock* false: :class:`~skiplock.LockNotAcquired` when it is held). *grace*:
+    seconds for running jobs at a stop. *middleware*: ``mw(job, call_next)`` around each
+    call, the first outermost. *metrics_port*: serve Prometheus metrics. docs/worker.md
+    describes every option.
 
-    ``middleware``: functions ``mw(job, call_next)`` run around every handler call, the
-    first outermost (see docs/observability.md). ``metrics_port`` serves Prometheus metrics
-    at ``http://metrics_host:metrics_port/metrics`` while the worker runs (``0``: a port the
-    system chooses, see ``worker.metrics.address``; needs ``skiplock[prometheus]``).
+    Raises ConfigurationError for a bad option, before anything is opened.
     """
 
     _thread: threading.Thread | None = None
@@ -237,10 +214,10 @@ class Worker(WorkerOptions):
     # -- public control -------------------------------------------------------------------
 
     def run(self, *, install_signals: bool = True) -> None:
-        """Work until :meth:`stop` (or SIGTERM / SIGINT when called on the main thread):
-        stop claiming, wait up to ``grace`` seconds for running jobs, release the rest
-        (fenced), then return. A SIGINT after the first signal ends the process at once (exit
-        130; leases bring its jobs back); a repeated SIGTERM changes nothing."""
+        """Work until :meth:`stop` (or SIGTERM / SIGINT on the main thread): stop claiming, wait
+        up to ``grace`` seconds for running jobs, release the rest, return. A second SIGINT
+        exits the process at once (130).
+        """
         relay = None
         if install_signals and threading.current_thread() is threading.main_thread():
             relay = SignalRelay((signal.SIGTERM, signal.SIGINT), self._on_signal)
@@ -268,6 +245,5 @@ class Worker(WorkerOptions):
             self._thread.join(timeout)
 
     def _on_signal(self, signum: int) -> None:
-        """On the signal relay's thread (see skiplock._worker.signals), not in the handler."""
         self._signals += 1
         on_stop_signal(signum, self._signals - 1, self.grace, partial(self.stop, wait=False))
