@@ -1,5 +1,6 @@
 """The documentation site builds: ``mkdocs build --strict`` (mkdocs.yml) fails on a link to
-a page or anchor that does not exist and on a page left out of the navigation."""
+a page or anchor that does not exist, on a page left out of the navigation and on an API
+reference page (docs/reference/, mkdocstrings) naming an object that does not exist."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_site_builds_with_no_warning(tmp_path: Path) -> None:
     pytest.importorskip("mkdocs")
     pytest.importorskip("material")
+    pytest.importorskip("mkdocstrings_handlers.python")
     build = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path)],
         cwd=ROOT,
@@ -26,9 +28,12 @@ def test_the_site_builds_with_no_warning(tmp_path: Path) -> None:
     )
     assert build.returncode == 0, build.stdout + build.stderr
     assert (tmp_path / "tutorial" / "index.html").is_file()
+    reference = (tmp_path / "reference" / "queue" / "index.html").read_text(encoding="utf-8")
+    assert 'id="skiplock.Queue.enqueue"' in reference  # generated from the docstrings
 
 
 def test_every_page_is_in_the_navigation() -> None:
     nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
-    pages = sorted(p.name for p in (ROOT / "docs").glob("*.md"))
+    docs = ROOT / "docs"
+    pages = sorted(p.relative_to(docs).as_posix() for p in docs.rglob("*.md"))
     assert [p for p in pages if f": {p}" not in nav] == []
