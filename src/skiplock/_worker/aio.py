@@ -103,7 +103,7 @@ class AsyncioRunner:
     async def run_one(self, job: Job) -> None:
         """Run *job*'s handler on the running loop and report its end, as a task of
         :meth:`submit` does (``skiplock.testing.drain_async`` awaits it directly)."""
-        await self._run(job)
+        await self._execute(job)
 
     def _run_in_thread(self, job: Job) -> None:
         if self.ledger.begin(job):  # False: given back while it waited
@@ -116,14 +116,14 @@ class AsyncioRunner:
         with self._inbox_lock:
             jobs, self._inbox = self._inbox, []
         for job in jobs:  # each task lists itself in _tasks (see _run)
-            self.loop.create_task(self._run(job), name=f"skiplock-job-{job.id}")
+            self.loop.create_task(self._execute(job), name=f"skiplock-job-{job.id}")
 
     def _cancel(self, job_id: int) -> None:
         task = self._tasks.get(job_id)
         if task is not None:
             task.cancel()
 
-    async def _run(self, job: Job) -> None:
+    async def _execute(self, job: Job) -> None:
         assert self.loop is not None
         # Listed by the task itself, not by _spawn_inbox: a task cancelled before its first step
         # would never run this body, and its job would never be reported. A cancel request

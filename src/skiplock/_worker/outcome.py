@@ -28,13 +28,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .._core import calls
 from .._core.checks import dumps as _dumps
 from .._core.job import Job
 from ..errors import BackendError, Cancelled, Discard, LeaseLost, SkiplockError, Snooze
 from ..queue import Queue
 from .joblog import last_line, log_outcome
 from .ledger import Held, Ledger
+from .port import RunStatePort, port_of
 from .settings import Flags
 
 __all__ = ["Outcomes", "last_line"]
@@ -49,6 +49,7 @@ class Outcomes:
         self, queue: Queue, ledger: Ledger, flags: Flags, *, retry_in: float | None = None
     ) -> None:
         self.queue = queue
+        self.port: RunStatePort = port_of(queue)
         self.ledger = ledger
         self.flags = flags
         #: seconds before a failed attempt is claimable again (None: :func:`~skiplock.backoff`;
@@ -143,10 +144,9 @@ class Outcomes:
         (the queue's ``released`` count grew meanwhile), wake the producer once the write
         has returned, committed, so that it claims them at once rather than at its next
         poll or probe."""
-        state = self.queue.dialect.state
-        before = state.released
+        before = self.port.released()
         yield
-        if state.released != before:
+        if self.port.released() != before:
             self.flags.wake.set()
 
     def failed(self, job: Job, exc: BaseException) -> None:
@@ -285,7 +285,7 @@ class Outcomes:
         for job in jobs:
             try:
                 with self.writes:
-                    self.queue._call(calls.unclaim(self.queue.dialect, job, None))
+                    self.port.unclaim(job)
             except LeaseLost:  # the claim did not commit: nothing to give back
                 log.debug("job %d attempt %d: the lost claim did not commit", job.id, job.attempt)
                 continue

@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import random
 import time
-from typing import Any
 
 from .._core.job import Job
 from ..errors import BackendError
@@ -135,16 +134,13 @@ class Producer:
         if free <= 0:
             return 0
 
-        def claim(conn: Any = None) -> list[Job]:
-            return s.queue.claim(queues=s.queues, limit=free, lease=s.lease, conn=conn)
-
         if lock is None:
-            jobs = claim()
+            jobs: list[Job] = s.queue.claim(queues=s.queues, limit=free, lease=s.lease)
         else:
             # On the lock's own connection: the claim commits only while the lock is held,
             # so a worker whose lock connection was just cut cannot claim next to the new
             # holder, even before its heartbeat notices.
-            found = lock.run(claim, "claiming", unsure=self.completer.outcomes.unclaim)
+            found = lock.claim(s.queues, free, s.lease, unsure=self.completer.outcomes.unclaim)
             if found is None:
                 self.lock_lost()
                 return 0

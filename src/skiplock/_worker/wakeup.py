@@ -29,10 +29,11 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import suppress
-from typing import Any
+from typing import Protocol, TypeVar
 
 from ..errors import BackendError
 from ..queue import Queue
+from .port import Listening, Probe, WakePort, port_of
 from .settings import Flags
 
 __all__ = ["PROBE_INTERVAL", "Listener", "Marks", "Prober", "Wakeup", "make_wakeup"]
@@ -88,11 +89,11 @@ def make_wakeup(
 ) -> Wakeup:
     """The wake-up path of *queue*'s database; *on_cancel* gets the id of a running job
     whose cancel request the LISTEN connection heard."""
-    wakeup = queue.dialect.wakeup
-    if wakeup == "notify":
-        return Marks(queue, Listener(queue, flags, on_cancel))
-    if wakeup == "probe":
-        return Prober(queue, flags)
+    port = port_of(queue)
+    if port.wakeup == "notify":
+        return Marks(port, Listener(port, flags, on_cancel))
+    if port.wakeup == "probe":
+        return Prober(port, flags)
     return Wakeup()
 
 
@@ -102,9 +103,9 @@ class Listener:
     backend of the LISTEN session while it is up, else None."""
 
     def __init__(
-        self, queue: Queue, flags: Flags, on_cancel: Callable[[int], None] | None = None
+        self, port: WakePort, flags: Flags, on_cancel: Callable[[int], None] | None = None
     ) -> None:
-        self.queue = queue
+        self.port = port
         self.flags = flags
         self.pid: int | None = None
         self.on_cancel = on_cancel
@@ -115,15 +116,15 @@ class Listener:
         )
         self.pid = None
 
-    def _open(self) -> Any:
-        conn = self.queue.dialect.listen()
-        self.pid = self.queue.dialect.listen_pid(conn)
+    def _open(self) -> Listening:
+        conn = self.port.listen()
+        self.pid = conn.pid
         self.flags.wake.set()  # notifications sent while it was down are lost
         return conn
 
-    def _step(self, conn: Any) -> None:
+    def _step(self, conn: Listening) -> None:
         cancels: list[int] = []
-        if self.queue.dialect.wait_notify(conn, 1.0, cancels):
+        if conn.wait(1.0, cancels):
             self.flags.wake.set()
         for job_id in cancels:
             if self.on_cancel is not None:
@@ -147,15 +148,15 @@ class Marks(Wakeup):
     its usual back-off (:meth:`retry_after`), so a job that transaction commits is found
     within milliseconds of the commit, however long the poll interval."""
 
-    def __init__(self, queue: Queue, listener: Listener) -> None:
-        self.queue = queue
+    def __init__(self, port: WakePort, listener: Listener) -> None:
+        self.port = port
         self.listener = listener
         self.marked: int | None = None  # the pid our mark holds
         self.armed = False
         self.swept: int | None = None  # the pid whose first mark swept stale ones
         self.retry: float | None = None  # not armed for want of settled enqueuers: see idle
         #: False with statements older than schema version 6 (whose trigger always notifies)
-        self.marking = queue.dialect.wake_marks
+        self.marking = port.wake_marks
 
     def threads(self) -> list[threading.Thread]:
         return [threading.Thread(target=self.listener.run, name="skiplock-listen", daemon=True)]
@@ -167,17 +168,16 @@ class Marks(Wakeup):
             return False
         if self.armed and self.marked == pid:
             return False
-        q, d = self.queue, self.queue.dialect
         retry, self.retry = self.retry, None
         try:
             if self.marked != pid:
                 sweep = self.swept != pid
-                q._run("marking the worker waiting", None, d.wake_mark_op, pid, sweep)
+                self.port.mark_waiting(pid, sweep)
                 self.marked, self.armed, self.swept = pid, False, pid
             for attempt in range(_SETTLE_TRIES):
                 if attempt:
                     time.sleep(0.002)
-                if q._run("waiting for enqueuers to settle", None, d.wake_settled_op):
+                if self.port.enqueuers_settled():
                     self.armed = True
                     return True
             self.retry = SETTLE_RETRY if retry is None else retry * 2
@@ -194,8 +194,7 @@ class Marks(Wakeup):
             return
         pid, self.marked, self.armed = self.marked, None, False
         try:
-            q = self.queue
-            q._run("unmarking the worker", None, q.dialect.wake_unmark_op, pid)
+            self.port.unmark_waiting(pid)
         except BackendError as exc:  # a mark left behind only causes needless NOTIFYs
             log.debug("could not unmark the worker (%s)", exc)
 
@@ -205,9 +204,8 @@ class Marks(Wakeup):
     def finish(self) -> None:
         if self.listener.pid is None:  # not in wait_notify: it sees ``finished`` at once
             return
-        q = self.queue
         with suppress(BackendError):  # else the listener ends within its 1 s wait
-            q._run("waking the listener to end", None, q.dialect.notify_stop)
+            self.port.notify_listeners()
 
 
 class Prober(Wakeup):
@@ -222,8 +220,8 @@ class Prober(Wakeup):
     committed after a higher one was read (two enqueues committing out of order) changes
     nothing and is found by the producer's back-off polls, the first ~50 ms later."""
 
-    def __init__(self, queue: Queue, flags: Flags) -> None:
-        self.queue = queue
+    def __init__(self, port: WakePort, flags: Flags) -> None:
+        self.port = port
         self.flags = flags
         self.waiting = threading.Event()
         #: when the producer last claimed jobs or a probe saw a change (monotonic)
@@ -253,13 +251,13 @@ class Prober(Wakeup):
         hold_connection(
             self.flags.finished,
             "wake-up probe",
-            self.queue.dialect.probe_connect,
+            self.port.probe,
             self._probe,
             ready=lambda: self.waiting.wait(1.0),
         )
 
-    def _probe(self, conn: Any) -> None:
-        top = self.queue.dialect.wake_probe(conn)
+    def _probe(self, conn: Probe) -> None:
+        top = conn.read()
         self.probes += 1
         if top != self._last:
             self._last, self.recent = top, time.monotonic()
@@ -268,11 +266,18 @@ class Prober(Wakeup):
         self.flags.finished.wait(PROBE_INTERVAL if fast else PROBE_SLOW)
 
 
+class Closable(Protocol):
+    def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=Closable)
+
+
 def hold_connection(
     finished: threading.Event,
     what: str,
-    open_conn: Callable[[], Any],
-    step: Callable[[Any], None],
+    open_conn: Callable[[], C],
+    step: Callable[[C], None],
     dropped: Callable[[], None] = lambda: None,
     ready: Callable[[], bool] = lambda: True,
 ) -> None:
@@ -280,7 +285,7 @@ def hold_connection(
     *open_conn* when first needed (once ``ready()`` says so), and after a failure closed
     (``dropped()`` is told) and reopened after a back-off of 0.5 s doubling to 30 s.
     Polling covers for it meanwhile, so a failure is logged at DEBUG only."""
-    conn: Any = None
+    conn: C | None = None
     pause = 0.5
     try:
         while not finished.is_set():

@@ -12,17 +12,17 @@ import hashlib
 import logging
 import math
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from contextlib import suppress
-from typing import Any, TypeVar
 
+from ..._core.job import Job
 from ...errors import ConfigurationError, LockNotAcquired
 from ...queue import Queue
+from ..port import LockConnection, LockPort, port_of
 
 __all__ = ["SingleLock", "lock_identity"]
 
 log = logging.getLogger("skiplock.worker")
-T = TypeVar("T")
 
 #: MySQL lock names are at most 64 characters
 _MAX_NAME = 64
@@ -54,7 +54,8 @@ class SingleLock:
     """
 
     def __init__(self, queue: Queue) -> None:
-        if not queue.dialect.supports_lock():
+        self.port: LockPort = port_of(queue)
+        if not self.port.has_locks():
             raise ConfigurationError(
                 f"single-worker mode is not available on {queue.url.flavor}: its dialect has "
                 "no advisory-lock statements; run with mode='lease'"
@@ -62,7 +63,7 @@ class SingleLock:
         self.queue = queue
         self.key, self.name = lock_identity(queue)
         self.held = False
-        self._conn: Any = None
+        self._conn: LockConnection | None = None
         self._mutex = threading.Lock()
 
     def acquire(self, *, wait: bool = True, stop: threading.Event | None = None) -> bool:
@@ -108,12 +109,11 @@ class SingleLock:
     def _try(self, wait: float) -> bool:
         # The statement itself waits up to *wait* seconds inside the server, in the queue
         # of waiters: when the holder's connection ends, the first waiter gets the lock.
-        d = self.queue.dialect
         with self._mutex:
-            if self._conn is None or d.is_closed(self._conn):
+            if self._conn is None or self._conn.closed():
                 self._drop_locked()
-                self._conn = self.queue.connection()
-                if d.node_local_locks(self._conn):
+                self._conn = self.port.lock(self.key, self.name, "the single-worker lock")
+                if self._conn.node_local():
                     self._drop_locked()
                     raise ConfigurationError(
                         f"single-worker mode is refused on {self.queue.url.masked()}: it is "
@@ -122,7 +122,7 @@ class SingleLock:
                         "too and run jobs at the same time; run with mode='lease' (without "
                         "--single)"
                     )
-            self.held = d.lock_acquire(self._conn, self.key, self.name, wait)
+            self.held = self._conn.acquire(wait)
             return self.held
 
     def check(self) -> bool:
@@ -134,17 +134,21 @@ class SingleLock:
 
     def _check_locked(self) -> bool:
         try:
-            self.held = self.queue.dialect.lock_check(self._conn, self.key, self.name)
+            self.held = self._conn is not None and self._conn.check()
         except Exception:
             self.held = False
         if not self.held:
             self._drop_locked()
         return self.held
 
-    def run(
-        self, fn: Callable[[Any], T], doing: str, unsure: Callable[[T], None] | None = None
-    ) -> T | None:
-        """Run *fn(conn)* in a transaction on the lock's own connection and commit it.
+    def claim(
+        self,
+        queues: Sequence[str],
+        limit: int,
+        lease: float,
+        unsure: Callable[[list[Job]], None] | None = None,
+    ) -> list[Job] | None:
+        """Claim in a transaction on the lock's own connection and commit it.
 
         A session lock lasts exactly as long as its connection, so what *fn* writes commits
         only while the lock is held: if the connection was cut a moment ago (and another
@@ -155,21 +159,18 @@ class SingleLock:
         When *fn* returned and the COMMIT then lost the connection, the transaction may
         have committed (a server can commit and end the connection before it answers):
         *unsure* is called with what *fn* returned, once this lock's mutex is released."""
-        d = self.queue.dialect
-        returned: list[T] = []
+        returned: list[list[Job]] = []
         with self._mutex:
-            if not self.held or self._conn is None:
+            conn = self._conn
+            if not self.held or conn is None:
                 return None
             try:
-                returned.append(fn(self._conn))
-                self._conn.commit()
+                returned.append(conn.claim(queues, limit, lease))
+                conn.commit("claiming")
                 return returned[0]
-            except Exception as exc:
-                with suppress(Exception):
-                    self._conn.rollback()
+            except Exception:
+                conn.rollback()
                 if self._check_locked():
-                    if isinstance(exc, d.driver_errors()):
-                        raise d.wrap(exc, doing) from exc
                     raise
         if returned and unsure is not None:
             unsure(returned[0])
@@ -188,27 +189,24 @@ class SingleLock:
         they renew the leases. A job is taken as finished only when it is no longer
         running, or when nobody has renewed its lease for *margin* seconds after it ended:
         with equal leases, no heartbeat for ``lease + margin`` seconds."""
-        q, wanted = self.queue, set(ours)
-        params = {"margin_s": min(_MAX_MARGIN, math.ceil(margin)), "limit": len(wanted) + 1}
-        rows = q._run("reading the running jobs", None, q.dialect.fetch_op, "live_leases", params)
+        wanted = set(ours)
+        within = min(_MAX_MARGIN, math.ceil(margin))
         # At most len(ours) + 1 rows: more than ours is enough to know another one runs.
-        return any((int(r["id"]), int(r["attempt"]), r.get("claim_id")) not in wanted for r in rows)
+        return any(a not in wanted for a in self.port.running_jobs(within, len(wanted) + 1))
 
     def session_id(self) -> int | None:
         """The server's id of the lock connection (for tests and operators)."""
         with self._mutex:
             if self._conn is None:
                 return None
-            row = self.queue.dialect.fetch_one(self._conn, "session_id")
-            self._conn.commit()
-            return None if row is None else int(row["session"])
+            return self._conn.session_id()
 
     def release(self) -> None:
         """Give the lock up and close its connection. Never raises."""
         with self._mutex:
             if self.held and self._conn is not None:
                 with suppress(Exception):
-                    self.queue.dialect.lock_release(self._conn, self.key, self.name)
+                    self._conn.release()
             self.held = False
             self._drop_locked()
 
@@ -218,6 +216,5 @@ class SingleLock:
 
     def _drop_locked(self) -> None:
         if self._conn is not None:
-            with suppress(Exception):
-                self._conn.close()
+            self._conn.close()
         self._conn = None

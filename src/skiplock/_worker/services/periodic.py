@@ -17,16 +17,15 @@ from __future__ import annotations
 
 import logging
 import threading
-import uuid
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from ..._core.arguments import EnqueueOptions
 from ..._core.checks import dumps as _dumps
-from ..._core.job import utc
 from ...errors import ConfigurationError, SkiplockError
 from ...periodic import MAX_CATCH_UP, Schedule, tick_kwargs
 from ...queue import Queue
+from ..port import PeriodicPort, port_of
 
 __all__ = ["MAX_CATCH_UP", "Schedule", "Scheduler", "tick_kwargs"]
 
@@ -60,6 +59,7 @@ class Scheduler:
         names = [s.name for s in schedules]
         if len(set(names)) != len(names):
             raise ConfigurationError(f"two schedules share a name: {sorted(names)!r:.200}")
+        self.port: PeriodicPort = port_of(queue)
         self.queue = queue
         self.schedules = list(schedules)
         self.counts = {} if counts is None else counts
@@ -87,11 +87,7 @@ class Scheduler:
 
     def now(self) -> datetime:
         """The database's clock."""
-        q = self.queue
-        row = q._run("reading the clock", None, q.dialect.fetch_one_op, "clock")
-        found = utc((row or {}).get("now"))
-        assert found is not None
-        return found
+        return self.port.now()
 
     def run_once(self) -> float:
         """Enqueue every tick due now; return the seconds until the next one (at most 30)."""
@@ -116,24 +112,15 @@ class Scheduler:
 
     def last_tick(self, s: Schedule) -> datetime | None:
         """The newest tick of *s* in the ledger (None: the schedule never ran)."""
-        q, params = self.queue, {"schedule": s.name}
-        row = q._run("reading ticks", None, q.dialect.fetch_one_op, "tick_last", params)
-        return utc((row or {}).get("tick"))
+        return self.port.last_tick(s.name)
 
     def enqueue_tick(self, s: Schedule, tick: datetime) -> int | None:
         """Enqueue *tick*'s job unless some scheduler already did; the job id, or None."""
-        q = self.queue
-        key = {"schedule": s.name, "tick": tick}
-
         options = EnqueueOptions.check(
             queue=s.queue, priority=s.priority, max_attempts=s.max_attempts
         )
-        params = options.params()
-        params["payload"] = _dumps(s.payload(tick), "payload")
-        params["idempotency_key"] = str(uuid.uuid4())
-        prune = {"schedule": s.name, "before": tick - _HISTORY}
-        doing = f"enqueueing tick {tick.isoformat()} of {s.name!r}"
-        job_id = q._run(doing, None, q.dialect.enqueue_tick, key, params, prune)
+        payload = _dumps(s.payload(tick), "payload")
+        job_id = self.port.enqueue_tick(s.name, tick, options, payload, tick - _HISTORY)
         if job_id is not None:
             self.counts["scheduled"] += 1  # only this thread writes this key
             log.info("enqueued job %d for tick %s of %r", job_id, tick.isoformat(), s.name)

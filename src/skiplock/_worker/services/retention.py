@@ -14,13 +14,12 @@ import logging
 import random
 import threading
 from datetime import timedelta
-from typing import Any
 
 from ..._core.checks import seconds as _seconds
 from ..._core.job import STATUSES
-from ..._core.ops import StatementError
 from ...errors import ConfigurationError, SkiplockError
 from ...queue import Queue
+from ..port import RetentionPort, port_of
 from .lock import lock_identity
 
 __all__ = ["DEFAULT_RETENTION", "Retention"]
@@ -58,7 +57,8 @@ class Retention:
     def __init__(
         self, queue: Queue, keep: float, *, batch: int = BATCH, counts: dict[str, int] | None = None
     ) -> None:
-        if not queue.dialect.supports_lock():
+        self.port: RetentionPort = port_of(queue)
+        if not self.port.has_locks():
             raise ConfigurationError(
                 f"retention needs advisory locks, which {queue.url.flavor}'s dialect lacks: "
                 "pass retention=None and prune with `skiplock prune`"
@@ -91,14 +91,10 @@ class Retention:
 
     def run_once(self, stop: threading.Event | None = None) -> int | None:
         """One round: the rows deleted, or None when another worker holds the lock."""
-        d = self.queue.dialect
-        conn: Any = self.queue.connection()
+        conn = self.port.lock(self.key, self.name, "the retention lock")
         try:
-            try:
-                if not d.lock_acquire(conn, self.key, self.name, 0.0):
-                    return None
-            except StatementError as exc:
-                raise d.wrap(exc, "taking the retention lock") from exc.cause
+            if not conn.acquire(0.0):
+                return None
             self.rounds += 1
             deleted = self._delete(stop)
             if deleted:
@@ -108,14 +104,9 @@ class Retention:
             conn.close()  # the server drops a session lock with its connection
 
     def _delete(self, stop: threading.Event | None) -> int:
-        params = {
-            "statuses": FINISHED,
-            "older_ms": round(self.keep * 1000),
-            "limit": self.batch,
-        }
-        q, total = self.queue, 0
+        total = 0
         while stop is None or not stop.is_set():
-            n = q._run("pruning finished jobs", None, q.dialect.prune_op, params)
+            n = self.port.prune_finished(FINISHED, round(self.keep * 1000), self.batch)
             total += n
             self.counts["pruned"] += n  # only this thread writes this key
             if n < self.batch:
