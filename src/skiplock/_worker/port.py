@@ -1,8 +1,5 @@
-"""The worker's port: what it asks of the database, by role, and nothing more.
-
-The sync queue provides it (:func:`port_of`); the worker never runs a statement, reads a
-dialect or holds a driver connection itself.
-"""
+"""The worker's port: what it asks of the database, by role. The sync queue provides it
+(``_shell/worker_port.py``); the worker holds no dialect, statement or driver connection."""
 
 from __future__ import annotations
 
@@ -33,11 +30,10 @@ Attempt = tuple[int, int, int | None]
 
 
 class Listening(Protocol):
-    """A connection that hears enqueues and cancel requests."""
+    """A LISTEN connection; ``pid`` is its server session."""
 
     @property
-    def pid(self) -> int:
-        """Its server session: the waiting worker's mark."""
+    def pid(self) -> int: ...
 
     def wait(self, seconds: float, cancels: list[int]) -> bool:
         """True if an enqueue woke it; cancel requests' job ids go to *cancels*."""
@@ -46,7 +42,7 @@ class Listening(Protocol):
 
 
 class Probe(Protocol):
-    """A connection that reads the table's highest job id."""
+    """Reads the table's highest job id."""
 
     def read(self) -> object: ...
 
@@ -54,22 +50,19 @@ class Probe(Protocol):
 
 
 class WakePort(Protocol):
-    """Wake-ups of an idle worker (see :mod:`.wakeup`)."""
+    """Wake-ups of an idle worker (:mod:`.wakeup`)."""
 
     @property
     def wakeup(self) -> Literal["notify", "probe", "none"]: ...
 
     @property
-    def wake_marks(self) -> bool:
-        """The enqueue trigger notifies only while a worker is marked waiting."""
+    def wake_marks(self) -> bool: ...
 
     def listen(self) -> Listening: ...
 
-    def mark_waiting(self, pid: int, sweep: bool) -> None:
-        """Mark the worker listening on *pid* waiting (*sweep*: drop stale marks)."""
+    def mark_waiting(self, pid: int, sweep: bool) -> None: ...
 
-    def enqueuers_settled(self) -> bool:
-        """True once no enqueuer that may have missed the mark is still open."""
+    def enqueuers_settled(self) -> bool: ...
 
     def unmark_waiting(self, pid: int) -> None: ...
 
@@ -79,60 +72,55 @@ class WakePort(Protocol):
 
 
 class LockConnection(Protocol):
-    """One session-level advisory lock on a connection of its own; it ends with it."""
+    """A session-level advisory lock on a connection of its own."""
 
     def closed(self) -> bool: ...
 
     def node_local(self) -> bool:
-        """True on a Galera node, whose advisory locks are the node's own."""
+        """True where advisory locks are a cluster node's own (Galera)."""
 
-    def acquire(self, wait: float) -> bool:
-        """Take the lock, waiting up to *wait* seconds inside the server."""
+    def acquire(self, wait: float) -> bool: ...
 
     def check(self) -> bool: ...
 
     def release(self) -> None: ...
 
     def claim(self, queues: Sequence[str], limit: int, lease: float) -> list[Job]:
-        """The queue's claim, in this connection's transaction (:meth:`commit` it)."""
+        """The queue's claim in this connection's transaction, to :meth:`commit`."""
 
     def commit(self, doing: str) -> None: ...
 
-    def rollback(self) -> None:
-        """Never raises."""
+    def rollback(self) -> None: ...
 
     def session_id(self) -> int | None: ...
 
-    def close(self) -> None:
-        """Never raises."""
+    def close(self) -> None: ...
 
 
 class LockPort(Protocol):
-    """The single-worker lock (see :mod:`.services.lock`)."""
+    """The single-worker lock (:mod:`.services.lock`)."""
 
     def has_locks(self) -> bool: ...
 
     def lock(self, key: int, name: str, what: str) -> LockConnection:
-        """A new connection for the lock *key* / *name* (*what* names it in errors)."""
+        """A new connection for lock *key* / *name*; *what* names it in errors."""
 
     def running_jobs(self, ended_within: int, limit: int) -> list[Attempt]:
-        """Up to *limit* jobs running under a lease that ended less than *ended_within*
-        seconds ago, or not yet, on the database's clock."""
+        """Up to *limit* running jobs whose lease ended less than *ended_within* s ago."""
 
 
 class RetentionPort(Protocol):
-    """Pruning finished jobs (see :mod:`.services.retention`)."""
+    """Pruning finished jobs (:mod:`.services.retention`)."""
 
     def has_locks(self) -> bool: ...
 
     def lock(self, key: int, name: str, what: str) -> LockConnection: ...
 
-    def prune_finished(self, statuses: Sequence[str], older_ms: int, limit: int) -> int:
-        """Delete up to *limit* jobs in *statuses* finished over *older_ms* ago."""
+    def prune_finished(self, statuses: Sequence[str], older_ms: int, limit: int) -> int: ...
 
 
 class PeriodicPort(Protocol):
-    """The periodic ledger (see :mod:`.services.periodic`)."""
+    """The periodic ledger (:mod:`.services.periodic`)."""
 
     def now(self) -> datetime:
         """The database's clock."""
@@ -147,22 +135,22 @@ class PeriodicPort(Protocol):
         payload: str,
         keep_from: datetime,
     ) -> int | None:
-        """Record *tick* and enqueue its job, unless another scheduler did (None); drop
-        the schedule's ticks before *keep_from*."""
+        """Record *tick* and enqueue its job unless done already (None); keep the
+        schedule's ticks from *keep_from*."""
 
 
 class RunStatePort(Protocol):
-    """What a worker's writes changed, and the give-back of a claim in doubt."""
+    """The queue's run state, and the give-back of a claim in doubt."""
 
     def released(self) -> int:
-        """Jobs released by their parents' ends so far (it grows)."""
+        """Jobs released by their parents' ends so far."""
 
     def unclaim(self, job: Job) -> None:
-        """Give back *job* if the claim in doubt took it; ``LeaseLost`` if not."""
+        """Give back *job* if a claim in doubt took it; ``LeaseLost`` if not."""
 
 
 class WorkerPort(WakePort, LockPort, RetentionPort, PeriodicPort, RunStatePort, Protocol):
-    """Every role at once: what :meth:`Queue._port` returns."""
+    """Every role: what ``Queue._port()`` returns."""
 
 
 def port_of(queue: Queue) -> WorkerPort:

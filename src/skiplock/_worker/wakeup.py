@@ -1,26 +1,6 @@
-"""Wake-ups: how an idle worker learns at once that a job was enqueued.
-
-The producer tells its :class:`Wakeup` when it is about to wait (:meth:`Wakeup.idle`) and
-when a claim found jobs again (:meth:`Wakeup.busy`); it sets ``flags.wake`` when a job may
-be waiting. Whatever the wake-up, the producer still polls, backing off to
-``poll_interval`` while idle (see :mod:`.producer`): that finds scheduled jobs and expired
-leases, and covers a wake-up path that is down.
-
-Which one is the dialect's declared capability (``dialect.wakeup``), never its database:
-
-- ``notify`` (PostgreSQL; :class:`Marks` with a :class:`Listener`): LISTEN/NOTIFY. The
-  enqueue trigger notifies only while a worker has marked itself waiting (migration
-  0006; ``dialect.wake_marks``), because a NOTIFY makes concurrent enqueuers commit one
-  at a time.
-- ``probe`` (:class:`Prober`): while the producer waits, a thread reads the table's
-  highest id every :data:`PROBE_INTERVAL` (every :data:`PROBE_SLOW` once idle for
-  :data:`PROBE_FAST_FOR`) on a connection of its own and wakes the producer when it
-  changes.
-
-The LISTEN connection also hears cancel requests of running jobs (their own channel) and
-hands each job id to *on_cancel* (the heartbeat's ``beat_now``); without it they are seen
-at the next beat.
-"""
+"""Wake-ups: how an idle worker learns at once that a job was enqueued (polling goes on
+regardless). By the database's capability: ``notify`` (:class:`Marks` and a :class:`Listener`),
+``probe`` (:class:`Prober`) or none."""
 
 from __future__ import annotations
 
@@ -55,40 +35,34 @@ SETTLE_RETRY = 0.01
 
 
 class Wakeup:
-    """The producer's side of a wake-up path. This one does nothing: the producer polls."""
+    """The producer's side of a wake-up path; this one only polls."""
 
     def idle(self) -> bool:
-        """The producer found nothing to claim and is about to wait. True: the wake-up was
-        armed just now, so look at the table once more before waiting (a job committed
-        before it was armed has woken nobody)."""
+        """About to wait. True: armed just now, look at the table once more."""
         return False
 
     def busy(self) -> None:
-        """A claim found jobs: the producer will look again by itself."""
+        """A claim found jobs."""
 
     def retry_after(self) -> float | None:
-        """After :meth:`idle`: None when the wake-up is armed (or there is none), else
-        how soon to look at the table and try to arm it again, since a job committed
-        meanwhile may wake nobody."""
+        """None when armed, else how soon to look again."""
         return None
 
     def threads(self) -> list[threading.Thread]:
-        """The helper threads to start with the worker (they end with ``flags.finished``)."""
+        """The helper threads to start with the worker."""
         return []
 
     def close(self) -> None:
-        """The producer has stopped (called on its thread)."""
+        """The producer has stopped."""
 
     def finish(self) -> None:
-        """The worker has finished (``flags.finished`` is set): make the helper threads
-        return now rather than at the end of their current wait."""
+        """The worker has finished: end the helper threads now."""
 
 
 def make_wakeup(
     queue: Queue, flags: Flags, on_cancel: Callable[[int], None] | None = None
 ) -> Wakeup:
-    """The wake-up path of *queue*'s database; *on_cancel* gets the id of a running job
-    whose cancel request the LISTEN connection heard."""
+    """The wake-up path of *queue*'s database; *on_cancel* gets the ids of cancel requests heard."""
     port = port_of(queue)
     if port.wakeup == "notify":
         return Marks(port, Listener(port, flags, on_cancel))
@@ -98,9 +72,7 @@ def make_wakeup(
 
 
 class Listener:
-    """The listener thread's body (:meth:`run`): holds one LISTEN connection of its own,
-    reopened with a backoff after a failure, until the worker has finished. ``pid`` is the
-    backend of the LISTEN session while it is up, else None."""
+    """The listener thread: one LISTEN connection; ``pid`` while it is up."""
 
     def __init__(
         self, port: WakePort, flags: Flags, on_cancel: Callable[[int], None] | None = None
@@ -135,18 +107,9 @@ class Listener:
 
 
 class Marks(Wakeup):
-    """PostgreSQL: the waiting worker's mark in ``<table>_idle`` (keyed by its LISTEN
-    session's pid), written before it waits and deleted when it claims again, so that the
-    enqueue trigger notifies only while someone waits. Runs on the producer's thread.
-
-    No wake-up is lost: after the mark commits, the worker tries the trigger's advisory
-    lock exclusively until no enqueuer holds it (every enqueuer that looked for marks
-    before this one was visible has then committed) and only then is armed: its next
-    claim sees those jobs, and every later enqueuer sees the mark and notifies. While the
-    lock stays taken (a transaction that enqueued has not ended yet) the worker is not
-    armed: it looks at the table and tries again after :data:`SETTLE_RETRY`, doubling up to
-    its usual back-off (:meth:`retry_after`), so a job that transaction commits is found
-    within milliseconds of the commit, however long the poll interval."""
+    """LISTEN/NOTIFY with waiting marks: the trigger notifies only while a worker is marked, and
+    a worker is armed only once the enqueuers that may have missed its mark have committed (until
+    then it looks again after :data:`SETTLE_RETRY`, doubling)."""
 
     def __init__(self, port: WakePort, listener: Listener) -> None:
         self.port = port
@@ -209,16 +172,8 @@ class Marks(Wakeup):
 
 
 class Prober(Wakeup):
-    """Without LISTEN/NOTIFY: while the producer waits, the probe thread reads the table's
-    highest committed id (``wake_probe``) every :data:`PROBE_INTERVAL` (:data:`PROBE_SLOW`
-    after :data:`PROBE_FAST_FOR` seconds without a claimed job or a change) and sets
-    ``flags.wake`` when it differs from the last read. It sleeps while the producer is
-    busy, and polling goes on while its connection is down.
-
-    Nothing to arm: the producer clears ``wake`` before each claim, so a change read after
-    that wakes it, and one read before it was committed before that claim looked. An id
-    committed after a higher one was read (two enqueues committing out of order) changes
-    nothing and is found by the producer's back-off polls, the first ~50 ms later."""
+    """While the producer waits, a thread reads the table's highest id every
+    :data:`PROBE_INTERVAL` (:data:`PROBE_SLOW` when idle) and wakes it on a change."""
 
     def __init__(self, port: WakePort, flags: Flags) -> None:
         self.port = port
@@ -281,10 +236,8 @@ def hold_connection(
     dropped: Callable[[], None] = lambda: None,
     ready: Callable[[], bool] = lambda: True,
 ) -> None:
-    """Run ``step(conn)`` until *finished*, on one connection of its own: opened by
-    *open_conn* when first needed (once ``ready()`` says so), and after a failure closed
-    (``dropped()`` is told) and reopened after a back-off of 0.5 s doubling to 30 s.
-    Polling covers for it meanwhile, so a failure is logged at DEBUG only."""
+    """Run ``step(conn)`` until *finished*, reopening the connection after a failure with a
+    back-off; failures are logged at DEBUG."""
     conn: C | None = None
     pause = 0.5
     try:

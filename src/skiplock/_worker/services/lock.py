@@ -1,10 +1,5 @@
-"""The single-worker lock: one database advisory lock, held on a connection of its own.
-
-The lock is session-level (``pg_advisory_lock``, ``GET_LOCK``, ``sp_getapplock`` with a
-Session owner): the server drops it when the connection ends, whatever the client does, so
-a worker that dies or is cut off cannot keep it. Its name is derived from the database and
-the table, so one worker per queue table holds it.
-"""
+"""The single-worker lock: a session-level advisory lock on a connection of its own, so the
+server drops it with the connection."""
 
 from __future__ import annotations
 
@@ -36,9 +31,7 @@ _MAX_MARGIN = 86_400
 
 
 def lock_identity(queue: Queue, purpose: str = "") -> tuple[int, str]:
-    """``(key, name)``: a non-negative 63-bit key (PostgreSQL) and a name of at most 64
-    characters (MySQL, SQL Server), both derived from the database and the table (and
-    *purpose*, for locks other than the single-worker lock)."""
+    """``(key, name)`` of the table's lock (for *purpose*, if given)."""
     text = f"skiplock{purpose and '-' + purpose}:{queue.url.database}.{queue.table}"
     digest = hashlib.sha256(text.encode("utf-8")).digest()
     key = int.from_bytes(digest[:8], "big") & (2**63 - 1)
@@ -47,11 +40,8 @@ def lock_identity(queue: Queue, purpose: str = "") -> tuple[int, str]:
 
 
 class SingleLock:
-    """The advisory lock of one :class:`~skiplock.Worker` in ``mode="single"``.
-
-    Thread-safe: the worker's loop acquires, its heartbeat thread checks. ``held`` turns
-    false as soon as a check finds the lock or its connection gone.
-    """
+    """A ``mode="single"`` worker's lock. Thread-safe; ``held`` turns false once a check finds it
+    gone."""
 
     def __init__(self, queue: Queue) -> None:
         self.port: LockPort = port_of(queue)
@@ -67,11 +57,8 @@ class SingleLock:
         self._mutex = threading.Lock()
 
     def acquire(self, *, wait: bool = True, stop: threading.Event | None = None) -> bool:
-        """Take the lock, waiting while another worker holds it (until *stop* is set, then
-        False). With ``wait=False``, raise :class:`~skiplock.LockNotAcquired` at once.
-
-        Database errors while waiting are retried with a pause; the lock connection is
-        opened again as needed."""
+        """Take the lock, waiting (False once *stop* is set); ``wait=False`` raises
+        :class:`~skiplock.LockNotAcquired` at once."""
         pause = 0.5
         while True:
             try:
@@ -97,8 +84,7 @@ class SingleLock:
                 return False
 
     def retake(self) -> bool:
-        """One attempt to take the lock back, waiting at most 0.2 s; False on any failure
-        (the caller goes on finishing its running jobs and tries again)."""
+        """One try to take the lock back, waiting at most 0.2 s."""
         try:
             return self._try(_RETAKE_STEP)
         except Exception as exc:
@@ -126,7 +112,7 @@ class SingleLock:
             return self.held
 
     def check(self) -> bool:
-        """Ask the server whether this connection still holds the lock; update ``held``."""
+        """Whether the lock is still held; updates ``held``."""
         with self._mutex:
             if not self.held or self._conn is None:
                 return False
@@ -148,17 +134,8 @@ class SingleLock:
         lease: float,
         unsure: Callable[[list[Job]], None] | None = None,
     ) -> list[Job] | None:
-        """Claim in a transaction on the lock's own connection and commit it.
-
-        A session lock lasts exactly as long as its connection, so what *fn* writes commits
-        only while the lock is held: if the connection was cut a moment ago (and another
-        worker took the lock), the transaction dies with it. Returns None, with ``held``
-        false, when the lock or its connection is gone; raises
-        :class:`~skiplock.BackendError` for other failures while the lock is still held.
-
-        When *fn* returned and the COMMIT then lost the connection, the transaction may
-        have committed (a server can commit and end the connection before it answers):
-        *unsure* is called with what *fn* returned, once this lock's mutex is released."""
+        """Claim on the lock's connection, so it commits only while the lock is held. None when
+        the lock is gone (then *unsure* gets the jobs of a COMMIT in doubt)."""
         returned: list[list[Job]] = []
         with self._mutex:
             conn = self._conn
@@ -177,25 +154,14 @@ class SingleLock:
         return None
 
     def others_running(self, ours: Collection[tuple[int, int, int | None]], margin: float) -> bool:
-        """True while a job of the table that is not one of *ours* (``(id, attempt,
-        claim_id)``: the claim) is
-        running under a lease that has not ended, or ended less than *margin* seconds ago,
-        on the database's clock (one statement on a pooled connection; raises
-        :class:`~skiplock.BackendError` when the database is away).
-
-        A new holder claims nothing while this is true. The previous holder may have lost
-        only its lock connection, or may be cut off from the database altogether: then its
-        heartbeats fail, its leases end while its handlers still run, and once it is back
-        they renew the leases. A job is taken as finished only when it is no longer
-        running, or when nobody has renewed its lease for *margin* seconds after it ended:
-        with equal leases, no heartbeat for ``lease + margin`` seconds."""
+        """True while a job not in *ours* runs, or its lease ended less than *margin* seconds
+        ago."""
         wanted = set(ours)
         within = min(_MAX_MARGIN, math.ceil(margin))
         # At most len(ours) + 1 rows: more than ours is enough to know another one runs.
         return any(a not in wanted for a in self.port.running_jobs(within, len(wanted) + 1))
 
     def session_id(self) -> int | None:
-        """The server's id of the lock connection (for tests and operators)."""
         with self._mutex:
             if self._conn is None:
                 return None

@@ -1,17 +1,6 @@
-"""Periodic jobs: the scheduler that enqueues every tick of a :class:`~skiplock.Schedule`
-once, however many workers run.
-
-Every worker given schedules runs a :class:`Scheduler` thread. When a tick falls due, by
-the database's clock, each scheduler inserts the row ``(schedule, tick)`` into the periodic
-ledger ``<table>_ticks``, whose primary key is that pair, and enqueues the tick's job in
-the same transaction: one insert wins, the others insert nothing and enqueue nothing. No
-worker is elected; a scheduler that stops or stalls leaves the ticks to the others.
-
-Missed ticks (no worker ran at the time): the ledger's newest row says where the schedule
-stopped; how many of them are enqueued is the schedule's ``catch_up`` (see
-:mod:`skiplock.periodic`, where :class:`~skiplock.Schedule`, :data:`MAX_CATCH_UP` and
-:func:`tick_kwargs` are defined; they are imported here too for older imports).
-"""
+"""Periodic jobs: each tick of a :class:`~skiplock.Schedule` enqueued once, however many workers
+run: the tick's ledger row and its job commit together, and the row's primary key lets one
+scheduler win."""
 
 from __future__ import annotations
 
@@ -38,14 +27,7 @@ _HISTORY = timedelta(days=1)
 
 
 class Scheduler:
-    """Enqueues the due ticks of *schedules* on *queue*, in a thread of its own.
-
-    Each tick is one transaction: the ledger row (its primary key decides which scheduler
-    enqueues) and the job commit together. Locks: the ledger row, or the wait for another
-    scheduler's insert of the same row. Database errors are logged and retried; the
-    thread never raises into the worker. ``counts["scheduled"]`` adds up the jobs this
-    scheduler enqueued (a worker's ``counts``).
-    """
+    """Enqueues the due ticks of *schedules* in a thread; errors are retried."""
 
     def __init__(
         self,
@@ -67,7 +49,7 @@ class Scheduler:
         self._started: datetime | None = None
 
     def start(self, stop: threading.Event) -> threading.Thread:
-        """Run the schedules in a daemon thread until *stop* is set; returns the thread."""
+        """Run until *stop* is set, in a daemon thread; returns it."""
         thread = threading.Thread(
             target=self._serve, args=(stop,), name="skiplock-periodic", daemon=True
         )
@@ -90,7 +72,7 @@ class Scheduler:
         return self.port.now()
 
     def run_once(self) -> float:
-        """Enqueue every tick due now; return the seconds until the next one (at most 30)."""
+        """Enqueue the ticks due; seconds until the next (at most 30)."""
         now = self.now()
         if self._started is None:
             self._started = now
@@ -111,11 +93,11 @@ class Scheduler:
         return max(0.01, (soonest - now).total_seconds() + 0.01)
 
     def last_tick(self, s: Schedule) -> datetime | None:
-        """The newest tick of *s* in the ledger (None: the schedule never ran)."""
+        """The newest tick of *s* in the ledger, or None."""
         return self.port.last_tick(s.name)
 
     def enqueue_tick(self, s: Schedule, tick: datetime) -> int | None:
-        """Enqueue *tick*'s job unless some scheduler already did; the job id, or None."""
+        """Enqueue *tick*'s job unless done already; its id, or None."""
         options = EnqueueOptions.check(
             queue=s.queue, priority=s.priority, max_attempts=s.max_attempts
         )
