@@ -48,6 +48,8 @@ if True:  # ASYNC
 
     from .drivers.aio import opened
     from .queue import Queue
+else:
+    from ._shell.worker_port import QueuePort
 
 __all__ = ["DEFAULT_TABLE", "AsyncQueue", "AsyncTransaction", "backoff", "connect_async"]
 
@@ -109,6 +111,10 @@ class AsyncQueue(AsyncSession):
             READ COMMITTED), outside the pool and its bound, with no idle-transaction
             limit. The caller owns and closes it."""
             return self._connect().connection
+
+        def _port(self) -> QueuePort:
+            """What a worker asks of the database (:mod:`skiplock._worker.port`)."""
+            return QueuePort(self, lambda **kw: self.claim(**kw))
 
     # -- connections (the machinery: the session this queue inherits) --------------------
 

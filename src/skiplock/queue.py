@@ -45,6 +45,7 @@ from .errors import MAX_SNOOZES
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+from ._shell.worker_port import QueuePort
 
 __all__ = ["DEFAULT_TABLE", "Queue", "Transaction", "backoff", "connect"]
 
@@ -96,6 +97,10 @@ class Queue(Session):
         READ COMMITTED), outside the pool and its bound, with no idle-transaction
         limit. The caller owns and closes it."""
         return self._connect().connection
+
+    def _port(self) -> QueuePort:
+        """What a worker asks of the database (:mod:`skiplock._worker.port`)."""
+        return QueuePort(self, lambda **kw: self.claim(**kw))
 
     # -- connections (the machinery: the session this queue inherits) --------------------
 

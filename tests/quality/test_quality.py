@@ -31,3 +31,25 @@ def test_mypy_strict_is_clean() -> None:
     pytest.importorskip("mypy")
     result = _run("bash", "scripts/typecheck")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_worker_reaches_the_database_only_through_its_port() -> None:
+    """``skiplock._worker`` asks the queue's port (``_worker/port.py``) for what it needs:
+    it reads no dialect and runs nothing on the queue's private runner or a raw
+    connection of its own."""
+    import ast
+
+    banned = {"dialect", "_run", "_run_op", "_call", "connection"}
+    found = []
+    for path in sorted((ROOT / "src" / "skiplock" / "_worker").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Attribute) or node.attr not in banned:
+                continue
+            if (
+                isinstance(node.value, ast.Name)
+                and node.value.id == "self"
+                and node.attr != "dialect"
+            ):
+                continue  # a method of the worker's own class
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno}: .{node.attr}")
+    assert not found, "\n".join(found)

@@ -1,23 +1,5 @@
-"""The asyncio runner: handlers as tasks on one event loop, cancellable.
-
-:class:`AsyncioRunner` is the :class:`~.runners.Runner` of :class:`skiplock.AsyncWorker`.
-The producer (a thread) hands it a job with :meth:`submit`, which schedules a task on the
-loop with ``call_soon_threadsafe``; an ``async def`` handler runs on the loop itself, a
-sync one on a thread of the runner's own pool (at most ``concurrency``, so a blocking
-handler never starves the loop's default executor). A job given up (its timeout, or
-still running after the grace) has its task cancelled: an ``async def`` handler sees
-``CancelledError`` at its next ``await`` and its slot is free when it has unwound; a sync
-handler's thread cannot be stopped and keeps its slot until it returns, as in
-:class:`skiplock.Worker`. A cancel request (:meth:`skiplock.Queue.cancel`, seen by the
-heartbeat or the listener) cancels an ``async def`` handler's task the same way, and its
-job then ends ``cancelled`` (see :meth:`AsyncioRunner.cancel`).
-
-The handler's end is reported (:meth:`~.outcome.Outcomes.handler_ended`) on a pool
-thread, since a failed attempt is written there with the sync Queue: at most
-``concurrency`` threads in all; a job that returned is queued for the completer on the
-loop itself (no write, no thread hop). The task table is touched on the loop only, so it
-has no lock; the inbox of handed-over jobs has one, held for a list swap only.
-"""
+"""The asyncio runner: ``async def`` handlers as tasks on the loop (cancellable), sync ones on
+the runner's threads. Ends are reported on a thread."""
 
 from __future__ import annotations
 
@@ -38,8 +20,7 @@ __all__ = ["AsyncioRunner", "is_async_handler"]
 
 
 def is_async_handler(handler: Handler) -> bool:
-    """True for an ``async def`` function (or a partial of one, or an object whose
-    ``__call__`` is one)."""
+    """True for an ``async def`` function, or a partial or object of one."""
     while isinstance(handler, functools.partial):
         handler = handler.func
     return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
@@ -48,7 +29,7 @@ def is_async_handler(handler: Handler) -> bool:
 
 
 class AsyncioRunner:
-    """Runs each job's handler as a task on the loop given to :meth:`bind`."""
+    """Runs handlers on the loop given to :meth:`bind`."""
 
     def __init__(
         self, handler: Handler, outcomes: Outcomes, ledger: Ledger, concurrency: int
@@ -88,10 +69,7 @@ class AsyncioRunner:
         self.abandon(job)
 
     def cancel(self, job: Job) -> None:
-        """Cancel the task of *job*'s ``async def`` handler: it sees ``CancelledError`` at
-        its next ``await``, and the job ends ``cancelled`` (fenced) once it has unwound,
-        unless the handler returns a result anyway. A sync handler is not stopped: it
-        looks at ``job.cancel_requested``."""
+        """Cancel *job*'s ``async def`` handler's task; a thread is not stopped."""
         self.abandon(job)
 
     def close(self) -> None:
@@ -101,9 +79,8 @@ class AsyncioRunner:
         self.threads.shutdown(wait=False, cancel_futures=True)
 
     async def run_one(self, job: Job) -> None:
-        """Run *job*'s handler on the running loop and report its end, as a task of
-        :meth:`submit` does (``skiplock.testing.drain_async`` awaits it directly)."""
-        await self._run(job)
+        """Run *job*'s handler on the running loop; report its end."""
+        await self._execute(job)
 
     def _run_in_thread(self, job: Job) -> None:
         if self.ledger.begin(job):  # False: given back while it waited
@@ -116,14 +93,14 @@ class AsyncioRunner:
         with self._inbox_lock:
             jobs, self._inbox = self._inbox, []
         for job in jobs:  # each task lists itself in _tasks (see _run)
-            self.loop.create_task(self._run(job), name=f"skiplock-job-{job.id}")
+            self.loop.create_task(self._execute(job), name=f"skiplock-job-{job.id}")
 
     def _cancel(self, job_id: int) -> None:
         task = self._tasks.get(job_id)
         if task is not None:
             task.cancel()
 
-    async def _run(self, job: Job) -> None:
+    async def _execute(self, job: Job) -> None:
         assert self.loop is not None
         # Listed by the task itself, not by _spawn_inbox: a task cancelled before its first step
         # would never run this body, and its job would never be reported. A cancel request

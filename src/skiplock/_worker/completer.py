@@ -1,11 +1,4 @@
-"""Batched completions: the jobs whose handlers returned, completed in one fenced statement.
-
-Runners put a finished job in the ledger (:meth:`~.ledger.Ledger.ended`); the producer
-decides when a batch is worth its round trip and calls :meth:`Completer.begin` just
-before it claims, so that the completion and the claim run at the same time on two
-connections (:meth:`Completer.flush` runs on the completer's own thread meanwhile). The
-shutdown calls :meth:`flush` directly.
-"""
+"""Batched completions, one fenced statement, alongside the producer's next claim."""
 
 from __future__ import annotations
 
@@ -25,7 +18,7 @@ log = logging.getLogger("skiplock.worker")
 
 
 class Completer:
-    """Writes the completions waiting in the ledger, fenced, under ``outcomes.writes``."""
+    """Writes the waiting completions under ``outcomes.writes``."""
 
     def __init__(self, queue: Queue, ledger: Ledger, outcomes: Outcomes) -> None:
         self.queue = queue
@@ -41,16 +34,13 @@ class Completer:
             self._thread.shutdown()
 
     def begin(self) -> Future[None] | None:
-        """Start a flush on the completer's thread if completions wait; None if not."""
+        """Start a flush on its thread if completions wait; else None."""
         if self._thread is None or not self.ledger.has_completions():
             return None
         return self._thread.submit(self.flush)
 
     def flush(self) -> None:
-        """Complete the jobs whose handlers returned, in one fenced statement.
-
-        Raises BackendError (batch kept, each job read back before its next try) when the
-        database is away."""
+        """Complete the waiting jobs; BackendError keeps the batch."""
         batch, unsure = self.ledger.take_completions()
         if not batch:
             return

@@ -1,17 +1,5 @@
-"""The heartbeat: extends held jobs' leases and checks the single-worker lock every
-``heartbeat`` seconds until the worker has finished, and abandons a job past its timeout
-when its deadline comes (it wakes for the earliest deadline of the handlers running; a
-handler that begins with a deadline before that wake-up wakes it, :meth:`Heartbeat.sooner`).
-
-Each beat of a job runs under ``outcomes.writes`` and re-checks the ledger there: a job
-whose outcome is being written (or was just written) is not beaten, since its beat would
-find it gone and call it lost.
-
-A beat that finds a cancel request (``job.cancel_requested``, read in the heartbeat's own
-transaction) hands the job to the runner's ``cancel`` once. On PostgreSQL the listener
-beats a job at once when its cancel notification arrives (:meth:`Heartbeat.beat_now`), so
-a request reaches the handler within a round trip rather than at the next beat.
-"""
+"""The heartbeat: extends held jobs' leases, checks the single-worker lock, abandons jobs at
+their timeout and passes cancel requests to the runner."""
 
 from __future__ import annotations
 
@@ -32,8 +20,7 @@ log = logging.getLogger("skiplock.worker")
 
 
 class Heartbeat:
-    """The heartbeat thread's body (:meth:`run`); *on_lock_lost* is the producer's,
-    *on_timeout* and *on_cancel* the runner's."""
+    """The heartbeat thread (:meth:`run`)."""
 
     def __init__(
         self,
@@ -83,14 +70,13 @@ class Heartbeat:
             self._wake.wait(max(0.001, self._wake_at - time.monotonic()))
 
     def sooner(self, deadline: float) -> None:
-        """A handler began with this deadline (``time.monotonic()``): wake :meth:`run`
-        if it would sleep past it. Any thread."""
+        """A handler began with this deadline: wake by then. Any thread."""
         with self._plan:
             if deadline < self._wake_at:
                 self._wake.set()
 
     def finish(self) -> None:
-        """The worker has finished (``flags.finished`` is set): end :meth:`run` now."""
+        """End :meth:`run` now."""
         self._wake.set()
 
     def beat(self) -> None:
@@ -108,10 +94,7 @@ class Heartbeat:
             self.on_beat(began)
 
     def expire(self, now: float, held: list[Held] | None = None) -> list[Held]:
-        """Abandon each job of *held* (default: the ledger's beatable ones) whose handler
-        is past its deadline at *now*: its fenced fail is written, then its runner is told
-        (a task is cancelled, a fleet's process ends). The jobs it found past their
-        deadline."""
+        """Fail and stop each of *held* past its deadline; those found."""
         expired = [
             h
             for h in (self.ledger.beatable() if held is None else held)
@@ -125,14 +108,13 @@ class Heartbeat:
         return expired
 
     def beat_now(self, job_id: int) -> None:
-        """Beat job *job_id* now if this worker runs it (a cancel notification named it):
-        the beat reads its cancel request. Called on the listener's thread."""
+        """Beat *job_id* now if held (a cancel notification named it)."""
         h = self.ledger.running(job_id)
         if h is not None:
             self._extend(h)
 
     def _extend(self, h: Held) -> bool:
-        """Beat *h*; False when its write failed (the database did not answer)."""
+        """Beat *h*; False when the write failed."""
         with self.outcomes.writes:  # not while its outcome is being written
             if not self.ledger.still_beatable(h):  # settled meanwhile, or by its handler
                 return True

@@ -1,13 +1,5 @@
-"""The one log line a worker writes per job outcome.
-
-Each line carries ``extra`` fields for structured logging (``record.job_id``, ``task``,
-``queue``, ``attempt``, ``max_attempts``, ``outcome``, ``duration`` in seconds): done,
-retried and cancelled at INFO; failed at WARNING, with the handler's traceback (once per
-job: earlier attempts that were retried log their error's last line only). A job that
-can never run (:class:`~skiplock.Discard`) logs its reason, no traceback. A handler that
-failed its job itself (``q.fail``, as the Django runner does) raised nothing: its line
-carries the last line of the error it wrote.
-"""
+"""The one log line per job outcome, with ``extra`` fields (``job_id``, ``task``, ``queue``,
+``attempt``, ``outcome``, ``duration``...)."""
 
 from __future__ import annotations
 
@@ -28,8 +20,7 @@ def last_line(exc: BaseException) -> str:
 
 
 def _why(job: Job, outcome: str, error: BaseException | None) -> str:
-    """``": ValueError: bad input"``: the error's last line, the handler's or, when the
-    handler wrote the failure itself, the job's ``last_error`` (else nothing)."""
+    """The error's last line, or the job's ``last_error``."""
     if error is not None:
         return f": {last_line(error)}"
     written = job.last_error.strip() if outcome in ("retried", "failed") and job.last_error else ""
@@ -37,7 +28,7 @@ def _why(job: Job, outcome: str, error: BaseException | None) -> str:
 
 
 def log_outcome(job: Job, outcome: str, duration: float, error: BaseException | None) -> None:
-    """Log *job*'s *outcome* (done, retried, failed, cancelled) after *duration* seconds."""
+    """Log *job*'s *outcome* after *duration* seconds."""
     level = logging.WARNING if outcome == "failed" else logging.INFO
     if not log.isEnabledFor(level):
         return

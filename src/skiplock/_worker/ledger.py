@@ -1,12 +1,5 @@
-"""The ledger: the jobs a worker holds, from their claim until their outcome is settled.
-
-Every part of the worker (producer, runners, outcome writer, completer, heartbeat,
-shutdown) shares this one object and nothing else that changes. It has one lock, held
-only for a few dictionary and list operations: no I/O happens under it, no callback is
-called from it, and no other lock is taken while it is held. That makes it the innermost
-lock of the worker (see :mod:`skiplock._worker` for the order); callers that write to the
-database take a snapshot here, release the lock, then write.
-"""
+"""The ledger: the jobs a worker holds, from claim to settled outcome. Every part shares it; its
+lock is the innermost, never held across I/O or a callback."""
 
 from __future__ import annotations
 
@@ -36,10 +29,8 @@ _COUNTED = {
 
 
 def task_label(job: Job, fallback: str | None, tasks: Container[str] | None = None) -> str:
-    """A job's ``task`` in the worker's metrics: the task's name for a call of a task the
-    worker's App registered (a payload ``{"task": name, ...}`` with *name* in *tasks*),
-    else *fallback* (the handler's name), else its queue. A name is never taken from a
-    payload alone: whoever can enqueue would make as many series as names they send."""
+    """A job's ``task`` metrics label: its App task's name if in *tasks*, else *fallback*, else
+    its queue."""
     payload = job.payload
     if tasks is not None and isinstance(payload, dict):
         name = payload.get("task")
@@ -61,21 +52,9 @@ class Held:
 
 
 class Ledger:
-    """Held jobs, completions waiting for their batch, and the outcome counts.
-
-    ``active`` counts jobs claimed whose handler has not returned, *waiting* ones included
-    (claimed ahead, not begun: see :meth:`begin`): it limits claims to ``concurrency``
-    plus the prefetch bound ``extra`` (see :meth:`free`). ``counts`` (done, retried,
-    failed, cancelled, lost, released) is the dictionary :attr:`skiplock.Worker.counts`
-    shows; it is only written under the lock.
-
-    Prefetch: with *prefetch* > 0, a claim may take up to that many jobs more than the free
-    handler slots; they wait here until a runner begins them. Their lease runs from the
-    claim (the heartbeat extends it like any held job's), so the bound is kept to what the
-    runners can begin within *window* seconds at the pace they have been ending jobs
-    (``concurrency * window / mean handler time``): none until a job has ended, and little
-    for slow jobs, which leave nothing to gain from claiming ahead.
-    """
+    """Held jobs, completions waiting, and the outcome ``counts``. ``active``: jobs claimed whose
+    handler has not returned. *prefetch*: jobs a claim may take beyond the free slots, bounded by
+    what the runners begin within *window* seconds."""
 
     def __init__(self, concurrency: int, prefetch: int = 0, window: float = 0.0) -> None:
         self.concurrency = concurrency
@@ -110,8 +89,7 @@ class Ledger:
         self._tasks: Container[str] | None = None
 
     def keep_detail(self, fallback: str | None, tasks: Container[str] | None = None) -> None:
-        """Count outcomes by queue and task (see :func:`task_label`, with *fallback* and
-        *tasks*) from now on."""
+        """Count outcomes by queue and task from now on."""
         with self._lock:
             self._task_fallback = fallback
             self._tasks = tasks
@@ -128,7 +106,7 @@ class Ledger:
         return self._active  # one int read: no lock, and only ever a hint between two locks
 
     def free(self) -> int:
-        """How many jobs a claim may take now: the free slots, plus the prefetch bound."""
+        """How many jobs a claim may take now."""
         with self._lock:
             if self.prefetch and self._mean > 0:
                 self.extra = min(self.prefetch, int(self.concurrency * self.window / self._mean))
@@ -136,8 +114,7 @@ class Ledger:
             return self.concurrency + self.extra - self._active
 
     def hold(self, claimed: list[tuple[Job, float | None]]) -> None:
-        """A claim's jobs (each with its timeout, *limit*, which runs from :meth:`begin`):
-        each waits for :meth:`begin`. One lock for the whole claim."""
+        """Hold a claim's jobs, each with its timeout, until :meth:`begin`."""
         now = time.monotonic()
         with self._lock:
             for job, limit in claimed:
@@ -149,13 +126,8 @@ class Ledger:
             self._active += len(claimed)
 
     def gather(self, poll_interval: float, window: float) -> float:
-        """Seconds to wait before a round trip is worth it; 0: go now.
-
-        While handlers run, the next round trip (the completions, and a claim for every
-        free slot) waits until half the slots are free, or until the oldest finished job
-        has waited *window* seconds: one statement then carries many jobs instead of one
-        each, and a single free slot is still refilled soon after its job finishes.
-        :meth:`ended` says when to wake the producer for it."""
+        """Seconds to wait before the next round trip (0: now), so one statement carries many
+        jobs."""
         with self._lock:
             if self._active == 0 or self.concurrency + self.extra - self._active >= self.batch:
                 return 0.0
@@ -164,22 +136,17 @@ class Ledger:
             return max(0.0, self._first_done + window - time.monotonic())
 
     def held_attempts(self) -> list[tuple[int, int, int | None]]:
-        """``(id, attempt, claim_id)`` of every held job: single mode's hand-over excludes
-        them."""
         with self._lock:
             held = [*self._held.values(), *(h for hs in self._older.values() for h in hs)]
             return [(h.job.id, h.job.attempt, h.job.claim_id) for h in held]
 
     def mark_lock_lost(self) -> None:
-        """Single mode lost its lock: set ``job.lock_lost`` on every held job."""
         with self._lock:
             for h in self._held.values():
                 h.job.lock_lost = True
 
     def take_waiting(self) -> list[Job]:
-        """The jobs claimed ahead and not begun, which no runner will now begin: the
-        shutdown (or a lost single-worker lock) gives them back. They no longer count as
-        active."""
+        """Take the jobs claimed ahead and not begun."""
         with self._lock:
             jobs = [self._held[i].job for i in self._waiting]
             self._active -= len(self._waiting)
@@ -189,9 +156,7 @@ class Ledger:
     # -- the runners' side ----------------------------------------------------------------
 
     def begin(self, job: Job) -> bool:
-        """A runner is about to run *job*'s handler: True, and its timeout starts now;
-        False if the job is no longer to be run (given back, or lost while it waited), in
-        which case the runner drops it and reports nothing."""
+        """True, and *job*'s timeout starts; False: drop it (given back or lost)."""
         with self._lock:
             # only the newest claim of a job is begun: the held record, if it is this job's
             h = self._held.get(job.id)
@@ -205,9 +170,7 @@ class Ledger:
         return True
 
     def ended(self, job: Job, completion: Any = NO_COMPLETION) -> bool:
-        """*job*'s handler returned or raised (its slot is free); with *completion*, queue
-        it for the completer. True when the producer should be woken: when
-        :meth:`gather`'s answer changes, not once per job."""
+        """*job*'s handler ended (*completion*: for the completer); True: wake the producer."""
         now = time.monotonic()
         with self._lock:
             if completion is not NO_COMPLETION:
@@ -226,15 +189,12 @@ class Ledger:
     # -- settling -------------------------------------------------------------------------
 
     def settle(self, job: Job, outcome: str | None) -> tuple[Held | None, str | None]:
-        """Stop holding *job* and count *outcome* (pending, done, failed, cancelled, lost),
-        once. Returns the job's record and the counted key (None: not held, or not an
-        outcome that counts), so the caller can log the outcome outside the lock."""
+        """Stop holding *job* and count *outcome* once; its record and the key counted, or Nones."""
         with self._lock:
             return self._settle(job, outcome)
 
     def settle_many(self, jobs: list[Job], outcome: str) -> list[tuple[Job, Held]]:
-        """:meth:`settle` of each of *jobs* with the same *outcome* (a completion batch),
-        under one lock; the jobs counted, each with its record, for their log lines."""
+        """:meth:`settle` of *jobs* under one lock; those counted."""
         out = []
         with self._lock:
             for job in jobs:
@@ -244,24 +204,19 @@ class Ledger:
         return out
 
     def lose(self, job: Job) -> bool:
-        """Mark *job* lost and settle it as ``lost`` in one step: a handler that ends just
-        then and sees ``job.lost`` settles with no outcome, so the two must not interleave
-        or the loss goes uncounted. True the first time the job is marked."""
+        """Mark *job* lost and settle it, in one step; True the first time."""
         with self._lock:
             first, job.lost = not job.lost, True
             self._settle(job, "lost")
             return first
 
     def note_error(self, job: Job, exc: BaseException) -> None:
-        """What *job*'s handler raised (or its timeout), for its outcome's log line."""
         with self._lock:
             h = self._mine(job)
             if h is not None:
                 h.error = exc
 
     def count(self, key: str, job: Job | None = None) -> None:
-        """Count *key* (released, or pruned and scheduled by the services), of *job* if
-        given (by queue and task, for the metrics); ``timeout`` is counted by job only."""
         with self._lock:
             if key in self.counts:
                 self.counts[key] += 1
@@ -280,7 +235,7 @@ class Ledger:
             return bool(self._to_complete)
 
     def take_completions(self) -> tuple[list[tuple[Job, Any]], list[Job]]:
-        """The completions waiting, and those of them whose last COMMIT was unknown."""
+        """The completions waiting, and those whose COMMIT was unknown."""
         with self._lock:
             batch, self._to_complete = self._to_complete, []
             if not self._unsure:
@@ -292,14 +247,12 @@ class Ledger:
             return [(j, r) for j, r in batch if self._mine(j) is not None and not j.lost]
 
     def put_back(self, batch: list[tuple[Job, Any]]) -> None:
-        """A completion batch failed (its COMMIT may have happened): try again later, and
-        read each job's record back first."""
+        """Queue a failed completion batch again, to be read back first."""
         with self._lock:
             self._unsure.update(j.id for j, _ in batch)
             self._to_complete[:0] = [(j, r) for j, r in batch if self._mine(j) is not None]
 
     def _settle(self, job: Job, outcome: str | None) -> tuple[Held | None, str | None]:
-        """:meth:`settle`'s body; call with the lock held."""
         held = self._mine(job)
         if held is None:  # not held (or settled already)
             return None, None
@@ -323,10 +276,7 @@ class Ledger:
         return held, key
 
     def _mine(self, job: Job) -> Held | None:
-        """*job*'s record, if this very claim of it is held (a job given back, or retried
-        after its timeout, may be claimed again by this worker while its older attempt's
-        handler or task still runs: the two are told apart by object, not id). Call with
-        the lock held."""
+        """*job*'s record if this very claim is held (by object, not id)."""
         h = self._held.get(job.id)
         if h is not None and h.job is job:
             return h
@@ -337,15 +287,11 @@ class Ledger:
     # -- the heartbeat's and the shutdown's side -------------------------------------------
 
     def beatable(self) -> list[Held]:
-        """Held jobs whose lease is ours to extend. A job whose handler completed (or
-        failed) it in its own transaction is no longer running: beating it would find it
-        gone and call it lost."""
+        """Held jobs still running, whose lease is ours to extend."""
         with self._lock:
             return [h for h in self._held.values() if not h.job.lost and h.job.status == "running"]
 
     def running(self, job_id: int) -> Held | None:
-        """The held job *job_id* if its handler is still running (a cancel request's
-        listener looks it up)."""
         with self._lock:
             h = self._held.get(job_id)
             return h if h is not None and not h.finished and not h.job.lost else None
@@ -355,9 +301,7 @@ class Ledger:
             return not h.job.lost and self._held.get(h.job.id) is h and h.job.status == "running"
 
     def next_deadline(self) -> float:
-        """The earliest deadline (``time.monotonic()``) of a handler running, of a job
-        :meth:`beatable` would list (so the heartbeat acts on each it wakes for);
-        infinity if none has one."""
+        """The earliest deadline of a running handler, or infinity."""
         with self._lock:
             return min(
                 (
@@ -372,13 +316,11 @@ class Ledger:
             )
 
     def holds(self, job: Job) -> bool:
-        """This very claim of *job* is held: its outcome is not written yet."""
         with self._lock:
             return self._mine(job) is not None
 
     def in_flight(self) -> int:
-        """Handlers running now: begun and not returned (a handler past its timeout
-        included, until it returns: it holds its slot)."""
+        """Handlers begun and not returned."""
         with self._lock:
             return self._active - len(self._waiting)
 

@@ -1,9 +1,5 @@
-"""A worker's life: build the parts, take the single-worker lock, start the helper
-threads, run the producer, then shut down (grace, release, stop the runners).
-
-:class:`Crew` wires the parts around one ledger; the runner is given as a factory, so the
-sync worker and the asyncio worker share everything here and differ only in it.
-"""
+"""A worker's life: build the parts (:class:`Crew`), take the lock, start the helpers, run the
+producer, shut down."""
 
 from __future__ import annotations
 
@@ -40,15 +36,14 @@ HELPERS_JOIN = 10.0
 
 
 class Service(Protocol):
-    """A background part with a thread of its own (retention, the periodic scheduler),
-    started once the lock is held and ended by the worker's ``finished`` flag."""
+    """A background part with a thread of its own."""
 
     def start(self, stop: threading.Event) -> threading.Thread:
-        """Start the thread (a daemon) and return it: the worker joins it once finished."""
+        """Start the (daemon) thread and return it."""
 
 
 class Exporter(Protocol):
-    """What serves the worker's metrics while it runs (see :mod:`.metrics`)."""
+    """What serves the worker's metrics while it runs."""
 
     def start(self) -> None: ...
 
@@ -56,7 +51,7 @@ class Exporter(Protocol):
 
 
 class Crew:
-    """The parts of one worker. :meth:`serve` runs once, on the calling thread."""
+    """The parts of one worker; :meth:`serve` runs once."""
 
     def __init__(self, settings: Settings, make_runner: RunnerFactory) -> None:
         self.settings = settings
@@ -95,10 +90,7 @@ class Crew:
         self.ledger.on_deadline = self.heartbeat.sooner
 
     def stop(self, *, grace: float | None = None) -> None:
-        """Ask for a stop from any thread (or a signal handler): no more claims. *grace*
-        (seconds) replaces the settings' for this stop: ``0`` releases every unfinished
-        job at once (a fleet's process whose handler passed its timeout does so before it
-        ends: see :mod:`skiplock._fleet`)."""
+        """Stop claiming; any thread. *grace* replaces the settings'."""
         if grace is not None:
             self.grace = grace
         self.flags.stopping.set()
@@ -165,9 +157,7 @@ class Crew:
         log.info("worker stopped: %s", ", ".join(f"{k} {v}" for k, v in counts.items()))
 
     def shutdown(self) -> None:
-        """Release the jobs claimed ahead and not begun (fenced), wait up to ``grace`` for
-        running handlers (writing their completions as they come), release the jobs still
-        unfinished (fenced), and end the runners."""
+        """Give back waiting jobs, wait up to ``grace``, give back the rest."""
         ledger = self.ledger
         self.outcomes.release_waiting()
         grace = self.settings.grace if self.grace is None else self.grace
@@ -195,11 +185,7 @@ class Crew:
 
 
 def join_helpers(threads: list[threading.Thread], timeout: float) -> None:
-    """Wait up to *timeout* seconds in all for *threads* (told to end by ``finished``).
-
-    A worker returns only after its helpers have left the database call they were in: a
-    process that exits while a daemon thread is inside the driver's C code (an SSL connect
-    of mysql-connector's C extension, say) can crash in the TLS library's exit handlers."""
+    """Wait up to *timeout* seconds for *threads* to leave their driver calls."""
     deadline = time.monotonic() + timeout
     for t in threads:
         t.join(max(0.0, deadline - time.monotonic()))

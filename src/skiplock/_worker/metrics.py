@@ -1,23 +1,5 @@
-"""The worker's Prometheus metrics (``Worker(metrics_port=...)``; extra ``skiplock[prometheus]``).
-
-One :class:`WorkerMetrics` per worker, with a registry of its own (never
-``prometheus_client``'s global one), so two workers of one process do not clash, and an HTTP
-server that serves ``/metrics`` from the worker's start to its end.
-
-- ``skiplock_jobs_processed_total{queue,task,outcome}``: read at scrape time from the
-  ledger's counts by queue and task (:meth:`~.ledger.Ledger.keep_detail`), so the hot path
-  only adds one to a dictionary entry under the ledger's lock. ``outcome``: done, retried,
-  failed, discarded, cancelled, lost, released, snoozed (each attempt once).
-- ``skiplock_job_timeouts_total{queue,task}``: attempts abandoned at their timeout (each
-  also counted above as retried or failed).
-- ``skiplock_job_duration_seconds{queue,task}``: one observation per handler run, from the
-  worker's middleware layer (:meth:`WorkerMetrics.around`).
-- ``skiplock_job_wait_seconds{queue}``: from when a job was due (its ``run_at``) to its
-  claim, both on the database's clock (``job.waited``, returned by the claim statement);
-  observed when its handler starts.
-- ``skiplock_worker_jobs_in_flight``: handlers running now (begun, not returned: read from
-  the ledger at scrape time, as the outcome counts are, rather than kept per job).
-"""
+"""The worker's Prometheus metrics (``metrics_port``; docs/observability.md), on a registry of
+its own."""
 
 from __future__ import annotations
 
@@ -48,25 +30,19 @@ BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
 
 
 def handler_name(handler: Callable[..., Any]) -> str | None:
-    """The ``task`` label of jobs that are not App task calls (see
-    :func:`~.ledger.task_label`)."""
+    """The ``task`` label of jobs that are not App task calls."""
     name = getattr(handler, "__qualname__", None) or getattr(handler, "__name__", None)
     return name if isinstance(name, str) else None
 
 
 def registered_tasks(handler: Callable[..., Any]) -> KeysView[str] | None:
-    """The task names an App's handler runs (its ``handle`` / ``handle_async``, bound to
-    the App, whose ``task_names`` they are); None for any other handler, whose jobs are
-    all labelled with its name (see :func:`~.ledger.task_label`)."""
+    """The task names of an App's handler, else None."""
     names = getattr(getattr(handler, "__self__", None), "task_names", None)
     return names if isinstance(names, KeysView) else None
 
 
 class MetricsServer:
-    """A registry of its own and the HTTP server of its ``/metrics``, on *host*:*port*
-    (checked here: ConfigurationError naming *option*, as the other options are). A
-    worker's (:class:`WorkerMetrics`) and a fleet's supervisor's
-    (:class:`skiplock._fleet.metrics.FleetMetrics`)."""
+    """A registry and its ``/metrics`` server on *host*:*port*."""
 
     def __init__(self, port: object, host: object, option: str) -> None:
         try:
@@ -89,8 +65,7 @@ class MetricsServer:
 
     @property
     def address(self) -> tuple[str, int] | None:
-        """``(host, port)`` it listens on while it serves (the port the system chose for
-        port 0); None before and after."""
+        """``(host, port)`` while serving, else None."""
         server = self._server
         if server is None:
             return None
@@ -98,8 +73,7 @@ class MetricsServer:
         return str(host), int(port)
 
     def start(self, what: str = "metrics") -> None:
-        """Serve ``/metrics`` (once: a second call while serving does nothing). Raises
-        :class:`ConfigurationError` when the address cannot be bound."""
+        """Serve ``/metrics``; ConfigurationError if the port is taken."""
         if self._server is not None:
             return
         from prometheus_client import start_http_server
@@ -114,7 +88,7 @@ class MetricsServer:
         log.info("%s on http://%s:%d/metrics", what, *(self.address or (self.host, self.port)))
 
     def stop(self) -> None:
-        """Stop serving: the port is free again on return."""
+        """Stop serving; the port is free on return."""
         server, thread = self._server, self._thread
         self._server = self._thread = None
         if server is not None:
@@ -125,7 +99,7 @@ class MetricsServer:
 
 
 class WorkerMetrics:
-    """A worker's metrics, its registry and its ``/metrics`` server (see the module)."""
+    """A worker's metrics and their server."""
 
     def __init__(self, port: object, host: object, handler: Callable[..., Any]) -> None:
         #: the ``/metrics`` server (started and stopped by the worker)
@@ -157,12 +131,11 @@ class WorkerMetrics:
 
     @property
     def address(self) -> tuple[str, int] | None:
-        """``(host, port)`` the server listens on while the worker runs (the port chosen by
-        the system for ``metrics_port=0``); None before and after."""
+        """``(host, port)`` while the worker runs, else None."""
         return self.server.address
 
     def start(self) -> None:
-        """Serve ``/metrics`` (see :meth:`MetricsServer.start`)."""
+        """Serve ``/metrics``."""
         self.server.start()
 
     def stop(self) -> None:
@@ -195,11 +168,7 @@ class WorkerMetrics:
 
 
 class _Histogram:
-    """A histogram by label values, with :data:`BUCKETS`, collected as
-    ``prometheus_client``'s would be (``_bucket``, ``_count``, ``_sum``; no ``_created``).
-    One observation is one lock, a bisect and two list writes: ``prometheus_client``'s
-    ``labels(...).observe()`` checks the label values and takes three locks, which cost
-    ~2 us a job for the two histograms (bench/ab.py --mode metrics, docs/performance.md)."""
+    """A histogram by label values, one lock per observation."""
 
     def __init__(self, name: str, documentation: str, labels: tuple[str, ...]) -> None:
         self.name = name

@@ -1,21 +1,6 @@
-"""Middleware: functions run around every handler call, the first in the list outermost.
-
-A middleware is ``mw(job, call_next)`` returning ``call_next(job)``'s result (or another
-one): it sees the job before the handler runs, and the outcome after, as the value
-``call_next`` returned or the exception it raised. Around an ``async def`` handler every
-middleware is an ``async def`` that awaits ``call_next(job)``; around a sync handler every
-middleware is sync. :func:`check` says so at the worker's construction.
-
-The worker's own parts use the same seam: a per-worker :class:`Layer` (its Prometheus
-metrics: handler time and jobs in flight) and the process-wide :data:`INSTRUMENTS` (what
-:class:`skiplock.contrib.opentelemetry.SkiplockInstrumentor` adds: a span around each
-handler) run outside the user's middleware, in that order, outermost first. Instruments
-are read at each job, so instrumenting (or not) takes effect in workers already running.
-
-What the middleware cannot see is the outcome as written (done, retried, failed, lost…):
-that is decided after the handler, by the fenced write (:mod:`.outcome`); the worker's
-log line and its outcome counter are written there.
-"""
+"""Middleware: ``mw(job, call_next)`` functions around every handler call, the first outermost
+(``async def`` around an ``async def`` handler). The worker's layers and the :data:`INSTRUMENTS`
+run outside them."""
 
 from __future__ import annotations
 
@@ -42,7 +27,7 @@ AsyncMiddleware = Callable[[Job, Callable[[Job], Awaitable[Any]]], Awaitable[Any
 
 
 class Layer(Protocol):
-    """A part of skiplock run around handlers, in the sync and the async form."""
+    """A part of skiplock run around handlers, sync and async."""
 
     def around(self, job: Job, call_next: Callable[[Job], Any]) -> Any: ...
 
@@ -55,7 +40,7 @@ INSTRUMENTS: tuple[Layer, ...] = ()
 
 
 def add_instrument(layer: Layer) -> None:
-    """Run *layer* around every handler of every worker of this process, from the next job."""
+    """Run *layer* around every handler of this process."""
     global INSTRUMENTS
     INSTRUMENTS = (*INSTRUMENTS, layer)
 
@@ -66,9 +51,7 @@ def remove_instrument(layer: Layer) -> None:
 
 
 def check(middleware: object, *, is_async: bool) -> tuple[Middleware, ...]:
-    """*middleware* (a list or tuple of functions) checked for a handler that is async or
-    not. Raises :class:`ConfigurationError` for anything else, a middleware that is not
-    callable, a sync one around an ``async def`` handler, and the reverse."""
+    """*middleware*, checked against the handler; else ConfigurationError."""
     if middleware is None:
         return ()
     if isinstance(middleware, (str, bytes)) or not isinstance(middleware, Sequence):
@@ -112,9 +95,7 @@ def chain(
     middleware: Sequence[Middleware],
     layers: Sequence[Layer] = (),
 ) -> Callable[[Job], Any]:
-    """The handler wrapped in *middleware* (the first outermost), in the worker's *layers*
-    (outside those), and in the :data:`INSTRUMENTS` of the moment (outermost of all). An
-    ``async def`` handler gives an ``async def`` chain."""
+    """The handler wrapped in *middleware*, *layers* and :data:`INSTRUMENTS`."""
     if is_async_handler(handler):
         inner_async: Callable[[Job], Awaitable[Any]] = handler
         for mw in reversed(middleware):

@@ -1,12 +1,4 @@
-"""The worker's row in the live worker list (``skiplock workers``, the dashboard's
-``/workers``): written as the worker starts, refreshed with its jobs in flight every
-``heartbeat`` seconds on a thread of its own, deleted when it stops cleanly. A worker that
-is killed leaves its row, which readers show gone once it is a few beats old.
-
-The list is for people: an error here (the database's, or a table whose statements lack
-the list, as a previous release's do) is logged once per outage and never stops the
-worker; the next beat writes the row again.
-"""
+"""The worker's row in the live worker list; its errors are logged, never fatal."""
 
 from __future__ import annotations
 
@@ -25,8 +17,7 @@ log = logging.getLogger("skiplock.worker")
 
 
 class Presence:
-    """One worker process's row: :meth:`register`, :meth:`start` (the beating thread),
-    :meth:`unregister`."""
+    """One worker process's row."""
 
     def __init__(self, settings: Settings, ledger: Ledger) -> None:
         self.settings = settings
@@ -63,7 +54,7 @@ class Presence:
             self._failed(exc)
 
     def start(self, stop: threading.Event) -> threading.Thread:
-        """Beat every ``heartbeat`` seconds until *stop* is set (a daemon thread)."""
+        """Beat until *stop* is set, in a daemon thread."""
 
         def run() -> None:
             while not stop.wait(self.settings.heartbeat):

@@ -1,18 +1,12 @@
-"""The producer: the worker's main loop. It claims jobs for the free slots (in batches),
-hands them to the runner, starts each batch of completions alongside its claim, and backs
-off through outages and idleness. In single mode it claims on the lock's connection and
-waits, after taking the lock, until the previous holder's jobs are over (the hand-over).
-
-Runs on one thread (the one that called :meth:`skiplock.Worker.run`); it is the only
-caller of the runner's ``submit`` and of :meth:`~.ledger.Ledger.hold`.
-"""
+"""The producer: the worker's main loop. It claims for the free slots, hands jobs to the runner,
+writes completions alongside its claims, and backs off through outages. In single mode it claims
+on the lock's connection, after the previous holder's jobs."""
 
 from __future__ import annotations
 
 import logging
 import random
 import time
-from typing import Any
 
 from .._core.job import Job
 from ..errors import BackendError
@@ -34,7 +28,7 @@ GATHER = 0.005
 
 
 class Producer:
-    """Claims and hands over jobs until ``flags.stopping`` is set (see :meth:`loop`)."""
+    """Claims and hands over jobs until ``flags.stopping`` is set."""
 
     def __init__(
         self,
@@ -61,8 +55,7 @@ class Producer:
         self.retry_in: float | None = None
 
     def loop(self) -> None:
-        """Claim until stopped. A BackendError that is neither retryable nor a lost
-        connection is raised; the others are retried with a growing, jittered pause."""
+        """Claim until stopped; retry retryable BackendErrors with a back-off."""
         idle, outage = MIN_POLL, 0
         wake, stopping = self.flags.wake, self.flags.stopping
         while not stopping.is_set():
@@ -100,11 +93,7 @@ class Producer:
                 idle = min(idle * 2, self.settings.poll_interval)
 
     def flush_and_claim(self) -> int:
-        """Write the finished jobs' completions and claim more, at the same time on two
-        connections: the statements touch different rows, and the database works on both
-        while this process waits (measured: no-op drains ~1.15x faster than one after the
-        other, on PostgreSQL and on MySQL). A BackendError of either is raised (the
-        flush's when both fail)."""
+        """Write completions and claim at once, on two connections."""
         done = self.completer.begin()
         with self.completer.outcomes.waking():  # expired jobs it failed released others
             if done is None:
@@ -115,8 +104,7 @@ class Producer:
                 done.result()
 
     def claim(self) -> int:
-        """Claim up to the free slots (and the prefetch bound, see
-        :meth:`~.ledger.Ledger.free`) and hand the jobs to the runner; the number claimed."""
+        """Claim and hand jobs to the runner; the number claimed."""
         s = self.settings
         lock = s.lock
         if lock is not None and not lock.held:
@@ -135,16 +123,13 @@ class Producer:
         if free <= 0:
             return 0
 
-        def claim(conn: Any = None) -> list[Job]:
-            return s.queue.claim(queues=s.queues, limit=free, lease=s.lease, conn=conn)
-
         if lock is None:
-            jobs = claim()
+            jobs: list[Job] = s.queue.claim(queues=s.queues, limit=free, lease=s.lease)
         else:
             # On the lock's own connection: the claim commits only while the lock is held,
             # so a worker whose lock connection was just cut cannot claim next to the new
             # holder, even before its heartbeat notices.
-            found = lock.run(claim, "claiming", unsure=self.completer.outcomes.unclaim)
+            found = lock.claim(s.queues, free, s.lease, unsure=self.completer.outcomes.unclaim)
             if found is None:
                 self.lock_lost()
                 return 0
@@ -159,20 +144,11 @@ class Producer:
         return len(jobs)
 
     def begin_handover(self) -> None:
-        """The lock was just taken: claim nothing until :meth:`previous_holder_done`."""
         self.handover, self.others_seen, self.clear_since = True, False, None
 
     def previous_holder_done(self) -> bool:
-        """Single mode, after taking the lock: True once no other job of the table runs,
-        and none has gone without a heartbeat for less than a lease past its lease's end
-        (see :meth:`SingleLock.others_running`), so jobs never run in two workers at once
-        even when the previous holder was cut off from the database for a while.
-
-        When another job was seen running since the lock was taken, that must then stay
-        true for a whole lease more: a previous holder cut off for most of that time, its
-        handlers alive, renews its leases only once it has a connection again (a TLS
-        connect to MySQL took 0.4 s on a loaded machine), and a new holder that started
-        at the first look that found its leases old would run beside them."""
+        """Single mode: True once no other job runs nor missed its lease by less than a lease,
+        for a whole lease if one was seen."""
         assert self.settings.lock is not None
         ours = self.ledger.held_attempts()
         now = time.monotonic()
@@ -186,7 +162,7 @@ class Producer:
         return now - self.clear_since >= self.settings.lease
 
     def lock_lost(self) -> None:
-        """Called by the producer or the heartbeat when the lock's connection is gone."""
+        """The lock's connection is gone: flag held jobs, give back the waiting."""
         assert self.settings.lock is not None
         self.ledger.mark_lock_lost()  # the handlers may look, and stop early
         # jobs claimed ahead are not begun without the lock: give them back at once

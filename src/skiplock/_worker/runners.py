@@ -1,17 +1,6 @@
-"""Runners: the seam where a job's handler runs. One interface, two implementations.
-
-A :class:`Runner` is given each claimed job by the producer (:meth:`Runner.submit`, which
-must not block), runs the handler somewhere, and reports its end exactly once with
-:meth:`~.outcome.Outcomes.handler_ended` on a thread that may block (a failed attempt is
-written there). Everything else (claiming, batching, heartbeats, completions, shutdown)
-does not know where handlers run, so the asyncio worker plugs in an event-loop runner
-and reuses every other part unchanged.
-
-:class:`ThreadRunner`, the sync worker's: a pool of threads, at most ``concurrency``,
-started only while jobs outnumber them (a thread per job cost more than a no-op job
-itself) and reused from job to job. Its counters are touched by the producer's thread
-only, so it has no lock.
-"""
+"""Runners: where handlers run. A :class:`Runner` gets each claimed job and reports its end once
+(:meth:`~.outcome.Outcomes.handler_ended`). :class:`ThreadRunner` is the sync worker's;
+:mod:`.aio` has the asyncio one."""
 
 from __future__ import annotations
 
@@ -38,28 +27,23 @@ class Runner(Protocol):
     """Where handlers run. Called from the producer's thread only."""
 
     def submit(self, job: Job) -> None:
-        """Run *job*'s handler (held in the ledger already) once a slot is free, after
-        :meth:`~.ledger.Ledger.begin` said yes (a job claimed ahead may be given back
-        before); return at once."""
+        """Run *job*'s handler once a slot is free; return at once."""
 
     def abandon(self, job: Job) -> None:
-        """*job* was given up (still running after the grace): stop its handler if this
-        runner can (a task can be cancelled; a thread cannot)."""
+        """*job* was given up: stop its handler if possible."""
 
     def timed_out(self, job: Job) -> None:
-        """*job*'s handler passed its timeout (its fail is written): stop it if this runner
-        can. Called from the heartbeat, also while the worker stops."""
+        """*job* passed its timeout: stop it if possible."""
 
     def cancel(self, job: Job) -> None:
-        """A cancel of *job* was requested (``job.cancel_requested`` is set already): stop
-        its handler if this runner can. Called from the heartbeat or the listener."""
+        """A cancel was requested: stop *job*'s handler if possible."""
 
     def close(self) -> None:
-        """No more jobs: idle runners end now, busy ones after their job."""
+        """No more jobs: threads end once idle."""
 
 
 class ThreadRunner:
-    """Runs handlers on a pool of reused threads (see the module's docstring)."""
+    """Handlers on up to ``concurrency`` reused threads."""
 
     def __init__(self, handler: Handler, outcomes: Outcomes, ledger: Ledger) -> None:
         self.handler = handler
@@ -101,10 +85,7 @@ class ThreadRunner:
 
 
 def run_handler(handler: Handler, outcomes: Outcomes, job: Job) -> None:
-    """Run a sync handler on this thread and report its end. Never raises: whatever the
-    handler raises (SystemExit and KeyboardInterrupt too) is its job's outcome, and the
-    thread goes on to the next job. A job claimed with a cancel request already recorded
-    (an earlier attempt was asked) is not run: it ends ``cancelled``."""
+    """Run a sync handler here and report its end. Never raises."""
     try:
         if job.cancel_requested:
             job.raise_if_cancelled()
@@ -124,8 +105,7 @@ def run_handler(handler: Handler, outcomes: Outcomes, job: Job) -> None:
 def report(
     outcomes: Outcomes, job: Job, result: Any = None, error: BaseException | None = None
 ) -> None:
-    """Report the end of *job*'s handler; what goes wrong meanwhile is logged, never raised
-    into the runner (a runner that ended would leave every later job claimed, not run)."""
+    """Report *job*'s end; errors are logged, never raised."""
     try:
         if error is not None or not outcomes.returned(job, result):  # returned: the common end
             outcomes.handler_ended(job, result, error)

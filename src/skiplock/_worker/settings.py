@@ -1,8 +1,4 @@
-"""What every part of a worker reads: its settings (fixed at start) and its three flags.
-
-Nothing here is locked: the settings never change once the worker is built, and the flags
-are :class:`threading.Event` objects, safe from any thread.
-"""
+"""A worker's settings (fixed) and its three flags."""
 
 from __future__ import annotations
 
@@ -24,7 +20,7 @@ log = logging.getLogger("skiplock.worker")
 
 @dataclass(frozen=True)
 class Settings:
-    """A worker's options after its argument checks (see :class:`skiplock.Worker`)."""
+    """A worker's options, checked."""
 
     queue: Queue
     queues: list[str]
@@ -40,11 +36,7 @@ class Settings:
     prefetch: int = 0
 
     def deadline_in(self, job: Job) -> float | None:
-        """Seconds *job* may run before it is abandoned; None: no limit. A ``timeout``
-        function that raises, or returns what a ``timeout`` may not be (checked as the
-        worker's own), is logged as an error and the job runs with no limit: the worker
-        and the job's other outcomes go on (its lease still brings it back if the worker
-        dies)."""
+        """Seconds *job* may run; None: no limit."""
         if not callable(self.timeout):
             return self.timeout
         try:
@@ -64,9 +56,7 @@ class Settings:
 
 @dataclass
 class Flags:
-    """``wake``: the producer should look again now (a job was enqueued, or finished, or
-    the worker is stopping). ``stopping``: no more claims. ``finished``: the producer and
-    the shutdown are over; the heartbeat and the listener end."""
+    """``wake``: look again. ``stopping``: no more claims. ``finished``: all over."""
 
     wake: threading.Event = field(default_factory=threading.Event)
     stopping: threading.Event = field(default_factory=threading.Event)

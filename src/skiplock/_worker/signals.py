@@ -1,18 +1,5 @@
-"""SIGTERM / SIGINT for a worker run on the main thread, handled without taking a lock.
-
-Python runs a signal handler on the main thread between two bytecodes, wherever that
-thread is: inside ``threading.Event.clear()`` or ``wait()`` too, holding the event's
-internal lock. A handler that then sets that event (a worker's stop does) waits for a lock
-its own thread holds, forever: a ``skiplock worker`` hung so after SIGTERM in a CI run.
-So the handler only writes the signal's number to a pipe (``os.write`` takes no Python
-lock), and a thread of its own reads the pipe and calls the worker's reaction there.
-
-What a stop signal asks (:func:`stop_request`, for the workers and a fleet's supervisor
-alike): the first SIGTERM or SIGINT stops with a grace; a SIGINT after it (Ctrl-C again)
-exits at once; a repeated SIGTERM changes nothing, since one stop often arrives as several
-SIGTERMs (GNU ``timeout`` signals the process and then its whole group; systemd and
-container runtimes signal every process of a unit or group).
-"""
+"""SIGTERM / SIGINT without taking a lock: the handler writes the signal to a pipe, a thread
+reacts. The first stops with a grace, a SIGINT after it exits at once."""
 
 from __future__ import annotations
 
@@ -32,16 +19,14 @@ STOP, REPEATED, EXIT_NOW = "stop", "repeated", "exit now"
 
 
 def stop_request(signum: int, earlier: int) -> str:
-    """What stop signal *signum* asks after *earlier* ones: :data:`STOP` (the first),
-    :data:`EXIT_NOW` (a SIGINT after one) or :data:`REPEATED` (a SIGTERM after one:
-    nothing more)."""
+    """What *signum* asks after *earlier* ones."""
     if earlier == 0:
         return STOP
     return EXIT_NOW if signum == signal.SIGINT else REPEATED
 
 
 class SignalRelay:
-    """While open, *signals* call ``on_signal(signum)`` on the relay's thread, in order."""
+    """While open, *signals* call ``on_signal(signum)`` on its thread."""
 
     def __init__(self, signals: Iterable[int], on_signal: Callable[[int], None]) -> None:
         self._on_signal = on_signal
@@ -61,7 +46,7 @@ class SignalRelay:
                 self._on_signal(signum)
 
     def close(self) -> None:
-        """Put the previous handlers back and end the relay's thread."""
+        """Restore the handlers; end the thread."""
         for signum, old in self._previous.items():
             signal.signal(signum, old)
         os.close(self._write)  # the reader sees the end of the pipe
@@ -70,9 +55,7 @@ class SignalRelay:
 
 
 def on_stop_signal(signum: int, earlier: int, grace: float, stop: Callable[[], None]) -> None:
-    """A worker's reaction to stop signal *signum* after *earlier* ones (see
-    :func:`stop_request`): *stop* (which returns at once), nothing, or the process's exit
-    with 128 + *signum* (leases bring its jobs back)."""
+    """Stop, ignore, or exit with 128 + *signum*."""
     request = stop_request(signum, earlier)
     if request == EXIT_NOW:
         log.warning("second signal %d: exiting now; leases will bring jobs back", signum)

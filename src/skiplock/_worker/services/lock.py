@@ -1,10 +1,5 @@
-"""The single-worker lock: one database advisory lock, held on a connection of its own.
-
-The lock is session-level (``pg_advisory_lock``, ``GET_LOCK``, ``sp_getapplock`` with a
-Session owner): the server drops it when the connection ends, whatever the client does, so
-a worker that dies or is cut off cannot keep it. Its name is derived from the database and
-the table, so one worker per queue table holds it.
-"""
+"""The single-worker lock: a session-level advisory lock on a connection of its own, so the
+server drops it with the connection."""
 
 from __future__ import annotations
 
@@ -12,17 +7,17 @@ import hashlib
 import logging
 import math
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from contextlib import suppress
-from typing import Any, TypeVar
 
+from ..._core.job import Job
 from ...errors import ConfigurationError, LockNotAcquired
 from ...queue import Queue
+from ..port import LockConnection, LockPort, port_of
 
 __all__ = ["SingleLock", "lock_identity"]
 
 log = logging.getLogger("skiplock.worker")
-T = TypeVar("T")
 
 #: MySQL lock names are at most 64 characters
 _MAX_NAME = 64
@@ -36,9 +31,7 @@ _MAX_MARGIN = 86_400
 
 
 def lock_identity(queue: Queue, purpose: str = "") -> tuple[int, str]:
-    """``(key, name)``: a non-negative 63-bit key (PostgreSQL) and a name of at most 64
-    characters (MySQL, SQL Server), both derived from the database and the table (and
-    *purpose*, for locks other than the single-worker lock)."""
+    """``(key, name)`` of the table's lock (for *purpose*, if given)."""
     text = f"skiplock{purpose and '-' + purpose}:{queue.url.database}.{queue.table}"
     digest = hashlib.sha256(text.encode("utf-8")).digest()
     key = int.from_bytes(digest[:8], "big") & (2**63 - 1)
@@ -47,14 +40,12 @@ def lock_identity(queue: Queue, purpose: str = "") -> tuple[int, str]:
 
 
 class SingleLock:
-    """The advisory lock of one :class:`~skiplock.Worker` in ``mode="single"``.
-
-    Thread-safe: the worker's loop acquires, its heartbeat thread checks. ``held`` turns
-    false as soon as a check finds the lock or its connection gone.
-    """
+    """A ``mode="single"`` worker's lock. Thread-safe; ``held`` turns false once a check finds it
+    gone."""
 
     def __init__(self, queue: Queue) -> None:
-        if not queue.dialect.supports_lock():
+        self.port: LockPort = port_of(queue)
+        if not self.port.has_locks():
             raise ConfigurationError(
                 f"single-worker mode is not available on {queue.url.flavor}: its dialect has "
                 "no advisory-lock statements; run with mode='lease'"
@@ -62,15 +53,12 @@ class SingleLock:
         self.queue = queue
         self.key, self.name = lock_identity(queue)
         self.held = False
-        self._conn: Any = None
+        self._conn: LockConnection | None = None
         self._mutex = threading.Lock()
 
     def acquire(self, *, wait: bool = True, stop: threading.Event | None = None) -> bool:
-        """Take the lock, waiting while another worker holds it (until *stop* is set, then
-        False). With ``wait=False``, raise :class:`~skiplock.LockNotAcquired` at once.
-
-        Database errors while waiting are retried with a pause; the lock connection is
-        opened again as needed."""
+        """Take the lock, waiting (False once *stop* is set); ``wait=False`` raises
+        :class:`~skiplock.LockNotAcquired` at once."""
         pause = 0.5
         while True:
             try:
@@ -96,8 +84,7 @@ class SingleLock:
                 return False
 
     def retake(self) -> bool:
-        """One attempt to take the lock back, waiting at most 0.2 s; False on any failure
-        (the caller goes on finishing its running jobs and tries again)."""
+        """One try to take the lock back, waiting at most 0.2 s."""
         try:
             return self._try(_RETAKE_STEP)
         except Exception as exc:
@@ -108,12 +95,11 @@ class SingleLock:
     def _try(self, wait: float) -> bool:
         # The statement itself waits up to *wait* seconds inside the server, in the queue
         # of waiters: when the holder's connection ends, the first waiter gets the lock.
-        d = self.queue.dialect
         with self._mutex:
-            if self._conn is None or d.is_closed(self._conn):
+            if self._conn is None or self._conn.closed():
                 self._drop_locked()
-                self._conn = self.queue.connection()
-                if d.node_local_locks(self._conn):
+                self._conn = self.port.lock(self.key, self.name, "the single-worker lock")
+                if self._conn.node_local():
                     self._drop_locked()
                     raise ConfigurationError(
                         f"single-worker mode is refused on {self.queue.url.masked()}: it is "
@@ -122,11 +108,11 @@ class SingleLock:
                         "too and run jobs at the same time; run with mode='lease' (without "
                         "--single)"
                     )
-            self.held = d.lock_acquire(self._conn, self.key, self.name, wait)
+            self.held = self._conn.acquire(wait)
             return self.held
 
     def check(self) -> bool:
-        """Ask the server whether this connection still holds the lock; update ``held``."""
+        """Whether the lock is still held; updates ``held``."""
         with self._mutex:
             if not self.held or self._conn is None:
                 return False
@@ -134,81 +120,59 @@ class SingleLock:
 
     def _check_locked(self) -> bool:
         try:
-            self.held = self.queue.dialect.lock_check(self._conn, self.key, self.name)
+            self.held = self._conn is not None and self._conn.check()
         except Exception:
             self.held = False
         if not self.held:
             self._drop_locked()
         return self.held
 
-    def run(
-        self, fn: Callable[[Any], T], doing: str, unsure: Callable[[T], None] | None = None
-    ) -> T | None:
-        """Run *fn(conn)* in a transaction on the lock's own connection and commit it.
-
-        A session lock lasts exactly as long as its connection, so what *fn* writes commits
-        only while the lock is held: if the connection was cut a moment ago (and another
-        worker took the lock), the transaction dies with it. Returns None, with ``held``
-        false, when the lock or its connection is gone; raises
-        :class:`~skiplock.BackendError` for other failures while the lock is still held.
-
-        When *fn* returned and the COMMIT then lost the connection, the transaction may
-        have committed (a server can commit and end the connection before it answers):
-        *unsure* is called with what *fn* returned, once this lock's mutex is released."""
-        d = self.queue.dialect
-        returned: list[T] = []
+    def claim(
+        self,
+        queues: Sequence[str],
+        limit: int,
+        lease: float,
+        unsure: Callable[[list[Job]], None] | None = None,
+    ) -> list[Job] | None:
+        """Claim on the lock's connection, so it commits only while the lock is held. None when
+        the lock is gone (then *unsure* gets the jobs of a COMMIT in doubt)."""
+        returned: list[list[Job]] = []
         with self._mutex:
-            if not self.held or self._conn is None:
+            conn = self._conn
+            if not self.held or conn is None:
                 return None
             try:
-                returned.append(fn(self._conn))
-                self._conn.commit()
+                returned.append(conn.claim(queues, limit, lease))
+                conn.commit("claiming")
                 return returned[0]
-            except Exception as exc:
-                with suppress(Exception):
-                    self._conn.rollback()
+            except Exception:
+                conn.rollback()
                 if self._check_locked():
-                    if isinstance(exc, d.driver_errors()):
-                        raise d.wrap(exc, doing) from exc
                     raise
         if returned and unsure is not None:
             unsure(returned[0])
         return None
 
     def others_running(self, ours: Collection[tuple[int, int, int | None]], margin: float) -> bool:
-        """True while a job of the table that is not one of *ours* (``(id, attempt,
-        claim_id)``: the claim) is
-        running under a lease that has not ended, or ended less than *margin* seconds ago,
-        on the database's clock (one statement on a pooled connection; raises
-        :class:`~skiplock.BackendError` when the database is away).
-
-        A new holder claims nothing while this is true. The previous holder may have lost
-        only its lock connection, or may be cut off from the database altogether: then its
-        heartbeats fail, its leases end while its handlers still run, and once it is back
-        they renew the leases. A job is taken as finished only when it is no longer
-        running, or when nobody has renewed its lease for *margin* seconds after it ended:
-        with equal leases, no heartbeat for ``lease + margin`` seconds."""
-        q, wanted = self.queue, set(ours)
-        params = {"margin_s": min(_MAX_MARGIN, math.ceil(margin)), "limit": len(wanted) + 1}
-        rows = q._run("reading the running jobs", None, q.dialect.fetch_op, "live_leases", params)
+        """True while a job not in *ours* runs, or its lease ended less than *margin* seconds
+        ago."""
+        wanted = set(ours)
+        within = min(_MAX_MARGIN, math.ceil(margin))
         # At most len(ours) + 1 rows: more than ours is enough to know another one runs.
-        return any((int(r["id"]), int(r["attempt"]), r.get("claim_id")) not in wanted for r in rows)
+        return any(a not in wanted for a in self.port.running_jobs(within, len(wanted) + 1))
 
     def session_id(self) -> int | None:
-        """The server's id of the lock connection (for tests and operators)."""
         with self._mutex:
             if self._conn is None:
                 return None
-            row = self.queue.dialect.fetch_one(self._conn, "session_id")
-            self._conn.commit()
-            return None if row is None else int(row["session"])
+            return self._conn.session_id()
 
     def release(self) -> None:
         """Give the lock up and close its connection. Never raises."""
         with self._mutex:
             if self.held and self._conn is not None:
                 with suppress(Exception):
-                    self.queue.dialect.lock_release(self._conn, self.key, self.name)
+                    self._conn.release()
             self.held = False
             self._drop_locked()
 
@@ -218,6 +182,5 @@ class SingleLock:
 
     def _drop_locked(self) -> None:
         if self._conn is not None:
-            with suppress(Exception):
-                self._conn.close()
+            self._conn.close()
         self._conn = None

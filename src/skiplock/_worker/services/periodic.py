@@ -1,32 +1,20 @@
-"""Periodic jobs: the scheduler that enqueues every tick of a :class:`~skiplock.Schedule`
-once, however many workers run.
-
-Every worker given schedules runs a :class:`Scheduler` thread. When a tick falls due, by
-the database's clock, each scheduler inserts the row ``(schedule, tick)`` into the periodic
-ledger ``<table>_ticks``, whose primary key is that pair, and enqueues the tick's job in
-the same transaction: one insert wins, the others insert nothing and enqueue nothing. No
-worker is elected; a scheduler that stops or stalls leaves the ticks to the others.
-
-Missed ticks (no worker ran at the time): the ledger's newest row says where the schedule
-stopped; how many of them are enqueued is the schedule's ``catch_up`` (see
-:mod:`skiplock.periodic`, where :class:`~skiplock.Schedule`, :data:`MAX_CATCH_UP` and
-:func:`tick_kwargs` are defined; they are imported here too for older imports).
-"""
+"""Periodic jobs: each tick of a :class:`~skiplock.Schedule` enqueued once, however many workers
+run: the tick's ledger row and its job commit together, and the row's primary key lets one
+scheduler win."""
 
 from __future__ import annotations
 
 import logging
 import threading
-import uuid
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from ..._core.arguments import EnqueueOptions
 from ..._core.checks import dumps as _dumps
-from ..._core.job import utc
 from ...errors import ConfigurationError, SkiplockError
 from ...periodic import MAX_CATCH_UP, Schedule, tick_kwargs
 from ...queue import Queue
+from ..port import PeriodicPort, port_of
 
 __all__ = ["MAX_CATCH_UP", "Schedule", "Scheduler", "tick_kwargs"]
 
@@ -39,14 +27,7 @@ _HISTORY = timedelta(days=1)
 
 
 class Scheduler:
-    """Enqueues the due ticks of *schedules* on *queue*, in a thread of its own.
-
-    Each tick is one transaction: the ledger row (its primary key decides which scheduler
-    enqueues) and the job commit together. Locks: the ledger row, or the wait for another
-    scheduler's insert of the same row. Database errors are logged and retried; the
-    thread never raises into the worker. ``counts["scheduled"]`` adds up the jobs this
-    scheduler enqueued (a worker's ``counts``).
-    """
+    """Enqueues the due ticks of *schedules* in a thread; errors are retried."""
 
     def __init__(
         self,
@@ -60,6 +41,7 @@ class Scheduler:
         names = [s.name for s in schedules]
         if len(set(names)) != len(names):
             raise ConfigurationError(f"two schedules share a name: {sorted(names)!r:.200}")
+        self.port: PeriodicPort = port_of(queue)
         self.queue = queue
         self.schedules = list(schedules)
         self.counts = {} if counts is None else counts
@@ -67,7 +49,7 @@ class Scheduler:
         self._started: datetime | None = None
 
     def start(self, stop: threading.Event) -> threading.Thread:
-        """Run the schedules in a daemon thread until *stop* is set; returns the thread."""
+        """Run until *stop* is set, in a daemon thread; returns it."""
         thread = threading.Thread(
             target=self._serve, args=(stop,), name="skiplock-periodic", daemon=True
         )
@@ -87,14 +69,10 @@ class Scheduler:
 
     def now(self) -> datetime:
         """The database's clock."""
-        q = self.queue
-        row = q._run("reading the clock", None, q.dialect.fetch_one_op, "clock")
-        found = utc((row or {}).get("now"))
-        assert found is not None
-        return found
+        return self.port.now()
 
     def run_once(self) -> float:
-        """Enqueue every tick due now; return the seconds until the next one (at most 30)."""
+        """Enqueue the ticks due; seconds until the next (at most 30)."""
         now = self.now()
         if self._started is None:
             self._started = now
@@ -115,25 +93,16 @@ class Scheduler:
         return max(0.01, (soonest - now).total_seconds() + 0.01)
 
     def last_tick(self, s: Schedule) -> datetime | None:
-        """The newest tick of *s* in the ledger (None: the schedule never ran)."""
-        q, params = self.queue, {"schedule": s.name}
-        row = q._run("reading ticks", None, q.dialect.fetch_one_op, "tick_last", params)
-        return utc((row or {}).get("tick"))
+        """The newest tick of *s* in the ledger, or None."""
+        return self.port.last_tick(s.name)
 
     def enqueue_tick(self, s: Schedule, tick: datetime) -> int | None:
-        """Enqueue *tick*'s job unless some scheduler already did; the job id, or None."""
-        q = self.queue
-        key = {"schedule": s.name, "tick": tick}
-
+        """Enqueue *tick*'s job unless done already; its id, or None."""
         options = EnqueueOptions.check(
             queue=s.queue, priority=s.priority, max_attempts=s.max_attempts
         )
-        params = options.params()
-        params["payload"] = _dumps(s.payload(tick), "payload")
-        params["idempotency_key"] = str(uuid.uuid4())
-        prune = {"schedule": s.name, "before": tick - _HISTORY}
-        doing = f"enqueueing tick {tick.isoformat()} of {s.name!r}"
-        job_id = q._run(doing, None, q.dialect.enqueue_tick, key, params, prune)
+        payload = _dumps(s.payload(tick), "payload")
+        job_id = self.port.enqueue_tick(s.name, tick, options, payload, tick - _HISTORY)
         if job_id is not None:
             self.counts["scheduled"] += 1  # only this thread writes this key
             log.info("enqueued job %d for tick %s of %r", job_id, tick.isoformat(), s.name)

@@ -1,12 +1,5 @@
-"""Retention: a worker's background thread that deletes jobs finished long ago.
-
-Every round deletes, in batches of a few hundred rows (one short transaction each, which
-also adds its rows to the table's ``pruned`` total that ``stats`` shows), the
-jobs in a final state (``done``, ``failed``, ``cancelled``) whose ``finished_at`` is older
-than the retention, by the database's clock. Only one worker of a table prunes at a time:
-a round runs while its thread holds a session advisory lock of its own (not the
-single-worker lock), taken without waiting; a worker that finds it held skips that round.
-"""
+"""Retention: a worker thread that deletes finished jobs older than the retention, in short
+batches, under a lock of its own (a round is skipped when another worker holds it)."""
 
 from __future__ import annotations
 
@@ -14,13 +7,12 @@ import logging
 import random
 import threading
 from datetime import timedelta
-from typing import Any
 
 from ..._core.checks import seconds as _seconds
 from ..._core.job import STATUSES
-from ..._core.ops import StatementError
 from ...errors import ConfigurationError, SkiplockError
 from ...queue import Queue
+from ..port import RetentionPort, port_of
 from .lock import lock_identity
 
 __all__ = ["DEFAULT_RETENTION", "Retention"]
@@ -38,7 +30,7 @@ _EVERY = 60.0
 
 
 def retention_seconds(value: object) -> float | None:
-    """*value* (seconds, a ``timedelta``, or None to keep everything) as seconds."""
+    """*value* (seconds, ``timedelta`` or None) as seconds."""
     if value is None:
         return None
     if isinstance(value, timedelta):
@@ -47,18 +39,13 @@ def retention_seconds(value: object) -> float | None:
 
 
 class Retention:
-    """Prunes *queue*'s finished jobs older than *keep* seconds, every ``min(60 s,
-    keep / 10)``; ``counts["pruned"]`` adds up the rows this instance deleted.
-
-    Locks: a session advisory lock per table (on a connection of its own, only during a
-    round), and each batch's rows while its DELETE runs. Database errors end the round
-    (logged at WARNING); the next round tries again. Never raises into the worker.
-    """
+    """Prunes *queue*'s jobs finished over *keep* seconds ago. Never raises into the worker."""
 
     def __init__(
         self, queue: Queue, keep: float, *, batch: int = BATCH, counts: dict[str, int] | None = None
     ) -> None:
-        if not queue.dialect.supports_lock():
+        self.port: RetentionPort = port_of(queue)
+        if not self.port.has_locks():
             raise ConfigurationError(
                 f"retention needs advisory locks, which {queue.url.flavor}'s dialect lacks: "
                 "pass retention=None and prune with `skiplock prune`"
@@ -74,7 +61,7 @@ class Retention:
         self.rounds = 0  # rounds this instance ran while holding the lock
 
     def start(self, stop: threading.Event) -> threading.Thread:
-        """Run rounds in a daemon thread until *stop* is set; returns the thread."""
+        """Run rounds until *stop* is set, in a daemon thread."""
         thread = threading.Thread(
             target=self._serve, args=(stop,), name="skiplock-retention", daemon=True
         )
@@ -90,15 +77,11 @@ class Retention:
                 log.warning("pruning finished jobs failed (%s); trying again later", exc)
 
     def run_once(self, stop: threading.Event | None = None) -> int | None:
-        """One round: the rows deleted, or None when another worker holds the lock."""
-        d = self.queue.dialect
-        conn: Any = self.queue.connection()
+        """One round: rows deleted, or None when another worker prunes."""
+        conn = self.port.lock(self.key, self.name, "the retention lock")
         try:
-            try:
-                if not d.lock_acquire(conn, self.key, self.name, 0.0):
-                    return None
-            except StatementError as exc:
-                raise d.wrap(exc, "taking the retention lock") from exc.cause
+            if not conn.acquire(0.0):
+                return None
             self.rounds += 1
             deleted = self._delete(stop)
             if deleted:
@@ -108,14 +91,9 @@ class Retention:
             conn.close()  # the server drops a session lock with its connection
 
     def _delete(self, stop: threading.Event | None) -> int:
-        params = {
-            "statuses": FINISHED,
-            "older_ms": round(self.keep * 1000),
-            "limit": self.batch,
-        }
-        q, total = self.queue, 0
+        total = 0
         while stop is None or not stop.is_set():
-            n = q._run("pruning finished jobs", None, q.dialect.prune_op, params)
+            n = self.port.prune_finished(FINISHED, round(self.keep * 1000), self.batch)
             total += n
             self.counts["pruned"] += n  # only this thread writes this key
             if n < self.batch:
