@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import importlib
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from types import ModuleType
 from typing import Any, ClassVar
 
@@ -31,6 +30,7 @@ from .contract import (
     Adapter,
     AsyncAdapter,
     BackendError,
+    ClaimParams,
     Completion,
     ConfigurationError,
     DatabaseURL,
@@ -44,7 +44,6 @@ from .contract import (
     StatementError,
     TableName,
     ThreadAdapter,
-    Tuples,
     check_options,
     load_statements,
     mask_password,
@@ -57,12 +56,6 @@ from .state import RunState
 __all__ = ["IDLE_TRANSACTION_TIMEOUT", "BaseDialect", "Row", "ServerInfo", "split_statements"]
 
 _PARAM = re.compile(r"%\((\w+)\)s")
-#: seconds after which a rate-limited claim that found the queue's lock held by another
-#: claim looks again (that claim commits within milliseconds)
-LOCK_BUSY_RETRY = 0.01
-#: what a key's rate records in <table>_rates are named by (with its key's SHA-256): a
-#: queue name is printable text, so none starts with this control character
-KEY_RATE_PREFIX = "\x1fkey "
 
 
 class BaseDialect(ConnectionHealth, LockAndWakeup):
@@ -342,21 +335,6 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         row = yield from self.fetch_one_op("queue_lock", {"queue": queue})
         return bool(row and row["held"])
 
-    def claim_capped(
-        self, queue: str, limit: int, lease_ms: int, cap: int, claim_id: int
-    ) -> Op[list[Row]]:
-        """Claim from *queue* so that at most *cap* of its jobs hold a live lease: under the
-        queue's lock (held until this transaction ends; none taken if another claim holds
-        it), count them in a statement of its own, then claim at most the room left. Every
-        claim of the queue does the same, so the count cannot be stale."""
-        if not (yield from self.lock_queue(queue)):
-            return []
-        row = yield from self.fetch_one_op("queue_running", {"queue": queue})
-        room = cap - int(row["n"] if row else 0)
-        if room <= 0:
-            return []
-        return (yield from self.claim([queue], min(limit, room), lease_ms, claim_id))
-
     # ==== pause and rate limits ====
 
     def pause_op(self, queue: str, paused: bool) -> Op[None]:
@@ -374,99 +352,52 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         rows: list[Row] = yield self.stmt("queues_paused")
         return {str(r["queue"]) for r in rows}
 
-    def claim_rated(
-        self,
-        queue: str,
-        limit: int,
-        lease_ms: int,
-        cap: int | None,
-        rate: tuple[int, int],
-        claim_id: int,
-    ) -> Op[tuple[list[Row], float | None]]:
-        """Claim from *queue* so that no window of ``rate[1]`` milliseconds holds more than
-        ``rate[0]`` of its claimed jobs (and, with *cap*, at most *cap* of them hold a live
-        lease). Under the queue's lock, as :meth:`claim_capped`: the jobs claimed within
-        the window are summed in a statement of their own (``rate_window``), the claim
-        takes at most the room left, and the claim is logged (``rate_record``) with a
-        time no earlier than the claim's own, in this transaction; claims that have left
-        the window are deleted (``rate_prune``). Returns the rows and, when the limit (or
-        the lock) held the claim back, the seconds after which to look again."""
-        if not (yield from self.lock_queue(queue)):
-            return [], LOCK_BUSY_RETRY
-        n, per_ms = rate
-        params = {"queue": queue, "per_ms": per_ms}
-        row = yield from self.fetch_one_op("rate_window", params)
-        used = int(row["used"]) if row else 0
-        wait = float(row["wait_ms"]) / 1000 if row and row["wait_ms"] is not None else None
-        room = n - used
-        if room <= 0:
-            return [], max(0.001, wait or 0.0)
-        take = min(limit, room)
-        if cap is not None:
-            running = yield from self.fetch_one_op("queue_running", {"queue": queue})
-            take = min(take, cap - int(running["n"] if running else 0))
-            if take <= 0:
-                return [], None
-        rows = yield from self.claim([queue], take, lease_ms, claim_id)
-        if rows:
-            yield self.stmt("rate_prune", params, NOTHING)
-            yield self.stmt("rate_record", {"queue": queue, "n": len(rows)}, NOTHING)
-        if len(rows) < room or room >= limit:
-            return rows, None  # the limit did not hold this claim back
-        # The window is full now: room again once its oldest claim (or this one) leaves.
-        return rows, max(0.001, per_ms / 1000 if wait is None else wait)
+    # -- the claim's statements (skiplock._core.claim decides which run) -------------------
 
-    def admit_keyed(
-        self, key: str, rows: Sequence[Row], rate: tuple[int, int], lease_ms: int, claim_id: int
-    ) -> Op[tuple[list[Row], float | None]]:
-        """Of *rows*, the jobs of *key* this claim took (in id order), admit at most
-        ``rate[0]`` less those of the key admitted in the last ``rate[1]`` milliseconds, and
-        give the others back (``key_defer``); return the admitted rows and, when some were
-        given back, the seconds after which the key has room again.
+    #: no UPDATE … RETURNING: the claim picks rows, then takes them (MySQL, MariaDB)
+    two_step_claim: ClassVar[bool] = False
 
-        Under the key's lock (:meth:`lock_queue` with a name no queue can have, tried without
-        waiting: when another claim holds it, every row is given back for
-        :data:`LOCK_BUSY_RETRY`), the key's window is counted (``rate_window``, which also
-        reads the database's now), the admitted jobs' leases are started at that time
-        (``key_admit``), and the admission is logged (``rate_record``) after it, so a
-        job's start lies between the count that admitted it and the log that records it
-        (docs/control.md, "Rate limits per key")."""
-        digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
-        name = KEY_RATE_PREFIX + digest
-        ids = [r["id"] for r in rows]
-        if not (yield from self.lock_queue(name)):
-            yield from self._defer(ids, claim_id, LOCK_BUSY_RETRY)
-            return [], LOCK_BUSY_RETRY
-        n, per_ms = rate
-        params = {"queue": name, "per_ms": per_ms}
-        row = yield from self.fetch_one_op("rate_window", params)
-        assert row is not None  # an aggregate: always one row
-        used = int(row["used"])
-        wait = float(row["wait_ms"]) / 1000 if row["wait_ms"] is not None else None
-        room = max(0, n - used)
-        admitted, held = list(rows[:room]), ids[room:]
-        if admitted:
-            now: datetime = row["now"]
-            if now.tzinfo is None:  # MySQL and SQL Server: UTC, as the database's clock
-                now = now.replace(tzinfo=timezone.utc)
-            until = now + timedelta(milliseconds=lease_ms)
-            mine = {"ids": ids[:room], "claim_id": claim_id, "lease_until": until}
-            yield self.stmt("key_admit", mine, NOTHING)
-            yield self.stmt("rate_prune", params, NOTHING)
-            yield self.stmt("rate_record", {"queue": name, "n": len(admitted)}, NOTHING)
-            for r in admitted:
-                r["lease_until"] = r["run_at"] = until
-        if not held:
-            return admitted, None
-        # The window is full: room again once its oldest admission (or this one) leaves it.
-        retry = max(0.001, wait if wait is not None and used else per_ms / 1000)
-        yield from self._defer(held, claim_id, retry)
-        return admitted, retry
+    def claim_one(self, p: ClaimParams) -> Statement:
+        raise NotImplementedError
 
-    def _defer(self, ids: Sequence[Any], claim_id: int, seconds: float) -> Op[None]:
-        """Give the jobs *ids* of this claim back, due in *seconds* (``key_defer``)."""
-        params = {"ids": list(ids), "claim_id": claim_id, "delay_ms": max(1, round(seconds * 1000))}
-        yield self.stmt("key_defer", params, NOTHING)
+    def claim_pick(self, p: ClaimParams) -> Statement:
+        raise NotImplementedError
+
+    def claim_take(
+        self, picked: Sequence[tuple[int, int]], lease_until: datetime, claim_id: int
+    ) -> Statement:
+        raise NotImplementedError
+
+    def claim_expire(self, picked: Sequence[tuple[int, int]]) -> Statement:
+        raise NotImplementedError
+
+    def claim_which(self, ids: Sequence[int]) -> Statement:
+        raise NotImplementedError
+
+    def try_keys(self, keys: Sequence[str]) -> Op[set[str]]:
+        """Every key: a one-statement claim takes a key's lock in its statement."""
+        return set(keys)
+        yield
+
+    def queue_running(self, queue: str) -> Statement:
+        return self.stmt("queue_running", {"queue": queue})
+
+    def rate_window(self, name: str, per_ms: int) -> Statement:
+        return self.stmt("rate_window", {"queue": name, "per_ms": per_ms})
+
+    def rate_prune(self, name: str, per_ms: int) -> Statement:
+        return self.stmt("rate_prune", {"queue": name, "per_ms": per_ms}, NOTHING)
+
+    def rate_record(self, name: str, n: int) -> Statement:
+        return self.stmt("rate_record", {"queue": name, "n": n}, NOTHING)
+
+    def key_admit(self, ids: Sequence[int], claim_id: int, lease_until: datetime) -> Statement:
+        params = {"ids": list(ids), "claim_id": claim_id, "lease_until": lease_until}
+        return self.stmt("key_admit", params, NOTHING)
+
+    def key_defer(self, ids: Sequence[int], claim_id: int, delay_ms: int) -> Statement:
+        params = {"ids": list(ids), "claim_id": claim_id, "delay_ms": delay_ms}
+        return self.stmt("key_defer", params, NOTHING)
 
     def insert(self, params: Mapping[str, Any]) -> Op[int]:
         yield from self.lock_key(params)
@@ -501,20 +432,6 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         """Insert ``(payload_json, idempotency_key)`` rows; ids in the same order. *copy*:
         the driver can run :class:`~skiplock._core.ops.Copy`."""
         raise NotImplementedError
-
-    def claim(
-        self, queues: Sequence[str], limit: int, lease_ms: int, claim_id: int
-    ) -> Op[list[Row]]:
-        """Claim up to *limit* claimable jobs, writing *claim_id* (the claim's token) with
-        the next attempt; expired jobs with spent attempts end failed."""
-        raise NotImplementedError
-
-    def claim_rows(
-        self, queues: Sequence[str], limit: int, lease_ms: int, claim_id: int
-    ) -> Op[list[Row] | Tuples]:
-        """:meth:`claim`, its rows in the shape its driver reads cheapest: dicts here,
-        :class:`Tuples` where the driver reads tuples (PostgreSQL: no dict per row)."""
-        return (yield from self.claim(queues, limit, lease_ms, claim_id))
 
     def fenced(self, name: str, params: Mapping[str, Any]) -> Op[None]:
         """A write after the claim, naming ``id``, ``attempt`` and ``claim_id``: raises

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Literal, Protocol
 
+from skiplock._core.claim import ClaimParams, ClaimSQL
 from skiplock._core.ops import (
     COMMIT,
     LASTROWID,
@@ -76,6 +77,7 @@ __all__ = [
     "Adapter",
     "AsyncAdapter",
     "BackendError",
+    "ClaimParams",
     "Completion",
     "ConfigurationError",
     "Copy",
@@ -133,11 +135,12 @@ class ServerInfo:
     driver: str = ""
 
 
-class Dialect(Protocol):
+class Dialect(ClaimSQL, Protocol):
     """One database: its statements, the operations that need more than one statement
     there, error classification, and the capabilities it declares. Operations are
     generators of requests (see :mod:`skiplock._core.ops`), run by the shell on a
-    connection; the ``conn`` methods run on a connection of :meth:`connect`."""
+    connection; the ``conn`` methods run on a connection of :meth:`connect`. The claim's
+    statements and steps are :class:`~skiplock._core.claim.ClaimSQL`'s."""
 
     # -- what it is ---------------------------------------------------------------------
     url: DatabaseURL
@@ -267,32 +270,6 @@ class Dialect(Protocol):
     def insert_many(
         self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
     ) -> Op[list[int]]: ...
-
-    def claim(
-        self, queues: Sequence[str], limit: int, lease_ms: int, claim_id: int
-    ) -> Op[list[Row]]: ...
-
-    def claim_rows(
-        self, queues: Sequence[str], limit: int, lease_ms: int, claim_id: int
-    ) -> Op[list[Row] | Tuples]: ...
-
-    def claim_capped(
-        self, queue: str, limit: int, lease_ms: int, cap: int, claim_id: int
-    ) -> Op[list[Row]]: ...
-
-    def claim_rated(
-        self,
-        queue: str,
-        limit: int,
-        lease_ms: int,
-        cap: int | None,
-        rate: tuple[int, int],
-        claim_id: int,
-    ) -> Op[tuple[list[Row], float | None]]: ...
-
-    def admit_keyed(
-        self, key: str, rows: Sequence[Row], rate: tuple[int, int], lease_ms: int, claim_id: int
-    ) -> Op[tuple[list[Row], float | None]]: ...
 
     def pause_op(self, queue: str, paused: bool) -> Op[None]: ...
 

@@ -5,8 +5,8 @@ What differs from the common path, and why:
 - The claim is one statement, ``UPDATE`` of a ``TOP (n)`` CTE read ``WITH (ROWLOCK,
   READPAST, UPDLOCK)``, ``OUTPUT inserted.*``; its batch first sets READ COMMITTED, because
   READPAST is refused under stricter levels and a pooled connection may carry one.
-  ``OUTPUT`` also returns the rows whose spent attempts just ended them ``failed``: those
-  are dropped here.
+  ``OUTPUT`` also returns the rows whose spent attempts just ended them ``failed``: the
+  claim (``skiplock._core.claim``) drops those.
 - pymssql formats bound values into the statement text on the client (``N'…'``), so:
   datetimes are bound as ISO 8601 text (pymssql would cut them to milliseconds and drop the
   time zone), and durations are split into seconds and milliseconds because ``DATEADD``
@@ -31,7 +31,9 @@ from .contract import (
     INT,
     ROWS,
     TEXT,
+    TUPLES,
     Adapter,
+    ClaimParams,
     Completion,
     ErrorInfo,
     Op,
@@ -236,22 +238,14 @@ class MSSQLDialect(BaseDialect):
         by_key = {str(r["idempotency_key"]).lower(): int(r["id"]) for r in found}
         return [by_key[k.lower()] for _, k in rows]
 
-    def claim(
-        self, queues: Sequence[str], limit: int, lease_ms: int, claim_id: int
-    ) -> Op[list[Row]]:
+    def claim_one(self, p: ClaimParams) -> Statement:
         params = {
-            "queues": list(queues),
-            "limit": limit,
-            "lease_ms": lease_ms,
-            "claim_id": claim_id,
+            "queues": list(p.queues),
+            "limit": p.limit,
+            "lease_ms": p.lease_ms,
+            "claim_id": p.claim_id,
         }
-        rows: list[Row] = yield self.stmt("claim", params)
-        taken = [r for r in rows if r["status"] == "running"]
-        if len(taken) < len(rows):  # jobs ended failed: their waiting children settle
-            ended = [r for r in rows if r["status"] == "failed" and r.get("has_children", True)]
-            if ended:
-                yield from self.settle([int(r["id"]) for r in ended])
-        return sorted(taken, key=lambda r: (r["priority"], r["run_at"], r["id"]))
+        return self.stmt("claim", params, TUPLES)
 
     def complete_many(self, items: Sequence[Completion]) -> Op[set[int]]:
         rows = [{"id": i, "attempt": a, "claim_id": c, "result": r} for i, a, c, r in items]

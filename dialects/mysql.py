@@ -25,7 +25,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from typing import Any, ClassVar
 
 from ._mysql_server import classify, migration_done, parse_server_version
@@ -41,6 +41,7 @@ from .contract import (
     TEXT,
     Adapter,
     AsyncAdapter,
+    ClaimParams,
     Completion,
     DatabaseURL,
     ErrorInfo,
@@ -395,65 +396,36 @@ class MySQLDialect(BaseDialect):
             yield from self.count_op("queue_lock_row", name)
         return False
 
-    def claim(
-        self, queues: Sequence[str], limit: int, lease_ms: int, claim_id: int
-    ) -> Op[list[Row]]:
-        yield from self.repair_keys()
-        if len(queues) == 1:
-            params = {"queue": queues[0], "limit": limit}
-            picked = yield from self.fetch_op("claim_pick", params)
-        else:
-            params = {"queues": list(queues), "limit": limit}
-            picked = yield from self.fetch_op("claim_pick_queues", params)
-        if not picked:
-            return []
-        keys = {str(r["order_key"]) for r in picked if r.get("order_key") is not None}
-        if keys and self.caps.key_try:
-            # A keyed job only with its key's enqueue lock, tried without waiting (key_try):
-            # the jobs of a key a keyed enqueue holds are left (docs/sql.md).
-            held = yield from self._try_keys(sorted(keys))
-            picked = [r for r in picked if r.get("order_key") is None or r["order_key"] in held]
-            if not picked:
-                return []
-        spent = {
-            r["id"]
-            for r in picked
-            if r["status"] == "running" and r["attempt"] >= r["max_attempts"]
-        }
-        if spent:
-            yield from self._run_cas("claim_expire", [r for r in picked if r["id"] in spent], {})
-            # their waiting children settle (a row the compare-and-set missed has not
-            # ended: its children read it as it is)
-            yield from self.settle(sorted(int(i) for i in spent))
-        taken = [r for r in picked if r["id"] not in spent]
-        if not taken:
-            return []
-        db_now: datetime = picked[0]["db_now"]
-        lease_until = db_now + timedelta(milliseconds=lease_ms)
-        take = {"lease_until": lease_until, "claim_id": claim_id}
-        matched = yield from self._run_cas("claim_take", taken, take)
-        if matched != len(taken):  # another claim read the same rows and took some first
-            taken = (yield from self._taken(taken, matched, claim_id)) if matched else []
-        # Each taken key's next job is its head now (key_next), under the key's lock.
-        yield from self.unwait_keys(str(r["order_key"]) for r in taken if r.get("order_key"))
-        # The server's clock is UTC (UTC_TIMESTAMP): the lease's end is made aware once here
-        # instead of once per job and field in Job.from_row.
-        until = lease_until.replace(tzinfo=timezone.utc)
-        for r in taken:
-            r.pop("db_now", None)
-            r.update(
-                attempt=r["attempt"] + 1,
-                status="running",
-                lease_until=until,
-                run_at=until,
-                finished_at=None,
-                claim_id=claim_id,
-            )
-        return taken
+    two_step_claim: ClassVar[bool] = True
 
-    def _try_keys(self, keys: Sequence[str]) -> Op[set[str]]:
+    def claim_pick(self, p: ClaimParams) -> Statement:
+        if len(p.queues) == 1:
+            return self.stmt("claim_pick", {"queue": p.queues[0], "limit": p.limit})
+        return self.stmt("claim_pick_queues", {"queues": list(p.queues), "limit": p.limit})
+
+    def claim_take(
+        self, picked: Sequence[tuple[int, int]], lease_until: datetime, claim_id: int
+    ) -> Statement:
+        return self._cas("claim_take", picked, {"lease_until": lease_until, "claim_id": claim_id})
+
+    def claim_expire(self, picked: Sequence[tuple[int, int]]) -> Statement:
+        return self._cas("claim_expire", picked, {})
+
+    def claim_which(self, ids: Sequence[int]) -> Statement:
+        return self.stmt("claim_which", {"ids": list(ids)})
+
+    def _cas(
+        self, name: str, picked: Sequence[tuple[int, int]], params: Mapping[str, Any]
+    ) -> Statement:
+        """A compare-and-set over the picked ``(id, attempt)`` rows (one bound JSON array);
+        FOUND_ROWS makes its row count the rows it matched."""
+        return self.stmt(name, {**params, "pairs": json.dumps(list(picked))}, ROWCOUNT)
+
+    def try_keys(self, keys: Sequence[str]) -> Op[set[str]]:
         """Lock the rows of *keys* in ``<table>_keys`` without waiting; the keys locked. A
         key without a row (none is expected: every keyed enqueue makes it) gets one."""
+        if not self.caps.key_try:  # an older release's statements
+            return set(keys)
         names = {"keys": json.dumps(list(keys))}
         rows: list[Row] = yield self.stmt("key_try", names)
         held = {str(r["order_key"]) for r in rows}
@@ -466,29 +438,6 @@ class MySQLDialect(BaseDialect):
                 more: list[Row] = yield self.stmt("key_try", {"keys": json.dumps(sorted(missing))})
                 held |= {str(r["order_key"]) for r in more}
         return held
-
-    def _run_cas(self, name: str, rows: Sequence[Row], params: Mapping[str, Any]) -> Op[int]:
-        """Run a compare-and-set statement over *rows* (``%(pairs)s``: their ``[id, attempt]``
-        as the pick saw them, one bound JSON array); the number of rows it matched
-        (FOUND_ROWS)."""
-        pairs = json.dumps([(int(r["id"]), int(r["attempt"])) for r in rows])
-        sql, values = self.bind(self.sql[name], {**params, "pairs": pairs})
-        matched: int = yield Statement(sql, values, ROWCOUNT)
-        return matched
-
-    def _taken(self, picked: Sequence[Row], matched: int, claim_id: int) -> Op[list[Row]]:
-        """The picked rows this claim's take changed, when it matched fewer than it named
-        (the pick's lock did not hold): ours are at the next attempt with our token."""
-        which: list[Row] = yield self.stmt("claim_which", {"ids": [r["id"] for r in picked]})
-        now = {int(r["id"]): r for r in which}
-        mine = [
-            r
-            for r in picked
-            if (row := now.get(int(r["id"]))) is not None
-            and int(row["attempt"]) == r["attempt"] + 1
-            and row.get("claim_id") == claim_id
-        ]
-        return mine if len(mine) == matched else []
 
     def complete_many(self, items: Sequence[Completion]) -> Op[set[int]]:
         # One fenced UPDATE for the batch (the common case: every job still held, two

@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping, Sequence
-from operator import itemgetter
 from typing import Any, ClassVar
 
 from .base import IDLE_TRANSACTION_TIMEOUT, BaseDialect
@@ -28,6 +27,7 @@ from .contract import (
     TUPLES,
     Adapter,
     AsyncAdapter,
+    ClaimParams,
     Completion,
     Copy,
     ErrorInfo,
@@ -38,7 +38,6 @@ from .contract import (
     ServerInfo,
     Statement,
     StatementError,
-    Tuples,
     UnsupportedServer,
     Wakeup,
     run_async,
@@ -247,46 +246,13 @@ class PostgreSQLDialect(BaseDialect):
         else:
             yield from super().add_edges(edges, run, copy)
 
-    def claim(
-        self, queues: Sequence[str], limit: int, lease_ms: int, claim_id: int
-    ) -> Op[list[Row]]:
-        return (yield from self.claim_rows(queues, limit, lease_ms, claim_id)).dicts()
-
-    def claim_rows(
-        self, queues: Sequence[str], limit: int, lease_ms: int, claim_id: int
-    ) -> Op[Tuples]:  # psycopg reads tuples: no dict per row
-        common = {"limit": limit, "lease_ms": lease_ms, "claim_id": claim_id}
-        yield from self.repair_keys()
-        if len(queues) == 1:
-            params = {"queue": queues[0], **common}
-            got: Tuples = yield Statement(self.sql["claim"], params, TUPLES)
-        else:
-            params2 = {"queues": list(queues), **common}
-            got = yield Statement(self.sql["claim_queues"], params2, TUPLES)
-        # The statement returns the rows it ended 'failed' too, unordered (see postgresql.sql):
-        # the taken ones in claim order, (priority, run_at, id) with run_at the same for all.
-        rows, names = got.rows, got.names
-        if not rows:  # (an adapter that reads dicts knows no column names then)
-            return got
-        status = names.index("status")
-        taken = [r for r in rows if r[status] == "running"]
-        taken.sort(key=itemgetter(names.index("priority"), names.index("id")))
-        # The keys it took a job of (their locks held since the statement): each one's next
-        # job is its head now (key_next). A keyless claim stays one statement.
-        if "order_key" in names:
-            at = names.index("order_key")
-            keys = [str(r[at]) for r in taken if r[at] is not None]
-            if keys:
-                yield from self.unwait_keys(keys)
-        if len(taken) < len(rows):  # jobs ended failed: their waiting children settle
-            ended = [
-                r
-                for r, children in zip(rows, got.column("has_children"), strict=True)
-                if r[status] == "failed" and (children or "has_children" not in names)
-            ]
-            if ended:
-                yield from self.settle([int(r[names.index("id")]) for r in ended])
-        return Tuples(names, taken)
+    def claim_one(self, p: ClaimParams) -> Statement:
+        # psycopg reads tuples: no dict per row. One queue has a statement of its own
+        # (postgresql.sql, claim_queues: why).
+        common = {"limit": p.limit, "lease_ms": p.lease_ms, "claim_id": p.claim_id}
+        if len(p.queues) == 1:
+            return Statement(self.sql["claim"], {"queue": p.queues[0], **common}, TUPLES)
+        return Statement(self.sql["claim_queues"], {"queues": list(p.queues), **common}, TUPLES)
 
     def wake_released(self, released: int) -> Op[None]:
         yield self.stmt("deps_wake_lock", None, NOTHING)

@@ -133,11 +133,9 @@ def unlocked(q: skiplock.Queue, after_pick: Callable[[], None]) -> skiplock.Queu
     base = type(q.dialect)
 
     class Unlocked(base):  # type: ignore[valid-type,misc]
-        def fetch_op(self, name: str, params: Any = None) -> Any:
-            rows = yield from super().fetch_op(name, params)
-            if name.startswith("claim_pick"):
-                after_pick()
-            return rows
+        def claim_take(self, *args: Any) -> Any:
+            after_pick()  # (the take is built once the pick's rows are read)
+            return super().claim_take(*args)
 
     d = Unlocked(q.url, q.table)
     for name in ("claim_pick", "claim_pick_queues"):

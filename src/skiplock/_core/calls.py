@@ -13,7 +13,6 @@ is marked done only once its completion is durable).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
@@ -24,21 +23,22 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from ..errors import ConfigurationError, LeaseLost, PayloadError
+from ..errors import ConfigurationError
 from .arguments import ClaimOptions, EnqueueOptions, ListOptions
 from .checks import (
     dumps,
     error_text,
     integer,
-    loads,
     milliseconds,
     queue_names,
     seconds_or_none,
     text,
 )
+from .claim import ClaimParams, claim_token
+from .claim import claim as claim_op
 from .job import Claimed, Job, Stats, utc
 from .observe import QueueOverview, TickInfo, WorkerInfo, overviews
-from .ops import ROWCOUNT, ROWS, Op, Row, Tuples
+from .ops import ROWCOUNT, ROWS, Op, Row
 
 if TYPE_CHECKING:  # the contract, for the annotations only
     from ..dialects.contract import Dialect, ServerInfo
@@ -193,14 +193,6 @@ def _one(d: Dialect, params: dict[str, Any], children: bool) -> Op[list[int]]:
     return [job_id]
 
 
-def claim_token() -> int:
-    """A new claim's token: a random number in 1 .. 2**63 - 1 (a signed 64-bit column; never
-    0, which a dialect may use to stand for NULL). Drawn here, on the client, from the OS's
-    random source, not from the server: a failover to a server that never saw a claim
-    cannot hand its token out again, and every dialect binds it the same way."""
-    return (int.from_bytes(os.urandom(8), "big") >> 1) or 1
-
-
 def fence(job: Job) -> dict[str, Any]:
     """The parameters that name *job*'s claim in every write after it (the fence): its id,
     its attempt and its claim's token (None for a job claimed before tokens existed, which
@@ -215,141 +207,14 @@ def claim(
     rates: dict[str, tuple[int, float]],
     conn: Any,
 ) -> Call[Any, Claimed]:
-    names, n, lease_ms = options.queues, options.limit, options.lease_ms
     per_ms = {name: (k, max(1, round(per * 1000))) for name, (k, per) in rates.items()}
-    # A new token for each try: a claim retried after a rollback is another claim.
-    return Call(
-        "claiming",
-        conn,
-        lambda _: _claim(d, names, n, lease_ms, limits, per_ms, claim_token()),
-        _same,
-    )
 
+    def make(_: bool) -> Op[Claimed]:
+        # A new token for each try: a claim retried after a rollback is another claim.
+        p = ClaimParams(options.queues, options.limit, options.lease_ms, claim_token())
+        return claim_op(d, p, limits, per_ms)
 
-def _claim(
-    d: Dialect,
-    names: Sequence[str],
-    n: int,
-    lease_ms: int,
-    limits: dict[str, int],
-    rates: dict[str, tuple[int, int]],
-    token: int,
-) -> Op[Claimed]:
-    """The dialect's claim, then the jobs built from its rows (an operation)."""
-    # A limited queue is claimed on its own, under its lock (see claim_capped and
-    # claim_rated); the others together, in one statement, as ever.
-    rows: list[dict[str, Any]] = []
-    waits: list[float] = []
-    for name in (m for m in names if m in limits or m in rates):
-        if len(rows) >= n:
-            break
-        if name in rates:
-            got, wait = yield from d.claim_rated(
-                name, n - len(rows), lease_ms, limits.get(name), rates[name], token
-            )
-            rows += got
-            if wait is not None:
-                waits.append(wait)
-        else:
-            rows += yield from d.claim_capped(name, n - len(rows), lease_ms, limits[name], token)
-    free = [m for m in names if m not in limits and m not in rates]
-    if free and not rows:  # the common claim, in the shape the driver reads cheapest
-        claimed = yield from d.claim_rows(free, n, lease_ms, token)
-        if not isinstance(claimed, Tuples):
-            rows = claimed
-        elif not any(v is not None for v in claimed.column("key_rate")):
-            return (yield from _claimed(d, claimed, lease_ms, token, waits))
-        else:
-            rows = claimed.dicts()  # a key's rate to admit, below
-    elif free and len(rows) < n:
-        rows += yield from d.claim(free, n - len(rows), lease_ms, token)
-    if any(row.get("key_rate") is not None for row in rows):
-        taken = len(rows)
-        rows = yield from _admit(d, rows, lease_ms, token, waits)
-        if free and len(rows) < taken:
-            # Jobs given back left room: one more claim for it, so that a key's full window
-            # does not hold back other keys' jobs (what was given back is not due yet).
-            more = yield from d.claim(free, taken - len(rows), lease_ms, token)
-            if any(row.get("key_rate") is not None for row in more):
-                more = yield from _admit(d, more, lease_ms, token, waits)
-            rows += more
-    return (yield from _claimed(d, rows, lease_ms, token, waits))
-
-
-def _claimed(
-    d: Dialect, got: list[Row] | Tuples, lease_ms: int, token: int, waits: list[float]
-) -> Op[Claimed]:
-    """The jobs built from a claim's rows (an operation: a row that cannot be decoded is
-    failed here, and the parents' results of jobs enqueued with ``after=[...]`` read)."""
-    jobs = Claimed()
-    jobs.retry_in = min(waits) if waits else None
-    parented = []  # jobs enqueued with after=[...] (or not known not to be)
-    items: list[Any]
-    read: Callable[[Any], Job]
-    names: tuple[str, ...] = ()
-    if isinstance(got, Tuples):
-        items, names = got.rows, got.names
-        read = Job.reader(names) if items else Job.from_row
-        # a claim that does not say whether a job has parents: ask
-        parents = got.column("has_parents") if "has_parents" in names else [True] * len(items)
-    else:
-        items = got
-        read = Job.from_row
-        parents = [row.get("has_parents", True) for row in got]
-    lease = lease_ms / 1000
-    values: Any
-    for values, has_parents in zip(items, parents, strict=True):
-        try:
-            job = read(values)
-        except PayloadError as exc:
-            # A row written behind our back that no worker could ever decode: it fails
-            # alone (fenced, in this transaction) and the batch goes on.
-            row = values if isinstance(values, dict) else dict(zip(names, values, strict=True))
-            log.error("job %s: %s; it ends failed", row["id"], exc)
-            params = {
-                "id": row["id"],
-                "attempt": row["attempt"],
-                "claim_id": token,
-                "error": error_text(exc),
-            }
-            with contextlib.suppress(LeaseLost):  # just claimed: ours (checked all the same)
-                if (yield from d.end("fail", params)):  # it has children: they settle
-                    yield from d.settle([int(row["id"])])
-            continue
-        job.lease = lease
-        jobs.append(job)
-        if has_parents:
-            parented.append(job.id)
-    if parented:  # jobs enqueued with after=[...]: their parents' results
-        stored = yield from d.parent_results(parented)
-        for job in jobs:
-            if job.id in stored:
-                job.parent_results = {p: loads(r, "result") for p, r in stored[job.id].items()}
-    return jobs
-
-
-def _admit(
-    d: Dialect, rows: list[dict[str, Any]], lease_ms: int, token: int, waits: list[float]
-) -> Op[list[dict[str, Any]]]:
-    """The claimed *rows*, but for the jobs of a key with a ``key_rate`` its window has no
-    room for: those go back to pending, due when it has (``Dialect.admit_keyed``, one key
-    at a time, in sorted order; the seconds until then are added to *waits*). A key's
-    rate is its first claimed job's. A claim without such a job never gets here: it
-    costs no statement more."""
-    keyed: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        if row.get("key_rate") is not None and row.get("order_key") and row["status"] == "running":
-            keyed.setdefault(str(row["order_key"]), []).append(row)
-    kept: set[int] = set()
-    for key in sorted(keyed):
-        group = sorted(keyed[key], key=lambda r: int(r["id"]))
-        rate = (int(group[0]["key_rate"]), int(group[0]["key_rate_ms"]))
-        admitted, wait = yield from d.admit_keyed(key, group, rate, lease_ms, token)
-        kept.update(int(r["id"]) for r in admitted)
-        if wait is not None:
-            waits.append(wait)
-    held = {int(r["id"]) for group in keyed.values() for r in group} - kept
-    return [row for row in rows if int(row["id"]) not in held]
+    return Call("claiming", conn, make, _same)
 
 
 def _job(job: object) -> Job:
