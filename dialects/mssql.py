@@ -2,8 +2,9 @@
 
 What differs from the common path, and why:
 
-- The claim is one statement, ``UPDATE`` of a ``TOP (n)`` CTE read ``WITH (ROWLOCK,
-  READPAST, UPDLOCK)``, ``OUTPUT inserted.*``; its batch first sets READ COMMITTED, because
+- The claim is one batch: a ``TOP (n)`` pick read ``WITH (ROWLOCK, READPAST, UPDLOCK)``
+  into a table variable, then ``UPDATE … OUTPUT inserted.*`` of those rows in the same
+  transaction (the update locks hold until COMMIT); its batch first sets READ COMMITTED, because
   READPAST is refused under stricter levels and a pooled connection may carry one.
   ``OUTPUT`` also returns the rows whose spent attempts just ended them ``failed``: the
   claim (``skiplock._core.claim``) drops those.

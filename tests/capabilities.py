@@ -12,6 +12,13 @@ Capabilities (:data:`PROBES`):
 
 - ``skip_locked``: a claim skips the jobs another open transaction has claimed, at once
   (``FOR UPDATE SKIP LOCKED``, ``WITH (READPAST)``).
+- ``lock_timeouts``: a connection goes on working after many requests for an advisory lock
+  another connection holds were refused (a wait that timed out, or a request that does
+  not wait): single-worker mode, the migration lock, the prune lock and capped queues make
+  such requests every second while they wait. Babelfish 4.3 ends the whole server (every
+  connection) at the fifth refused ``sp_getapplock`` of one session, so its probe runs
+  once per test run, before any test uses the server (:data:`EAGER`), and waits for the
+  server to come back.
 
 A whole backend can lack a capability too: ``mssql_rcsi`` is skipped, with the reason,
 where the server cannot turn ``READ_COMMITTED_SNAPSHOT`` on (see tests/conftest.py).
@@ -19,10 +26,17 @@ where the server cannot turn ``READ_COMMITTED_SNAPSHOT`` on (see tests/conftest.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
+import json
 import os
+import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 
 import skiplock
 
@@ -79,8 +93,66 @@ def probe_skip_locked(url: str) -> str | None:
             other.close()
 
 
+#: refused lock requests the ``lock_timeouts`` probe makes on one connection (Babelfish 4.3
+#: ends the server at the fifth)
+LOCK_TRIES = 8
+
+
+def wait_for_server(url: str, seconds: float = 120.0) -> None:
+    """Return once the server at *url* answers again (after a probe brought it down)."""
+    end = time.monotonic() + seconds
+    while True:
+        try:
+            q = skiplock.connect(url, table="skiplock_probe")
+            try:
+                q.ping()
+                return
+            finally:
+                q.close()
+        except skiplock.SkiplockError:
+            if time.monotonic() > end:
+                raise
+            time.sleep(1.0)
+
+
+def probe_lock_timeouts(url: str) -> str | None:
+    """One connection holds an advisory lock; another asks for it :data:`LOCK_TRIES` times
+    without waiting, then once waiting 0.2 s: None when every request answers "not
+    acquired" and the connection still works."""
+    q = skiplock.connect(url, table=f"skiplock_cap_{uuid.uuid4().hex[:8]}")
+    d = q.dialect
+    key, name = 0x5C1 + os.getpid(), f"skiplock capability probe {uuid.uuid4().hex}"
+    holder, other = d.connect(), d.connect()
+    try:
+        assert d.lock_acquire(holder, key, name, 5.0)
+        tries = [0.0] * LOCK_TRIES + [0.2]
+        for i, wait in enumerate(tries, 1):
+            try:
+                got = d.lock_acquire(other, key, name, wait)
+            except Exception as exc:
+                wait_for_server(url)
+                return (
+                    f"refused lock request {i} of one connection (another connection held "
+                    f"the lock) raised {type(exc).__name__}: {str(exc)[:200]}"
+                )
+            assert not got, "the probe got a lock another connection holds"
+        return None
+    finally:
+        for conn in (holder, other):
+            with contextlib.suppress(Exception):  # a connection the server dropped
+                conn.close()
+        q.close()
+
+
 #: capability name: its probe (None: the server has it; text: why it lacks it)
-PROBES: dict[str, Callable[[str], str | None]] = {"skip_locked": probe_skip_locked}
+PROBES: dict[str, Callable[[str], str | None]] = {
+    "skip_locked": probe_skip_locked,
+    "lock_timeouts": probe_lock_timeouts,
+}
+
+#: probes that may bring the server down: run once per test run (all xdist workers
+#: together), when a backend is first asked for, before any test uses its server
+EAGER = ("lock_timeouts",)
 
 _found: dict[tuple[str, str], str | None] = {}
 
@@ -92,5 +164,24 @@ def lacking(url: str, capability: str) -> str | None:
         raise ValueError(f"unknown capability {capability!r}; known: {sorted(PROBES)}")
     key = (url, capability)
     if key not in _found:
-        _found[key] = PROBES[capability](url)
+        if capability in EAGER:
+            _found[key] = _once_per_run(url, capability)
+        else:
+            _found[key] = PROBES[capability](url)
     return _found[key]
+
+
+def _once_per_run(url: str, capability: str) -> str | None:
+    """*capability*'s probe, run by one process of this test run (pytest-xdist's workers
+    share the answer through a file, the others waiting on its lock meanwhile)."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or str(os.getpid())
+    tag = hashlib.sha256(f"{run} {url} {capability}".encode()).hexdigest()[:16]
+    path = Path(tempfile.gettempdir()) / f"skiplock-capability-{tag}.json"
+    with open(f"{path}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.exists():
+            found: str | None = json.loads(path.read_text())["lacking"]
+            return found
+        found = PROBES[capability](url)
+        path.write_text(json.dumps({"lacking": found}))
+        return found

@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from capabilities import lacking
+from capabilities import EAGER, lacking
 from table_stock import Stock
 
 import skiplock
@@ -210,6 +210,9 @@ def backend_url(backend: str) -> str | None:
         except skiplock.SkiplockError as exc:
             _reasons[backend] = f"{backend} at {env_var(backend)} does not answer: {exc}"
             url = None
+    if url is not None:
+        for capability in EAGER:  # probes that may bring the server down: before any test
+            lacking(url, capability)
     _urls[backend] = url
     return url
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+import pytest
 from capabilities import claim_waits, lacking
 
 import skiplock
@@ -14,10 +15,17 @@ import skiplock
 from .conftest import as_release
 
 
+@pytest.mark.requires("skip_locked")
 def test_the_servers_here_skip_locked_rows(url: str) -> None:
     assert lacking(url, "skip_locked") is None
 
 
+@pytest.mark.requires("lock_timeouts")
+def test_the_servers_here_answer_refused_lock_requests(url: str) -> None:
+    assert lacking(url, "lock_timeouts") is None
+
+
+@pytest.mark.requires("skip_locked")
 def test_a_claim_that_waits_for_held_rows_is_found(
     make_queue: Callable[..., skiplock.Queue],
 ) -> None:

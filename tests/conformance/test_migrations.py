@@ -224,6 +224,7 @@ def test_migrate_is_idempotent_and_install_is_migrate(
     assert q.enqueue({"n": 1}) > 0
 
 
+@pytest.mark.requires("lock_timeouts")  # the waiting ones ask for the lock every second
 def test_concurrent_migrations_run_one_after_the_other(
     make_queue: Callable[..., skiplock.Queue],
 ) -> None:

@@ -21,6 +21,7 @@ def kill_session(queue: skiplock.Queue, session: int) -> None:
         conn.close()
 
 
+@pytest.mark.requires("lock_timeouts")  # the second worker asks for the lock every second
 def test_second_worker_waits_then_takes_over_when_the_lock_connection_dies(
     make_queue: object, workers: list[Worker], worker_cls: type[Worker]
 ) -> None:

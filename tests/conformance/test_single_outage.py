@@ -20,6 +20,9 @@ from skiplock import Job, Worker
 from .conftest import drained, wait_until
 from .proxy import Proxy
 
+#: worker B asks for the lock A holds every second until A's connection is dropped
+pytestmark = pytest.mark.requires("lock_timeouts")
+
 
 class Intervals:
     """When each worker's handlers ran, on this process's clock."""

@@ -226,25 +226,29 @@ def test_mssql_claim_keeps_its_hints_and_output() -> None:
     from sqlglot import exp
 
     text = sent_by_pymssql("claim")
-    first, claim = parse_tsql(text)
+    first, declare, pick, claim = parse_tsql(text)
     assert isinstance(first, exp.Set)
     assert re.search(r"ISOLATION LEVEL READ COMMITTED", first.sql("tsql"))
-    assert isinstance(claim, exp.Update)
+    assert "@picked" in declare.sql("tsql")
+    # the pick: the locking read whose update locks hold until COMMIT
+    assert isinstance(pick, exp.Insert) and "@picked" in pick.this.sql("tsql")
+    select = pick.expression
+    assert isinstance(select, exp.Select)
     hints = {
-        h.sql("tsql").upper() for w in claim.find_all(exp.WithTableHint) for h in w.expressions
+        h.sql("tsql").upper() for w in select.find_all(exp.WithTableHint) for h in w.expressions
     }
     assert {"ROWLOCK", "READPAST", "UPDLOCK"} <= hints
-    output = claim.args.get("returning")
-    assert output is not None and "inserted.*" in output.sql("tsql")
-    picked = claim.find(exp.CTE)
-    assert picked is not None
-    select = picked.this
     top = select.args.get("limit")
     assert top is not None and top.expression.sql("tsql") == "10"  # TOP (n)
     order = [o.this.sql("tsql") for o in select.args["order"].expressions]
-    assert order == ["priority", "run_at", "id"]
+    assert order == ["c.priority", "c.run_at", "c.id"]
+    assert "SELECT TOP (10) c.id" in text
+    # the claim: the picked ids, written in the same batch and transaction
+    assert isinstance(claim, exp.Update)
+    output = claim.args.get("returning")
+    assert output is not None and "inserted.*" in output.sql("tsql")
     out = claim.sql("tsql")
-    assert "SELECT TOP (10) *" in text
+    assert "JOIN @picked AS p ON p.id = j.id" in out
     # the split lease: DATEADD never gets more than an int
     assert "DATEADD(SECOND, 30," in out and "DATEADD(MILLISECOND, 0," in out
 
@@ -252,7 +256,7 @@ def test_mssql_claim_keeps_its_hints_and_output() -> None:
 def test_mssql_claim_ends_spent_leases_failed_like_postgresql() -> None:
     pg = dialect("postgresql").sql["claim"]
     ms = dialect("mssql").sql["claim"]
-    spent = "status = 'running' AND attempt >= max_attempts"
+    spent = "j.status = 'running' AND j.attempt >= j.max_attempts"
     # both decide per row, with the same condition, every column the claim assigns
     columns = (
         "status",
@@ -264,8 +268,8 @@ def test_mssql_claim_ends_spent_leases_failed_like_postgresql() -> None:
         "claim_id",
     )
     for column in columns:
-        assert re.search(rf"{column} = CASE WHEN {re.escape(spent)}", ms), column
-        assert f"{column} = CASE WHEN j.status = 'running' AND j.attempt >= j.max_attempts" in pg
+        for text in (pg, ms):
+            assert f"{column} = CASE WHEN {spent}" in text, column
     for text in (pg, ms):
         assert "lease expired: attempt " in text
         assert "did not finish before its lease ended (worker died or stalled)" in text
