@@ -23,28 +23,55 @@ annotations).
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ._core.arguments import EnqueueOptions
 from ._core.checks import seconds, seconds_or_none
 from ._core.job import Job
 from ._flow import wait_workflow, write_workflow
-from ._flow_async import wait_workflow_async, write_workflow_async
+from ._flow_async import Writer, wait_workflow_async, write_workflow_async
+from .aio_queue import AsyncQueue
 from .errors import ConfigurationError, SkiplockError
-
-if TYPE_CHECKING:
-    from .app import Task
+from .queue import Queue
 
 __all__ = ["Chain", "Group", "Signature", "WorkflowFailed", "WorkflowHandle", "chain", "group"]
 
 #: the payload key that names the parents whose results go in front of the arguments
 PARENT_ARG = "parent_arg"
 
-#: a request of the writer: ``(payloads, options)``, answered with the new ids
-_Request = tuple[list[dict[str, Any]], EnqueueOptions]
-_Writer = Generator[_Request, list[int], list[int]]
+
+class _App(Protocol):
+    """What a workflow uses of its tasks' app (a :class:`~skiplock.App`)."""
+
+    @property
+    def queue(self) -> Queue: ...
+
+    @property
+    def async_queue(self) -> AsyncQueue: ...
+
+    def call_of(
+        self,
+        name: str,
+        args: Sequence[Any],
+        kwargs: dict[str, Any] | None,
+        options: dict[str, Any],
+    ) -> tuple[dict[str, Any], dict[str, Any]]: ...
+
+    def payload_of(
+        self, name: str, args: Sequence[Any], kwargs: dict[str, Any] | None
+    ) -> dict[str, Any]: ...
+
+
+class _Task(Protocol):
+    """What a workflow uses of a task (a :class:`~skiplock.Task`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def app(self) -> _App: ...
 
 
 class WorkflowFailed(SkiplockError):
@@ -80,7 +107,7 @@ class _Node:
     and returns the ids whose results are its own result. *children*: a step follows, so
     those jobs are written marked ``has_children``."""
 
-    def _write(self, after: Sequence[int], feed: _Feed | None, children: bool) -> _Writer:
+    def _write(self, after: Sequence[int], feed: _Feed | None, children: bool) -> Writer:
         raise NotImplementedError
 
     def _is_group(self) -> bool:
@@ -90,37 +117,17 @@ class _Node:
         """Write every job of the workflow in one transaction (the caller's open one with
         ``conn=``) on the app's :class:`~skiplock.Queue`; a handle on them."""
         queue = self._app().queue
-        writing = _Writing(self)
-        write_workflow(queue, writing, conn)
-        return WorkflowHandle(writing.ids, writing.tail, queue, self._is_group())
+        ids, tail = write_workflow(queue, self._write((), None, False), conn)
+        return WorkflowHandle(ids, tail, queue, self._is_group())
 
     async def enqueue_async(self, *, conn: Any = None) -> WorkflowHandle:
         """:meth:`enqueue` on the app's :class:`~skiplock.AsyncQueue`."""
         queue = self._app().async_queue
-        writing = _Writing(self)
-        await write_workflow_async(queue, writing, conn)
-        return WorkflowHandle(writing.ids, writing.tail, queue, self._is_group())
+        ids, tail = await write_workflow_async(queue, self._write((), None, False), conn)
+        return WorkflowHandle(ids, tail, queue, self._is_group())
 
-    def _app(self) -> Any:
+    def _app(self) -> _App:
         raise NotImplementedError
-
-
-class _Writing:
-    """A workflow's writer as it runs: the ``request`` to answer (None once written),
-    every id so far, and at the end the ``tail`` (the ids whose results are its own)."""
-
-    def __init__(self, node: _Node) -> None:
-        self._writer = node._write((), None, False)
-        self.ids: list[int] = []
-        self.tail: list[int] = []
-        self.request: _Request | None = next(self._writer)
-
-    def answer(self, new: list[int]) -> None:
-        self.ids += new
-        try:
-            self.request = self._writer.send(new)
-        except StopIteration as stop:
-            self.request, self.tail = None, stop.value
 
 
 @dataclass(frozen=True)
@@ -128,12 +135,12 @@ class Signature(_Node):
     """A call of *task* with *args* and *kwargs*, not yet enqueued (``task.s(...)``).
     *immutable* (``task.si(...)``): it does not get the previous step's result."""
 
-    task: Task
+    task: _Task
     args: tuple[Any, ...] = ()
     kwargs: dict[str, Any] = field(default_factory=dict)
     immutable: bool = False
 
-    def _app(self) -> Any:
+    def _app(self) -> _App:
         return self.task.app
 
     def _call(self, feed: _Feed | None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -150,7 +157,7 @@ class Signature(_Node):
             payload[PARENT_ARG] = {"ids": list(feed.ids), "list": feed.as_list}
         return payload
 
-    def _write(self, after: Sequence[int], feed: _Feed | None, children: bool) -> _Writer:
+    def _write(self, after: Sequence[int], feed: _Feed | None, children: bool) -> Writer:
         payload, options = self._call(feed)
         return (yield [payload], _options(options, after, children))
 
@@ -165,13 +172,13 @@ class Chain(_Node):
 
     steps: tuple[_Node, ...]
 
-    def _app(self) -> Any:
+    def _app(self) -> _App:
         return self.steps[0]._app()
 
     def _is_group(self) -> bool:
         return self.steps[-1]._is_group()
 
-    def _write(self, after: Sequence[int], feed: _Feed | None, children: bool) -> _Writer:
+    def _write(self, after: Sequence[int], feed: _Feed | None, children: bool) -> Writer:
         tail = list(after)
         last = len(self.steps) - 1
         for n, step in enumerate(self.steps):
@@ -190,13 +197,13 @@ class Group(_Node):
 
     members: tuple[_Node, ...]
 
-    def _app(self) -> Any:
+    def _app(self) -> _App:
         return self.members[0]._app()
 
     def _is_group(self) -> bool:
         return True
 
-    def _write(self, after: Sequence[int], feed: _Feed | None, children: bool) -> _Writer:
+    def _write(self, after: Sequence[int], feed: _Feed | None, children: bool) -> Writer:
         tails: list[list[int]] = [[] for _ in self.members]
         # Plain calls sharing their enqueue options go in one batch (enqueue_many);
         # a chain or group inside is written on its own.
@@ -283,11 +290,11 @@ class WorkflowHandle:
         after *timeout* seconds; :class:`ConfigurationError` for a *timeout* that is not
         None or a number of seconds from 0 to ten years, or an *interval* that is not one
         above 0 (before reading anything)."""
-        return wait_workflow(self, *_wait_times(timeout, interval))
+        return wait_workflow(self._queue, self, *_wait_times(timeout, interval))
 
     async def wait_async(self, timeout: float | None = None, *, interval: float = 0.5) -> Any:
         """:meth:`wait` for a workflow enqueued with ``enqueue_async``."""
-        return await wait_workflow_async(self, *_wait_times(timeout, interval))
+        return await wait_workflow_async(self._queue, self, *_wait_times(timeout, interval))
 
 
 def _wait_times(timeout: object, interval: object) -> tuple[float | None, float]:

@@ -11,19 +11,71 @@ generated from it by ``scripts/async_to_sync``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._core.arguments import ClaimKeywords, EnqueueKeywords, EnqueueManyKeywords
-from .._core.job import Job, Stats
+from .._core.job import Claimed, Job, Stats
+from ..dialects import Dialect
 from ..drivers import Adapter
 from ..errors import MAX_SNOOZES
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from ..queue import Queue
+__all__ = ["Transaction", "TransactionQueue"]
 
-__all__ = ["Transaction"]
+
+class TransactionQueue(Protocol):
+    """What a transaction uses of its queue (an :class:`~skiplock.AsyncQueue`)."""
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    def enqueue(
+        self, payload: Any, *, conn: Any = None, **options: Unpack[EnqueueKeywords]
+    ) -> int: ...
+
+    def enqueue_many(
+        self, payloads: Iterable[Any], *, conn: Any = None, **options: Unpack[EnqueueManyKeywords]
+    ) -> list[int]: ...
+
+    def claim(self, *, conn: Any = None, **options: Unpack[ClaimKeywords]) -> Claimed: ...
+
+    def heartbeat(self, job: Job, *, lease: float | None = None, conn: Any = None) -> None: ...
+
+    def complete(self, job: Job, *, result: Any = None, conn: Any = None) -> None: ...
+
+    def complete_many(
+        self, items: Iterable[Job | tuple[Job, Any]], *, conn: Any = None
+    ) -> list[Job]: ...
+
+    def fail(
+        self,
+        job: Job,
+        error: object,
+        *,
+        retry_in: float | None = None,
+        final: bool = False,
+        conn: Any = None,
+    ) -> str: ...
+
+    def cancel(self, job_id: int, *, conn: Any = None) -> str | None: ...
+
+    def mark_cancelled(
+        self, job: Job, *, reason: object = "cancelled", conn: Any = None
+    ) -> None: ...
+
+    def release(self, job: Job, *, conn: Any = None) -> None: ...
+
+    def snooze(
+        self, job: Job, seconds: float, *, max_snoozes: int = MAX_SNOOZES, conn: Any = None
+    ) -> str: ...
+
+    def set_progress(self, job: Job, value: Any, *, conn: Any = None) -> None: ...
+
+    def get(self, job_id: int, *, conn: Any = None) -> Job | None: ...
+
+    def stats(self, queues: Sequence[str] | str | None = None, *, conn: Any = None) -> Stats: ...
 
 
 class Transaction:
@@ -31,7 +83,7 @@ class Transaction:
     committed together. ``connection`` is the driver connection for your own SQL (in the
     driver's parameter style: asyncpg's takes ``$1`` placeholders and a sequence)."""
 
-    def __init__(self, queue: Queue, adapter: Adapter) -> None:
+    def __init__(self, queue: TransactionQueue, adapter: Adapter) -> None:
         self.queue = queue
         self.adapter = adapter
         self.connection = adapter.connection

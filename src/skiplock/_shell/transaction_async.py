@@ -9,19 +9,75 @@ generated from it by ``scripts/async_to_sync``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._core.arguments import ClaimKeywords, EnqueueKeywords, EnqueueManyKeywords
-from .._core.job import Job, Stats
+from .._core.job import Claimed, Job, Stats
+from ..dialects import Dialect
 from ..drivers.aio import AsyncAdapter
 from ..errors import MAX_SNOOZES
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from ..aio_queue import AsyncQueue
+__all__ = ["AsyncTransaction", "AsyncTransactionQueue"]
 
-__all__ = ["AsyncTransaction"]
+
+class AsyncTransactionQueue(Protocol):
+    """What a transaction uses of its queue (an :class:`~skiplock.AsyncQueue`)."""
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    async def enqueue(
+        self, payload: Any, *, conn: Any = None, **options: Unpack[EnqueueKeywords]
+    ) -> int: ...
+
+    async def enqueue_many(
+        self, payloads: Iterable[Any], *, conn: Any = None, **options: Unpack[EnqueueManyKeywords]
+    ) -> list[int]: ...
+
+    async def claim(self, *, conn: Any = None, **options: Unpack[ClaimKeywords]) -> Claimed: ...
+
+    async def heartbeat(
+        self, job: Job, *, lease: float | None = None, conn: Any = None
+    ) -> None: ...
+
+    async def complete(self, job: Job, *, result: Any = None, conn: Any = None) -> None: ...
+
+    async def complete_many(
+        self, items: Iterable[Job | tuple[Job, Any]], *, conn: Any = None
+    ) -> list[Job]: ...
+
+    async def fail(
+        self,
+        job: Job,
+        error: object,
+        *,
+        retry_in: float | None = None,
+        final: bool = False,
+        conn: Any = None,
+    ) -> str: ...
+
+    async def cancel(self, job_id: int, *, conn: Any = None) -> str | None: ...
+
+    async def mark_cancelled(
+        self, job: Job, *, reason: object = "cancelled", conn: Any = None
+    ) -> None: ...
+
+    async def release(self, job: Job, *, conn: Any = None) -> None: ...
+
+    async def snooze(
+        self, job: Job, seconds: float, *, max_snoozes: int = MAX_SNOOZES, conn: Any = None
+    ) -> str: ...
+
+    async def set_progress(self, job: Job, value: Any, *, conn: Any = None) -> None: ...
+
+    async def get(self, job_id: int, *, conn: Any = None) -> Job | None: ...
+
+    async def stats(
+        self, queues: Sequence[str] | str | None = None, *, conn: Any = None
+    ) -> Stats: ...
 
 
 class AsyncTransaction:
@@ -29,7 +85,7 @@ class AsyncTransaction:
     committed together. ``connection`` is the driver connection for your own SQL (in the
     driver's parameter style: asyncpg's takes ``$1`` placeholders and a sequence)."""
 
-    def __init__(self, queue: AsyncQueue, adapter: AsyncAdapter) -> None:
+    def __init__(self, queue: AsyncTransactionQueue, adapter: AsyncAdapter) -> None:
         self.queue = queue
         self.adapter = adapter
         self.connection = adapter.connection
