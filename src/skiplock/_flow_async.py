@@ -1,5 +1,8 @@
 """The I/O of :mod:`skiplock.workflow`: write a workflow's jobs in one transaction, wait
-for its last jobs."""
+for its last jobs.
+
+``scripts/async_to_sync`` makes ``_flow.py`` from this module.
+"""
 
 from __future__ import annotations
 

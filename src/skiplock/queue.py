@@ -2,24 +2,13 @@
 # Edit the source and run scripts/async_to_sync (tests/quality/test_generated.py checks).
 """The queue: enqueue, claim, and the fenced writes that follow a claim.
 
-This module (:class:`AsyncQueue`, :func:`connect_async`) is the source; ``queue.py``
-(:class:`~skiplock.Queue`, :func:`skiplock.connect`) is generated from it by
-``scripts/async_to_sync``, so the two queues have one text: the same methods, signatures
-and docstrings. Every method runs as one short transaction of its own on a pooled
-connection, committed before it returns; or, given ``conn=``, inside the caller's open
-transaction on the caller's own driver connection, which the caller commits (see
-``transaction()``). Each method is one line over :mod:`skiplock._core.calls` (the checks
-and the dialect operations), its keywords checked into one frozen object of
-:mod:`skiplock._core.arguments`, run by the session it inherits
-(:mod:`skiplock._shell.session_async`).
+Each method runs as one short transaction on a pooled connection, committed before it
+returns; or, given ``conn=``, in the caller's open transaction on their own driver
+connection, which the caller commits (see ``transaction()``). The asyncio queue drives
+psycopg 3's ``AsyncConnection`` and ``mysql.connector.aio``; pymssql (SQL Server) runs in
+a thread.
 
-The asyncio queue drives an asynchronous driver: psycopg 3's ``AsyncConnection``
-(PostgreSQL) and ``mysql.connector.aio`` (MySQL, MariaDB) for skiplock's own connections;
-SQL Server has no asyncio driver here, so pymssql's calls run in a thread
-(``asyncio.to_thread``) behind the same interface.
-
-May import: :mod:`skiplock._core`, :mod:`skiplock._shell`, :mod:`skiplock.drivers`,
-:mod:`skiplock.dialects`, :mod:`skiplock._core.job` (and, asyncio only, the sync queue).
+Generated from ``aio_queue.py`` by ``scripts/async_to_sync``; edit that file.
 """
 
 from __future__ import annotations

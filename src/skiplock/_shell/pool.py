@@ -1,11 +1,9 @@
 # Generated from src/skiplock/_shell/pool_async.py by scripts/async_to_sync; do not edit.
 # Edit the source and run scripts/async_to_sync (tests/quality/test_generated.py checks).
-"""The pools' I/O: open, check, close and wait as :class:`~skiplock._shell.pool_state.PoolState`
-(the bound, wait order, recycling, broken connections dropped) says.
+"""The pool's I/O: open, check, close and wait for connections as
+:class:`~skiplock._shell.pool_state.PoolState` decides.
 
-``skiplock._shell.pool_async`` is the source (``AsyncPool``, for the tasks of one event loop);
-``skiplock._shell.pool`` (``Pool``, for threads) is generated from it by
-``scripts/async_to_sync``.
+Generated from ``pool_async.py`` by ``scripts/async_to_sync``; edit that file.
 """
 
 from __future__ import annotations

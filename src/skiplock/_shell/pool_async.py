@@ -1,9 +1,7 @@
-"""The pools' I/O: open, check, close and wait as :class:`~skiplock._shell.pool_state.PoolState`
-(the bound, wait order, recycling, broken connections dropped) says.
+"""The pool's I/O: open, check, close and wait for connections as
+:class:`~skiplock._shell.pool_state.PoolState` decides.
 
-``skiplock._shell.pool_async`` is the source (``AsyncPool``, for the tasks of one event loop);
-``skiplock._shell.pool`` (``Pool``, for threads) is generated from it by
-``scripts/async_to_sync``.
+``scripts/async_to_sync`` makes ``pool.py`` from this module.
 """
 
 from __future__ import annotations

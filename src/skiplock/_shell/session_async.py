@@ -1,12 +1,7 @@
-"""The I/O shell under a queue: its pool, checkout, the retry loop, COMMIT, rollback or
-drop, and :meth:`transaction`.
+"""The I/O under a queue: its pool, checkout, the retry loop, COMMIT, rollback or drop.
+Each public queue method runs one :class:`~skiplock._core.calls.Call` with :meth:`_call`.
 
-``skiplock._shell.session_async`` is the source (``AsyncSession``, the base of
-:class:`~skiplock.AsyncQueue`); ``skiplock._shell.session`` (``Session``, the base of
-:class:`~skiplock.Queue`) is generated from it by ``scripts/async_to_sync``. The queue
-sets the attributes declared here and defines ``adapt``; every public queue method is one
-line over :mod:`skiplock._core.calls` that runs its :class:`~skiplock._core.calls.Call` with
-:meth:`_call`.
+``scripts/async_to_sync`` makes ``session.py`` from this module.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 # Generated from src/skiplock/_shell/transaction_async.py by scripts/async_to_sync; do not edit.
 # Edit the source and run scripts/async_to_sync (tests/quality/test_generated.py checks).
-"""The transaction of a queue's ``transaction()``: skiplock's writes and the caller's own
-SQL on one connection, committed together (by the queue for its own connection, by the
-caller for theirs). Each method is one line over the queue's.
+"""A queue's ``transaction()``: skiplock's writes and your own SQL on one connection,
+committed together.
 
-``skiplock._shell.transaction_async`` (asyncio) is the source; ``skiplock._shell.transaction`` is
-generated from it by ``scripts/async_to_sync``.
+Generated from ``transaction_async.py`` by ``scripts/async_to_sync``; edit that file.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""The transaction of a queue's ``transaction()``: skiplock's writes and the caller's own
-SQL on one connection, committed together (by the queue for its own connection, by the
-caller for theirs). Each method is one line over the queue's.
+"""A queue's ``transaction()``: skiplock's writes and your own SQL on one connection,
+committed together.
 
-``skiplock._shell.transaction_async`` (asyncio) is the source; ``skiplock._shell.transaction`` is
-generated from it by ``scripts/async_to_sync``.
+``scripts/async_to_sync`` makes ``transaction.py`` from this module.
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
-"""``q.wait()`` by polling (where no notification tells of a job's end: MySQL, MariaDB, SQL
-Server, or PostgreSQL when its listener cannot be opened): one look-up per tick for every
-job the queue's waits wait for, however many there are.
+"""``q.wait()`` by polling, where no notification tells of a job's end: one look-up per
+tick serves every waiting job of the queue, run by whichever waiter finds it due (no
+thread of its own). Ticks: 2 ms after the first wait, then 1.5 times longer each time, up
+to :data:`CAP` seconds.
 
-Each queue has one :class:`AsyncWaits`. A wait adds its job (:meth:`AsyncWaits.add`) and
-then waits on its own event (:meth:`AsyncWaits.until`). There is no thread or task of its
-own: when the next look-up is due and none is under way, the waiter that sees it first
-runs it for all (``wait_look``: the statuses of the waited ids, :data:`CHUNK` per
-statement, and in the same transaction the rows of those that ended) and hands each
-waiter whose job ended (or is gone) what was read, setting its event. Ticks: 2 ms after the
-first wait begins, then 1.5 times longer each time, up to every :data:`CAP` seconds.
-
-May import: :mod:`skiplock._shell.acompat` and the standard library.
+``scripts/async_to_sync`` makes ``waits.py`` from this module.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
-"""The loops that drive the sans-I/O operations of :mod:`skiplock._core.ops` over a connection.
+"""The loops that drive the sans-I/O operations of :mod:`skiplock._core.ops` over a
+connection, one request at a time. The operations (the MySQL two-step claim, SQL Server's
+batches, every fenced write and its row-count check) are the same generators for the sync
+and the asyncio loop, so they exist once.
 
-``skiplock.drivers.run_async`` is the source (``run_async`` / ``run_theirs_async``, each
-request awaited on an :class:`~skiplock.drivers.aio.AsyncAdapter`); ``skiplock.drivers.run``
-(``run_sync`` / ``run_theirs``, over a sync :class:`~skiplock.drivers.Adapter`) is
-generated from it by ``scripts/async_to_sync``. The operations (the MySQL two-step claim,
-SQL Server's batches, every fenced write and its row-count check) are the same
-generators, so they exist once.
+``scripts/async_to_sync`` makes ``run.py`` from this module.
 """
 
 from __future__ import annotations
