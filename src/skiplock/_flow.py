@@ -34,8 +34,8 @@ class _Handle(Protocol):
 
 
 def write_workflow(queue: Queue, writer: Writer, conn: Any) -> tuple[list[int], list[int]]:
-    """Answer each request of *writer* in one transaction on *queue* (the caller's open one
-    with *conn*); every id written, and the writer's tail."""
+    """Write *writer*'s jobs in one transaction (*conn*'s when given); every id, and its
+    tail."""
     ids: list[int] = []
     request = next(writer)  # a bad task or option raises before any connection is used
     with queue.transaction(conn=conn) as tx:

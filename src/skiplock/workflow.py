@@ -1,25 +1,8 @@
-"""Workflows as Celery users write them: signatures, :func:`chain`, :func:`group` and a
-group's :meth:`Group.then` (a chord), on top of ``enqueue(..., after=[...])``.
-
-``task.s(*args, **kwargs)`` is a call of a :class:`~skiplock.Task` not yet enqueued; in a
-chain each step gets the previous step's result as its first argument (a group's: the list
-of its results, in the group's order), unless it was made with ``task.si(...)``. The
-result travels through the database: the step's job waits for its parents
-(``after=[...]``), and the app's handler puts ``job.parent_results`` in front of the
-arguments. ``.enqueue(conn=None)`` writes every job of the workflow in one transaction
-(the caller's with ``conn=``) and returns a :class:`WorkflowHandle`.
-
-The writing is one generator of requests (enqueue one job, enqueue a batch), run by a
-sync and an asyncio loop (:mod:`skiplock._flow_async`, and ``_flow`` generated from it),
-so both enqueue the same jobs in the same order. Every parent a request names was
-written by an earlier request of the same transaction, marked ``has_children`` as it was
-(the writer knows which jobs get a step after them): such parents are neither locked nor
-read again, and nothing is marked after the fact (docs/performance.md, "Workflows").
-
-May import: :mod:`skiplock.errors`, :mod:`skiplock._core`, :mod:`skiplock._flow_async`
-and ``_flow``, and the standard library (the queues and the app only for the
-annotations).
-"""
+"""Workflows as Celery users write them (docs/workflows.md): ``task.s(...)`` signatures,
+:func:`chain`, :func:`group` and :meth:`Group.then` (a chord), over ``enqueue(...,
+after=[...])``. In a chain each step gets the previous step's result (a group's: the list of
+them) as its first argument, unless made with ``task.si(...)``. ``.enqueue()`` writes every
+job in one transaction and returns a :class:`WorkflowHandle`."""
 
 from __future__ import annotations
 
@@ -85,16 +68,14 @@ class WorkflowFailed(SkiplockError):
 
 @dataclass(frozen=True)
 class _Feed:
-    """The parents whose results a step gets as its first argument: one result, or the
-    list of them (a group's)."""
+    """The parents whose results a step gets first (a group's: as a list)."""
 
     ids: tuple[int, ...]
     as_list: bool
 
 
 def _options(options: dict[str, Any], after: Sequence[int], children: bool) -> EnqueueOptions:
-    """A request's options: the task's *options* (``call_of``), checked, with parents
-    *after* (written by this workflow before, marked) and *children* (a step follows)."""
+    """A request's checked options, with parents *after* and *children* (a step follows)."""
     checked = EnqueueOptions.check(**options)
     if not after:
         return replace(checked, children=children)
@@ -103,9 +84,7 @@ def _options(options: dict[str, Any], after: Sequence[int], children: bool) -> E
 
 
 class _Node:
-    """One part of a workflow: it writes its jobs after the jobs *after*, fed by *feed*,
-    and returns the ids whose results are its own result. *children*: a step follows, so
-    those jobs are written marked ``has_children``."""
+    """One part of a workflow: ``_write`` yields its requests and returns its result's ids."""
 
     def _write(self, after: Sequence[int], feed: _Feed | None, children: bool) -> Writer:
         raise NotImplementedError
@@ -114,8 +93,8 @@ class _Node:
         return False
 
     def enqueue(self, *, conn: Any = None) -> WorkflowHandle:
-        """Write every job of the workflow in one transaction (the caller's open one with
-        ``conn=``) on the app's :class:`~skiplock.Queue`; a handle on them."""
+        """Write every job of the workflow in one transaction (yours with ``conn=``) on the
+        app's queue; a handle on them."""
         queue = self._app().queue
         ids, tail = write_workflow(queue, self._write((), None, False), conn)
         return WorkflowHandle(ids, tail, queue, self._is_group())
@@ -132,8 +111,8 @@ class _Node:
 
 @dataclass(frozen=True)
 class Signature(_Node):
-    """A call of *task* with *args* and *kwargs*, not yet enqueued (``task.s(...)``).
-    *immutable* (``task.si(...)``): it does not get the previous step's result."""
+    """A call of *task* not yet enqueued (``task.s(...)``); *immutable* (``task.si(...)``):
+    it does not get the previous step's result."""
 
     task: _Task
     args: tuple[Any, ...] = ()
@@ -149,7 +128,7 @@ class Signature(_Node):
         return self._fed(payload, feed), options
 
     def _payload(self, feed: _Feed | None) -> dict[str, Any]:
-        """The job's payload alone (a group's batch has its task's options already)."""
+        """The job's payload alone (a group's batch has the options)."""
         return self._fed(self.task.app.payload_of(self.task.name, self.args, self.kwargs), feed)
 
     def _fed(self, payload: dict[str, Any], feed: _Feed | None) -> dict[str, Any]:
@@ -229,31 +208,28 @@ class Group(_Node):
         return [job_id for tail in tails for job_id in tail]
 
     def then(self, step: _Node) -> Chain:
-        """A chord: *step* runs once every member is done, with the list of their results
-        (in the group's order) as its first argument."""
+        """A chord: *step* runs once every member is done, with the list of their results."""
         return chain(self, step)
 
 
 def chain(*steps: _Node) -> Chain:
-    """Steps that run one after another; each gets the previous one's result as its first
-    argument (a group's: the list of its results), unless made with ``task.si(...)``. A
-    step that fails (finally) or is cancelled cancels the steps after it."""
+    """Steps run one after another, each getting the previous one's result first (unless
+    made with ``task.si``). A step that fails or is cancelled cancels the steps after it."""
     if not steps or not all(isinstance(s, _Node) for s in steps):
         raise ConfigurationError("chain() takes one or more task.s(...), chains or groups")
     return Chain(tuple(steps))
 
 
 def group(*members: _Node) -> Group:
-    """Members that run side by side; ``group(...).then(step)`` runs *step* once all are
-    done, with the list of their results as its first argument."""
+    """Members run side by side; their result is the list of theirs, in order."""
     if not members or not all(isinstance(m, _Node) for m in members):
         raise ConfigurationError("group() takes one or more task.s(...), chains or groups")
     return Group(tuple(members))
 
 
 class WorkflowHandle:
-    """The jobs of an enqueued workflow: ``ids`` (every job, in the order written), ``id``
-    (the last one), and :meth:`wait` for its result."""
+    """An enqueued workflow's jobs: ``ids`` (in the order written), ``id`` (the last one),
+    and :meth:`wait`."""
 
     def __init__(self, ids: list[int], tail: list[int], queue: Any, as_list: bool) -> None:
         self.ids = ids
@@ -284,12 +260,9 @@ class WorkflowHandle:
         return True, (results if self._as_list else results[0])
 
     def wait(self, timeout: float | None = None, *, interval: float = 0.5) -> Any:
-        """Wait until the workflow's last jobs have ended; their result (a list for a
-        group). Polls ``get`` with a back-off up to *interval* seconds. Raises
-        :class:`WorkflowFailed` when one ended failed or cancelled, ``TimeoutError``
-        after *timeout* seconds; :class:`ConfigurationError` for a *timeout* that is not
-        None or a number of seconds from 0 to ten years, or an *interval* that is not one
-        above 0 (before reading anything)."""
+        """The result of the workflow's last jobs (a list for a group), polled with a
+        back-off up to *interval* seconds. Raises :class:`WorkflowFailed` when one ended
+        failed or cancelled, ``TimeoutError`` after *timeout* seconds."""
         return wait_workflow(self._queue, self, *_wait_times(timeout, interval))
 
     async def wait_async(self, timeout: float | None = None, *, interval: float = 0.5) -> Any:
@@ -298,14 +271,13 @@ class WorkflowHandle:
 
 
 def _wait_times(timeout: object, interval: object) -> tuple[float | None, float]:
-    """``(timeout, interval)`` of a workflow's wait, checked as :meth:`Queue.wait` checks
-    its timeout."""
+    """A wait's checked ``(timeout, interval)``."""
     return seconds_or_none(timeout, "timeout"), seconds(interval, "interval", strict=True)
 
 
 def parent_argument(payload: dict[str, Any], job: Job) -> tuple[bool, Any]:
-    """For the app's handler: ``(True, value)`` when *payload* asks for its parents'
-    results in front of its arguments (a chain's step, a chord's callback)."""
+    """For the app's handler: ``(True, value)`` when *payload* asks for its parents' results
+    in front of its arguments."""
     feed = payload.get(PARENT_ARG)
     if not isinstance(feed, dict) or not isinstance(feed.get("ids"), list):
         return False, None

@@ -77,9 +77,8 @@ class TransactionQueue(Protocol):
 
 
 class Transaction:
-    """A transaction opened by :meth:`Queue.transaction`: skiplock's writes and yours,
-    committed together. ``connection`` is the driver connection for your own SQL (in the
-    driver's parameter style: asyncpg's takes ``$1`` placeholders and a sequence)."""
+    """A transaction of :meth:`Queue.transaction`: skiplock's writes and yours, committed
+    together. ``connection`` is the driver connection, for your own SQL."""
 
     def __init__(self, queue: TransactionQueue, adapter: Adapter) -> None:
         self.queue = queue
@@ -94,33 +93,32 @@ class Transaction:
             raise self.queue.dialect.wrap(exc, "running your statement", info) from exc
 
     def execute(self, sql: str, params: Any = None) -> int:
-        """Run your own statement (the driver's parameter style); return its row count.
-        Rows it returns are read and dropped (see :meth:`fetchall`)."""
+        """Run your statement (in the driver's parameter style); its row count."""
         count, _ = self._user(sql, params)
         return count
 
     def fetchall(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
-        """Run your own query (the driver's parameter style); return its rows as tuples."""
+        """Run your query; its rows as tuples."""
         _, rows = self._user(sql, params)
         return rows
 
     def fetchone(self, sql: str, params: Any = None) -> tuple[Any, ...] | None:
-        """The first row of your own query, or None."""
+        """The first row of your query, or None."""
         _, rows = self._user(sql, params)
         return rows[0] if rows else None
 
     def enqueue(self, payload: Any, **options: Unpack[EnqueueKeywords]) -> int:
-        """:meth:`Queue.enqueue` in this transaction (the same keywords but ``conn``)."""
+        """:meth:`Queue.enqueue` in this transaction."""
         return self.queue.enqueue(payload, conn=self.adapter, **options)
 
     def enqueue_many(
         self, payloads: Iterable[Any], **options: Unpack[EnqueueManyKeywords]
     ) -> list[int]:
-        """:meth:`Queue.enqueue_many` in this transaction (the same keywords but ``conn``)."""
+        """:meth:`Queue.enqueue_many` in this transaction."""
         return self.queue.enqueue_many(payloads, conn=self.adapter, **options)
 
     def claim(self, **options: Unpack[ClaimKeywords]) -> list[Job]:
-        """:meth:`Queue.claim` in this transaction (the same keywords but ``conn``)."""
+        """:meth:`Queue.claim` in this transaction."""
         return self.queue.claim(conn=self.adapter, **options)
 
     def heartbeat(self, job: Job, *, lease: float | None = None) -> None:

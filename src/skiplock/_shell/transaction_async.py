@@ -79,9 +79,8 @@ class AsyncTransactionQueue(Protocol):
 
 
 class AsyncTransaction:
-    """A transaction opened by :meth:`Queue.transaction`: skiplock's writes and yours,
-    committed together. ``connection`` is the driver connection for your own SQL (in the
-    driver's parameter style: asyncpg's takes ``$1`` placeholders and a sequence)."""
+    """A transaction of :meth:`Queue.transaction`: skiplock's writes and yours, committed
+    together. ``connection`` is the driver connection, for your own SQL."""
 
     def __init__(self, queue: AsyncTransactionQueue, adapter: AsyncAdapter) -> None:
         self.queue = queue
@@ -96,33 +95,32 @@ class AsyncTransaction:
             raise self.queue.dialect.wrap(exc, "running your statement", info) from exc
 
     async def execute(self, sql: str, params: Any = None) -> int:
-        """Run your own statement (the driver's parameter style); return its row count.
-        Rows it returns are read and dropped (see :meth:`fetchall`)."""
+        """Run your statement (in the driver's parameter style); its row count."""
         count, _ = await self._user(sql, params)
         return count
 
     async def fetchall(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
-        """Run your own query (the driver's parameter style); return its rows as tuples."""
+        """Run your query; its rows as tuples."""
         _, rows = await self._user(sql, params)
         return rows
 
     async def fetchone(self, sql: str, params: Any = None) -> tuple[Any, ...] | None:
-        """The first row of your own query, or None."""
+        """The first row of your query, or None."""
         _, rows = await self._user(sql, params)
         return rows[0] if rows else None
 
     async def enqueue(self, payload: Any, **options: Unpack[EnqueueKeywords]) -> int:
-        """:meth:`Queue.enqueue` in this transaction (the same keywords but ``conn``)."""
+        """:meth:`Queue.enqueue` in this transaction."""
         return await self.queue.enqueue(payload, conn=self.adapter, **options)
 
     async def enqueue_many(
         self, payloads: Iterable[Any], **options: Unpack[EnqueueManyKeywords]
     ) -> list[int]:
-        """:meth:`Queue.enqueue_many` in this transaction (the same keywords but ``conn``)."""
+        """:meth:`Queue.enqueue_many` in this transaction."""
         return await self.queue.enqueue_many(payloads, conn=self.adapter, **options)
 
     async def claim(self, **options: Unpack[ClaimKeywords]) -> list[Job]:
-        """:meth:`Queue.claim` in this transaction (the same keywords but ``conn``)."""
+        """:meth:`Queue.claim` in this transaction."""
         return await self.queue.claim(conn=self.adapter, **options)
 
     async def heartbeat(self, job: Job, *, lease: float | None = None) -> None:

@@ -1,9 +1,7 @@
 # Generated from src/skiplock/_shell/waits_async.py by scripts/async_to_sync; do not edit.
 # Edit the source and run scripts/async_to_sync (tests/quality/test_generated.py checks).
-"""``q.wait()`` by polling, where no notification tells of a job's end: one look-up per
-tick serves every waiting job of the queue, run by whichever waiter finds it due (no
-thread of its own). Ticks: 2 ms after the first wait, then 1.5 times longer each time, up
-to :data:`CAP` seconds.
+"""``q.wait()`` by polling, where no notification tells of a job's end: one look-up per tick
+for every waiting job of the queue, run by whichever waiter finds it due.
 
 Generated from ``waits_async.py`` by ``scripts/async_to_sync``; edit that file.
 """
@@ -31,8 +29,7 @@ Look = Callable[[Sequence[int]], Mapping[int, Any]]
 
 
 class Waiter:
-    """One wait: its event, set once a look-up found its job ended (``job``: as read) or
-    gone (``job`` None)."""
+    """One wait: its event is set once its job ended (``job``) or is gone (``job`` None)."""
 
     def __init__(self) -> None:
         self.event = Event()
@@ -40,7 +37,7 @@ class Waiter:
 
 
 class Waits:
-    """The jobs one queue's waits poll for (see the module)."""
+    """The jobs one queue's waits poll for."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()  # held for bookkeeping only, never across I/O
@@ -52,8 +49,7 @@ class Waits:
         self.looks = 0
 
     def add(self, job_id: int) -> Waiter:
-        """Wait for *job_id* from now on (see :class:`AsyncWaiter`); :meth:`remove` it
-        when done."""
+        """Wait for *job_id*; :meth:`remove` it when done."""
         waiter = Waiter()
         with self._lock:
             if not self._waiters:  # nobody waited: the back-off starts again
@@ -71,8 +67,7 @@ class Waits:
                 self._waiters.pop(job_id, None)
 
     def until(self, waiter: Waiter, seconds: float | None, look: Look) -> None:
-        """Wait up to *seconds* (None: no limit) for *waiter*'s event, running the look-up
-        with *look* whenever it is due and no other waiter runs it."""
+        """Wait up to *seconds* for *waiter*'s event, running *look* when it is due."""
         end = None if seconds is None else time.monotonic() + seconds
         event = waiter.event
         while not event.is_set():
@@ -93,7 +88,7 @@ class Waits:
                 self._done(ended)
 
     def _turn(self, now: float) -> list[int] | None:
-        """The ids to look up when it is this waiter's turn (then call :meth:`_done`)."""
+        """The ids to look up, when it is this waiter's turn (then :meth:`_done`)."""
         with self._lock:
             if self._busy or now < self._due or not self._waiters:
                 return None
@@ -111,6 +106,6 @@ class Waits:
                     waiter.event.set()
 
     def _pause_at(self, now: float) -> float:
-        """How long a waiter that did not run the look-up waits before it looks again."""
+        """How long a waiter that did not look waits before it looks again."""
         with self._lock:
             return self._pause if self._busy else max(0.0, self._due - now)

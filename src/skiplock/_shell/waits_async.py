@@ -1,7 +1,5 @@
-"""``q.wait()`` by polling, where no notification tells of a job's end: one look-up per
-tick serves every waiting job of the queue, run by whichever waiter finds it due (no
-thread of its own). Ticks: 2 ms after the first wait, then 1.5 times longer each time, up
-to :data:`CAP` seconds.
+"""``q.wait()`` by polling, where no notification tells of a job's end: one look-up per tick
+for every waiting job of the queue, run by whichever waiter finds it due.
 
 ``scripts/async_to_sync`` makes ``waits.py`` from this module.
 """
@@ -29,8 +27,7 @@ Look = Callable[[Sequence[int]], Awaitable[Mapping[int, Any]]]
 
 
 class AsyncWaiter:
-    """One wait: its event, set once a look-up found its job ended (``job``: as read) or
-    gone (``job`` None)."""
+    """One wait: its event is set once its job ended (``job``) or is gone (``job`` None)."""
 
     def __init__(self) -> None:
         self.event = AEvent()
@@ -38,7 +35,7 @@ class AsyncWaiter:
 
 
 class AsyncWaits:
-    """The jobs one queue's waits poll for (see the module)."""
+    """The jobs one queue's waits poll for."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()  # held for bookkeeping only, never across I/O
@@ -50,8 +47,7 @@ class AsyncWaits:
         self.looks = 0
 
     def add(self, job_id: int) -> AsyncWaiter:
-        """Wait for *job_id* from now on (see :class:`AsyncWaiter`); :meth:`remove` it
-        when done."""
+        """Wait for *job_id*; :meth:`remove` it when done."""
         waiter = AsyncWaiter()
         with self._lock:
             if not self._waiters:  # nobody waited: the back-off starts again
@@ -69,8 +65,7 @@ class AsyncWaits:
                 self._waiters.pop(job_id, None)
 
     async def until(self, waiter: AsyncWaiter, seconds: float | None, look: Look) -> None:
-        """Wait up to *seconds* (None: no limit) for *waiter*'s event, running the look-up
-        with *look* whenever it is due and no other waiter runs it."""
+        """Wait up to *seconds* for *waiter*'s event, running *look* when it is due."""
         end = None if seconds is None else time.monotonic() + seconds
         event = waiter.event
         while not event.is_set():
@@ -91,7 +86,7 @@ class AsyncWaits:
                 self._done(ended)
 
     def _turn(self, now: float) -> list[int] | None:
-        """The ids to look up when it is this waiter's turn (then call :meth:`_done`)."""
+        """The ids to look up, when it is this waiter's turn (then :meth:`_done`)."""
         with self._lock:
             if self._busy or now < self._due or not self._waiters:
                 return None
@@ -109,6 +104,6 @@ class AsyncWaits:
                     waiter.event.set()
 
     def _pause_at(self, now: float) -> float:
-        """How long a waiter that did not run the look-up waits before it looks again."""
+        """How long a waiter that did not look waits before it looks again."""
         with self._lock:
             return self._pause if self._busy else max(0.0, self._due - now)
