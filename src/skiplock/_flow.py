@@ -1,41 +1,60 @@
 # Generated from src/skiplock/_flow_async.py by scripts/async_to_sync; do not edit.
 # Edit the source and run scripts/async_to_sync (tests/quality/test_generated.py checks).
 """The I/O of :mod:`skiplock.workflow`: write a workflow's jobs in one transaction, wait
-for its last jobs. The asyncio source: ``scripts/async_to_sync`` makes ``_flow.py`` (the
-sync one) from it.
+for its last jobs.
 
-May import: :mod:`skiplock._shell.acompat` and the standard library (the workflow
-module only for the annotations). The queue's ``_enqueue_checked`` writes each request.
+Generated from ``_flow_async.py`` by ``scripts/async_to_sync``; edit that file.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Generator
+from typing import Any, Protocol
 
+from ._core.arguments import EnqueueOptions
+from ._core.job import Job
 from ._shell.acompat import sleep
+from .queue import Queue
 
-if TYPE_CHECKING:
-    from .workflow import WorkflowHandle, _Writing
+__all__ = ["Writer", "wait_workflow", "write_workflow"]
 
-__all__ = ["wait_workflow", "write_workflow"]
+#: a workflow's writer: yields requests (payloads, their options), is sent each request's
+#: new ids, and returns the ids whose results are the workflow's
+Writer = Generator[tuple[list[dict[str, Any]], EnqueueOptions], list[int], list[int]]
 
 
-def write_workflow(queue: Any, writing: _Writing, conn: Any) -> None:
-    """Answer each request of *writing* (its jobs, one statement or a batch) in one
-    transaction on *queue* (the caller's open one with *conn*)."""
+class _Handle(Protocol):
+    """What a wait reads of a :class:`~skiplock.workflow.WorkflowHandle`."""
+
+    @property
+    def tail(self) -> list[int]: ...
+
+    def _result(self, jobs: list[Job | None]) -> tuple[bool, Any]: ...
+
+
+def write_workflow(queue: Queue, writer: Writer, conn: Any) -> tuple[list[int], list[int]]:
+    """Write *writer*'s jobs in one transaction (*conn*'s when given); every id, and its
+    tail."""
+    ids: list[int] = []
+    request = next(writer)  # a bad task or option raises before any connection is used
     with queue.transaction(conn=conn) as tx:
-        while writing.request is not None:
-            payloads, options = writing.request
-            writing.answer(queue._enqueue_checked(payloads, options, tx.adapter))
+        while True:
+            payloads, options = request
+            new = queue._enqueue_checked(payloads, options, tx.adapter)
+            ids += new
+            try:
+                request = writer.send(new)
+            except StopIteration as stop:
+                return ids, stop.value
 
 
-def wait_workflow(handle: WorkflowHandle, timeout: float | None, interval: float) -> Any:
-    """:meth:`WorkflowHandle.wait` on the handle's queue."""
+def wait_workflow(queue: Queue, handle: _Handle, timeout: float | None, interval: float) -> Any:
+    """:meth:`WorkflowHandle.wait` on *queue*."""
     deadline = None if timeout is None else time.monotonic() + timeout
     pause = 0.005
     while True:
-        jobs = [handle._queue.get(i) for i in handle.tail]
+        jobs = [queue.get(i) for i in handle.tail]
         ended, result = handle._result(jobs)
         if ended:
             return result

@@ -1,23 +1,7 @@
-"""The queue: enqueue, claim, and the fenced writes that follow a claim.
+"""The queue: enqueue, claim, and the fenced writes that follow a claim. Each method is one
+short transaction of its own or, with ``conn=``, runs in the caller's open transaction.
 
-This module (:class:`AsyncQueue`, :func:`connect_async`) is the source; ``queue.py``
-(:class:`~skiplock.Queue`, :func:`skiplock.connect`) is generated from it by
-``scripts/async_to_sync``, so the two queues have one text: the same methods, signatures
-and docstrings. Every method runs as one short transaction of its own on a pooled
-connection, committed before it returns; or, given ``conn=``, inside the caller's open
-transaction on the caller's own driver connection, which the caller commits (see
-``transaction()``). Each method is one line over :mod:`skiplock._core.calls` (the checks
-and the dialect operations), its keywords checked into one frozen object of
-:mod:`skiplock._core.arguments`, run by the session it inherits
-(:mod:`skiplock._shell.session_async`).
-
-The asyncio queue drives an asynchronous driver: psycopg 3's ``AsyncConnection``
-(PostgreSQL) and ``mysql.connector.aio`` (MySQL, MariaDB) for skiplock's own connections;
-SQL Server has no asyncio driver here, so pymssql's calls run in a thread
-(``asyncio.to_thread``) behind the same interface.
-
-May import: :mod:`skiplock._core`, :mod:`skiplock._shell`, :mod:`skiplock.drivers`,
-:mod:`skiplock.dialects`, :mod:`skiplock._core.job` (and, asyncio only, the sync queue).
+``scripts/async_to_sync`` makes ``queue.py`` from this module.
 """
 
 from __future__ import annotations
@@ -57,38 +41,33 @@ log = logging.getLogger("skiplock")
 
 
 def connect_async(url: str | None = None, **settings: Unpack[QueueKeywords]) -> AsyncQueue:
-    """A queue on *url* (default ``$SKIPLOCK_URL``) and *table* (default
-    ``skiplock_jobs``): :func:`skiplock.connect` makes a :class:`~skiplock.Queue`,
-    :func:`skiplock.connect_async` an :class:`~skiplock.AsyncQueue`. ``with`` (``async
-    with``) closes it at the end.
+    """A queue on *url* (default ``$SKIPLOCK_URL``) and *table* (default ``skiplock_jobs``);
+    ``with`` closes it. No connection is opened yet.
 
-    Its pool holds at most ``max_size`` connections (default 10, or ``max_idle`` if that
-    is larger), keeps up to ``max_idle`` of them idle (default: all), makes a caller wait
-    up to ``pool_timeout`` seconds (default 30) for a free one (then
-    :class:`~skiplock.PoolTimeout`), and closes a connection older than ``max_lifetime``
-    (default 3600) or unused for ``max_idle_time`` (default 600) seconds. ``queue_limits``
-    (queue name → N) caps how many jobs of that queue hold a live lease at once, across
-    every worker that claims through a queue object given the same limits; ``rate_limits``
-    (queue name → ``(N, per)``) lets at most N of its jobs be claimed in any window of
-    *per* seconds, on the database's clock, across the same (docs/control.md). No connection
-    is opened yet; a bad URL, unknown scheme, unsafe table name, pool setting or limit
-    raises :class:`~skiplock.ConfigurationError` here, a missing driver at the first use.
+    The pool holds at most ``max_size`` connections (default 10), ``max_idle`` of them idle
+    (default all); a caller waits ``pool_timeout`` seconds (30) for one, then gets
+    :class:`~skiplock.PoolTimeout`; a connection is closed after ``max_lifetime`` seconds
+    (3600) or ``max_idle_time`` idle (600). ``queue_limits`` (queue → N) caps a queue's
+    leased jobs, ``rate_limits`` (queue → ``(N, per)``) its claims per *per* seconds
+    (docs/control.md).
+
+    Raises :class:`~skiplock.ConfigurationError` for a bad URL, table name, setting or
+    limit; a missing driver raises at first use.
     """
     return AsyncQueue(url, **settings)
 
 
 class AsyncQueue(AsyncSession):
     """A job queue in one table of one database (see :func:`skiplock.connect`). A
-    :class:`~skiplock.Queue` is thread-safe; an :class:`~skiplock.AsyncQueue` is safe to
-    share between the tasks of one event loop (not between loops: its connections belong
-    to one)."""
+    :class:`~skiplock.Queue` is thread-safe; an :class:`~skiplock.AsyncQueue` is shared by
+    the tasks of one event loop only."""
 
     def __init__(self, url: str | None = None, **settings: Unpack[QueueKeywords]) -> None:
         self._setup(QueueSettings.check(url, **settings))
 
     @classmethod
     def _of(cls, settings: QueueSettings) -> AsyncQueue:
-        """A new queue with the *settings* of another (checked already)."""
+        """A new queue with the checked *settings* of another."""
         queue = cls.__new__(cls)
         queue._setup(settings)
         return queue
@@ -99,17 +78,15 @@ class AsyncQueue(AsyncSession):
     if True:  # ASYNC
 
         def sync_queue(self) -> Queue:
-            """A new sync :class:`~skiplock.Queue` on the same URL, table and pool settings
-            (what :class:`~skiplock.AsyncWorker` uses for its own I/O). The caller closes
-            it."""
+            """A new :class:`~skiplock.Queue` on the same URL, table and settings; the
+            caller closes it."""
             return Queue._of(self.settings)
 
     else:
 
         def connection(self) -> Any:
-            """A new driver connection configured like the queue's own (autocommit off,
-            READ COMMITTED), outside the pool and its bound, with no idle-transaction
-            limit. The caller owns and closes it."""
+            """A new driver connection set up like the pool's (autocommit off, READ
+            COMMITTED), outside the pool. The caller closes it."""
             return self._connect().connection
 
         def _port(self) -> QueuePort:
@@ -119,8 +96,8 @@ class AsyncQueue(AsyncSession):
     # -- connections (the machinery: the session this queue inherits) --------------------
 
     async def close(self) -> None:
-        """Close the pooled connections (those in use as they come back). The queue cannot
-        be used afterwards."""
+        """Close the pooled connections (those in use as they come back); the queue is
+        unusable afterwards."""
         await self._pool.close()
 
     async def __aenter__(self) -> AsyncQueue:
@@ -131,20 +108,15 @@ class AsyncQueue(AsyncSession):
 
     @asynccontextmanager
     async def transaction(self, *, conn: Any = None) -> AsyncIterator[AsyncTransaction]:
-        """One transaction for your own writes and skiplock's, committed together.
-
-        ::
+        """One transaction for your own writes and skiplock's, committed together::
 
             with q.transaction() as tx:
                 tx.execute("INSERT INTO receipts (job_id) VALUES (%(id)s)", {"id": job.id})
                 tx.complete(job)     # LeaseLost here rolls back the INSERT too
 
-        Commits when the block ends, rolls back when it raises (and re-raises); a block
-        interrupted (a cancelled task, ``KeyboardInterrupt``), in its body or in its
-        COMMIT, drops its connection instead (see :meth:`_commit`). With
-        ``conn=`` (any connection :meth:`adapt` accepts), the block works in the caller's
-        own transaction on that connection and neither commits nor rolls back: the
-        caller does.
+        Commits when the block ends, rolls back when it raises; an interrupted block (a
+        cancelled task, ``KeyboardInterrupt``) drops its connection. With ``conn=``, it runs
+        in your open transaction on that connection, and you commit.
         """
         if conn is not None:
             yield AsyncTransaction(self, await self.adapt(conn))
@@ -153,23 +125,22 @@ class AsyncQueue(AsyncSession):
             yield AsyncTransaction(self, own)
 
     async def ping(self) -> ServerInfo:
-        """Reach the server; return what it is. Raises ``UnsupportedServer`` if it is too old
-        for skiplock, ``BackendError`` if it does not answer."""
+        """Reach the server; return what it is. Raises :class:`~skiplock.UnsupportedServer`
+        for a server too old, :class:`~skiplock.BackendError` when it does not answer."""
         return await self._call(calls.ping(self))
 
     # -- schema ---------------------------------------------------------------------------
 
     async def install(self) -> None:
-        """Create the jobs table, or bring it to the current schema version: the same as
-        :meth:`migrate`. Idempotent."""
+        """Create the table, or migrate it to the current schema (:meth:`migrate`).
+        Idempotent."""
         await self.migrate()
 
     async def migrate(self, *, to: int | None = None) -> list[int]:
-        """Bring the table from any earlier schema version to *to* (default: the current
-        one); return the versions applied (empty when it was current). Online: see
-        docs/migrations.md for what each step locks. Concurrent calls are serialised by an
-        advisory lock; workers may keep running. Raises ``ConfigurationError`` for a
-        schema newer than this skiplock knows."""
+        """Migrate the table to schema version *to* (default: the current one); return the
+        versions applied. Online (docs/migrations.md); concurrent calls wait for each other.
+        Raises :class:`~skiplock.ConfigurationError` for a schema newer than this skiplock
+        knows."""
         if True:  # ASYNC
             # The migration runs its DDL steps under an advisory lock on a connection of
             # its own: the sync code, in a thread, on the sync driver (one path to keep
@@ -186,8 +157,8 @@ class AsyncQueue(AsyncSession):
         return await self._call(calls.schema_version(self))
 
     async def uninstall(self) -> None:
-        """Drop the jobs table, its version table and what belongs to them (PostgreSQL: the
-        trigger and its function). Every job is lost. Idempotent."""
+        """Drop the jobs table and everything of skiplock's with it; every job is lost.
+        Idempotent."""
         return await self._call(calls.uninstall(self))
 
     # -- enqueue --------------------------------------------------------------------------
@@ -214,39 +185,23 @@ class AsyncQueue(AsyncSession):
     ) -> int:
         """Add one job; return its id.
 
-        Lower ``priority`` runs first. ``run_at`` (aware datetime) or ``delay`` (seconds on
-        the database's clock) defer it. With ``dedupe_key``, while a job with that key is
-        pending or running its id is returned and nothing is added. With ``conn``, the job
-        is written in the caller's open transaction and exists only if that commits.
+        Lower ``priority`` runs first; ``run_at`` (aware datetime) or ``delay`` (seconds, on
+        the database's clock) defers it. With ``conn``, it is written in your open
+        transaction.
 
-        With ``key``, jobs of that key start in the order they were enqueued, one at a
-        time (docs/worker.md, "Per-key order"): the next is claimable only once the
-        previous is done, failed or cancelled. With ``key_concurrency=N`` as well, this job
-        starts once every earlier job of its key has started and fewer than N jobs of its
-        key run. Enqueues of one key wait for each other's transactions. With
-        ``key_rate=(N, per)`` as well, at most N jobs of its key start (are returned by a
-        claim) in any window of *per* seconds, across every worker, on the database's
-        clock (docs/control.md, "Rate limits per key"); without ``key``, or with a bad
-        pair, :class:`~skiplock.ConfigurationError` and nothing is written.
+        - ``dedupe_key``: while a job of that key is pending or running, its id is returned
+          and nothing added; ``dedupe_for=seconds`` extends that to any state for that long;
+          ``debounce=seconds`` gives a pending one this payload and moves it to now +
+          *debounce* (docs/job-control.md).
+        - ``key``: jobs of one key start one at a time, in enqueue order, or
+          ``key_concurrency`` at once; ``key_rate=(N, per)``: N starts per *per* seconds
+          (docs/worker.md).
+        - ``headers`` (text to text, at most 8 KiB as JSON) come back as ``job.headers``.
+        - ``after=[id, ...]``: the job waits until those are done, and finds their results
+          in ``job.parent_results``; it is cancelled when one fails or is cancelled, unless
+          ``after_failure="run"`` (docs/workflows.md).
 
-        ``headers`` (text to text, at most 8 KiB as JSON) travel with the job and come
-        back as ``job.headers``: trace context (docs/observability.md), a request id. A
-        bad value raises :class:`~skiplock.ConfigurationError` and nothing is written.
-
-        With ``dedupe_key`` and ``dedupe_for=seconds``: for that long after the job's
-        enqueue, an enqueue of the same key with ``dedupe_for`` returns its id whatever its
-        state. With ``dedupe_key`` and ``debounce=seconds``: while a job of that key is
-        pending, an enqueue gives it this payload and moves it to now + ``debounce`` (the
-        database's clock), returning its id; once it runs, a new job is made. Enqueues of
-        one such key wait for each other's transactions (docs/unique-jobs.md).
-
-        With ``after=[id, ...]`` (docs/workflows.md), the job is ``waiting`` until every
-        one of those jobs is done, and becomes due in the transaction of the last one's
-        completion (a parent done already counts). When one of them ends failed or
-        cancelled, this job is cancelled with a ``last_error`` naming it, or, with
-        ``after_failure="run"``, runs once all of them have ended. Its handler finds their
-        results in ``job.parent_results``. An id of no job raises
-        :class:`~skiplock.ConfigurationError` and nothing is written.
+        Raises :class:`~skiplock.ConfigurationError` for a bad option; nothing is written.
         """
         return await self._call(
             calls.enqueue(
@@ -292,18 +247,9 @@ class AsyncQueue(AsyncSession):
         after_failure: str = "cancel",
         conn: Any = None,
     ) -> list[int]:
-        """Add many jobs with the same options in one statement; return their ids in order.
-        With ``key``, all of them share it and start in the order given, one at a time
-        (or up to ``key_concurrency`` at once), and ``key_rate`` holds for them as for
-        :meth:`enqueue`. ``headers``, as for :meth:`enqueue`, are given to every job of
-        the batch.
-
-        ``dedupe_keys`` (one key, or None, per payload) makes each keyed item an
-        :meth:`enqueue` with that ``dedupe_key`` (and ``dedupe_for`` or ``debounce``), one
-        statement or a few per item, in one transaction; the keys' locks are taken first,
-        in sorted order.
-
-        With ``after``, every one of them waits for those jobs (see :meth:`enqueue`)."""
+        """Add many jobs with :meth:`enqueue`'s options in one statement; their ids, in
+        order. ``dedupe_keys`` (a key or None per payload) enqueues each keyed one as
+        :meth:`enqueue` does, in one transaction."""
         return await self._call(
             calls.enqueue_many(
                 self.dialect,
@@ -332,10 +278,8 @@ class AsyncQueue(AsyncSession):
     async def _enqueue_checked(
         self, payloads: list[Any], options: EnqueueOptions, conn: Any
     ) -> list[int]:
-        """:meth:`enqueue` (one payload) or :meth:`enqueue_many` with *options* checked
-        already, in the transaction of *conn*: a workflow's requests (skiplock.workflow),
-        whose options carry what the public keywords cannot (``children``,
-        ``own_parents``). The OpenTelemetry instrumentor traces it as it does those."""
+        """:meth:`enqueue` or :meth:`enqueue_many` with *options* checked already (a
+        workflow's: ``children``, ``own_parents``), on *conn*. Traced as those are."""
         if len(payloads) == 1:
             return [await self._call(calls.enqueue(self.dialect, payloads[0], options, conn))]
         return await self._call(calls.enqueue_many(self.dialect, payloads, options, conn))
@@ -350,19 +294,11 @@ class AsyncQueue(AsyncSession):
         lease: float = 30.0,
         conn: Any = None,
     ) -> Claimed:
-        """Take up to *limit* claimable jobs for *lease* seconds, lowest priority first.
-
-        Claimable: pending with ``run_at`` reached, or running with an expired lease (its
-        worker is presumed dead). Each claim adds one to ``attempt``. Rows locked by other
-        claims are skipped, never waited for. A job with an expired lease and no attempts
-        left ends ``failed`` instead of being returned, and so does a job whose stored
-        payload cannot be decoded (``last_error`` says why; the batch's other jobs are
-        returned). A queue of ``queue_limits`` gives at most its limit less its jobs holding
-        a live lease, and nothing while another claim of it is under way (never waited for);
-        a queue of ``rate_limits`` gives at most N less its jobs claimed in the last *per*
-        seconds (the list's ``retry_in`` then says when it has room again). A paused queue
-        (:meth:`pause`) gives nothing.
-        """
+        """Take up to *limit* claimable jobs (pending and due, or with an expired lease) for
+        *lease* seconds, lowest priority first, adding one to each ``attempt``. Rows other
+        claims hold are skipped. A job out of attempts, or with a payload that cannot be
+        decoded, ends ``failed`` instead. Queue limits, rate limits (the list's
+        ``retry_in``) and :meth:`pause` hold jobs back."""
         return await self._call(
             calls.claim(
                 self.dialect,
@@ -374,24 +310,21 @@ class AsyncQueue(AsyncSession):
         )
 
     async def heartbeat(self, job: Job, *, lease: float | None = None, conn: Any = None) -> None:
-        """Move the lease's end to now + *lease* seconds (default: 30 s or the claim's).
-
-        Sets ``job.cancel_requested`` when :meth:`cancel` asked the job to stop. Raises
-        :class:`~skiplock.LeaseLost` when the job is no longer ours.
-        """
+        """Move the lease's end to now + *lease* seconds (default: the claim's). Sets
+        ``job.cancel_requested`` when :meth:`cancel` asked the job to stop. Raises
+        :class:`~skiplock.LeaseLost` when the job is no longer ours."""
         return await self._call(calls.heartbeat(self.dialect, job, lease, conn))
 
     async def complete(self, job: Job, *, result: Any = None, conn: Any = None) -> None:
-        """Mark the job done, storing *result* (JSON). Fenced: raises
-        :class:`~skiplock.LeaseLost` and changes nothing if the job is no longer ours."""
+        """Mark the job done with *result* (JSON). Raises :class:`~skiplock.LeaseLost`,
+        changing nothing, if the job is no longer ours."""
         return await self._call(calls.complete(self.dialect, job, result, conn))
 
     async def complete_many(
         self, items: Iterable[Job | tuple[Job, Any]], *, conn: Any = None
     ) -> list[Job]:
-        """Complete many jobs in one fenced statement; each row is checked against its own
-        ``attempt``. Items are jobs or ``(job, result)`` pairs. Returns the jobs that were
-        no longer held (lost); the others are done."""
+        """Complete jobs (or ``(job, result)`` pairs) in one fenced statement; return those
+        no longer ours, which stay as they were."""
         return await self._call(calls.complete_many(self.dialect, items, conn))
 
     async def fail(
@@ -403,55 +336,42 @@ class AsyncQueue(AsyncSession):
         final: bool = False,
         conn: Any = None,
     ) -> str:
-        """Record a failed attempt. With attempts left (and not *final*) the job is pending
-        again after *retry_in* seconds (default :func:`backoff`); otherwise it ends
-        ``failed``. Returns the new status. Fenced: raises :class:`~skiplock.LeaseLost` if
-        no longer ours."""
+        """Record a failed attempt: with attempts left and not *final*, the job is pending
+        again after *retry_in* seconds (default :func:`backoff`); else it ends ``failed``.
+        Returns the new status. Raises :class:`~skiplock.LeaseLost` if the job is no longer
+        ours."""
         return await self._call(calls.fail(self.dialect, job, error, retry_in, final, conn))
 
     async def release(self, job: Job, *, conn: Any = None) -> None:
-        """Give the job back now, e.g. at shutdown. Fenced. The attempt it used is kept
-        (the fencing token never goes back) and ``max_attempts`` grows by one, so a
-        release is not counted as one of the job's attempts: neither a later failure nor
-        a lease that ends ends it ``failed`` sooner."""
+        """Give the job back now (e.g. at shutdown). ``max_attempts`` grows by one, so a
+        release uses up no attempt. Raises :class:`~skiplock.LeaseLost` if the job is no
+        longer ours."""
         return await self._call(calls.release(self.dialect, job, conn))
 
     async def cancel(self, job_id: int, *, conn: Any = None) -> str | None:
-        """Cancel a job; return its status afterwards, or None if there is no such job.
-
-        Pending or scheduled: it becomes ``cancelled`` at once and is never claimed.
-        Running: a cancel request is recorded and ``"running"`` returned; its worker sees
-        ``job.cancel_requested`` at its next heartbeat (on PostgreSQL at once: this
-        transaction notifies the workers' listeners when it commits), an
-        :class:`~skiplock.AsyncWorker` cancels an ``async def`` handler's task, and the
-        job ends ``cancelled`` if the handler raises (:class:`~skiplock.Cancelled` from
-        ``job.raise_if_cancelled()``, or any error but Discard); a handler that returns
-        anyway completes it. Finished: nothing changes, and its status (``done``,
-        ``failed``, ``cancelled``) is returned. One transaction."""
+        """Cancel a job; return its status afterwards (None: no such job). A pending job
+        ends ``cancelled``; a running one gets ``job.cancel_requested``
+        (docs/job-control.md) and ``"running"`` is returned; a finished one is left as it
+        is."""
         return await self._call(calls.cancel(self.dialect, job_id, conn))
 
     async def mark_cancelled(
         self, job: Job, *, reason: object = "cancelled", conn: Any = None
     ) -> None:
-        """End a claimed job ``cancelled`` (its handler stopped on a cancel request),
-        with *reason* as its ``last_error``. Fenced: raises
-        :class:`~skiplock.LeaseLost` and changes nothing if the job is no longer ours."""
+        """End a claimed job ``cancelled``, with *reason* as its ``last_error``. Raises
+        :class:`~skiplock.LeaseLost` if the job is no longer ours."""
         return await self._call(calls.mark_cancelled(self.dialect, job, reason, conn))
 
     # -- pause and resume -----------------------------------------------------------------
 
     async def pause(self, queue: str, *, conn: Any = None) -> None:
-        """Stop every worker claiming jobs of *queue* (kept in the database, for every
-        process, until :meth:`resume`). A claim that starts after this commits takes
-        nothing from it; jobs already claimed run to their end (heartbeats, completions
-        and retries go on), and enqueueing goes on. Idempotent. See docs/control.md for
-        a claim already under way."""
+        """Stop every worker claiming *queue*'s jobs until :meth:`resume` (kept in the
+        database). Claimed jobs run to their end; enqueueing goes on. Idempotent
+        (docs/control.md)."""
         return await self._call(calls.pause(self.dialect, queue, True, conn))
 
     async def resume(self, queue: str, *, conn: Any = None) -> None:
-        """Let workers claim *queue*'s jobs again (on PostgreSQL idle workers are woken at
-        once, else at their next poll). Idempotent: resuming a queue never paused changes
-        nothing."""
+        """Let workers claim *queue*'s jobs again. Idempotent."""
         return await self._call(calls.pause(self.dialect, queue, False, conn))
 
     async def paused(self, *, conn: Any = None) -> set[str]:
@@ -461,29 +381,20 @@ class AsyncQueue(AsyncSession):
     async def snooze(
         self, job: Job, seconds: float, *, max_snoozes: int = MAX_SNOOZES, conn: Any = None
     ) -> str:
-        """Put the claimed job back to pending, due in *seconds*: no error recorded and no
-        attempt used up (``max_attempts`` grows by one, as :meth:`release` does, so only
-        failures end it). A job snoozed *max_snoozes* times already ends ``failed``
-        instead. Returns the new status. Fenced: raises :class:`~skiplock.LeaseLost` and
-        changes nothing if the job is no longer ours."""
+        """Put the claimed job back to pending, due in *seconds*, using up no attempt; one
+        snoozed *max_snoozes* times already ends ``failed``. Returns the new status. Raises
+        :class:`~skiplock.LeaseLost` if the job is no longer ours."""
         return await self._call(calls.snooze(self.dialect, job, seconds, max_snoozes, conn))
 
     async def set_progress(self, job: Job, value: Any, *, conn: Any = None) -> None:
-        """Store *value* (JSON, at most 64 KiB) as the claimed job's ``progress``, read back
-        by :meth:`get`. Fenced: raises :class:`~skiplock.LeaseLost` and changes nothing if
-        the job is no longer ours."""
+        """Store *value* (JSON, at most 64 KiB) as the job's ``progress``. Raises
+        :class:`~skiplock.LeaseLost` if the job is no longer ours."""
         return await self._call(calls.set_progress(self.dialect, job, value, conn))
 
     async def wait(self, job_id: int, *, timeout: float | None = None) -> Job:
-        """The job once it is ``done``, ``failed`` or ``cancelled`` (its ``result``,
-        ``last_error``). Raises the built-in ``TimeoutError`` after *timeout* seconds (None:
-        no limit), ``ConfigurationError`` if there is no such job.
-
-        On PostgreSQL it marks the job waited and listens on a connection of its own, and
-        the job's end notifies it (reading the job again at least every second); elsewhere
-        the queue polls: one statement reads the status of every job its waits wait for,
-        2 ms after the first wait begins, then less often (at most every 20 ms), however
-        many jobs are waited for (docs/job-control.md)."""
+        """The job once it is ``done``, ``failed`` or ``cancelled``. Raises ``TimeoutError``
+        after *timeout* seconds (None: no limit), :class:`~skiplock.ConfigurationError` for
+        no such job (docs/job-control.md)."""
         limit = calls.wait_check(job_id, timeout)
         start = time.monotonic()
         listener = await self._listen_finished(job_id)
@@ -513,12 +424,11 @@ class AsyncQueue(AsyncSession):
                 self._waits.remove(job_id, waiter)
 
     async def _look(self, ids: Sequence[int]) -> dict[int, Job | None]:
-        """The waited jobs *ids* that ended, as read (None: gone)."""
+        """The waited jobs of *ids* that ended (None: gone)."""
         return await self._call(calls.wait_look(self.dialect, ids))
 
     async def _listen_finished(self, job_id: int) -> Any:
-        """A connection that hears *job_id*'s end (None: poll instead, as on a database
-        without notifications, or when it cannot be opened)."""
+        """A listener for *job_id*'s end, or None to poll instead."""
         if not self.dialect.finish_notify:
             return None
         try:
@@ -533,8 +443,8 @@ class AsyncQueue(AsyncSession):
             return None
 
     async def _wait_finished(self, listener: Any, job_id: int, seconds: float) -> Any:
-        """Wait on *listener* up to *seconds*; the listener, or None if it broke (then
-        the wait polls)."""
+        """Wait on *listener* up to *seconds*; the listener, or None when it broke (poll
+        then)."""
         try:
             if True:  # ASYNC
                 await asyncio.to_thread(self.dialect.wait_finished, listener, job_id, seconds)
@@ -562,13 +472,9 @@ class AsyncQueue(AsyncSession):
         task: str | None = None,
         conn: Any = None,
     ) -> list[Job]:
-        """Up to *limit* (1 to 1000) jobs, newest (highest id) first, with every field.
-
-        *status* (one state or several), *queue* and *task* (an App task's name: the
-        payload's ``task``) narrow the list (None: all). For the next page pass the last
-        job's id as *before_id*: pages never repeat or skip a job, whatever is enqueued
-        meanwhile. Reads only: nothing is locked beyond the statement.
-        """
+        """Up to *limit* (1 to 1000) jobs, newest first, of *status* (one or several),
+        *queue* and *task* (an App task's name). The next page: the last job's id as
+        *before_id*."""
         return await self._call(
             calls.list_jobs(
                 self.dialect,
@@ -586,12 +492,9 @@ class AsyncQueue(AsyncSession):
     async def overview(
         self, *, window: float = 600.0, cap: int = 100_000, conn: Any = None
     ) -> list[QueueOverview]:
-        """Every queue's state, for a dashboard: its active jobs by state and the age of
-        its oldest pending job (exact, from the claim index, which holds only pending and
-        running jobs), and the jobs that finished in the last *window* seconds (at least
-        60), done and failed, done per minute (from the finished-time index, reading at
-        most *cap* jobs: see :class:`~skiplock.job.QueueOverview`). Never reads the whole
-        table, unlike :meth:`stats`."""
+        """Every queue's state, for a dashboard, without reading the whole table as
+        :meth:`stats` does: see :class:`~skiplock.job.QueueOverview`. *window*: seconds of
+        finished jobs counted, at most *cap* of them."""
         return await self._call(calls.overview(self.dialect, window, cap, conn))
 
     async def ticks(self, *, conn: Any = None) -> list[TickInfo]:
@@ -601,9 +504,8 @@ class AsyncQueue(AsyncSession):
     # -- the live worker list -------------------------------------------------------------
 
     async def workers(self, *, conn: Any = None) -> list[WorkerInfo]:
-        """The worker processes that registered on this table, oldest first, with their
-        jobs in flight and when they were last seen; :attr:`WorkerInfo.gone
-        <skiplock.job.WorkerInfo.gone>` marks one that stopped refreshing its row."""
+        """The worker processes registered on this table, oldest first; ``gone`` marks one
+        that stopped refreshing its row."""
         return await self._call(calls.workers(self.dialect, conn))
 
     async def register_worker(
@@ -616,26 +518,24 @@ class AsyncQueue(AsyncSession):
         concurrency: int,
         interval: float,
     ) -> None:
-        """Write a worker's row in the live worker list (a worker does, as it starts; it
-        refreshes it every *interval* seconds with :meth:`beat_worker`). Rows of workers
-        unseen for a day are deleted meanwhile. One transaction of its own."""
+        """Write a worker's row in the live worker list; :meth:`beat_worker` refreshes it
+        every *interval* seconds. Rows unseen for a day are deleted."""
         return await self._call(
             calls.register_worker(self.dialect, worker_id, host, pid, queues, concurrency, interval)
         )
 
     async def beat_worker(self, worker_id: str, *, in_flight: int) -> bool:
-        """Refresh a worker's row: its jobs in flight, and now as its last sighting.
-        False when the row is not there (the worker registers again)."""
+        """Refresh a worker's row; False when it is gone (register again)."""
         return await self._call(calls.beat_worker(self.dialect, worker_id, in_flight))
 
     async def unregister_worker(self, worker_id: str) -> None:
-        """Delete a worker's row (a worker does, when it stops cleanly). Idempotent."""
+        """Delete a worker's row. Idempotent."""
         return await self._call(calls.unregister_worker(self.dialect, worker_id))
 
 
 if True:  # ASYNC
 
     def twin(queue: Queue) -> AsyncQueue:
-        """A new :class:`AsyncQueue` on *queue*'s URL, table and settings (the reverse of
-        :meth:`AsyncQueue.sync_queue`); the caller closes it."""
+        """A new :class:`AsyncQueue` on *queue*'s URL, table and settings; the caller closes
+        it."""
         return AsyncQueue._of(queue.settings)

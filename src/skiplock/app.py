@@ -1,6 +1,4 @@
-"""Tasks by name: ``@app.task`` registers a function, ``task.defer(...)`` enqueues a call.
-
-::
+"""Tasks by name: ``@app.task`` registers a function, ``task.defer(...)`` enqueues a call::
 
     app = skiplock.App()                       # URL from $SKIPLOCK_URL, or App(url)
 
@@ -8,11 +6,10 @@
     def send_welcome(to: str) -> None:
         ...
 
-    send_welcome.defer("ada@example.com")      # enqueue: {"task": "send_welcome", ...}
+    send_welcome.defer("ada@example.com")      # {"task": "send_welcome", "args": [...]}
     app.worker(concurrency=8).run()            # or: skiplock worker myapp:app
 
-A job's payload is ``{"task": name, "args": [...], "kwargs": {...}}``, so any process that
-knows the name can enqueue it (``skiplock enqueue send_welcome ada@example.com``).
+Any process that knows a task's name can enqueue it.
 """
 
 from __future__ import annotations
@@ -69,9 +66,8 @@ class Task:
         return self.fn(*args, **kwargs)
 
     def s(self, *args: Any, **kwargs: Any) -> Signature:
-        """A call of this task to put in a workflow (:func:`skiplock.chain`,
-        :func:`skiplock.group`): in a chain it gets the previous step's result as its first
-        argument, in front of *args*."""
+        """A call for a workflow (:func:`skiplock.chain`); it gets the previous step's
+        result first."""
         return Signature(self, args, kwargs)
 
     def si(self, *args: Any, **kwargs: Any) -> Signature:
@@ -88,20 +84,15 @@ class Task:
         kwargs: dict[str, Any] | None = None,
         **options: Any,
     ) -> int:
-        """Enqueue with :meth:`Queue.enqueue` options (``delay``, ``run_at``, ``priority``,
-        ``dedupe_key``, ``key``, ``key_concurrency``, ``key_rate``, ``conn`` …) overriding
-        the task's own.
-        :meth:`defer` passes its keywords to the function, so a per-key call is
-        ``task.enqueue(args, kwargs, key="customer-42")``."""
+        """Enqueue with :meth:`Queue.enqueue`'s options (``delay``, ``key``, ``conn`` …)
+        over the task's own: ``task.enqueue(args, kwargs, key="customer-42")``."""
         return self.app.enqueue(self.name, args, kwargs, **options)
 
     def call(self, *args: Any, timeout: float | None = None, **kwargs: Any) -> Any:
-        """Enqueue a call and wait for it (:meth:`Queue.wait`): the function's result, or
+        """Enqueue a call and wait for it: the function's result. Raises
         :class:`~skiplock.JobFailed` (``.job.last_error``) if the job ended failed or
-        cancelled; the built-in ``TimeoutError`` after *timeout* seconds (the job stays
-        queued). Some worker must run it. A *timeout* that is not None or a number of
-        seconds from 0 to ten years raises :class:`ConfigurationError` before anything is
-        enqueued."""
+        cancelled, ``TimeoutError`` after *timeout* seconds (the job stays queued),
+        :class:`~skiplock.ConfigurationError` for a bad *timeout*, before enqueueing."""
         limit = seconds_or_none(timeout, "timeout")
         return _result(self.app.queue.wait(self.defer(*args, **kwargs), timeout=limit))
 
@@ -121,8 +112,8 @@ class Task:
         kwargs: dict[str, Any] | None = None,
         **options: Any,
     ) -> int:
-        """:meth:`enqueue` on the app's AsyncQueue (``conn=`` takes an asyncio connection
-        or a SQLAlchemy ``AsyncSession``)."""
+        """:meth:`enqueue` on the app's AsyncQueue (``conn=``: an asyncio connection or a
+        SQLAlchemy ``AsyncSession``)."""
         payload, options = self.app.call_of(self.name, args, kwargs, options)
         return await self.app.async_queue.enqueue(payload, **options)
 
@@ -134,16 +125,11 @@ def _result(job: Job) -> Any:
 
 
 class App:
-    """A registry of tasks on one queue table. The URL is ``$SKIPLOCK_URL`` unless given;
-    nothing connects until the first enqueue or worker. ``middleware``: functions
-    ``mw(job, call_next)`` run around every task call by the app's workers (see
-    docs/observability.md).
-
-    Given a :class:`~skiplock.Queue` or an :class:`~skiplock.AsyncQueue`, the app uses it,
-    and its other half (``async_queue``, or the sync ``queue``) is made from the same
-    settings: URL, table, pool, queue limits and rate limits. Those belong to the queue
-    then: *table*, *queue_limits* or *rate_limits* given beside it raise
-    :class:`ConfigurationError`."""
+    """A registry of tasks on one queue table, at ``$SKIPLOCK_URL`` unless given; nothing
+    connects before the first use. ``middleware``: ``mw(job, call_next)`` functions around
+    every task call (docs/observability.md). Given a queue, the app makes its other half
+    from its settings; *table* and limits beside it raise
+    :class:`~skiplock.ConfigurationError`."""
 
     def __init__(
         self,
@@ -196,8 +182,7 @@ class App:
 
     @property
     def _queue_settings(self) -> QueueSettings:
-        """The settings both of the app's queues are made with (URL, table, pool, queue
-        and rate limits); checked at first use."""
+        """The settings both queues are made with, checked at first use."""
         if self._settings is None:
             self._settings = QueueSettings.check(
                 self._url,
@@ -209,31 +194,27 @@ class App:
 
     @property
     def queue(self) -> Queue:
-        """The app's :class:`~skiplock.Queue`: the one given, else one made at first use
-        on the app's settings (those of the AsyncQueue given)."""
+        """The app's :class:`~skiplock.Queue`: the one given, else made at first use."""
         if self._queue is None:
             self._queue = Queue._of(self._queue_settings)
         return self._queue
 
     @property
     def async_queue(self) -> AsyncQueue:
-        """The app's :class:`~skiplock.AsyncQueue` on the same URL, table and settings as
-        :attr:`queue` (the one given, else made at first use). Its connections belong to
-        the event loop that first used it."""
+        """The app's :class:`~skiplock.AsyncQueue` on the same settings as :attr:`queue`,
+        made at first use; it belongs to the event loop that first uses it."""
         if self._async_queue is None:
             self._async_queue = AsyncQueue._of(self._queue_settings)
         return self._async_queue
 
     @property
     def has_url(self) -> bool:
-        """True when the app was given its database (a URL or a queue), not ``$SKIPLOCK_URL``."""
+        """True when given a URL or a queue, not ``$SKIPLOCK_URL``."""
         return self._given_database
 
     def use(self, url: str | None = None, *, table: str | None = None) -> None:
-        """Point the app at another database or table (the CLI's ``--url`` and ``--table``);
-        what is None stays as it is (with neither given nothing changes), and the rest of
-        the settings (pool, queue and rate limits) are kept. Raises ConfigurationError for
-        a bad URL or table name."""
+        """Point the app at another URL or *table* (None: unchanged), as the CLI's ``--url``
+        does."""
         if url is None and table is None:
             return
         settings = self._settings
@@ -284,13 +265,11 @@ class App:
         key_concurrency: int | None = None,
         key_rate: tuple[int, float] | None = None,
     ) -> Task | Callable[[Callable[..., Any]], Task]:
-        """Register *fn* as a task (``@app.task`` or ``@app.task(queue=...)``). The name is
-        ``module.function`` unless given. A *timeout* that is not a number of seconds
-        above 0 and at most ten years raises :class:`ConfigurationError` here, as does a
-        *key_concurrency* (the N of the task's calls enqueued with a ``key``) that is not
-        1 to 10,000, or a *key_rate* (``(N, per)``: at most N of the task's calls of one
-        ``key`` start in any window of *per* seconds) that is not a good pair; so do a
-        *queue*, *max_attempts* or *priority* an enqueue would refuse."""
+        """Register *fn* as a task (``@app.task`` or ``@app.task(queue=...)``), named
+        ``module.function`` unless *name* is given. *timeout*: seconds a call may run;
+        *pass_job*: the job comes first; *key_concurrency* and *key_rate* apply to calls
+        enqueued with a ``key`` (see :meth:`Queue.enqueue`). Raises
+        :class:`~skiplock.ConfigurationError` for an option an enqueue would refuse."""
         timeout = seconds_or_none(timeout, "timeout", strict=True)
         text(queue, "queue")
         integer(max_attempts, "max_attempts", 1)
@@ -332,9 +311,8 @@ class App:
         return register(fn) if fn is not None else register
 
     def _periodic_task(self, target: object) -> Task | None:
-        """*target* when it is a task ``@app.periodic`` registered with default options
-        (the decorator below ``@app.task``), None for a function; ConfigurationError for
-        another Task (``@app.task`` twice, or another app's)."""
+        """*target* when ``@app.periodic`` registered it with default options, None for a
+        function; ``ConfigurationError`` for another Task."""
         if not isinstance(target, Task):
             return None
         if target.app is not self or not target._by_periodic:
@@ -345,9 +323,7 @@ class App:
         return target
 
     def _reschedule(self, old: str, task: Task) -> None:
-        """The schedules of task *old* (registered by ``@app.periodic``) now run *task*, with
-        its name (when the schedule was named after the task), queue, priority and
-        max_attempts."""
+        """The schedules of task *old* now run *task*."""
         for key, schedule in list(self.schedules.items()):
             if schedule.task != old:
                 continue
@@ -368,11 +344,8 @@ class App:
             )
 
     def periodic(self, *, cron: str, **options: Any) -> Callable[[Task | Callable[..., Any]], Task]:
-        """Run a task on a cron schedule; *options* as for :meth:`schedule` (``timezone``,
-        ``name``, ``args``, ``kwargs``, ``catch_up``, ``tick_arg``). Above ``@app.task``
-        or below it: on a plain function it registers the task with default options, and
-        an ``@app.task(...)`` above then registers it again with its own (the schedule
-        follows: the task's name, queue, priority and max_attempts)."""
+        """``@app.periodic(cron=...)``: :meth:`schedule` this task (above or below
+        ``@app.task``)."""
 
         def register(target: Task | Callable[..., Any]) -> Task:
             if isinstance(target, Task):
@@ -397,10 +370,9 @@ class App:
         catch_up: bool | int = False,
         tick_arg: str | None = "tick",
     ) -> Schedule:
-        """Enqueue a call of *task* with *args* / *kwargs* at every tick of *cron* in
-        *timezone*, once per tick however many workers run (see ``docs/worker.md``). The
-        task gets the tick as the keyword argument *tick_arg* (None: not passed). *name*
-        (default: the task's name) keys the ticks: give each schedule of one task its own."""
+        """Enqueue a call of *task* at every tick of *cron* in *timezone*, once per tick
+        however many workers run (docs/worker.md). See :class:`~skiplock.Schedule` for
+        *name*, *catch_up* and *tick_arg*."""
         found = task if isinstance(task, Task) else self.tasks.get(task)
         if found is None:
             raise ConfigurationError(f"unknown task {task!r}: register it with @app.task first")
@@ -432,8 +404,7 @@ class App:
         kwargs: dict[str, Any] | None = None,
         **options: Any,
     ) -> int:
-        """Enqueue a call of the task *name*. A name this app does not know is accepted
-        when ``queue`` is given (the worker that runs it may know it)."""
+        """Enqueue a call of task *name*; a name this app does not know needs ``queue``."""
         payload, options = self.call_of(name, args, kwargs, options)
         return self.queue.enqueue(payload, **options)
 
@@ -444,8 +415,8 @@ class App:
         kwargs: dict[str, Any] | None,
         options: dict[str, Any],
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The payload of a call of task *name* and the enqueue options (the task's own
-        unless overridden). Raises ConfigurationError for an unknown task without queue."""
+        """The payload of a call of task *name* and its enqueue options, the task's unless
+        given."""
         task = self.tasks.get(name)
         if task is None and "queue" not in options:
             raise ConfigurationError(
@@ -464,20 +435,19 @@ class App:
 
     @staticmethod
     def payload_of(name: str, args: Sequence[Any], kwargs: dict[str, Any] | None) -> dict[str, Any]:
-        """The payload of a call of task *name* (:meth:`call_of`'s, without the options)."""
+        """The payload of a call of task *name*."""
         return {"task": name, "args": list(args), "kwargs": dict(kwargs or {})}
 
     def handle(self, job: Job) -> Any:
-        """The worker's handler: call the job's task with its arguments. An ``async def``
-        task is run to its end on an event loop of its own (this thread's)."""
+        """The worker's handler: call the job's task (an ``async def`` one on a loop of its
+        own)."""
         fn, args, kwargs = self._call_of(job)
         if is_async_handler(fn):
             return asyncio.run(fn(*args, **kwargs))
         return fn(*args, **kwargs)
 
     async def handle_async(self, job: Job) -> Any:
-        """The asyncio worker's handler: ``await`` an ``async def`` task on the running
-        loop; a sync task runs in a thread (``asyncio.to_thread``)."""
+        """The asyncio worker's handler: ``await`` the task, a sync one in a thread."""
         fn, args, kwargs = self._call_of(job)
         if is_async_handler(fn):
             return await fn(*args, **kwargs)
@@ -485,9 +455,7 @@ class App:
 
     @property
     def task_names(self) -> KeysView[str]:
-        """The registered tasks' names, live (a task registered later is in it). Workers
-        of this app label a job's metrics with its task's name only when it is one of
-        these, so that a payload naming any task cannot add series."""
+        """The registered tasks' names, live: the only names metrics label a job with."""
         return self.tasks.keys()
 
     @property
@@ -495,9 +463,7 @@ class App:
         return any(is_async_handler(t.fn) for t in self.tasks.values())
 
     def _call_of(self, job: Job) -> tuple[Callable[..., Any], list[Any], dict[str, Any]]:
-        """The task function of *job* and its arguments (the job first with pass_job).
-        Raises Discard (not a task call, an unknown task, bad arguments): such a job can
-        never run here, and fails at once with no retries."""
+        """*job*'s task and arguments; Discard for a job that can never run here."""
         payload = job.payload
         if not isinstance(payload, dict) or not isinstance(payload.get("task"), str):
             raise Discard(f"job {job.id} is not a task call: no 'task' name in its payload")
@@ -515,19 +481,19 @@ class App:
         return task.fn, ([job, *args] if task.pass_job else list(args)), kwargs
 
     def timeout_of(self, job: Job) -> float | None:
-        """The timeout of the job's task (None: no timeout, or not a task this app knows)."""
+        """The timeout of the job's task (None: none, or not a task of this app)."""
         name = job.payload.get("task") if isinstance(job.payload, dict) else None
         task = self.tasks.get(name) if isinstance(name, str) else None
         return None if task is None else task.timeout
 
     def worker(self, *, queues: Sequence[str] | None = None, **options: Any) -> Worker:
-        """A :class:`~skiplock.Worker` for this app's tasks; *queues* defaults to every
-        queue a task names. Other options go to the Worker."""
+        """A :class:`~skiplock.Worker` for this app's tasks, on every queue they name unless
+        *queues*; other options go to the Worker."""
         return Worker(self.queue, self.handle, **self._worker_options(queues, options))
 
     def async_worker(self, *, queues: Sequence[str] | None = None, **options: Any) -> AsyncWorker:
-        """An :class:`~skiplock.AsyncWorker` for this app's tasks (``async def`` tasks on
-        the loop, sync ones in threads); options as :meth:`worker`."""
+        """An :class:`~skiplock.AsyncWorker` for this app's tasks; options as
+        :meth:`worker`."""
         return AsyncWorker(self.queue, self.handle_async, **self._worker_options(queues, options))
 
     def _worker_options(
@@ -542,6 +508,5 @@ class App:
         return {"queues": list(queues), **options}
 
     def _task_queues(self) -> list[str]:
-        """Every queue a task names (``default`` with no task): what a worker (and
-        ``skiplock.testing.drain``) claims from unless told."""
+        """Every queue a task names (``default`` with none)."""
         return sorted({t.queue for t in self.tasks.values()}) or ["default"]

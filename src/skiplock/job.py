@@ -1,7 +1,5 @@
-"""The job record and queue statistics: :class:`Job` (what a claim returns, and what every
-fenced write names), :class:`Claimed` (a claim's list of jobs) and :class:`Stats`.
-Defined in the no-I/O core (:mod:`skiplock._core.job`, with how a row becomes one); this
-is where users import them from, as ``skiplock.Job`` / ``skiplock.Stats`` too."""
+"""The job record and what the queue reads: :class:`Job`, :class:`Claimed`, :class:`Stats`
+and the dashboard's records."""
 
 from __future__ import annotations
 

@@ -1,20 +1,5 @@
-"""Periodic jobs, the public part: :class:`Schedule`, a task's calls on a cron schedule.
-
-A worker given schedules (``Worker(..., periodic=[...])``, ``App.periodic``) enqueues each
-tick once, however many workers run (the scheduler thread and its ledger:
-:mod:`skiplock._worker.services.periodic`). Missed ticks (no worker ran at the time): by
-default only the newest missed tick is enqueued; ``catch_up=True`` enqueues each, at most
-:data:`MAX_CATCH_UP` (the newest ones), ``catch_up=N`` at most N. A schedule with no tick
-enqueued yet starts at the first tick after its first scheduler started.
-
-Cron expressions are read by cronsim (``pip install 'skiplock[cron]'``): five fields, or
-six with seconds first. Daylight saving time follows Debian cron, as cronsim does: a
-fixed-time job in a skipped hour runs at the end of the gap, a fixed-time job in a
-repeated hour runs once, and ``*`` or stepped hours run in both repeated hours.
-
-No I/O: a schedule is checked when it is made, and computes its ticks from the times it
-is given. Imports :mod:`skiplock._core` (checks, the job record) and :mod:`skiplock.errors`.
-"""
+"""Periodic jobs: :class:`Schedule`, a task's calls on a cron schedule (docs/worker.md,
+"Periodic jobs"). No I/O: a worker's scheduler enqueues each tick once."""
 
 from __future__ import annotations
 
@@ -67,11 +52,12 @@ def _zone(name: object) -> tzinfo:
 
 @dataclass(frozen=True, eq=False)
 class Schedule:
-    """A task's calls on a cron schedule. ``name`` is the ledger's key: one job per
-    (name, tick). The job gets the task's queue, priority and max_attempts, and the tick
-    (an aware datetime in ``timezone``) as the keyword argument ``tick_arg`` (None: not
-    passed). Raises :class:`~skiplock.ConfigurationError` for a bad cron expression,
-    timezone or option, :class:`~skiplock.PayloadError` for arguments that are not JSON."""
+    """A task's calls on a cron schedule; ``name`` keys its ticks (one job per name and
+    tick). ``catch_up``: how many missed ticks are enqueued (False: the newest, True: up to
+    :data:`MAX_CATCH_UP`, N: up to N). The task gets the tick, an aware datetime in
+    ``timezone``, as the keyword ``tick_arg`` (None: not passed). Raises
+    :class:`~skiplock.ConfigurationError` for a bad cron, timezone or option,
+    :class:`~skiplock.PayloadError` for arguments that are not JSON."""
 
     name: str
     cron: str
@@ -130,8 +116,8 @@ class Schedule:
         return utc(next(self._iter(after))) or after
 
     def due(self, after: datetime, now: datetime) -> tuple[list[datetime], bool]:
-        """The ticks in (*after*, *now*] (UTC), at most the newest :attr:`limit`; and
-        whether older ones were left out."""
+        """The ticks in (*after*, *now*] (UTC), the newest :attr:`limit`; and whether older
+        ones were left out."""
         limit = self.limit
         # Seek backwards to the (limit+1)-th newest tick, then list forwards from it:
         # forward iteration is the canonical one (DST rules), the backward one only seeks.
@@ -166,8 +152,7 @@ class Schedule:
 
 
 def tick_kwargs(payload: Mapping[str, Any]) -> dict[str, Any]:
-    """The keyword argument a periodic job's task gets: its tick, an aware datetime in the
-    schedule's zone ({} for other jobs)."""
+    """The keyword argument a periodic job's task gets: its tick ({} for other jobs)."""
     info = payload.get("periodic")
     if not isinstance(info, dict):
         return {}

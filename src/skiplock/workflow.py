@@ -1,50 +1,60 @@
-"""Workflows as Celery users write them: signatures, :func:`chain`, :func:`group` and a
-group's :meth:`Group.then` (a chord), on top of ``enqueue(..., after=[...])``.
-
-``task.s(*args, **kwargs)`` is a call of a :class:`~skiplock.Task` not yet enqueued; in a
-chain each step gets the previous step's result as its first argument (a group's: the list
-of its results, in the group's order), unless it was made with ``task.si(...)``. The
-result travels through the database: the step's job waits for its parents
-(``after=[...]``), and the app's handler puts ``job.parent_results`` in front of the
-arguments. ``.enqueue(conn=None)`` writes every job of the workflow in one transaction
-(the caller's with ``conn=``) and returns a :class:`WorkflowHandle`.
-
-The writing is one generator of requests (enqueue one job, enqueue a batch), run by a
-sync and an asyncio loop (:mod:`skiplock._flow_async`, and ``_flow`` generated from it),
-so both enqueue the same jobs in the same order. Every parent a request names was
-written by an earlier request of the same transaction, marked ``has_children`` as it was
-(the writer knows which jobs get a step after them): such parents are neither locked nor
-read again, and nothing is marked after the fact (docs/performance.md, "Workflows").
-
-May import: :mod:`skiplock.errors`, :mod:`skiplock._core`, :mod:`skiplock._flow_async`
-and ``_flow``, and the standard library (the queues and the app only for the
-annotations).
-"""
+"""Workflows as Celery users write them (docs/workflows.md): ``task.s(...)`` signatures,
+:func:`chain`, :func:`group` and :meth:`Group.then` (a chord), over ``enqueue(...,
+after=[...])``. In a chain each step gets the previous step's result (a group's: the list of
+them) as its first argument, unless made with ``task.si(...)``. ``.enqueue()`` writes every
+job in one transaction and returns a :class:`WorkflowHandle`."""
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ._core.arguments import EnqueueOptions
 from ._core.checks import seconds, seconds_or_none
 from ._core.job import Job
 from ._flow import wait_workflow, write_workflow
-from ._flow_async import wait_workflow_async, write_workflow_async
+from ._flow_async import Writer, wait_workflow_async, write_workflow_async
+from .aio_queue import AsyncQueue
 from .errors import ConfigurationError, SkiplockError
-
-if TYPE_CHECKING:
-    from .app import Task
+from .queue import Queue
 
 __all__ = ["Chain", "Group", "Signature", "WorkflowFailed", "WorkflowHandle", "chain", "group"]
 
 #: the payload key that names the parents whose results go in front of the arguments
 PARENT_ARG = "parent_arg"
 
-#: a request of the writer: ``(payloads, options)``, answered with the new ids
-_Request = tuple[list[dict[str, Any]], EnqueueOptions]
-_Writer = Generator[_Request, list[int], list[int]]
+
+class _App(Protocol):
+    """What a workflow uses of its tasks' app (a :class:`~skiplock.App`)."""
+
+    @property
+    def queue(self) -> Queue: ...
+
+    @property
+    def async_queue(self) -> AsyncQueue: ...
+
+    def call_of(
+        self,
+        name: str,
+        args: Sequence[Any],
+        kwargs: dict[str, Any] | None,
+        options: dict[str, Any],
+    ) -> tuple[dict[str, Any], dict[str, Any]]: ...
+
+    def payload_of(
+        self, name: str, args: Sequence[Any], kwargs: dict[str, Any] | None
+    ) -> dict[str, Any]: ...
+
+
+class _Task(Protocol):
+    """What a workflow uses of a task (a :class:`~skiplock.Task`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def app(self) -> _App: ...
 
 
 class WorkflowFailed(SkiplockError):
@@ -58,16 +68,14 @@ class WorkflowFailed(SkiplockError):
 
 @dataclass(frozen=True)
 class _Feed:
-    """The parents whose results a step gets as its first argument: one result, or the
-    list of them (a group's)."""
+    """The parents whose results a step gets first (a group's: as a list)."""
 
     ids: tuple[int, ...]
     as_list: bool
 
 
 def _options(options: dict[str, Any], after: Sequence[int], children: bool) -> EnqueueOptions:
-    """A request's options: the task's *options* (``call_of``), checked, with parents
-    *after* (written by this workflow before, marked) and *children* (a step follows)."""
+    """A request's checked options, with parents *after* and *children* (a step follows)."""
     checked = EnqueueOptions.check(**options)
     if not after:
         return replace(checked, children=children)
@@ -76,64 +84,42 @@ def _options(options: dict[str, Any], after: Sequence[int], children: bool) -> E
 
 
 class _Node:
-    """One part of a workflow: it writes its jobs after the jobs *after*, fed by *feed*,
-    and returns the ids whose results are its own result. *children*: a step follows, so
-    those jobs are written marked ``has_children``."""
+    """One part of a workflow: ``_write`` yields its requests and returns its result's ids."""
 
-    def _write(self, after: Sequence[int], feed: _Feed | None, children: bool) -> _Writer:
+    def _write(self, after: Sequence[int], feed: _Feed | None, children: bool) -> Writer:
         raise NotImplementedError
 
     def _is_group(self) -> bool:
         return False
 
     def enqueue(self, *, conn: Any = None) -> WorkflowHandle:
-        """Write every job of the workflow in one transaction (the caller's open one with
-        ``conn=``) on the app's :class:`~skiplock.Queue`; a handle on them."""
+        """Write every job of the workflow in one transaction (yours with ``conn=``) on the
+        app's queue; a handle on them."""
         queue = self._app().queue
-        writing = _Writing(self)
-        write_workflow(queue, writing, conn)
-        return WorkflowHandle(writing.ids, writing.tail, queue, self._is_group())
+        ids, tail = write_workflow(queue, self._write((), None, False), conn)
+        return WorkflowHandle(ids, tail, queue, self._is_group())
 
     async def enqueue_async(self, *, conn: Any = None) -> WorkflowHandle:
         """:meth:`enqueue` on the app's :class:`~skiplock.AsyncQueue`."""
         queue = self._app().async_queue
-        writing = _Writing(self)
-        await write_workflow_async(queue, writing, conn)
-        return WorkflowHandle(writing.ids, writing.tail, queue, self._is_group())
+        ids, tail = await write_workflow_async(queue, self._write((), None, False), conn)
+        return WorkflowHandle(ids, tail, queue, self._is_group())
 
-    def _app(self) -> Any:
+    def _app(self) -> _App:
         raise NotImplementedError
-
-
-class _Writing:
-    """A workflow's writer as it runs: the ``request`` to answer (None once written),
-    every id so far, and at the end the ``tail`` (the ids whose results are its own)."""
-
-    def __init__(self, node: _Node) -> None:
-        self._writer = node._write((), None, False)
-        self.ids: list[int] = []
-        self.tail: list[int] = []
-        self.request: _Request | None = next(self._writer)
-
-    def answer(self, new: list[int]) -> None:
-        self.ids += new
-        try:
-            self.request = self._writer.send(new)
-        except StopIteration as stop:
-            self.request, self.tail = None, stop.value
 
 
 @dataclass(frozen=True)
 class Signature(_Node):
-    """A call of *task* with *args* and *kwargs*, not yet enqueued (``task.s(...)``).
-    *immutable* (``task.si(...)``): it does not get the previous step's result."""
+    """A call of *task* not yet enqueued (``task.s(...)``); *immutable* (``task.si(...)``):
+    it does not get the previous step's result."""
 
-    task: Task
+    task: _Task
     args: tuple[Any, ...] = ()
     kwargs: dict[str, Any] = field(default_factory=dict)
     immutable: bool = False
 
-    def _app(self) -> Any:
+    def _app(self) -> _App:
         return self.task.app
 
     def _call(self, feed: _Feed | None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -142,7 +128,7 @@ class Signature(_Node):
         return self._fed(payload, feed), options
 
     def _payload(self, feed: _Feed | None) -> dict[str, Any]:
-        """The job's payload alone (a group's batch has its task's options already)."""
+        """The job's payload alone (a group's batch has the options)."""
         return self._fed(self.task.app.payload_of(self.task.name, self.args, self.kwargs), feed)
 
     def _fed(self, payload: dict[str, Any], feed: _Feed | None) -> dict[str, Any]:
@@ -150,7 +136,7 @@ class Signature(_Node):
             payload[PARENT_ARG] = {"ids": list(feed.ids), "list": feed.as_list}
         return payload
 
-    def _write(self, after: Sequence[int], feed: _Feed | None, children: bool) -> _Writer:
+    def _write(self, after: Sequence[int], feed: _Feed | None, children: bool) -> Writer:
         payload, options = self._call(feed)
         return (yield [payload], _options(options, after, children))
 
@@ -165,13 +151,13 @@ class Chain(_Node):
 
     steps: tuple[_Node, ...]
 
-    def _app(self) -> Any:
+    def _app(self) -> _App:
         return self.steps[0]._app()
 
     def _is_group(self) -> bool:
         return self.steps[-1]._is_group()
 
-    def _write(self, after: Sequence[int], feed: _Feed | None, children: bool) -> _Writer:
+    def _write(self, after: Sequence[int], feed: _Feed | None, children: bool) -> Writer:
         tail = list(after)
         last = len(self.steps) - 1
         for n, step in enumerate(self.steps):
@@ -190,13 +176,13 @@ class Group(_Node):
 
     members: tuple[_Node, ...]
 
-    def _app(self) -> Any:
+    def _app(self) -> _App:
         return self.members[0]._app()
 
     def _is_group(self) -> bool:
         return True
 
-    def _write(self, after: Sequence[int], feed: _Feed | None, children: bool) -> _Writer:
+    def _write(self, after: Sequence[int], feed: _Feed | None, children: bool) -> Writer:
         tails: list[list[int]] = [[] for _ in self.members]
         # Plain calls sharing their enqueue options go in one batch (enqueue_many);
         # a chain or group inside is written on its own.
@@ -222,31 +208,28 @@ class Group(_Node):
         return [job_id for tail in tails for job_id in tail]
 
     def then(self, step: _Node) -> Chain:
-        """A chord: *step* runs once every member is done, with the list of their results
-        (in the group's order) as its first argument."""
+        """A chord: *step* runs once every member is done, with the list of their results."""
         return chain(self, step)
 
 
 def chain(*steps: _Node) -> Chain:
-    """Steps that run one after another; each gets the previous one's result as its first
-    argument (a group's: the list of its results), unless made with ``task.si(...)``. A
-    step that fails (finally) or is cancelled cancels the steps after it."""
+    """Steps run one after another, each getting the previous one's result first (unless
+    made with ``task.si``). A step that fails or is cancelled cancels the steps after it."""
     if not steps or not all(isinstance(s, _Node) for s in steps):
         raise ConfigurationError("chain() takes one or more task.s(...), chains or groups")
     return Chain(tuple(steps))
 
 
 def group(*members: _Node) -> Group:
-    """Members that run side by side; ``group(...).then(step)`` runs *step* once all are
-    done, with the list of their results as its first argument."""
+    """Members run side by side; their result is the list of theirs, in order."""
     if not members or not all(isinstance(m, _Node) for m in members):
         raise ConfigurationError("group() takes one or more task.s(...), chains or groups")
     return Group(tuple(members))
 
 
 class WorkflowHandle:
-    """The jobs of an enqueued workflow: ``ids`` (every job, in the order written), ``id``
-    (the last one), and :meth:`wait` for its result."""
+    """An enqueued workflow's jobs: ``ids`` (in the order written), ``id`` (the last one),
+    and :meth:`wait`."""
 
     def __init__(self, ids: list[int], tail: list[int], queue: Any, as_list: bool) -> None:
         self.ids = ids
@@ -277,28 +260,24 @@ class WorkflowHandle:
         return True, (results if self._as_list else results[0])
 
     def wait(self, timeout: float | None = None, *, interval: float = 0.5) -> Any:
-        """Wait until the workflow's last jobs have ended; their result (a list for a
-        group). Polls ``get`` with a back-off up to *interval* seconds. Raises
-        :class:`WorkflowFailed` when one ended failed or cancelled, ``TimeoutError``
-        after *timeout* seconds; :class:`ConfigurationError` for a *timeout* that is not
-        None or a number of seconds from 0 to ten years, or an *interval* that is not one
-        above 0 (before reading anything)."""
-        return wait_workflow(self, *_wait_times(timeout, interval))
+        """The result of the workflow's last jobs (a list for a group), polled with a
+        back-off up to *interval* seconds. Raises :class:`WorkflowFailed` when one ended
+        failed or cancelled, ``TimeoutError`` after *timeout* seconds."""
+        return wait_workflow(self._queue, self, *_wait_times(timeout, interval))
 
     async def wait_async(self, timeout: float | None = None, *, interval: float = 0.5) -> Any:
         """:meth:`wait` for a workflow enqueued with ``enqueue_async``."""
-        return await wait_workflow_async(self, *_wait_times(timeout, interval))
+        return await wait_workflow_async(self._queue, self, *_wait_times(timeout, interval))
 
 
 def _wait_times(timeout: object, interval: object) -> tuple[float | None, float]:
-    """``(timeout, interval)`` of a workflow's wait, checked as :meth:`Queue.wait` checks
-    its timeout."""
+    """A wait's checked ``(timeout, interval)``."""
     return seconds_or_none(timeout, "timeout"), seconds(interval, "interval", strict=True)
 
 
 def parent_argument(payload: dict[str, Any], job: Job) -> tuple[bool, Any]:
-    """For the app's handler: ``(True, value)`` when *payload* asks for its parents'
-    results in front of its arguments (a chain's step, a chord's callback)."""
+    """For the app's handler: ``(True, value)`` when *payload* asks for its parents' results
+    in front of its arguments."""
     feed = payload.get(PARENT_ARG)
     if not isinstance(feed, dict) or not isinstance(feed.get("ids"), list):
         return False, None

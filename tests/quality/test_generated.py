@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import shutil
 import textwrap
 from pathlib import Path
@@ -32,6 +33,15 @@ def test_each_generated_module_is_current(source: Path, target: Path) -> None:
         f"{target} is not what {source} generates: run scripts/async_to_sync (never edit "
         "the generated file)"
     )
+
+
+@pytest.mark.parametrize(("source", "target"), PAIRS, ids=[t.name for _, t in PAIRS])
+def test_no_generated_module_claims_to_be_the_source(source: Path, target: Path) -> None:
+    text = (ROOT / target).read_text()
+    doc = ast.get_docstring(ast.parse(text)) or ""
+    assert GEN.made_from(source) in doc, target
+    rest = text.removeprefix(GEN.header(source)).replace(GEN.made_from(source), "")
+    assert not re.search(r"async_to_sync|\bthe source\b|from this module", rest), target
 
 
 def _module_name(target: Path) -> str:

@@ -1,10 +1,6 @@
-"""The primitives that differ between the asyncio source modules and the sync modules
-generated from them (``scripts/async_to_sync``; psycopg's ``_acompat.py`` is the model).
-
-The source names the asyncio one (``AEvent``, ``asleep``, ``wait_event_async``); the
-generator renames it to its sync twin here (``Event``, ``sleep``, ``wait_event``). Each
-pair does the same thing, one for the tasks of one event loop, one for threads.
-"""
+"""The primitives that differ between an asyncio source module and the sync module generated
+from it: ``scripts/async_to_sync`` renames ``AEvent``, ``asleep`` and ``wait_event_async``
+to ``Event``, ``sleep`` and ``wait_event``."""
 
 from __future__ import annotations
 
@@ -27,11 +23,9 @@ def wait_event(event: threading.Event, timeout: float) -> bool:
 
 
 async def wait_event_async(event: asyncio.Event, timeout: float) -> bool:
-    """Wait up to *timeout* seconds for *event*; True if it was set. A cancellation of
-    the waiting task is raised as it comes, even when the event is set in the same turn
-    of the loop: ``asyncio.wait_for`` before Python 3.12 then returns the result and the
-    cancellation is lost (the task runs on past an ``asyncio.timeout()``), so it is not
-    used here."""
+    """Wait up to *timeout* seconds for *event*; True if it was set."""
+    # not asyncio.wait_for: before Python 3.12 it loses a cancellation that comes in the
+    # turn the event is set, and the task runs on past an asyncio.timeout()
     if event.is_set():
         return True
     waiting = asyncio.ensure_future(event.wait())

@@ -1,11 +1,9 @@
 # Generated from src/skiplock/_shell/pool_async.py by scripts/async_to_sync; do not edit.
 # Edit the source and run scripts/async_to_sync (tests/quality/test_generated.py checks).
-"""The pools' I/O: open, check, close and wait as :class:`~skiplock._shell.pool_state.PoolState`
-(the bound, wait order, recycling, broken connections dropped) says.
+"""The pool's I/O: open, check, close and wait for connections as
+:class:`~skiplock._shell.pool_state.PoolState` decides.
 
-``skiplock._shell.pool_async`` is the source (``AsyncPool``, for the tasks of one event loop);
-``skiplock._shell.pool`` (``Pool``, for threads) is generated from it by
-``scripts/async_to_sync``.
+Generated from ``pool_async.py`` by ``scripts/async_to_sync``; edit that file.
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ __all__ = ["Pool"]
 
 
 class _ThreadWaiter(Waiter):
-    """Woken (its event set) by whoever hands it a connection or a slot."""
+    """Woken by whoever hands it a connection or a slot."""
 
     __slots__ = ("done",)
 
@@ -36,16 +34,8 @@ class _ThreadWaiter(Waiter):
 
 
 class Pool:
-    """At most ``max_size`` connections open at once, each lent to one caller at a time.
-
-    :meth:`get` lends an idle connection, or opens one, or waits up to ``timeout`` seconds
-    for one, then raises :class:`~skiplock.PoolTimeout` (retryable); :meth:`put` takes it
-    back (see :class:`~skiplock._shell.pool_state.PoolState` for what is kept and what closed).
-    An idle connection found unusable by *usable* (a check without a round trip) when lent
-    is closed and replaced. There is no background task: idle connections are recycled
-    when the pool is next used. The connections are skiplock's adapters (``close()``, and
-    ``abort()`` for a close that was interrupted).
-    """
+    """At most ``max_size`` connections open at once, each lent to one caller at a time; no
+    background task. The connections are skiplock's adapters."""
 
     def __init__(
         self,
@@ -63,14 +53,10 @@ class Pool:
         self.timeout = settings.timeout
 
     def get(self) -> Any:
-        """A connection for the caller alone until :meth:`put`. Raises ``PoolTimeout``
-        after ``timeout`` seconds without one, ``ConfigurationError`` once closed, and
-        whatever opening a connection raises.
-
-        Interrupted anywhere (a cancelled task, ``KeyboardInterrupt``), it gives back what
-        it held by then, its place in line, a connection or a slot, before it re-raises:
-        every change to the pool's count is made by :class:`PoolState` without an await,
-        and each await here is guarded by what undoes it."""
+        """A connection for the caller alone until :meth:`put`: an idle one that *usable*
+        accepts, a new one, or one waited for. Raises ``PoolTimeout`` after ``timeout``
+        seconds, ``ConfigurationError`` once closed. Interrupted, it gives back what it held
+        first."""
         deadline = time.monotonic() + self.timeout
         conn, waiter, stale = self.state.lend(_ThreadWaiter)
         try:
@@ -91,8 +77,7 @@ class Pool:
         return conn if conn is not None else self._open_one()
 
     def _give_back(self, conn: Any, waiter: Waiter | None) -> None:
-        """What an interrupted :meth:`get` held: its place in line (and whatever it was
-        handed meanwhile), an idle connection, or the slot for a new one."""
+        """What an interrupted :meth:`get` held: its place in line, a connection or a slot."""
         if waiter is not None:
             conn = self.state.abandon(waiter)
         elif conn is None:
@@ -113,7 +98,6 @@ class Pool:
         return self.state.handed(waiter)
 
     def _open_one(self) -> Any:
-        """Open a connection in a slot already taken."""
         try:
             conn = self._opener()
         except BaseException:
@@ -125,20 +109,17 @@ class Pool:
         return conn
 
     def put(self, conn: Any, *, broken: bool = False) -> None:
-        """Take back a connection lent by :meth:`get`, rolled back or committed. With
-        *broken* (its last use lost the connection) it is closed, never lent again."""
+        """Take back a connection from :meth:`get`; closed when *broken*."""
         _close_all(self.state.take_back(conn, broken))
 
     def close(self) -> None:
-        """Close the idle connections now, lent ones when they come back; waiting and
-        later :meth:`get` calls raise ``ConfigurationError``."""
+        """Close the idle connections now, lent ones when they come back; :meth:`get` raises
+        ``ConfigurationError`` from now on."""
         _close_all(self.state.close())
 
 
 def _close_all(conns: list[Any]) -> None:
-    """Close each of *conns* (already out of the pool's count), ignoring their errors. If
-    interrupted, the one being closed and the rest are aborted (their sockets closed
-    without an await: see ``AsyncAdapter.abort``), then the interruption is raised."""
+    """Close each of *conns*, ignoring errors; interrupted, abort the rest and raise."""
     for i, conn in enumerate(conns):
         try:
             conn.close()

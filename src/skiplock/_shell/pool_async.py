@@ -1,9 +1,7 @@
-"""The pools' I/O: open, check, close and wait as :class:`~skiplock._shell.pool_state.PoolState`
-(the bound, wait order, recycling, broken connections dropped) says.
+"""The pool's I/O: open, check, close and wait for connections as
+:class:`~skiplock._shell.pool_state.PoolState` decides.
 
-``skiplock._shell.pool_async`` is the source (``AsyncPool``, for the tasks of one event loop);
-``skiplock._shell.pool`` (``Pool``, for threads) is generated from it by
-``scripts/async_to_sync``.
+``scripts/async_to_sync`` makes ``pool.py`` from this module.
 """
 
 from __future__ import annotations
@@ -21,7 +19,7 @@ __all__ = ["AsyncPool"]
 
 
 class _LoopWaiter(Waiter):
-    """Woken (its event set) by whoever hands it a connection or a slot."""
+    """Woken by whoever hands it a connection or a slot."""
 
     __slots__ = ("done",)
 
@@ -34,16 +32,8 @@ class _LoopWaiter(Waiter):
 
 
 class AsyncPool:
-    """At most ``max_size`` connections open at once, each lent to one caller at a time.
-
-    :meth:`get` lends an idle connection, or opens one, or waits up to ``timeout`` seconds
-    for one, then raises :class:`~skiplock.PoolTimeout` (retryable); :meth:`put` takes it
-    back (see :class:`~skiplock._shell.pool_state.PoolState` for what is kept and what closed).
-    An idle connection found unusable by *usable* (a check without a round trip) when lent
-    is closed and replaced. There is no background task: idle connections are recycled
-    when the pool is next used. The connections are skiplock's adapters (``close()``, and
-    ``abort()`` for a close that was interrupted).
-    """
+    """At most ``max_size`` connections open at once, each lent to one caller at a time; no
+    background task. The connections are skiplock's adapters."""
 
     def __init__(
         self,
@@ -61,14 +51,10 @@ class AsyncPool:
         self.timeout = settings.timeout
 
     async def get(self) -> Any:
-        """A connection for the caller alone until :meth:`put`. Raises ``PoolTimeout``
-        after ``timeout`` seconds without one, ``ConfigurationError`` once closed, and
-        whatever opening a connection raises.
-
-        Interrupted anywhere (a cancelled task, ``KeyboardInterrupt``), it gives back what
-        it held by then, its place in line, a connection or a slot, before it re-raises:
-        every change to the pool's count is made by :class:`PoolState` without an await,
-        and each await here is guarded by what undoes it."""
+        """A connection for the caller alone until :meth:`put`: an idle one that *usable*
+        accepts, a new one, or one waited for. Raises ``PoolTimeout`` after ``timeout``
+        seconds, ``ConfigurationError`` once closed. Interrupted, it gives back what it held
+        first."""
         deadline = time.monotonic() + self.timeout
         conn, waiter, stale = self.state.lend(_LoopWaiter)
         try:
@@ -89,8 +75,7 @@ class AsyncPool:
         return conn if conn is not None else await self._open_one()
 
     async def _give_back(self, conn: Any, waiter: Waiter | None) -> None:
-        """What an interrupted :meth:`get` held: its place in line (and whatever it was
-        handed meanwhile), an idle connection, or the slot for a new one."""
+        """What an interrupted :meth:`get` held: its place in line, a connection or a slot."""
         if waiter is not None:
             conn = self.state.abandon(waiter)
         elif conn is None:
@@ -111,7 +96,6 @@ class AsyncPool:
         return self.state.handed(waiter)
 
     async def _open_one(self) -> Any:
-        """Open a connection in a slot already taken."""
         try:
             conn = await self._opener()
         except BaseException:
@@ -123,20 +107,17 @@ class AsyncPool:
         return conn
 
     async def put(self, conn: Any, *, broken: bool = False) -> None:
-        """Take back a connection lent by :meth:`get`, rolled back or committed. With
-        *broken* (its last use lost the connection) it is closed, never lent again."""
+        """Take back a connection from :meth:`get`; closed when *broken*."""
         await _close_all(self.state.take_back(conn, broken))
 
     async def close(self) -> None:
-        """Close the idle connections now, lent ones when they come back; waiting and
-        later :meth:`get` calls raise ``ConfigurationError``."""
+        """Close the idle connections now, lent ones when they come back; :meth:`get` raises
+        ``ConfigurationError`` from now on."""
         await _close_all(self.state.close())
 
 
 async def _close_all(conns: list[Any]) -> None:
-    """Close each of *conns* (already out of the pool's count), ignoring their errors. If
-    interrupted, the one being closed and the rest are aborted (their sockets closed
-    without an await: see ``AsyncAdapter.abort``), then the interruption is raised."""
+    """Close each of *conns*, ignoring errors; interrupted, abort the rest and raise."""
     for i, conn in enumerate(conns):
         try:
             await conn.close()

@@ -1,17 +1,6 @@
-"""The policy of skiplock's connection pools, with no I/O: one contract for both queues.
-
-Why our own and not ``psycopg_pool``: a queue behaves the same on every database, so its
-pool must too (the same bound, the same wait, the same error, the same recycling on
-PostgreSQL, MySQL/MariaDB and SQL Server, for :class:`~skiplock.Queue` and
-:class:`~skiplock.AsyncQueue` alike); psycopg_pool serves psycopg only, and a second
-pool for the other drivers would be two contracts to keep true. What a pool needs is
-small: hand out, take back, wait with a deadline, close what is old or broken.
-
-The policy is written once, here, in :class:`PoolState`; :class:`~skiplock._shell.pool.Pool`
-(threads) and :class:`~skiplock._shell.pool_async.AsyncPool` (one event loop), one source (the
-second) and the module generated from it, only open, check, close and wait as it tells
-them.
-"""
+"""The policy of skiplock's connection pools, with no I/O (docs/pool.md): one for every
+database and both queues, where ``psycopg_pool`` serves psycopg only. The pools of
+``pool_async.py`` and ``pool.py`` open, check, close and wait as it tells them."""
 
 from __future__ import annotations
 
@@ -73,9 +62,8 @@ class PoolSettings:
 
 @dataclass(frozen=True, slots=True)
 class PoolStats:
-    """One moment of a queue's pool (:meth:`skiplock.Queue.pool_stats`), counted by the
-    pool itself: ``in_use`` is 0 once every call and ``transaction()`` block has ended,
-    however it ended (returned, raised, cancelled, interrupted)."""
+    """One moment of a queue's pool (:meth:`skiplock.Queue.pool_stats`): ``in_use`` is 0
+    once every call and ``transaction()`` block has ended, however it ended."""
 
     #: the bound: at most this many open at once
     max_size: int
@@ -90,8 +78,8 @@ class PoolStats:
 
 
 class Waiter:
-    """A caller waiting for a connection; given one (or a slot to open one) by hand-off.
-    :meth:`wake` is the I/O side's: a thread's event, or an asyncio future's result."""
+    """A caller waiting for a connection, or a slot to open one; :meth:`wake` is the I/O
+    side's."""
 
     __slots__ = ("conn", "outcome")
 
@@ -104,18 +92,10 @@ class Waiter:
 
 
 class PoolState:
-    """The bookkeeping of a pool of at most ``max_size`` connections, with no I/O.
-
-    Lending prefers the most recently returned idle connection, then a new one while fewer
-    than ``max_size`` are open, then a wait in arrival order. A connection taken back
-    broken, older than ``max_lifetime`` (each one up to 10 % sooner, so they do not all
-    reopen together), or over ``max_idle`` idle ones is to be closed; so is an idle one
-    unused for ``max_idle_time``. Every method returns what the caller must close (outside
-    the lock) or open. One lock guards the idle stack, the count of open connections (those
-    being opened included: a slot is taken before opening) and the waiters; nothing is
-    opened, closed or checked while it is held. A returned connection or a freed slot goes
-    straight to the oldest waiter, so a caller arriving later cannot take it first.
-    """
+    """The bookkeeping of a pool of at most ``max_size`` connections. Lends the most
+    recently returned idle connection, else opens one, else queues the caller in arrival
+    order; a returned connection or freed slot goes straight to the oldest waiter. Each
+    method returns what the caller must close or open, outside the one lock."""
 
     def __init__(self, settings: PoolSettings, name: str) -> None:
         self.settings = settings
@@ -128,9 +108,9 @@ class PoolState:
         self._closed = False
 
     def lend(self, waiter: Callable[[], Waiter]) -> tuple[Any, Waiter | None, list[Any]]:
-        """``(conn, None, stale)``: lend *conn*, or open one in a slot taken for the caller
-        when *conn* is None; ``(None, w, stale)``: wait on *w* (made by *waiter*). *stale*
-        are to be closed. Raises ``ConfigurationError`` once closed."""
+        """``(conn, None, stale)``: lend *conn*, or open one in the slot taken when None;
+        ``(None, w, stale)``: wait on *w*. Close *stale*. Raises ``ConfigurationError`` once
+        closed."""
         with self._lock:
             if self._closed:
                 raise ConfigurationError("this queue was closed")
@@ -153,8 +133,7 @@ class PoolState:
             return None, w, stale
 
     def timed_out(self, waiter: Waiter) -> PoolTimeout | None:
-        """After a wait that ended unhanded: the error to raise, or None if *waiter* was
-        handed something at the last moment."""
+        """After a wait: the error to raise, or None if *waiter* was handed something."""
         with self._lock:
             if waiter.outcome:
                 return None
@@ -169,14 +148,14 @@ class PoolState:
 
     @staticmethod
     def handed(waiter: Waiter) -> Any:
-        """What a woken *waiter* got: a connection, or None for a slot to open one in."""
+        """What a woken *waiter* got: a connection, or None for a slot."""
         if waiter.outcome == "closed":
             raise ConfigurationError("this queue was closed")
         return waiter.conn
 
     def abandon(self, waiter: Waiter) -> Any:
-        """A waiter interrupted (KeyboardInterrupt, a cancelled task): the connection it was
-        handed, for the caller to :meth:`take_back`, or None."""
+        """An interrupted waiter: the connection it was handed, to :meth:`take_back`, or
+        None."""
         with self._lock:
             if not waiter.outcome:
                 self._waiters.remove(waiter)
@@ -186,8 +165,8 @@ class PoolState:
         return waiter.conn if waiter.outcome == "conn" else None
 
     def opened(self, conn: Any) -> bool:
-        """*conn* was opened in a slot; False if the pool closed meanwhile (the caller
-        closes it and raises)."""
+        """*conn* was opened in a slot; False if the pool closed meanwhile (close it,
+        raise)."""
         jitter = self.settings.max_lifetime * random.uniform(0.0, 0.1)
         with self._lock:
             if not self._closed:
@@ -197,17 +176,17 @@ class PoolState:
             return False
 
     def open_failed(self) -> None:
-        """Opening in a slot raised: the slot is freed (or passed on)."""
+        """Opening in a slot raised: the slot is freed or passed on."""
         with self._lock:
             self._free_slot()
 
     def forget(self, conn: Any) -> None:
-        """*conn* will be closed; its slot stays with the caller, who opens another."""
+        """*conn* will be closed; its slot stays with the caller."""
         with self._lock:
             self._expires.pop(id(conn), None)
 
     def take_back(self, conn: Any, broken: bool) -> list[Any]:
-        """*conn* is returned; what the caller must close (it among them when not kept)."""
+        """*conn* is returned; what the caller must close."""
         now = time.monotonic()
         with self._lock:
             expires = self._expires.get(id(conn))
@@ -224,7 +203,7 @@ class PoolState:
         return stale
 
     def stats(self) -> PoolStats:
-        """The counts now (see :class:`PoolStats`)."""
+        """The counts now."""
         with self._lock:
             idle = len(self._idle)
             return PoolStats(
@@ -236,8 +215,8 @@ class PoolState:
             )
 
     def close(self) -> list[Any]:
-        """No more lending; the idle connections, for the caller to close. Waiters are
-        woken with ``ConfigurationError``; lent connections are closed as they return."""
+        """No more lending; the idle connections, to close. Waiters get
+        ``ConfigurationError``; lent connections are closed as they return."""
         with self._lock:
             self._closed = True
             idle = [c for c, _ in self._idle]
@@ -251,8 +230,7 @@ class PoolState:
     # -- under the lock -------------------------------------------------------------------
 
     def _expire_idle(self, now: float) -> list[Any]:
-        """Take out the idle connections unused for ``max_idle_time``. (Age is checked as
-        each one is lent or returned.)"""
+        """Take out the idle connections unused for ``max_idle_time``."""
         stale = []
         while self._idle and now - self._idle[0][1] >= self.settings.max_idle_time:
             stale.append(self._idle.popleft()[0])  # the longest unused sit on the left

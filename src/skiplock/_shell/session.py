@@ -1,14 +1,8 @@
 # Generated from src/skiplock/_shell/session_async.py by scripts/async_to_sync; do not edit.
 # Edit the source and run scripts/async_to_sync (tests/quality/test_generated.py checks).
-"""The I/O shell under a queue: its pool, checkout, the retry loop, COMMIT, rollback or
-drop, and :meth:`transaction`.
+"""The I/O under a queue: its pool, the retry loop, COMMIT, rollback or drop.
 
-``skiplock._shell.session_async`` is the source (``AsyncSession``, the base of
-:class:`~skiplock.AsyncQueue`); ``skiplock._shell.session`` (``Session``, the base of
-:class:`~skiplock.Queue`) is generated from it by ``scripts/async_to_sync``. The queue
-sets the attributes declared here and defines ``adapt``; every public queue method is one
-line over :mod:`skiplock._core.calls` that runs its :class:`~skiplock._core.calls.Call` with
-:meth:`_call`.
+Generated from ``session_async.py`` by ``scripts/async_to_sync``; edit that file.
 """
 
 from __future__ import annotations
@@ -49,11 +43,10 @@ _CONFLICTS = 20
 
 
 class Session:
-    """The connections of one queue and the transactions run on them (see the module)."""
+    """A queue's connections and the transactions run on them."""
 
     def _setup(self, settings: QueueSettings) -> None:
-        """The queue's attributes from its checked *settings*, and its pool; no connection
-        is opened (``ConfigurationError`` for a URL no dialect serves)."""
+        """The queue's attributes and pool from its checked *settings*; opens nothing."""
         #: what the queue was made with, checked (a queue on the same database takes it whole)
         self.settings: QueueSettings = settings
         self.url: DatabaseURL = settings.url
@@ -74,19 +67,15 @@ class Session:
         self._waits = Waits()
 
     def adapt(self, conn: Any) -> Adapter:
-        """The driver adapter for a caller's *conn* (see :mod:`skiplock.drivers`; for an
-        AsyncQueue, an asyncio connection: :mod:`skiplock.drivers.aio_adapt`).
-
-        Raises :class:`~skiplock.ConfigurationError`, before anything is sent, for an
-        object skiplock cannot use or a connection to another kind of database.
-        """
+        """The driver adapter for your *conn*. Raises :class:`~skiplock.ConfigurationError`,
+        before anything is sent, for an object skiplock cannot use or a connection to
+        another database."""
         d = self.dialect
         return adapt(conn, d.name, self.url.flavor)
 
     # -- connections ----------------------------------------------------------------------
 
     def _make_pool(self) -> Pool:
-        """The queue's pool of adapters (see :class:`~skiplock._shell.pool_async.AsyncPool`)."""
         return Pool(
             self._open,
             usable=self._usable,
@@ -95,10 +84,8 @@ class Session:
         )
 
     def _open(self) -> Adapter:
-        """A new pooled connection (see :meth:`_connect`), which the server ends if it sits
-        idle inside a transaction for longer than the dialect's
-        ``idle_transaction_timeout``: a process frozen in the middle of one of skiplock's
-        transactions keeps its row locks no longer (``transaction()`` blocks are exempt)."""
+        """A new pooled connection; the server ends it when it idles in a transaction past
+        the dialect's limit."""
         own = self._connect()
         limit = self.dialect.idle_limit_sql()
         if limit:
@@ -114,13 +101,12 @@ class Session:
         return own
 
     def _statements(self, own: Adapter, sqls: Sequence[str]) -> None:
-        """Run each statement of *sqls* (no parameters, no result) on *own*."""
         for sql in sqls:
             own.execute(Statement(sql, None, NOTHING))
 
     def _connect(self) -> Adapter:
-        """A new connection of skiplock's own, in its adapter; the first one opened reads
-        the server's version (``UnsupportedServer`` if it is too old)."""
+        """A new connection in its adapter; the first one reads the server's version
+        (``UnsupportedServer`` if too old)."""
         errors = self.dialect.driver_errors()
         try:
             own = self.dialect.adapter(self.dialect.connect())
@@ -138,7 +124,7 @@ class Session:
         return own
 
     def _usable(self, own: Adapter) -> bool:
-        """An idle pooled connection is not known to be broken (no round trip)."""
+        """An idle pooled connection not known to be broken (no round trip)."""
         return self.dialect.is_usable(own.connection)
 
     def _checkout(self) -> Adapter:
@@ -146,16 +132,13 @@ class Session:
         return own
 
     def pool_stats(self) -> PoolStats:
-        """How many of the pool's connections are open, idle, in use, and how many callers
-        wait for one, now (no I/O). ``in_use`` goes back to 0 when every call has ended,
-        however it ended: one interrupted (a cancelled task, ``KeyboardInterrupt``) drops
-        its connection rather than keep it (see docs/pool.md)."""
+        """The pool's connections open, idle and in use, and the callers waiting, now (no
+        I/O; docs/pool.md)."""
         return self._pool.state.stats()
 
     # -- running one operation ------------------------------------------------------------
 
     def _call(self, call: calls.Call[T, R]) -> R:
-        """Run a :class:`~skiplock._core.calls.Call` (see :mod:`skiplock._core.calls`)."""
         if call.make is None:
             return call.finish(None)  # type: ignore[arg-type]
         return call.finish(self._run_op(call.doing, call.conn, call.make, call.check))
@@ -163,26 +146,15 @@ class Session:
     def _run(
         self, doing: str, conn: Any, make: Callable[..., Op[T]], *args: Any, check: bool = True
     ) -> T:
-        """Run the operation ``make(*args)`` (see :meth:`_run_op`)."""
         return self._run_op(doing, conn, lambda _: make(*args), check)
 
     def _run_op(
         self, doing: str, conn: Any, make: Callable[[bool], Op[T]], check: bool = True
     ) -> T:
-        """Run the operation ``make(can_copy)`` in a transaction of its own, or in the
-        caller's when *conn* is given.
-
-        The first call that *check*s reads the table's schema version (see
-        :meth:`_check_schema`) and raises ``ConfigurationError`` unless it is current.
-        A failure before COMMIT rolls back; if it was a deadlock, a lock timeout or a lost
-        connection the whole transaction runs again (bounded, with jitter), with a new
-        operation. So does a deadlock that COMMIT reports: Galera's certification failure,
-        where another node committed a write to the same rows first; the transaction was
-        rolled back. A connection lost during COMMIT leaves the outcome unknown: that is
-        raised, never retried. An interruption (a cancelled task, ``KeyboardInterrupt``,
-        ``SystemExit``, ``GeneratorExit``) anywhere drops the connection (see
-        :meth:`_rollback_or_drop`) and is raised, never retried.
-        """
+        """Run ``make(can_copy)`` in a transaction of its own (or the caller's, on *conn*).
+        A deadlock, lock timeout or lost connection before COMMIT, or a deadlock at COMMIT
+        (Galera), runs it again with jitter, a bounded number of times; a connection lost
+        during COMMIT is raised. An interruption drops the connection."""
         theirs = None if conn is None else self.adapt(conn)
         if check and not self._schema_ok:
             self._check_schema(theirs)
@@ -224,17 +196,13 @@ class Session:
             return result
 
     def check_schema(self) -> None:
-        """Raise ``ConfigurationError`` unless the table's schema is current (read once per
-        queue, as the first call that checks does)."""
+        """Raise :class:`~skiplock.ConfigurationError` unless the table's schema is current
+        (read once per queue)."""
         if not self._schema_ok:
             self._check_schema(None)
 
     def _check_schema(self, theirs: Adapter | None) -> None:
-        """Read the table's schema version, once per queue until it is found current;
-        raise ``ConfigurationError`` unless it is. On the caller's connection when the
-        operation runs there (a read of the catalog and the version table inside their
-        transaction, which it leaves as it was, and no second connection taken from the
-        pool while theirs is busy); otherwise in a transaction of its own."""
+        """:meth:`check_schema`, on *theirs* when given."""
         doing = "reading the schema version"
         if theirs is None:
             version = self._run(doing, None, self.schema.version, check=False)
@@ -244,17 +212,14 @@ class Session:
         self._schema_ok = True
 
     def _run_theirs(self, doing: str, theirs: Adapter, op: Op[T]) -> T:
-        """Run *op* on the caller's connection (see :func:`~skiplock.drivers.run.run_theirs`)."""
         try:
             return run_theirs(op, theirs, self.dialect.begin_sql())
         except StatementError as exc:
             raise self.dialect.wrap(exc, doing) from exc.cause
 
     def _commit(self, own: Adapter, doing: str) -> None:
-        """COMMIT a pooled connection and return it to the pool. A connection lost during
-        COMMIT leaves the outcome unknown: the error says so and nothing is retried. So
-        does an interruption during COMMIT (the server may have committed or not): the
-        connection is dropped and the interruption raised."""
+        """COMMIT and return the connection to the pool. Lost or interrupted during COMMIT:
+        dropped, raised, never retried."""
         try:
             own.commit()
         except own.errors as exc:
@@ -269,11 +234,8 @@ class Session:
         self._pool.put(own)
 
     def _rollback_or_drop(self, own: Adapter, *, lost: bool = False) -> None:
-        """Return the connection to the pool rolled back; drop it (closed, its pool slot
-        freed) if its last use lost the connection or was interrupted (*lost*: a driver
-        interrupted in the middle of a statement may have a reply left unread, so no
-        rollback is sent; closing the session makes the server roll back), or if the
-        rollback fails or is interrupted."""
+        """Return the connection rolled back; drop it when *lost* (no rollback is sent) or
+        when the rollback fails."""
         if not lost:
             try:
                 own.rollback()
@@ -286,9 +248,7 @@ class Session:
 
     @contextmanager
     def _own_transaction(self) -> Iterator[Adapter]:
-        """A pooled connection for a ``transaction()`` block (see the queue's
-        :meth:`transaction`): committed when the block ends, rolled back when it raises,
-        dropped when it is interrupted; exempt from the idle limit while the block runs."""
+        """A pooled connection for a ``transaction()`` block, exempt from the idle limit."""
         own = self._checkout()
         try:
             # the block's own code runs between its statements: exempt from the idle limit
@@ -304,17 +264,13 @@ class Session:
         self._commit(own, "committing your transaction")
 
     def _exempt(self, own: Adapter, sqls: Sequence[str], doing: str) -> None:
-        """:meth:`_statements` inside a ``transaction()`` block; a driver error raised as
-        the dialect's error."""
         try:
             self._statements(own, sqls)
         except own.errors as exc:
             raise self.dialect.wrap(exc, doing, own.error_info(exc)) from exc
 
     def _unexempt(self, own: Adapter) -> bool:
-        """After a ``transaction()`` block that raised: its connection's idle limit given
-        back; False when that failed (the connection is then dropped, not pooled without
-        its limit). An interruption drops the connection and is raised."""
+        """Give back the idle limit after a block that raised; False when that failed."""
         try:
             self._statements(own, self.dialect.exempt_end_sql())
         except Exception:
@@ -326,14 +282,13 @@ class Session:
 
 
 def _interrupted(exc: BaseException) -> bool:
-    """*exc* is an interruption (``CancelledError``, ``KeyboardInterrupt``, ``SystemExit``,
-    ``GeneratorExit``), not an error: it may have come in the middle of a driver call."""
+    """*exc* is an interruption (``CancelledError``, ``KeyboardInterrupt``, …), not an
+    error."""
     return not isinstance(exc, Exception)
 
 
 def _close_quietly(own: Adapter) -> None:
-    """Close *own*, ignoring its errors; aborted if that fails or is interrupted (the
-    interruption is raised)."""
+    """Close *own*, ignoring errors (abort if that fails); an interruption is raised."""
     try:
         own.close()
     except BaseException as exc:

@@ -1,12 +1,6 @@
-"""The I/O shell under a queue: its pool, checkout, the retry loop, COMMIT, rollback or
-drop, and :meth:`transaction`.
+"""The I/O under a queue: its pool, the retry loop, COMMIT, rollback or drop.
 
-``skiplock._shell.session_async`` is the source (``AsyncSession``, the base of
-:class:`~skiplock.AsyncQueue`); ``skiplock._shell.session`` (``Session``, the base of
-:class:`~skiplock.Queue`) is generated from it by ``scripts/async_to_sync``. The queue
-sets the attributes declared here and defines ``adapt``; every public queue method is one
-line over :mod:`skiplock._core.calls` that runs its :class:`~skiplock._core.calls.Call` with
-:meth:`_call`.
+``scripts/async_to_sync`` makes ``session.py`` from this module.
 """
 
 from __future__ import annotations
@@ -48,11 +42,10 @@ _CONFLICTS = 20
 
 
 class AsyncSession:
-    """The connections of one queue and the transactions run on them (see the module)."""
+    """A queue's connections and the transactions run on them."""
 
     def _setup(self, settings: QueueSettings) -> None:
-        """The queue's attributes from its checked *settings*, and its pool; no connection
-        is opened (``ConfigurationError`` for a URL no dialect serves)."""
+        """The queue's attributes and pool from its checked *settings*; opens nothing."""
         #: what the queue was made with, checked (a queue on the same database takes it whole)
         self.settings: QueueSettings = settings
         self.url: DatabaseURL = settings.url
@@ -73,12 +66,9 @@ class AsyncSession:
         self._waits = AsyncWaits()
 
     async def adapt(self, conn: Any) -> AsyncAdapter:
-        """The driver adapter for a caller's *conn* (see :mod:`skiplock.drivers`; for an
-        AsyncQueue, an asyncio connection: :mod:`skiplock.drivers.aio_adapt`).
-
-        Raises :class:`~skiplock.ConfigurationError`, before anything is sent, for an
-        object skiplock cannot use or a connection to another kind of database.
-        """
+        """The driver adapter for your *conn*. Raises :class:`~skiplock.ConfigurationError`,
+        before anything is sent, for an object skiplock cannot use or a connection to
+        another database."""
         d = self.dialect
         if True:  # ASYNC
             return await adapt_async(conn, d.name, self.url.flavor, d.async_in_thread)
@@ -88,7 +78,6 @@ class AsyncSession:
     # -- connections ----------------------------------------------------------------------
 
     def _make_pool(self) -> AsyncPool:
-        """The queue's pool of adapters (see :class:`~skiplock._shell.pool_async.AsyncPool`)."""
         return AsyncPool(
             self._open,
             usable=self._usable,
@@ -97,10 +86,8 @@ class AsyncSession:
         )
 
     async def _open(self) -> AsyncAdapter:
-        """A new pooled connection (see :meth:`_connect`), which the server ends if it sits
-        idle inside a transaction for longer than the dialect's
-        ``idle_transaction_timeout``: a process frozen in the middle of one of skiplock's
-        transactions keeps its row locks no longer (``transaction()`` blocks are exempt)."""
+        """A new pooled connection; the server ends it when it idles in a transaction past
+        the dialect's limit."""
         own = await self._connect()
         limit = self.dialect.idle_limit_sql()
         if limit:
@@ -116,13 +103,12 @@ class AsyncSession:
         return own
 
     async def _statements(self, own: AsyncAdapter, sqls: Sequence[str]) -> None:
-        """Run each statement of *sqls* (no parameters, no result) on *own*."""
         for sql in sqls:
             await own.execute(Statement(sql, None, NOTHING))
 
     async def _connect(self) -> AsyncAdapter:
-        """A new connection of skiplock's own, in its adapter; the first one opened reads
-        the server's version (``UnsupportedServer`` if it is too old)."""
+        """A new connection in its adapter; the first one reads the server's version
+        (``UnsupportedServer`` if too old)."""
         errors = self.dialect.driver_errors()
         try:
             if True:  # ASYNC
@@ -146,7 +132,7 @@ class AsyncSession:
         return own
 
     def _usable(self, own: AsyncAdapter) -> bool:
-        """An idle pooled connection is not known to be broken (no round trip)."""
+        """An idle pooled connection not known to be broken (no round trip)."""
         if True:  # ASYNC
             return self.dialect.is_usable_async(own)
         else:
@@ -157,16 +143,13 @@ class AsyncSession:
         return own
 
     def pool_stats(self) -> PoolStats:
-        """How many of the pool's connections are open, idle, in use, and how many callers
-        wait for one, now (no I/O). ``in_use`` goes back to 0 when every call has ended,
-        however it ended: one interrupted (a cancelled task, ``KeyboardInterrupt``) drops
-        its connection rather than keep it (see docs/pool.md)."""
+        """The pool's connections open, idle and in use, and the callers waiting, now (no
+        I/O; docs/pool.md)."""
         return self._pool.state.stats()
 
     # -- running one operation ------------------------------------------------------------
 
     async def _call(self, call: calls.Call[T, R]) -> R:
-        """Run a :class:`~skiplock._core.calls.Call` (see :mod:`skiplock._core.calls`)."""
         if call.make is None:
             return call.finish(None)  # type: ignore[arg-type]
         return call.finish(await self._run_op(call.doing, call.conn, call.make, call.check))
@@ -174,26 +157,15 @@ class AsyncSession:
     async def _run(
         self, doing: str, conn: Any, make: Callable[..., Op[T]], *args: Any, check: bool = True
     ) -> T:
-        """Run the operation ``make(*args)`` (see :meth:`_run_op`)."""
         return await self._run_op(doing, conn, lambda _: make(*args), check)
 
     async def _run_op(
         self, doing: str, conn: Any, make: Callable[[bool], Op[T]], check: bool = True
     ) -> T:
-        """Run the operation ``make(can_copy)`` in a transaction of its own, or in the
-        caller's when *conn* is given.
-
-        The first call that *check*s reads the table's schema version (see
-        :meth:`_check_schema`) and raises ``ConfigurationError`` unless it is current.
-        A failure before COMMIT rolls back; if it was a deadlock, a lock timeout or a lost
-        connection the whole transaction runs again (bounded, with jitter), with a new
-        operation. So does a deadlock that COMMIT reports: Galera's certification failure,
-        where another node committed a write to the same rows first; the transaction was
-        rolled back. A connection lost during COMMIT leaves the outcome unknown: that is
-        raised, never retried. An interruption (a cancelled task, ``KeyboardInterrupt``,
-        ``SystemExit``, ``GeneratorExit``) anywhere drops the connection (see
-        :meth:`_rollback_or_drop`) and is raised, never retried.
-        """
+        """Run ``make(can_copy)`` in a transaction of its own (or the caller's, on *conn*).
+        A deadlock, lock timeout or lost connection before COMMIT, or a deadlock at COMMIT
+        (Galera), runs it again with jitter, a bounded number of times; a connection lost
+        during COMMIT is raised. An interruption drops the connection."""
         theirs = None if conn is None else await self.adapt(conn)
         if check and not self._schema_ok:
             await self._check_schema(theirs)
@@ -235,17 +207,13 @@ class AsyncSession:
             return result
 
     async def check_schema(self) -> None:
-        """Raise ``ConfigurationError`` unless the table's schema is current (read once per
-        queue, as the first call that checks does)."""
+        """Raise :class:`~skiplock.ConfigurationError` unless the table's schema is current
+        (read once per queue)."""
         if not self._schema_ok:
             await self._check_schema(None)
 
     async def _check_schema(self, theirs: AsyncAdapter | None) -> None:
-        """Read the table's schema version, once per queue until it is found current;
-        raise ``ConfigurationError`` unless it is. On the caller's connection when the
-        operation runs there (a read of the catalog and the version table inside their
-        transaction, which it leaves as it was, and no second connection taken from the
-        pool while theirs is busy); otherwise in a transaction of its own."""
+        """:meth:`check_schema`, on *theirs* when given."""
         doing = "reading the schema version"
         if theirs is None:
             version = await self._run(doing, None, self.schema.version, check=False)
@@ -255,17 +223,14 @@ class AsyncSession:
         self._schema_ok = True
 
     async def _run_theirs(self, doing: str, theirs: AsyncAdapter, op: Op[T]) -> T:
-        """Run *op* on the caller's connection (see :func:`~skiplock.drivers.run.run_theirs`)."""
         try:
             return await run_theirs_async(op, theirs, self.dialect.begin_sql())
         except StatementError as exc:
             raise self.dialect.wrap(exc, doing) from exc.cause
 
     async def _commit(self, own: AsyncAdapter, doing: str) -> None:
-        """COMMIT a pooled connection and return it to the pool. A connection lost during
-        COMMIT leaves the outcome unknown: the error says so and nothing is retried. So
-        does an interruption during COMMIT (the server may have committed or not): the
-        connection is dropped and the interruption raised."""
+        """COMMIT and return the connection to the pool. Lost or interrupted during COMMIT:
+        dropped, raised, never retried."""
         try:
             await own.commit()
         except own.errors as exc:
@@ -280,11 +245,8 @@ class AsyncSession:
         await self._pool.put(own)
 
     async def _rollback_or_drop(self, own: AsyncAdapter, *, lost: bool = False) -> None:
-        """Return the connection to the pool rolled back; drop it (closed, its pool slot
-        freed) if its last use lost the connection or was interrupted (*lost*: a driver
-        interrupted in the middle of a statement may have a reply left unread, so no
-        rollback is sent; closing the session makes the server roll back), or if the
-        rollback fails or is interrupted."""
+        """Return the connection rolled back; drop it when *lost* (no rollback is sent) or
+        when the rollback fails."""
         if not lost:
             try:
                 await own.rollback()
@@ -297,9 +259,7 @@ class AsyncSession:
 
     @asynccontextmanager
     async def _own_transaction(self) -> AsyncIterator[AsyncAdapter]:
-        """A pooled connection for a ``transaction()`` block (see the queue's
-        :meth:`transaction`): committed when the block ends, rolled back when it raises,
-        dropped when it is interrupted; exempt from the idle limit while the block runs."""
+        """A pooled connection for a ``transaction()`` block, exempt from the idle limit."""
         own = await self._checkout()
         try:
             # the block's own code runs between its statements: exempt from the idle limit
@@ -315,17 +275,13 @@ class AsyncSession:
         await self._commit(own, "committing your transaction")
 
     async def _exempt(self, own: AsyncAdapter, sqls: Sequence[str], doing: str) -> None:
-        """:meth:`_statements` inside a ``transaction()`` block; a driver error raised as
-        the dialect's error."""
         try:
             await self._statements(own, sqls)
         except own.errors as exc:
             raise self.dialect.wrap(exc, doing, own.error_info(exc)) from exc
 
     async def _unexempt(self, own: AsyncAdapter) -> bool:
-        """After a ``transaction()`` block that raised: its connection's idle limit given
-        back; False when that failed (the connection is then dropped, not pooled without
-        its limit). An interruption drops the connection and is raised."""
+        """Give back the idle limit after a block that raised; False when that failed."""
         try:
             await self._statements(own, self.dialect.exempt_end_sql())
         except Exception:
@@ -337,14 +293,13 @@ class AsyncSession:
 
 
 def _interrupted(exc: BaseException) -> bool:
-    """*exc* is an interruption (``CancelledError``, ``KeyboardInterrupt``, ``SystemExit``,
-    ``GeneratorExit``), not an error: it may have come in the middle of a driver call."""
+    """*exc* is an interruption (``CancelledError``, ``KeyboardInterrupt``, …), not an
+    error."""
     return not isinstance(exc, Exception)
 
 
 async def _close_quietly(own: AsyncAdapter) -> None:
-    """Close *own*, ignoring its errors; aborted if that fails or is interrupted (the
-    interruption is raised)."""
+    """Close *own*, ignoring errors (abort if that fails); an interruption is raised."""
     try:
         await own.close()
     except BaseException as exc:

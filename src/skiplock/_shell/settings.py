@@ -1,16 +1,6 @@
-"""What a queue is made of, checked once: its URL, table, pool settings, queue limits
-and rate limits.
-
-:meth:`QueueSettings.check` holds the constructor's keywords and their defaults, the one
-place they are written: :func:`skiplock.connect`, :class:`~skiplock.Queue`,
-:func:`skiplock.connect_async` and :class:`~skiplock.AsyncQueue` forward theirs to it as
-:class:`QueueKeywords`, and a queue made from another (``AsyncQueue.sync_queue``) takes
-its :class:`QueueSettings` whole. tests/quality/test_async_parity.py checks that the TypedDict
-names the keywords of :meth:`QueueSettings.check`.
-
-May import: :mod:`skiplock._core`, :mod:`skiplock.errors` and the rest of the shell's
-no-I/O part (:mod:`.pool_state`).
-"""
+"""A queue's settings, checked once: URL, table, pool, queue and rate limits.
+:meth:`QueueSettings.check` is the one place the constructors' keywords and defaults are
+written."""
 
 from __future__ import annotations
 
@@ -30,8 +20,7 @@ DEFAULT_TABLE = "skiplock_jobs"
 
 
 class QueueKeywords(TypedDict, total=False):
-    """The keywords of :func:`skiplock.connect` and the queues' constructors (see
-    :meth:`QueueSettings.check` for their defaults)."""
+    """The keywords of :func:`skiplock.connect` and the queues' constructors."""
 
     table: str
     max_size: int | None
@@ -45,8 +34,7 @@ class QueueKeywords(TypedDict, total=False):
 
 @dataclass(frozen=True, slots=True)
 class QueueSettings:
-    """A queue's checked settings. ``given_url`` is the URL as it was given (None:
-    ``$SKIPLOCK_URL``, read when checked), for a queue made on the same database."""
+    """A queue's checked settings; ``given_url`` as given (None: ``$SKIPLOCK_URL``)."""
 
     given_url: str | None
     url: DatabaseURL
@@ -71,9 +59,8 @@ class QueueSettings:
         queue_limits: Mapping[str, int] | None = None,
         rate_limits: Mapping[str, tuple[int, float]] | None = None,
     ) -> QueueSettings:
-        """Raises :class:`~skiplock.ConfigurationError` for a bad URL or unknown scheme,
-        an unsafe table name, a pool setting out of range or a bad limit (see
-        :func:`skiplock.connect`); opens no connection."""
+        """Raises :class:`~skiplock.ConfigurationError` for a bad URL, table name, pool
+        setting or limit; opens no connection."""
         return cls(
             given_url=url,
             url=parse_url(url),

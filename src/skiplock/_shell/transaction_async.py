@@ -1,35 +1,88 @@
-"""The transaction of a queue's ``transaction()``: skiplock's writes and the caller's own
-SQL on one connection, committed together (by the queue for its own connection, by the
-caller for theirs). Each method is one line over the queue's.
+"""A queue's ``transaction()``: skiplock's writes and your own SQL on one connection,
+committed together.
 
-``skiplock._shell.transaction_async`` (asyncio) is the source; ``skiplock._shell.transaction`` is
-generated from it by ``scripts/async_to_sync``.
+``scripts/async_to_sync`` makes ``transaction.py`` from this module.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._core.arguments import ClaimKeywords, EnqueueKeywords, EnqueueManyKeywords
-from .._core.job import Job, Stats
+from .._core.job import Claimed, Job, Stats
+from ..dialects import Dialect
 from ..drivers.aio import AsyncAdapter
 from ..errors import MAX_SNOOZES
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from ..aio_queue import AsyncQueue
+__all__ = ["AsyncTransaction", "AsyncTransactionQueue"]
 
-__all__ = ["AsyncTransaction"]
+
+class AsyncTransactionQueue(Protocol):
+    """What a transaction uses of its queue (an :class:`~skiplock.AsyncQueue`)."""
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    async def enqueue(
+        self, payload: Any, *, conn: Any = None, **options: Unpack[EnqueueKeywords]
+    ) -> int: ...
+
+    async def enqueue_many(
+        self, payloads: Iterable[Any], *, conn: Any = None, **options: Unpack[EnqueueManyKeywords]
+    ) -> list[int]: ...
+
+    async def claim(self, *, conn: Any = None, **options: Unpack[ClaimKeywords]) -> Claimed: ...
+
+    async def heartbeat(
+        self, job: Job, *, lease: float | None = None, conn: Any = None
+    ) -> None: ...
+
+    async def complete(self, job: Job, *, result: Any = None, conn: Any = None) -> None: ...
+
+    async def complete_many(
+        self, items: Iterable[Job | tuple[Job, Any]], *, conn: Any = None
+    ) -> list[Job]: ...
+
+    async def fail(
+        self,
+        job: Job,
+        error: object,
+        *,
+        retry_in: float | None = None,
+        final: bool = False,
+        conn: Any = None,
+    ) -> str: ...
+
+    async def cancel(self, job_id: int, *, conn: Any = None) -> str | None: ...
+
+    async def mark_cancelled(
+        self, job: Job, *, reason: object = "cancelled", conn: Any = None
+    ) -> None: ...
+
+    async def release(self, job: Job, *, conn: Any = None) -> None: ...
+
+    async def snooze(
+        self, job: Job, seconds: float, *, max_snoozes: int = MAX_SNOOZES, conn: Any = None
+    ) -> str: ...
+
+    async def set_progress(self, job: Job, value: Any, *, conn: Any = None) -> None: ...
+
+    async def get(self, job_id: int, *, conn: Any = None) -> Job | None: ...
+
+    async def stats(
+        self, queues: Sequence[str] | str | None = None, *, conn: Any = None
+    ) -> Stats: ...
 
 
 class AsyncTransaction:
-    """A transaction opened by :meth:`Queue.transaction`: skiplock's writes and yours,
-    committed together. ``connection`` is the driver connection for your own SQL (in the
-    driver's parameter style: asyncpg's takes ``$1`` placeholders and a sequence)."""
+    """A transaction of :meth:`Queue.transaction`: skiplock's writes and yours, committed
+    together. ``connection`` is the driver connection, for your own SQL."""
 
-    def __init__(self, queue: AsyncQueue, adapter: AsyncAdapter) -> None:
+    def __init__(self, queue: AsyncTransactionQueue, adapter: AsyncAdapter) -> None:
         self.queue = queue
         self.adapter = adapter
         self.connection = adapter.connection
@@ -42,33 +95,32 @@ class AsyncTransaction:
             raise self.queue.dialect.wrap(exc, "running your statement", info) from exc
 
     async def execute(self, sql: str, params: Any = None) -> int:
-        """Run your own statement (the driver's parameter style); return its row count.
-        Rows it returns are read and dropped (see :meth:`fetchall`)."""
+        """Run your statement (in the driver's parameter style); its row count."""
         count, _ = await self._user(sql, params)
         return count
 
     async def fetchall(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
-        """Run your own query (the driver's parameter style); return its rows as tuples."""
+        """Run your query; its rows as tuples."""
         _, rows = await self._user(sql, params)
         return rows
 
     async def fetchone(self, sql: str, params: Any = None) -> tuple[Any, ...] | None:
-        """The first row of your own query, or None."""
+        """The first row of your query, or None."""
         _, rows = await self._user(sql, params)
         return rows[0] if rows else None
 
     async def enqueue(self, payload: Any, **options: Unpack[EnqueueKeywords]) -> int:
-        """:meth:`Queue.enqueue` in this transaction (the same keywords but ``conn``)."""
+        """:meth:`Queue.enqueue` in this transaction."""
         return await self.queue.enqueue(payload, conn=self.adapter, **options)
 
     async def enqueue_many(
         self, payloads: Iterable[Any], **options: Unpack[EnqueueManyKeywords]
     ) -> list[int]:
-        """:meth:`Queue.enqueue_many` in this transaction (the same keywords but ``conn``)."""
+        """:meth:`Queue.enqueue_many` in this transaction."""
         return await self.queue.enqueue_many(payloads, conn=self.adapter, **options)
 
     async def claim(self, **options: Unpack[ClaimKeywords]) -> list[Job]:
-        """:meth:`Queue.claim` in this transaction (the same keywords but ``conn``)."""
+        """:meth:`Queue.claim` in this transaction."""
         return await self.queue.claim(conn=self.adapter, **options)
 
     async def heartbeat(self, job: Job, *, lease: float | None = None) -> None:

@@ -1,16 +1,7 @@
-"""``q.wait()`` by polling (where no notification tells of a job's end: MySQL, MariaDB, SQL
-Server, or PostgreSQL when its listener cannot be opened): one look-up per tick for every
-job the queue's waits wait for, however many there are.
+"""``q.wait()`` by polling, where no notification tells of a job's end: one look-up per tick
+for every waiting job of the queue, run by whichever waiter finds it due.
 
-Each queue has one :class:`AsyncWaits`. A wait adds its job (:meth:`AsyncWaits.add`) and
-then waits on its own event (:meth:`AsyncWaits.until`). There is no thread or task of its
-own: when the next look-up is due and none is under way, the waiter that sees it first
-runs it for all (``wait_look``: the statuses of the waited ids, :data:`CHUNK` per
-statement, and in the same transaction the rows of those that ended) and hands each
-waiter whose job ended (or is gone) what was read, setting its event. Ticks: 2 ms after the
-first wait begins, then 1.5 times longer each time, up to every :data:`CAP` seconds.
-
-May import: :mod:`skiplock._shell.acompat` and the standard library.
+``scripts/async_to_sync`` makes ``waits.py`` from this module.
 """
 
 from __future__ import annotations
@@ -36,8 +27,7 @@ Look = Callable[[Sequence[int]], Awaitable[Mapping[int, Any]]]
 
 
 class AsyncWaiter:
-    """One wait: its event, set once a look-up found its job ended (``job``: as read) or
-    gone (``job`` None)."""
+    """One wait: its event is set once its job ended (``job``) or is gone (``job`` None)."""
 
     def __init__(self) -> None:
         self.event = AEvent()
@@ -45,7 +35,7 @@ class AsyncWaiter:
 
 
 class AsyncWaits:
-    """The jobs one queue's waits poll for (see the module)."""
+    """The jobs one queue's waits poll for."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()  # held for bookkeeping only, never across I/O
@@ -57,8 +47,7 @@ class AsyncWaits:
         self.looks = 0
 
     def add(self, job_id: int) -> AsyncWaiter:
-        """Wait for *job_id* from now on (see :class:`AsyncWaiter`); :meth:`remove` it
-        when done."""
+        """Wait for *job_id*; :meth:`remove` it when done."""
         waiter = AsyncWaiter()
         with self._lock:
             if not self._waiters:  # nobody waited: the back-off starts again
@@ -76,8 +65,7 @@ class AsyncWaits:
                 self._waiters.pop(job_id, None)
 
     async def until(self, waiter: AsyncWaiter, seconds: float | None, look: Look) -> None:
-        """Wait up to *seconds* (None: no limit) for *waiter*'s event, running the look-up
-        with *look* whenever it is due and no other waiter runs it."""
+        """Wait up to *seconds* for *waiter*'s event, running *look* when it is due."""
         end = None if seconds is None else time.monotonic() + seconds
         event = waiter.event
         while not event.is_set():
@@ -98,7 +86,7 @@ class AsyncWaits:
                 self._done(ended)
 
     def _turn(self, now: float) -> list[int] | None:
-        """The ids to look up when it is this waiter's turn (then call :meth:`_done`)."""
+        """The ids to look up, when it is this waiter's turn (then :meth:`_done`)."""
         with self._lock:
             if self._busy or now < self._due or not self._waiters:
                 return None
@@ -116,6 +104,6 @@ class AsyncWaits:
                     waiter.event.set()
 
     def _pause_at(self, now: float) -> float:
-        """How long a waiter that did not run the look-up waits before it looks again."""
+        """How long a waiter that did not look waits before it looks again."""
         with self._lock:
             return self._pause if self._busy else max(0.0, self._due - now)

@@ -1,6 +1,9 @@
 # Generated from src/skiplock/drivers/run_async.py by scripts/async_to_sync; do not edit.
 # Edit the source and run scripts/async_to_sync (tests/quality/test_generated.py checks).
-"""The loops that drive :mod:`skiplock._core.ops` operations over a connection."""
+"""The loops that drive :mod:`skiplock._core.ops` operations over a connection.
+
+Generated from ``run_async.py`` by ``scripts/async_to_sync``; edit that file.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The loops that drive :mod:`skiplock._core.ops` operations over a connection."""
+"""The loops that drive :mod:`skiplock._core.ops` operations over a connection.
+
+``scripts/async_to_sync`` makes ``run.py`` from this module.
+"""
 
 from __future__ import annotations
 
