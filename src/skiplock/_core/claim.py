@@ -173,11 +173,11 @@ def claim(
             rows += yield from _capped(d, one, limits[name])
     free = [m for m in p.queues if m not in limits and m not in rates]
     if free and not rows:  # the common claim, in the shape the driver reads cheapest
-        taken = yield from take(d, ClaimParams(free, n, lease_ms, token))
+        taken = yield from _take(d, ClaimParams(free, n, lease_ms, token))
         if not isinstance(taken, Tuples):
             rows = taken
         elif not any(v is not None for v in taken.column("key_rate")):
-            return (yield from claimed(d, taken, lease_ms, token, waits))
+            return (yield from _claimed(d, taken, lease_ms, token, waits))
         else:
             rows = taken.dicts()  # a key's rate to admit, below
     elif free and len(rows) < n:
@@ -192,10 +192,10 @@ def claim(
             if any(row.get("key_rate") is not None for row in more):
                 more = yield from _admit(d, more, lease_ms, token, waits)
             rows += more
-    return (yield from claimed(d, rows, lease_ms, token, waits))
+    return (yield from _claimed(d, rows, lease_ms, token, waits))
 
 
-def take(d: ClaimSQL, p: ClaimParams) -> Op[list[Row] | Tuples]:
+def _take(d: ClaimSQL, p: ClaimParams) -> Op[list[Row] | Tuples]:
     """The common claim of ``p.queues``: the taken rows in claim order (priority, run_at,
     id); those whose attempts were spent end ``failed`` and their children settle."""
     yield from d.repair_keys()
@@ -226,7 +226,7 @@ def take(d: ClaimSQL, p: ClaimParams) -> Op[list[Row] | Tuples]:
 
 
 def _take_dicts(d: ClaimSQL, p: ClaimParams) -> Op[list[Row]]:
-    got = yield from take(d, p)
+    got = yield from _take(d, p)
     return got.dicts() if isinstance(got, Tuples) else got
 
 
@@ -413,7 +413,7 @@ def _utc(when: datetime) -> datetime:
     return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
 
 
-def claimed(
+def _claimed(
     d: ClaimSQL, got: list[Row] | Tuples, lease_ms: int, token: int, waits: list[float]
 ) -> Op[Claimed]:
     """The jobs built from a claim's rows: a row that cannot be decoded ends failed (the
