@@ -165,24 +165,36 @@ def test_async_app_tasks_run_on_both_workers(
     assert results == ["hello ada", "BOB", "hello cy"]
 
 
-def test_a_handler_cancelled_from_inside_gives_its_job_back_to_the_lease(
-    queue: skiplock.Queue,
+@pytest.mark.parametrize("how", ["raises", "awaits-a-task-cancelled-elsewhere"])
+def test_a_handlers_own_cancelled_error_is_a_failed_attempt(
+    queue: skiplock.Queue, how: str
 ) -> None:
-    job_id = queue.enqueue("x")
+    """A CancelledError the worker did not cause (the handler raised it, or awaited a task
+    that another task cancelled) is recorded as the attempt's failure, at once: not a task
+    given up that writes nothing and leaves the job running until its lease ends."""
+    bad = queue.enqueue("bad", max_attempts=1)
+    again = queue.enqueue("again")
 
     async def handler(job: Job) -> str:
-        if job.attempt == 1:
-            raise asyncio.CancelledError  # not the worker's doing: no outcome is written
+        if job.payload == "bad" or job.attempt == 1:
+            if how == "raises":
+                raise asyncio.CancelledError("inner task cancelled")
+            inner = asyncio.get_running_loop().create_task(asyncio.sleep(60))
+            asyncio.get_running_loop().call_later(0.05, inner.cancel)
+            await inner
         return "second"
 
     async def main() -> None:
-        # the heartbeat must stop extending the first attempt, or it never comes back
-        async with AsyncWorker(queue, handler, lease=1.0, heartbeat=0.2) as w:
-            await until(lambda: w.counts["done"] == 1, timeout=30, what="the second attempt")
+        # a lease far longer than the wait: only a recorded failure ends the jobs in time
+        async with AsyncWorker(queue, handler, lease=120, heartbeat=0.5) as w:
+            await until(lambda: w.counts["done"] == 1, timeout=30, what="the retried job")
 
     run(main)
-    record = queue.get(job_id)
-    assert record is not None and (record.status, record.attempt) == ("done", 2)
+    record = queue.get(bad)
+    assert record is not None and record.status == "failed"
+    assert record.last_error is not None and "CancelledError" in record.last_error
+    retried = queue.get(again)
+    assert retried is not None and (retried.status, retried.attempt) == ("done", 2)
 
 
 @pytest.mark.parametrize("ending", ["unwinds", "returns"])

@@ -12,11 +12,18 @@ from typing import Any
 
 from .._core.job import Job
 from ..errors import Cancelled
+from .joblog import last_line
 from .ledger import Ledger
 from .outcome import Outcomes
 from .runners import Handler, report, run_handler
 
 __all__ = ["AsyncioRunner", "is_async_handler"]
+
+
+def _cancelling(task: asyncio.Task[None]) -> bool:
+    """Whether *task* itself was asked to cancel (Python 3.11+; False before)."""
+    cancelling = getattr(task, "cancelling", None)
+    return cancelling is not None and cancelling() > 0
 
 
 def is_async_handler(handler: Handler) -> bool:
@@ -45,6 +52,8 @@ class AsyncioRunner:
         #: ``concurrency`` async handlers at once; jobs claimed ahead wait for a slot here
         self._slots = asyncio.Semaphore(concurrency)
         self._tasks: dict[int, asyncio.Task[None]] = {}
+        #: jobs whose task this runner cancelled (timeout, grace, cancel request)
+        self._stopped: set[int] = set()
         # jobs handed over by the producer, spawned by one loop callback per batch (one
         # wake-up of the loop per claim, not per job); the lock is held for a list swap
         self._inbox: list[Job] = []
@@ -98,6 +107,7 @@ class AsyncioRunner:
     def _cancel(self, job_id: int) -> None:
         task = self._tasks.get(job_id)
         if task is not None:
+            self._stopped.add(job_id)
             task.cancel()
 
     async def _execute(self, job: Job) -> None:
@@ -127,14 +137,20 @@ class AsyncioRunner:
                 # ahead): it is begun now, to be reported like one cancelled while running
                 if not begun and not self.ledger.begin(job):
                     return
-                error = exc  # given up: nothing is written for it (see the module docstring)
+                error = exc  # given up by the worker: nothing is written, the lease brings it back
                 if job.cancel_requested and not job.lost:  # stopped on the job's cancel request
                     error = Cancelled(f"job {job.id} was cancelled: its task was cancelled")
+                    error.__cause__ = exc
+                elif job.id not in self._stopped and not _cancelling(task):
+                    # neither this runner nor the loop cancelled the task: the handler's own
+                    # CancelledError (it awaited a task cancelled elsewhere), a failed attempt
+                    error = RuntimeError(f"the handler raised {last_line(exc)}")
                     error.__cause__ = exc
             except BaseException as exc:
                 error = exc
         finally:
             self._tasks.pop(job.id, None)
+            self._stopped.discard(job.id)
         if error is None and self.outcomes.returned(job, result):
             return  # queued for the completer: no write, so no thread hop
         # whatever the handler raised (SystemExit too) is its job's outcome, never this
