@@ -42,17 +42,15 @@ log = logging.getLogger("skiplock")
 
 def connect_async(url: str | None = None, **settings: Unpack[QueueKeywords]) -> AsyncQueue:
     """A queue on *url* (default ``$SKIPLOCK_URL``) and *table* (default ``skiplock_jobs``);
-    ``with`` closes it. No connection is opened yet.
+    ``with`` closes it. Nothing connects yet.
 
-    The pool holds at most ``max_size`` connections (default 10), ``max_idle`` of them idle
-    (default all); a caller waits ``pool_timeout`` seconds (30) for one, then gets
-    :class:`~skiplock.PoolTimeout`; a connection is closed after ``max_lifetime`` seconds
-    (3600) or ``max_idle_time`` idle (600). ``queue_limits`` (queue → N) caps a queue's
-    leased jobs, ``rate_limits`` (queue → ``(N, per)``) its claims per *per* seconds
-    (docs/control.md).
+    Pool (docs/pool.md): at most ``max_size`` connections (10), ``max_idle`` kept idle
+    (all); a caller waits ``pool_timeout`` seconds (30), then gets
+    :class:`~skiplock.PoolTimeout`; connections close after ``max_lifetime`` (3600 s) or
+    ``max_idle_time`` idle (600 s). ``queue_limits`` (queue → N) caps a queue's leased jobs,
+    ``rate_limits`` (queue → ``(N, per)``) its claims per *per* seconds (docs/control.md).
 
-    Raises :class:`~skiplock.ConfigurationError` for a bad URL, table name, setting or
-    limit; a missing driver raises at first use.
+    Raises :class:`~skiplock.ConfigurationError` for a bad URL, table, setting or limit.
     """
     return AsyncQueue(url, **settings)
 
@@ -137,10 +135,9 @@ class AsyncQueue(AsyncSession):
         await self.migrate()
 
     async def migrate(self, *, to: int | None = None) -> list[int]:
-        """Migrate the table to schema version *to* (default: the current one); return the
-        versions applied. Online (docs/migrations.md); concurrent calls wait for each other.
-        Raises :class:`~skiplock.ConfigurationError` for a schema newer than this skiplock
-        knows."""
+        """Migrate the table to schema version *to* (default: current), online
+        (docs/migrations.md); the versions applied. Raises
+        :class:`~skiplock.ConfigurationError` for a schema newer than this skiplock."""
         if True:  # ASYNC
             # The migration runs its DDL steps under an advisory lock on a connection of
             # its own: the sync code, in a thread, on the sync driver (one path to keep
@@ -185,20 +182,19 @@ class AsyncQueue(AsyncSession):
     ) -> int:
         """Add one job; return its id.
 
-        Lower ``priority`` runs first; ``run_at`` (aware datetime) or ``delay`` (seconds, on
-        the database's clock) defers it. With ``conn``, it is written in your open
-        transaction.
+        Lower ``priority`` runs first; ``run_at`` (aware datetime) or ``delay`` (seconds)
+        defers it. With ``conn``, it is written in your open transaction.
 
         - ``dedupe_key``: while a job of that key is pending or running, its id is returned
-          and nothing added; ``dedupe_for=seconds`` extends that to any state for that long;
-          ``debounce=seconds`` gives a pending one this payload and moves it to now +
-          *debounce* (docs/job-control.md).
-        - ``key``: jobs of one key start one at a time, in enqueue order, or
-          ``key_concurrency`` at once; ``key_rate=(N, per)``: N starts per *per* seconds
-          (docs/worker.md).
+          instead; ``dedupe_for=seconds``: in any state, for that long;
+          ``debounce=seconds``: a pending one takes this payload and is due *debounce* from
+          now (docs/job-control.md).
+        - ``key``: jobs of one key start one at a time in enqueue order
+          (``key_concurrency``: N at once; ``key_rate=(N, per)``: N starts per *per*
+          seconds; docs/worker.md).
         - ``headers`` (text to text, at most 8 KiB as JSON) come back as ``job.headers``.
-        - ``after=[id, ...]``: the job waits until those are done, and finds their results
-          in ``job.parent_results``; it is cancelled when one fails or is cancelled, unless
+        - ``after=[id, ...]``: the job waits until those are done and finds their results in
+          ``job.parent_results``; it is cancelled when one fails or is cancelled, unless
           ``after_failure="run"`` (docs/workflows.md).
 
         Raises :class:`~skiplock.ConfigurationError` for a bad option; nothing is written.
@@ -310,14 +306,14 @@ class AsyncQueue(AsyncSession):
         )
 
     async def heartbeat(self, job: Job, *, lease: float | None = None, conn: Any = None) -> None:
-        """Move the lease's end to now + *lease* seconds (default: the claim's). Sets
-        ``job.cancel_requested`` when :meth:`cancel` asked the job to stop. Raises
-        :class:`~skiplock.LeaseLost` when the job is no longer ours."""
+        """Move the lease's end to now + *lease* seconds (default: the claim's); set
+        ``job.cancel_requested`` if :meth:`cancel` was asked. Raises
+        :class:`~skiplock.LeaseLost` if no longer ours."""
         return await self._call(calls.heartbeat(self.dialect, job, lease, conn))
 
     async def complete(self, job: Job, *, result: Any = None, conn: Any = None) -> None:
-        """Mark the job done with *result* (JSON). Raises :class:`~skiplock.LeaseLost`,
-        changing nothing, if the job is no longer ours."""
+        """Mark the job done with *result* (JSON). Raises :class:`~skiplock.LeaseLost` if no
+        longer ours."""
         return await self._call(calls.complete(self.dialect, job, result, conn))
 
     async def complete_many(
@@ -336,16 +332,14 @@ class AsyncQueue(AsyncSession):
         final: bool = False,
         conn: Any = None,
     ) -> str:
-        """Record a failed attempt: with attempts left and not *final*, the job is pending
-        again after *retry_in* seconds (default :func:`backoff`); else it ends ``failed``.
-        Returns the new status. Raises :class:`~skiplock.LeaseLost` if the job is no longer
-        ours."""
+        """Record a failed attempt: pending again after *retry_in* seconds (default
+        :func:`backoff`) while attempts are left and not *final*, else ``failed``; the new
+        status. Raises :class:`~skiplock.LeaseLost` if no longer ours."""
         return await self._call(calls.fail(self.dialect, job, error, retry_in, final, conn))
 
     async def release(self, job: Job, *, conn: Any = None) -> None:
-        """Give the job back now (e.g. at shutdown). ``max_attempts`` grows by one, so a
-        release uses up no attempt. Raises :class:`~skiplock.LeaseLost` if the job is no
-        longer ours."""
+        """Give the job back now (e.g. at shutdown), using up no attempt. Raises
+        :class:`~skiplock.LeaseLost` if no longer ours."""
         return await self._call(calls.release(self.dialect, job, conn))
 
     async def cancel(self, job_id: int, *, conn: Any = None) -> str | None:
@@ -359,7 +353,7 @@ class AsyncQueue(AsyncSession):
         self, job: Job, *, reason: object = "cancelled", conn: Any = None
     ) -> None:
         """End a claimed job ``cancelled``, with *reason* as its ``last_error``. Raises
-        :class:`~skiplock.LeaseLost` if the job is no longer ours."""
+        :class:`~skiplock.LeaseLost` if no longer ours."""
         return await self._call(calls.mark_cancelled(self.dialect, job, reason, conn))
 
     # -- pause and resume -----------------------------------------------------------------
@@ -381,14 +375,14 @@ class AsyncQueue(AsyncSession):
     async def snooze(
         self, job: Job, seconds: float, *, max_snoozes: int = MAX_SNOOZES, conn: Any = None
     ) -> str:
-        """Put the claimed job back to pending, due in *seconds*, using up no attempt; one
-        snoozed *max_snoozes* times already ends ``failed``. Returns the new status. Raises
-        :class:`~skiplock.LeaseLost` if the job is no longer ours."""
+        """Make the claimed job pending again, due in *seconds*, using up no attempt (after
+        *max_snoozes* it ends ``failed``); the new status. Raises
+        :class:`~skiplock.LeaseLost` if no longer ours."""
         return await self._call(calls.snooze(self.dialect, job, seconds, max_snoozes, conn))
 
     async def set_progress(self, job: Job, value: Any, *, conn: Any = None) -> None:
         """Store *value* (JSON, at most 64 KiB) as the job's ``progress``. Raises
-        :class:`~skiplock.LeaseLost` if the job is no longer ours."""
+        :class:`~skiplock.LeaseLost` if no longer ours."""
         return await self._call(calls.set_progress(self.dialect, job, value, conn))
 
     async def wait(self, job_id: int, *, timeout: float | None = None) -> Job:

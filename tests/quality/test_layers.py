@@ -43,7 +43,7 @@ _TYPED = "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    "
         # the no-I/O core reaching up into the shell
         ({"skiplock/_core/_upward.py": "from skiplock._shell import session"}, "layers", None),
         # a dialect importing skiplock past its contract
-        ({"skiplock/dialects/_past.py": "from skiplock._core import calls"}, "dialect", None),
+        ({"skiplock/dialects/state.py": "from skiplock._core import calls"}, "dialect", None),
         # the worker talking to a connection instead of through the queue
         ({"skiplock/_worker/_around.py": "from skiplock._shell import pool"}, "worker", None),
         # the core opening a socket
