@@ -85,3 +85,13 @@ def cpu_seconds(pid: int, tid: int | None = None) -> float:
     with open(path) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Window:
+    """Wall-clock and process CPU seconds (every thread's) since it was made."""
+
+    def __init__(self) -> None:
+        self.wall0, self.cpu0 = time.perf_counter(), time.process_time()
+
+    def stop(self) -> tuple[float, float]:
+        return time.perf_counter() - self.wall0, time.process_time() - self.cpu0
