@@ -184,11 +184,10 @@ def pg_systems(url: str, n: int, slow_n: int, batch: int) -> list[tuple[str, int
         ("skiplock, AsyncWorker c100", n, *_async_phases(url, n, batch, {"concurrency": 100})),
         ("raw SQL", n, *_raw_phases(url, n, batch, RawPostgres)),
     ]
-    try:
-        import pgqueuer  # noqa: F401
-        import procrastinate  # noqa: F401
-    except ImportError:
-        print("peers not installed (pip install -e '.[bench]'): skipped", file=sys.stderr)
+    from peers import available
+
+    if not (available("pgqueuer") and available("procrastinate")):
+        print("peers not installed (python peers.py --setup): skipped", file=sys.stderr)
         return out
     out.append(("PGQueuer batch 100", n, *_peer_phases(url, "pgqueuer", n, batch)))
     out.append(("Procrastinate", slow_n, *_peer_phases(url, "procrastinate", slow_n, batch)))

@@ -95,9 +95,11 @@ def bench_backend(backend: str, url: str, args: argparse.Namespace) -> dict[str,
     raw: Any = RawPostgres(url) if backend == "postgresql" else RawMySQL(url)
     peers: list[Any] = []
     if backend == "postgresql" and not args.no_peers:
-        from peers import Peer
+        from peers import Peer, available
 
-        peers = [Peer("pgqueuer", pg_dsn(url)), Peer("procrastinate", pg_dsn(url))]
+        # each in its own venv (python peers.py --setup), or in this one
+        names = [name for name in ("pgqueuer", "procrastinate") if available(name)]
+        peers = [Peer(name, pg_dsn(url)) for name in names]
     systems = ["skiplock", "raw SQL"] + [p.name for p in peers]
     table = Table(systems)
     c = args.concurrency
@@ -178,7 +180,7 @@ def bench_backend(backend: str, url: str, args: argparse.Namespace) -> dict[str,
             steps.append(
                 (
                     "pgqueuer drain, defaults",
-                    lambda p=p: table.add(drn_default, p.name, p.drain(n, batch, batch_size=10)),
+                    lambda p=p: table.add(drn_default, p.name, p.drain(n, batch, "defaults")),
                 )
             )
     if not args.no_latency:
@@ -207,7 +209,7 @@ def bench_backend(backend: str, url: str, args: argparse.Namespace) -> dict[str,
         "4; prefetch: the concurrency, at least 32), from start() to the last completion "
         "committed; AsyncWorker: an async def no-op handler; the bare loop is "
         "claim(limit=100) + complete_many on the Queue; their ratios are against the peers' "
-        "drain row (PGQueuer batch_size 100), "
+        "drain row (PGQueuer batch_size 100, Procrastinate concurrency 30), "
         "except the defaults row's: PGQueuer with its defaults (batch_size 10)"
     )
     if args.procs:
