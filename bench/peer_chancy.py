@@ -4,6 +4,7 @@ enqueue, its ``Worker`` to run jobs."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from typing import Any
 
@@ -98,19 +99,22 @@ async def enqueue(dsn: str, n: int, batch: int) -> float:
         return time.perf_counter() - start
 
 
-def _worker(chancy: Any) -> tuple[Any, list[int]]:
+def _worker(chancy: Any, n: int = 0) -> tuple[Any, asyncio.Event]:
     """A Worker that counts the completions it hands to its outgoing batch (in this process,
-    whichever executor ran the job)."""
+    whichever executor ran the job), and the event it sets at the *n*-th."""
     from chancy import Worker
 
     done = [0]
+    all_done = asyncio.Event()
 
     class Counting(Worker):  # type: ignore[misc]
         async def on_job_completed(self, *, queue: Any, job: Any) -> None:
             done[0] += 1
+            if done[0] >= n:
+                all_done.set()
             await super().on_job_completed(queue=queue, job=job)
 
-    return Counting(chancy, register_signal_handlers=False), done
+    return Counting(chancy, register_signal_handlers=False), all_done
 
 
 async def _succeeded(chancy: Any) -> int:
@@ -127,12 +131,12 @@ async def drain(dsn: str, n: int, config: str, timeout: float) -> tuple[int, flo
     every job ``succeeded``."""
     async with _app(dsn) as chancy:
         await chancy.declare(_queue(config), upsert=True)
-        worker, done = _worker(chancy)
+        worker, all_done = _worker(chancy, n)
         deadline = time.monotonic() + timeout
         window = Window()
         await worker.start()
-        while done[0] < n and time.monotonic() < deadline:
-            await asyncio.sleep(0.001)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(all_done.wait(), timeout)
         finished = await _succeeded(chancy)
         while finished < n and time.monotonic() < deadline:
             await asyncio.sleep(0.005)

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from typing import Any
 
@@ -17,16 +18,17 @@ QUEUE = "bench"
 #: concurrency" (its "Defining Queues" guide): 100, as the others' tuned configurations.
 CONFIG = {"tuned": "queues={'bench': 100}", "defaults": "queues={'bench': 10}"}
 LIMITS = {"tuned": 100, "defaults": 10}
-#: the handler's starts, and the event that wakes the enqueuer
+#: the handler's starts; the event it sets after each (latency) and once TARGET jobs ran
 SEEN: list[float] = []
 STARTED: asyncio.Event | None = None
+TARGET = 0
 
 
 @worker(queue=QUEUE)
 class Noop:
     async def process(self, job: Any) -> None:
         SEEN.append(time.perf_counter())
-        if STARTED is not None:
+        if STARTED is not None and len(SEEN) >= TARGET:
             STARTED.set()
 
 
@@ -95,13 +97,15 @@ async def _completed(pool: Any) -> int:
 async def drain(dsn: str, n: int, config: str, timeout: float) -> tuple[int, float, float]:
     """The clock stops once the producer's batched acknowledgements show every job
     ``completed``."""
+    global STARTED, TARGET
+    STARTED, TARGET = asyncio.Event(), n
     pool = await _pool(dsn)
     oban = Oban(pool=pool, queues={QUEUE: LIMITS[config]})
     deadline = time.monotonic() + timeout
     window = Window()
     await oban.start()
-    while len(SEEN) < n and time.monotonic() < deadline:
-        await asyncio.sleep(0.001)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(STARTED.wait(), timeout)
     done = await _completed(pool)
     while done < n and time.monotonic() < deadline:
         await asyncio.sleep(0.005)

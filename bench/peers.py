@@ -143,11 +143,14 @@ class Peer:
         self.python = python
         self.timeout = timeout
 
-    def step(self, step: str, **options: Any) -> dict[str, Any]:
+    def step(self, step: str, *, wait: float = 0.0, **options: Any) -> dict[str, Any]:
+        """Run *step* with *options* (peer_step.py's, ``--key value``), allowing *wait*
+        seconds more than ``timeout``; its JSON."""
         argv = [self.python, str(STEP), self.name, step, "--dsn", self.dsn]
         for key, value in options.items():
             argv += [f"--{key}", str(value)]
-        run = subprocess.run(argv, capture_output=True, text=True, timeout=self.timeout, cwd=HERE)
+        limit = self.timeout + wait
+        run = subprocess.run(argv, capture_output=True, text=True, timeout=limit, cwd=HERE)
         if run.returncode != 0:
             raise RuntimeError(f"{self.name} {step} failed:\n{run.stderr[-3000:]}")
         return dict(json.loads(run.stdout.strip().splitlines()[-1]))
@@ -168,8 +171,7 @@ class Peer:
 
     def measure_drain(self, n: int, config: str = "tuned", timeout: float = 600.0) -> Any:
         """The worker's drain of the *n* jobs waiting: ``{"done", "seconds", "cpu"}``."""
-        self.timeout = max(self.timeout, timeout + 300)
-        return self.step("drain", jobs=n, config=config, timeout=timeout)
+        return self.step("drain", wait=timeout, jobs=n, config=config, timeout=timeout)
 
     def run_drain(self, n: int, config: str = "tuned") -> float:
         """jobs/s of the drain of the *n* jobs waiting, all of them."""
@@ -248,6 +250,8 @@ class Table:
 
 def bench(args: argparse.Namespace) -> dict[str, Any]:
     systems = [s for s in args.systems.split(",") if s]
+    if unknown := set(systems) - set(SYSTEMS):
+        raise SystemExit(f"unknown systems: {', '.join(sorted(unknown))}")
     missing = [s for s in systems if not available(s)]
     if missing:
         raise SystemExit(f"not installed: {', '.join(missing)} (run `python peers.py --setup`)")
