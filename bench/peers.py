@@ -320,6 +320,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average "
         f"{load0:.1f} → {load1:.1f}; {platform.platform()}, {os.cpu_count()} CPUs\n"
     )
+    print(f"`python {' '.join(sys.argv)}`\n")
     print(table.markdown(heads))
     print()
     for text in table.notes:
