@@ -225,7 +225,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if left and quick_run():
         terminalreporter.write_line(
             f"quick run: {left} tests of the full run left out (reliability, Django, the "
-            "conformance suite on installed wheels); scripts/test --full runs everything"
+            "conformance suite on installed wheels, the test and bench scripts); "
+            "scripts/test --full runs everything"
         )
 
 
@@ -257,13 +258,19 @@ def backend(request: pytest.FixtureRequest, record_testsuite_property: Any) -> s
 
 #: what only ``scripts/test --full`` runs (``SKIPLOCK_TEST_SCOPE=full``, the default of a
 #: plain pytest run): the reliability suite (kill -9 chaos, server restarts, lock-connection
-#: kills), the Django projects (Django 5.2 here and Django 6 on Python 3.12), and the
-#: conformance suite on the wheel installed in fresh venvs. ``scripts/test`` (the quick run,
+#: kills), the Django projects (Django 5.2 here and Django 6 on Python 3.12), the
+#: conformance suite on the wheel installed in fresh venvs, and the tests of the test and
+#: bench scripts. ``scripts/test`` (the quick run,
 #: ``SKIPLOCK_TEST_SCOPE=quick``) leaves them out: deselected, and counted in its last lines.
 FULL_ONLY = (
     "tests/reliability/",
     "tests/integration/test_django.py",
     "tests/integration/test_django6.py",
+    # the test tooling and the bench scripts: scripts/test, scripts/matrix, bench/*.py
+    "tests/integration/test_scripts.py",
+    "tests/integration/test_matrix.py",
+    "tests/integration/test_trace_script.py",
+    "tests/integration/test_peers_script.py",
     "tests/quality/test_installed.py::test_the_conformance_suite_passes_on_the_installed_package",
 )
 #: what ``scripts/test --full`` runs after the rest, in a pytest process of its own
