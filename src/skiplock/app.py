@@ -32,10 +32,10 @@ from ._worker.middleware import Middleware
 from .aio_queue import AsyncQueue
 from .async_worker import AsyncWorker
 from .errors import ConfigurationError, Discard, JobFailed
-from .periodic import Schedule, tick_kwargs
+from .periodic import PERIODIC, Schedule, tick_kwargs
 from .queue import DEFAULT_TABLE, Queue
 from .worker import Worker
-from .workflow import Signature, parent_argument
+from .workflow import PARENT_ARG, Signature, parent_argument
 
 __all__ = ["App", "Task"]
 
@@ -474,10 +474,12 @@ class App:
         args, kwargs = payload.get("args", []), payload.get("kwargs", {})
         if not isinstance(args, list) or not isinstance(kwargs, dict):
             raise Discard(f"job {job.id}: 'args' must be a list and 'kwargs' an object")
-        kwargs = {**kwargs, **tick_kwargs(payload)}  # a periodic job's tick, when asked for
-        fed, value = parent_argument(payload, job)  # a workflow step's parents' results
-        if fed:
-            args = [value, *args]
+        if PERIODIC in payload:  # a scheduled job: its tick, when the task asks for it
+            kwargs = {**kwargs, **tick_kwargs(payload)}
+        if PARENT_ARG in payload:  # a workflow step: its parents' results in front
+            fed, value = parent_argument(payload, job)
+            if fed:
+                args = [value, *args]
         return task.fn, ([job, *args] if task.pass_job else list(args)), kwargs
 
     def timeout_of(self, job: Job) -> float | None:

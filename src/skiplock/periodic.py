@@ -17,11 +17,13 @@ from ._core.checks import text as _text
 from ._core.job import utc
 from .errors import ConfigurationError
 
-__all__ = ["MAX_CATCH_UP", "Schedule", "tick_kwargs"]
+__all__ = ["MAX_CATCH_UP", "PERIODIC", "Schedule", "tick_kwargs"]
 
 UTC = timezone.utc
 #: the most missed ticks ``catch_up=True`` enqueues (the newest ones)
 MAX_CATCH_UP = 100
+#: the payload key of a scheduled job's tick
+PERIODIC = "periodic"
 
 
 def _cron_module() -> Any:
@@ -142,7 +144,7 @@ class Schedule:
             "task": self.task,
             "args": list(self.args),
             "kwargs": dict(self.kwargs),
-            "periodic": {
+            PERIODIC: {
                 "schedule": self.name,
                 "tick": local.isoformat(),
                 "timezone": self.timezone,
@@ -153,7 +155,7 @@ class Schedule:
 
 def tick_kwargs(payload: Mapping[str, Any]) -> dict[str, Any]:
     """The keyword argument a periodic job's task gets: its tick ({} for other jobs)."""
-    info = payload.get("periodic")
+    info = payload.get(PERIODIC)
     if not isinstance(info, dict):
         return {}
     arg, tick = info.get("arg"), info.get("tick")
