@@ -318,7 +318,7 @@ def postgresql_cost(args: argparse.Namespace) -> None:
 def mysql_cost(url: str, args: argparse.Namespace) -> None:
     import mysql.connector
 
-    from skiplock.drivers.mysql_connect import driver_name
+    from skiplock.drivers.mysql import driver_name
 
     n, batch = args.jobs, args.batch
     systems = [

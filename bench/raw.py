@@ -141,7 +141,7 @@ class RawMySQL:
     def __init__(self, url: str) -> None:
         import mysql.connector
 
-        from skiplock.drivers.mysql_connect import use_pure
+        from skiplock.drivers.mysql import use_pure
 
         pure = use_pure(mysql.connector)
         self.conn: Any = mysql.connector.connect(

@@ -50,9 +50,12 @@ from skiplock._core.ops import (
 from skiplock._core.options import BOOL, INT, TEXT, Option, check_options
 from skiplock._core.sql import TableName, load_statements, render_statements
 from skiplock._core.url import DatabaseURL, mask_password
-from skiplock.drivers import Adapter, mssql_connect, mysql_connect, postgresql_connect
-from skiplock.drivers.aio import AsyncAdapter, ThreadAdapter, opened
-from skiplock.drivers.health import is_usable, is_usable_async
+from skiplock.drivers import Adapter
+from skiplock.drivers import mssql as mssql_driver
+from skiplock.drivers import mysql as mysql_driver
+from skiplock.drivers import postgresql as postgresql_driver
+from skiplock.drivers.aio import AsyncAdapter, ThreadAdapter, is_usable_async, opened
+from skiplock.drivers.base import is_usable
 from skiplock.drivers.mssql import PymssqlAdapter
 from skiplock.drivers.mysql import MySQLConnectorAdapter
 from skiplock.drivers.postgresql import PsycopgAdapter
@@ -104,10 +107,10 @@ __all__ = [
     "is_usable_async",
     "load_statements",
     "mask_password",
-    "mssql_connect",
-    "mysql_connect",
+    "mssql_driver",
+    "mysql_driver",
     "opened",
-    "postgresql_connect",
+    "postgresql_driver",
     "render_statements",
     "run_async",
     "run_sync",

@@ -47,7 +47,7 @@ from .contract import (
     UnsupportedServer,
     Wakeup,
 )
-from .contract import mssql_connect as own
+from .contract import mssql_driver as own
 
 __all__ = ["MSSQLDialect", "classify_error", "parse_server_version"]
 

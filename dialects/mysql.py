@@ -57,7 +57,7 @@ from .contract import (
     run_async,
     run_sync,
 )
-from .contract import mysql_connect as own
+from .contract import mysql_driver as own
 from .state import RunState
 
 __all__ = ["MySQLDialect", "parse_server_version"]

@@ -43,7 +43,7 @@ from .contract import (
     run_async,
     run_sync,
 )
-from .contract import postgresql_connect as own
+from .contract import postgresql_driver as own
 
 __all__ = ["PostgreSQLDialect"]
 

@@ -32,7 +32,7 @@ def _connector(queue: skiplock.Queue) -> Any:
 
 def test_our_connections_use_the_c_extension_where_it_loads(queue: skiplock.Queue) -> None:
     connector = _connector(queue)
-    from skiplock.drivers.mysql_connect import c_extension_error
+    from skiplock.drivers.mysql import c_extension_error
 
     why = c_extension_error(connector)
     if why is not None:

@@ -1,4 +1,6 @@
-"""Sync ``conn=``: a driver, SQLAlchemy or Django connection made an :class:`Adapter`."""
+"""Which adapter class serves a driver connection (sync or asyncio), and sync ``conn=``: a
+driver, SQLAlchemy or Django connection made an :class:`Adapter`.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +9,19 @@ from typing import Any
 
 from skiplock.errors import ConfigurationError
 
-from .aio_drivers import async_adapter_class
+from .aio import AsyncAdapter
 from .base import Adapter
 from .mssql import PymssqlAdapter, PyodbcAdapter
-from .mysql import MySQLConnectorAdapter, MySQLdbAdapter, PyMySQLAdapter
-from .postgresql import Psycopg2Adapter, PsycopgAdapter
-from .wrappers import unwrap
+from .mysql import (
+    AsyncMySQLConnectorAdapter,
+    MySQLConnectorAdapter,
+    MySQLdbAdapter,
+    PyMySQLAdapter,
+)
+from .postgresql import AsyncpgAdapter, AsyncPsycopgAdapter, Psycopg2Adapter, PsycopgAdapter
+from .wrappers import is_instance, unwrap
 
-__all__ = ["ACCEPTED", "Adapter", "adapt", "adapter_class"]
+__all__ = ["ACCEPTED", "Adapter", "adapt", "adapter_class", "async_adapter_class"]
 
 #: database → the drivers accepted for ``conn=``, as the error message names them
 ACCEPTED: dict[str, str] = {
@@ -47,6 +54,29 @@ def adapter_class(raw: Any) -> tuple[type[Adapter], Any] | None:
             top = module_name.split(".")[0]
             dbapi = sys.modules["mysql.connector"] if top == "mysql" else sys.modules[top]
             return cls, dbapi
+    return None
+
+
+#: (module, connection class, driver module, adapter) of the asyncio drivers accepted as
+#: ``conn=`` (the module named must be imported already: nothing is imported here)
+_ASYNC_CLASSES: tuple[tuple[str, str, str, type[AsyncAdapter]], ...] = (
+    ("psycopg", "AsyncConnection", "psycopg", AsyncPsycopgAdapter),
+    ("asyncpg.connection", "Connection", "asyncpg", AsyncpgAdapter),
+    ("asyncpg.pool", "PoolConnectionProxy", "asyncpg", AsyncpgAdapter),
+    (
+        "mysql.connector.aio.abstracts",
+        "MySQLConnectionAbstract",
+        "mysql.connector",
+        AsyncMySQLConnectorAdapter,
+    ),
+)
+
+
+def async_adapter_class(raw: Any) -> tuple[type[AsyncAdapter], Any] | None:
+    """The async adapter class for a driver connection, and the driver module."""
+    for module_name, attr, top, cls in _ASYNC_CLASSES:
+        if is_instance(raw, module_name, attr) and top in sys.modules:
+            return cls, sys.modules[top]
     return None
 
 

@@ -10,9 +10,9 @@ from typing import Any, ClassVar, TypeVar
 
 from skiplock._core.ops import ROWS, TUPLES, Control, Copy, ErrorInfo, Request, Statement, Tuples
 
-from .base import Adapter, as_dicts, counted
+from .base import Adapter, as_dicts, counted, readable
 
-__all__ = ["AsyncAdapter", "AsyncCursorAdapter", "ThreadAdapter", "opened"]
+__all__ = ["AsyncAdapter", "AsyncCursorAdapter", "ThreadAdapter", "is_usable_async", "opened"]
 
 T = TypeVar("T")
 
@@ -186,3 +186,16 @@ class ThreadAdapter(AsyncAdapter):
 
     async def user_execute(self, sql: str, params: Any) -> tuple[int, list[tuple[Any, ...]]]:
         return await self._in_thread(self.sync.user_execute, sql, params)
+
+
+def is_usable_async(own: AsyncAdapter, usable: Callable[[Any], bool]) -> bool:
+    """:func:`~skiplock.drivers.base.is_usable` for an async adapter."""
+    if isinstance(own, ThreadAdapter):
+        return usable(own.connection)
+    if own.is_closed():
+        return False
+    try:
+        fd = own.fileno()
+    except Exception:
+        return False
+    return fd is None or (fd >= 0 and not readable(fd))

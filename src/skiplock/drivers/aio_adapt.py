@@ -6,9 +6,9 @@ from typing import Any
 
 from skiplock.errors import ConfigurationError
 
-from .adapt import ACCEPTED, adapt, adapter_class
+from .adapt import ACCEPTED, adapt, adapter_class, async_adapter_class
 from .aio import AsyncAdapter, ThreadAdapter
-from .aio_drivers import AsyncpgAdapter, async_adapter_class
+from .postgresql import AsyncpgAdapter
 from .wrappers import is_instance
 
 __all__ = ["ACCEPTED_ASYNC", "adapt_async", "async_adapter_class"]

@@ -1,4 +1,5 @@
-"""What every driver adapter provides: running one request on one DB-API connection.
+"""What every driver adapter provides: running one request on one DB-API connection; and
+whether an idle connection of skiplock's own is still usable, without a round trip.
 
 Rows come back as ``list[dict]`` with JSON as text, or as
 :class:`~skiplock._core.ops.Tuples`; datetimes may be naive (UTC) or aware.
@@ -6,7 +7,8 @@ Rows come back as ``list[dict]`` with JSON as text, or as
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import select
+from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
 from typing import Any, ClassVar
 
@@ -24,7 +26,7 @@ from skiplock._core.ops import (
     Tuples,
 )
 
-__all__ = ["Adapter", "as_dicts", "counted", "dict_rows"]
+__all__ = ["Adapter", "as_dicts", "counted", "dict_rows", "is_usable", "readable"]
 
 
 def dict_rows(cur: Any) -> list[dict[str, Any]]:
@@ -173,3 +175,33 @@ class Adapter:
             return int(cur.rowcount), rows
         finally:
             cur.close()
+
+
+# -- an idle connection's health ----------------------------------------------------------
+
+
+def is_usable(
+    conn: Any, fileno: Callable[[Any], int | None], is_closed: Callable[[Any], bool]
+) -> bool:
+    """False if an idle *conn* is known to be broken: *is_closed* says so, or its socket
+    (*fileno*) turned readable.
+    """
+    try:
+        fd = fileno(conn)
+    except Exception:
+        return False
+    if fd is None:
+        return not is_closed(conn)
+    return fd >= 0 and not readable(fd)
+
+
+def readable(fd: int) -> bool:
+    """True if the socket *fd* has something to read (or cannot be asked)."""
+    try:
+        if hasattr(select, "poll"):  # any descriptor number, unlike select()
+            poller = select.poll()
+            poller.register(fd, select.POLLIN | select.POLLPRI)
+            return bool(poller.poll(0))
+        return bool(select.select([fd], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True  # not a socket we can ask about: treat it as broken

@@ -1,15 +1,27 @@
-"""SQL Server drivers: pymssql (FreeTDS) and pyodbc."""
+"""SQL Server drivers: pymssql (FreeTDS) and pyodbc; skiplock's own connections through
+pymssql.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from functools import lru_cache
+from types import ModuleType
 from typing import Any, ClassVar
 
 from .base import Adapter, dict_rows
 
-__all__ = ["PymssqlAdapter", "PyodbcAdapter", "pymssql_error_number", "qmark"]
+__all__ = [
+    "PymssqlAdapter",
+    "PyodbcAdapter",
+    "autocommit",
+    "connect",
+    "is_closed",
+    "pymssql_error_number",
+    "qmark",
+]
 
 _DBLIB_NUMBER = re.compile(r"(?:DB-Lib error message|SQL Server message) (\d+)")
 _LEADING_NUMBER = re.compile(r"^\D{0,40}?\((\d+),")
@@ -102,3 +114,39 @@ class PyodbcAdapter(Adapter):
         if isinstance(state, str) and len(state) == 5:
             codes.add(state)
         return frozenset(codes)
+
+
+# -- skiplock's own connections ----------------------------------------------------------
+
+
+def connect(pymssql: ModuleType, kwargs: Mapping[str, Any], session: str) -> Any:
+    """A new pymssql connection with *session* run and committed."""
+    conn = pymssql.connect(**kwargs)
+    try:
+        cur = conn.cursor()
+        try:
+            cur.execute(session)
+        finally:
+            cur.close()
+        conn.commit()
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def is_closed(conn: Any) -> bool:
+    try:
+        return not conn._conn.connected  # pymssql raises InterfaceError once closed
+    except Exception:
+        return True
+
+
+@contextmanager
+def autocommit(conn: Any) -> Iterator[None]:
+    """*conn* in autocommit mode for the block."""
+    conn.autocommit(True)
+    try:
+        yield
+    finally:
+        conn.autocommit(False)
