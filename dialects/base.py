@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import importlib
 import json
 import re
@@ -31,10 +32,20 @@ from .contract import (
     AsyncAdapter,
     BackendError,
     ClaimParams,
-    Completion,
     ConfigurationError,
     DatabaseURL,
     ErrorInfo,
+    JobDependParams,
+    JobHeartbeatParams,
+    JobInsertManyParams,
+    JobInsertParams,
+    JobListParams,
+    JobLiveLeasesParams,
+    JobPruneParams,
+    JobRetryFailedParams,
+    JobSetProgressParams,
+    JobSetStateParams,
+    JobStatsParams,
     LeaseLost,
     Op,
     Option,
@@ -44,6 +55,8 @@ from .contract import (
     StatementError,
     TableName,
     ThreadAdapter,
+    TickEnqueueParams,
+    WorkerRegisterParams,
     check_options,
     load_statements,
     mask_password,
@@ -56,6 +69,38 @@ from .state import RunState
 __all__ = ["IDLE_TRANSACTION_TIMEOUT", "BaseDialect", "Row", "ServerInfo", "split_statements"]
 
 _PARAM = re.compile(r"%\((\w+)\)s")
+#: one job of a batch completion: ``(id, attempt, claim_id, result_json)``
+Completion = tuple[int, int, int | None, str | None]
+#: the statement that writes each outcome, and the status it leaves
+_OUTCOMES = {
+    "done": ("complete", "done"),
+    "retry": ("retry", "pending"),
+    "failed": ("fail", "failed"),
+    "cancelled": ("cancelled", "cancelled"),
+    "release": ("release", "pending"),
+    "unclaim": ("unclaim", "pending"),
+}
+#: the row-only fields of a :class:`JobInsertParams` (not shared by a batch's rows)
+_ROW_FIELDS = frozenset({"payload", "idempotency_key"})
+#: the fields of an enqueue under a key's lock only
+_CONTROL_FIELDS = frozenset({"dedupe_ms", "debounce_key", "control_lock"})
+#: what a batch's rows share: neither a row's fields nor a key's
+_SHARED_DROP = _ROW_FIELDS | _CONTROL_FIELDS | {"dedupe_key"}
+
+
+def values(p: Any, drop: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The statement parameters of the params object *p* (its fields by name)."""
+    return {f: getattr(p, f) for f in _fields(type(p)) if f not in drop}
+
+
+def _fields(cls: type) -> tuple[str, ...]:
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 class BaseDialect(ConnectionHealth, LockAndWakeup):
@@ -337,14 +382,14 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
 
     # ==== pause and rate limits ====
 
-    def pause_op(self, queue: str, paused: bool) -> Op[None]:
+    def queue_pause(self, queue: str, paused: bool) -> Op[None]:
         """Set *queue*'s paused flag (``queue_pause``). A resume also wakes idle workers
         where LISTEN/NOTIFY does (``resume_notify``, heard once this commits)."""
         yield self.stmt("queue_pause", {"queue": queue, "paused": paused}, NOTHING)
         if not paused and self.supports_notify and self.caps.resume_notify:
             yield self.stmt("resume_notify", None, NOTHING)
 
-    def paused_op(self) -> Op[set[str]]:
+    def queue_paused_list(self) -> Op[set[str]]:
         """The names of the paused queues (none while the statements held are older than
         the pause: an older release's, as the upgrade tests load)."""
         if not self.caps.queue_pause:
@@ -453,14 +498,7 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
             raise LeaseLost(job_id=params["id"], attempt=params["attempt"])
         return bool(rows[0]["has_children"])
 
-    def heartbeat(self, params: Mapping[str, Any]) -> Op[Row]:
-        """The fenced heartbeat, then the job's ``lease_until`` (the database's clock) and
-        ``cancel_requested``."""
-        yield from self.fenced("heartbeat", params)
-        row = yield from self.fetch_one_op("lease_of", params)
-        return row or {}
-
-    def cancel(self, job_id: int) -> Op[str | None]:
+    def job_cancel(self, job_id: int) -> Op[str | None]:
         """Cancel a pending job, or ask a running one to stop; the job's status afterwards
         (``running`` for a request recorded), or None when there is no such job."""
         params = {"id": job_id}
@@ -480,32 +518,6 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
             return "running"
         row = yield from self.fetch_one_op("get", params)
         return None if row is None else str(row["status"])
-
-    def prune_op(self, params: Mapping[str, Any]) -> Op[int]:
-        """Delete one batch of finished jobs (``prune``) and add their number to the table's
-        ``pruned`` total (``count_pruned``), in one transaction; the rows deleted."""
-        n = yield from self.count_op("prune", params)
-        if n:
-            yield self.stmt("count_pruned", {"deleted": n}, ROWCOUNT)
-            if self.caps.workflow_prune:  # the edges of pruned children (workflows)
-                yield self.stmt("deps_prune", None, ROWCOUNT)
-        if n < int(params["limit"]) and self.caps.rates_forget:  # a prune's last batch
-            # Rate records a claim of their queue or key never pruned (a key not seen
-            # again): every window is a week at most.
-            yield self.stmt("rates_forget", None, ROWCOUNT)
-        return n
-
-    def enqueue_tick(
-        self, key: Mapping[str, Any], params: Mapping[str, Any], prune: Mapping[str, Any]
-    ) -> Op[int | None]:
-        """Record the periodic tick *key* in the ledger and enqueue its job (*params* as
-        for :meth:`insert`), then drop the schedule's ticks before *prune*; None, and
-        nothing written, when another scheduler recorded the tick first."""
-        if (yield from self.count_op("tick_claim", key)) != 1:
-            return None
-        job_id = yield from self.insert(params)
-        yield from self.count_op("tick_prune", prune)
-        return job_id
 
     def statements_op(self, name: str) -> Op[None]:
         """Run each statement of the block *name* (DDL, no parameters)."""
@@ -531,16 +543,6 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         return done
 
     # -- job control: snooze, dedupe windows, debounce ----------------------------------------
-
-    def snooze(self, params: Mapping[str, Any]) -> Op[str]:
-        """The fenced snooze; a job at its snooze cap is failed instead (fenced too, with
-        ``params["error"]``). The job's status afterwards; ``LeaseLost`` when neither
-        matched (the job is no longer ours)."""
-        if (yield from self.count_op("snooze", params)) == 1:
-            return "pending"
-        if (yield from self.end("fail", params)):  # a final failure: its children settle
-            yield from self.settle([params["id"]])
-        return "failed"
 
     def insert_controlled(self, params: Mapping[str, Any]) -> Op[int]:
         """An enqueue with ``dedupe_for`` (``dedupe_ms`` > 0) or ``debounce``
@@ -606,7 +608,7 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
 
     # -- workflows: enqueue(..., after=[...]) ---------------------------------------------
 
-    def lock_parents(self, parents: Sequence[int]) -> Op[dict[int, str]]:
+    def job_lock_parents(self, parents: Sequence[int]) -> Op[dict[int, str]]:
         """The status of each of *parents*, locked until this transaction ends, so none
         can end before the edges to it are committed, and marked ``has_children``, so
         that its end (:meth:`end`) settles the new jobs. Raises ``ConfigurationError``
@@ -632,10 +634,10 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         enqueues a child of them next, in this transaction (no lock: no other transaction
         sees them yet)."""
         ids = yield from self.insert_many(common, rows, copy)
-        yield from self.mark_children(ids)
+        yield from self.job_mark_parents(ids)
         return ids
 
-    def mark_children(self, ids: Sequence[int]) -> Op[None]:
+    def job_mark_parents(self, ids: Sequence[int]) -> Op[None]:
         """Mark jobs this transaction wrote ``has_children`` (see :meth:`insert_parents`)."""
         yield self.stmt("deps_mark", {"id_list": json.dumps(list(ids))}, ROWCOUNT)
 
@@ -724,6 +726,200 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         for r in rows:
             out.setdefault(int(r["child"]), {})[int(r["parent"])] = r["result"]
         return out
+
+    # ==== the contract's operations (contract.py), each over its statements ====
+
+    def job_insert(self, p: JobInsertParams) -> Op[int]:
+        return (yield from self.insert(values(p, _CONTROL_FIELDS)))
+
+    def job_insert_dedupe(self, p: JobInsertParams) -> Op[int]:
+        return (yield from self.insert_dedupe(values(p, _CONTROL_FIELDS)))
+
+    def job_insert_controlled(self, p: JobInsertParams) -> Op[int]:
+        return (yield from self.insert_controlled(values(p)))
+
+    def job_insert_keyed_many(self, items: Sequence[JobInsertParams]) -> Op[list[int]]:
+        rows = [values(p, frozenset() if p.control_lock else _CONTROL_FIELDS) for p in items]
+        return (yield from self.insert_keyed_many(rows))
+
+    def job_insert_many(self, p: JobInsertManyParams) -> Op[list[int]]:
+        common = values(p.common, _SHARED_DROP)
+        if p.parents:
+            return (yield from self.insert_parents(common, p.rows, p.copy))
+        return (yield from self.insert_many(common, p.rows, p.copy))
+
+    def job_set_state_if_running(self, states: Sequence[JobSetStateParams]) -> Op[dict[int, str]]:
+        out: dict[int, str] = {}
+        rest = states
+        done = [s for s in states if s.outcome == "done"]
+        if len(done) > 1:  # one statement for the batch
+            batch = [(s.id, s.attempt, s.claim_id, s.result) for s in done]
+            out.update(dict.fromkeys((yield from self.complete_many(batch)), "done"))
+            rest = [s for s in states if s.outcome != "done"]
+        ended: list[int] = []
+        for s in rest:
+            try:
+                status, children = yield from self._set_state(s)
+            except LeaseLost:
+                continue
+            out[s.id] = status
+            if children:
+                ended.append(s.id)
+        if ended:
+            yield from self.settle(ended)
+        return out
+
+    def _set_state(self, s: JobSetStateParams) -> Op[tuple[str, bool]]:
+        """One outcome's fenced write: the status it left, and whether the job has
+        children to settle."""
+        params = values(s)
+        if s.outcome == "snooze":  # at its snooze cap the job fails instead
+            if (yield from self.count_op("snooze", params)) == 1:
+                return "pending", False
+            return "failed", (yield from self.end("fail", params))
+        name, status = _OUTCOMES[s.outcome]
+        if status in _ENDED:
+            return status, (yield from self.end(name, params))
+        yield from self.fenced(name, params)
+        return status, False
+
+    def job_heartbeat(self, p: JobHeartbeatParams) -> Op[Row]:
+        params = values(p)
+        yield from self.fenced("heartbeat", params)
+        row = yield from self.fetch_one_op("lease_of", params)
+        return row or {}
+
+    def job_set_progress(self, p: JobSetProgressParams) -> Op[None]:
+        yield from self.fenced("set_progress", values(p))
+
+    def job_get(self, job_id: int) -> Op[Row | None]:
+        return (yield from self.fetch_one_op("get", {"id": job_id}))
+
+    def job_list(self, p: JobListParams) -> Op[list[Row]]:
+        params = {
+            "all_statuses": p.statuses is None,
+            "statuses": list(p.statuses or [""]),
+            "all_queues": p.queue is None,
+            "queue": "" if p.queue is None else p.queue,
+            "limit": p.limit,
+            "before_id": p.before_id,
+        }
+        if p.task is None:
+            return (yield from self.fetch_op("list_jobs", params))
+        return (yield from self.fetch_op("list_jobs_task", {**params, "task": p.task}))
+
+    def job_stats(self, p: JobStatsParams) -> Op[Row | None]:
+        params = {"all_queues": p.queues is None, "queues": list(p.queues or [""])}
+        return (yield from self.fetch_one_op("stats", params))
+
+    def job_status_many(self, ids: Sequence[int]) -> Op[list[Row]]:
+        return (yield from self.fetch_op("wait_look", {"ids": list(ids)}))
+
+    def job_get_many(self, ids: Sequence[int]) -> Op[list[Row]]:
+        return (yield from self.fetch_op("wait_rows", {"ids": list(ids)}))
+
+    def job_retry_failed(self, p: JobRetryFailedParams) -> Op[int]:
+        params = {
+            "all_ids": p.ids is None,
+            "ids": list(p.ids or ()) or [0],
+            "all_queues": p.queues is None,
+            "queues": [""] if p.queues is None else list(p.queues),
+            "attempts": p.attempts,
+        }
+        return (yield from self.count_op("retry_failed", params))
+
+    def job_prune(self, p: JobPruneParams) -> Op[int]:
+        """Delete one batch of finished jobs (``prune``) and add their number to the table's
+        ``pruned`` total (``count_pruned``), in one transaction; the rows deleted."""
+        params = {"statuses": list(p.statuses), "older_ms": p.older_ms, "limit": p.limit}
+        n = yield from self.count_op("prune", params)
+        if n:
+            yield self.stmt("count_pruned", {"deleted": n}, ROWCOUNT)
+            if self.caps.workflow_prune:  # the edges of pruned children (workflows)
+                yield self.stmt("deps_prune", None, ROWCOUNT)
+        if n < p.limit and self.caps.rates_forget:  # a prune's last batch
+            # Rate records a claim of their queue or key never pruned (a key not seen
+            # again): every window is a week at most.
+            yield self.stmt("rates_forget", None, ROWCOUNT)
+        return n
+
+    def job_live_leases(self, p: JobLiveLeasesParams) -> Op[list[Row]]:
+        return (yield from self.fetch_op("live_leases", values(p)))
+
+    def clock_now(self) -> Op[Any]:
+        row = yield from self.fetch_one_op("clock")
+        return None if row is None else row["now"]
+
+    def queue_overview(self, window_s: int, cap: int) -> Op[tuple[list[Row], list[Row]]]:
+        active: list[Row] = yield self.stmt("queue_overview", {}, ROWS)
+        recent: list[Row] = yield self.stmt(
+            "queue_recent", {"window_s": window_s, "cap": cap}, ROWS
+        )
+        return active, recent
+
+    def worker_register(self, p: WorkerRegisterParams) -> Op[None]:
+        yield self.stmt("worker_forget", {"older_s": p.forget_s}, ROWCOUNT)
+        yield self.stmt("worker_register", values(p, frozenset({"forget_s"})), ROWCOUNT)
+
+    def worker_beat(self, worker_id: str, in_flight: int) -> Op[int]:
+        params = {"id": worker_id, "in_flight": in_flight}
+        return (yield from self.count_op("worker_beat", params))
+
+    def worker_unregister(self, worker_id: str) -> Op[int]:
+        return (yield from self.count_op("worker_unregister", {"id": worker_id}))
+
+    def worker_list(self) -> Op[list[Row]]:
+        return (yield from self.fetch_op("worker_list"))
+
+    def tick_enqueue(self, p: TickEnqueueParams) -> Op[int | None]:
+        if (yield from self.count_op("tick_claim", {"schedule": p.schedule, "tick": p.tick})) != 1:
+            return None
+        job_id = yield from self.job_insert(p.job)
+        yield from self.count_op("tick_prune", {"schedule": p.schedule, "before": p.before})
+        return job_id
+
+    def tick_last(self, schedule: str) -> Op[Any]:
+        row = yield from self.fetch_one_op("tick_last", {"schedule": schedule})
+        return None if row is None else row["tick"]
+
+    def tick_list(self) -> Op[list[Row]]:
+        return (yield from self.fetch_op("ticks_overview"))
+
+    def job_depend(self, p: JobDependParams) -> Op[None]:
+        yield from self.depend(p.children, p.parents, p.run, p.copy)
+
+    def session_id(self, conn: Any) -> int | None:
+        row = self.fetch_one(conn, "session_id")
+        return None if row is None else int(row["session"])
+
+    def schema_state(self) -> Op[Row | None]:
+        t = self.table
+        params = {"schema": t.schema, "name": t.name, "version_name": t.version_table}
+        return (yield from self.fetch_one_op("schema_state", params))
+
+    def schema_version_read(self) -> Op[int | None]:
+        row = yield from self.fetch_one_op("schema_version")
+        return None if row is None or row.get("version") is None else int(row["version"])
+
+    def schema_catalog(self) -> Op[list[Row]]:
+        t = self.table
+        return (yield from self.fetch_op("schema_catalog", {"schema": t.schema, "name": t.name}))
+
+    def schema_session(self) -> Op[None]:
+        yield from self.count_op("schema_session")
+
+    def schema_version_table_create(self) -> Op[None]:
+        yield self.stmt("schema_create", None, NOTHING)
+
+    def schema_record(self, version: int, name: str) -> Op[None]:
+        yield self.stmt("schema_record", {"version": version, "name": name}, NOTHING)
+
+    def schema_uninstall(self) -> Op[None]:
+        yield from self.statements_op("uninstall")
+
+    def schema_script(self, version: int, name: str) -> tuple[str, str]:
+        record = self.sql["schema_record"].replace("%(version)s", str(version))
+        return self.sql["schema_create"], record.replace("%(name)s", f"'{name}'")
 
 
 #: the statuses a job ends in

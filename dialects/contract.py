@@ -1,27 +1,10 @@
-"""The dialect contract: what a dialect provides (:class:`Dialect`, a ``Protocol``), and the
-only skiplock module a dialect imports from.
+"""The dialect contract: what a dialect provides, split by role (:class:`Jobs`,
+:class:`Control`, :class:`Workflows`, :class:`Wakeups`, :class:`SingleLock`,
+:class:`SchemaStore`, on :class:`Connections`), :class:`Dialect` being their union.
 
-Everything above the dialects (the shell's sessions and transactions, the call builders,
-the worker and its services, the CLI) calls a dialect through :class:`Dialect` only, and
-never names a statement: what a dialect can do beyond the common path it declares
-(:attr:`Dialect.supports_notify`, :attr:`Dialect.wakeup`, :attr:`Dialect.wake_marks`,
-:meth:`Dialect.supports_lock`).
-
-What a dialect module needs from skiplock is re-exported here, so ``dialects/*.py`` import
-``from .contract import …`` (and each other, and the standard library):
-
-- the requests of an operation and their answers (:mod:`skiplock._core.ops`), the URL
-  option types (:mod:`skiplock._core.options`), the statement loader
-  (:mod:`skiplock._core.sql`), the parsed URL;
-- the errors a dialect raises or wraps;
-- its own driver: the adapter class of the connections it opens and the module that opens
-  them (``skiplock.drivers.<database>_connect``: connect, LISTEN, socket health); a dialect
-  gives that module its keywords and statements, and holds no driver call itself;
-- the loops (``run_sync``, ``run_async``) that run an operation on one connection, for the
-  sync helpers on skiplock's own connections (single-worker lock, server version).
-
-May import: :mod:`skiplock._core`, :mod:`skiplock.drivers.run`, :mod:`skiplock.drivers.run_async`,
-:mod:`skiplock.drivers`, :mod:`skiplock.errors`. Nothing here imports a dialect.
+Callers above ``dialects/`` use these methods only: each is named for what it does and
+takes typed parameters (:mod:`skiplock._core.params`); none names a statement. This is
+also the only skiplock module a dialect imports from (it re-exports what they need).
 """
 
 from __future__ import annotations
@@ -48,6 +31,22 @@ from skiplock._core.ops import (
     Tuples,
 )
 from skiplock._core.options import BOOL, INT, TEXT, Option, check_options
+from skiplock._core.params import (
+    JobDependParams,
+    JobHeartbeatParams,
+    JobInsertManyParams,
+    JobInsertParams,
+    JobListParams,
+    JobLiveLeasesParams,
+    JobPruneParams,
+    JobRetryFailedParams,
+    JobSetProgressParams,
+    JobSetStateParams,
+    JobStatsParams,
+    Outcome,
+    TickEnqueueParams,
+    WorkerRegisterParams,
+)
 from skiplock._core.sql import TableName, load_statements, render_statements
 from skiplock._core.url import DatabaseURL, mask_password
 from skiplock.drivers import Adapter, mssql_connect, mysql_connect, postgresql_connect
@@ -78,27 +77,47 @@ __all__ = [
     "AsyncAdapter",
     "BackendError",
     "ClaimParams",
-    "Completion",
     "ConfigurationError",
+    "Connections",
+    "Control",
     "Copy",
     "DatabaseURL",
     "Dialect",
     "ErrorInfo",
+    "JobDependParams",
+    "JobHeartbeatParams",
+    "JobInsertManyParams",
+    "JobInsertParams",
+    "JobListParams",
+    "JobLiveLeasesParams",
+    "JobPruneParams",
+    "JobRetryFailedParams",
+    "JobSetProgressParams",
+    "JobSetStateParams",
+    "JobStatsParams",
+    "Jobs",
     "LeaseLost",
     "MySQLConnectorAdapter",
     "Op",
     "Option",
+    "Outcome",
     "PsycopgAdapter",
     "PymssqlAdapter",
     "Row",
+    "SchemaStore",
     "ServerInfo",
+    "SingleLock",
     "Statement",
     "StatementError",
     "TableName",
     "ThreadAdapter",
+    "TickEnqueueParams",
     "Tuples",
     "UnsupportedServer",
     "Wakeup",
+    "Wakeups",
+    "WorkerRegisterParams",
+    "Workflows",
     "check_options",
     "is_usable",
     "is_usable_async",
@@ -114,12 +133,8 @@ __all__ = [
 ]
 
 Row = dict[str, Any]
-#: one job of a batch completion: ``(id, attempt, claim_id, result_json)``, fenced by the
-#: first three
-Completion = tuple[int, int, int | None, str | None]
-#: how an idle worker learns at once that a job was enqueued: ``notify`` (LISTEN/NOTIFY on a
-#: connection of :meth:`Dialect.listen`), ``probe`` (:meth:`Dialect.wake_probe` read on a
-#: connection of :meth:`Dialect.probe_connect`), ``none`` (polling only)
+#: how an idle worker is woken: ``notify`` (LISTEN/NOTIFY), ``probe`` (a cheap read of a
+#: counter), ``none`` (polling only)
 Wakeup = Literal["notify", "probe", "none"]
 
 
@@ -130,30 +145,19 @@ class ServerInfo:
     product: str  #: "PostgreSQL", "MySQL", "MariaDB", "SQL Server"
     version: tuple[int, ...]
     version_string: str
-    #: the driver our own connections use, where it matters (``mysql-connector-python
-    #: 9.7.0, C extension``); empty where there is only one way
-    driver: str = ""
+    driver: str = ""  #: our own driver, where there is a choice
 
 
-class Dialect(ClaimSQL, Protocol):
-    """One database: its statements, the operations that need more than one statement
-    there, error classification, and the capabilities it declares. Operations are
-    generators of requests (see :mod:`skiplock._core.ops`), run by the shell on a
-    connection; the ``conn`` methods run on a connection of :meth:`connect`. The claim's
-    statements and steps are :class:`~skiplock._core.claim.ClaimSQL`'s."""
+class Connections(Protocol):
+    """What it is, its driver, its errors and its sessions. ``conn`` is a connection of
+    :meth:`connect`."""
 
-    # -- what it is ---------------------------------------------------------------------
     url: DatabaseURL
     table: TableName
-    #: the URL's query options, checked and converted (see URL_OPTIONS)
+    #: the URL's query options, checked and converted
     options: dict[str, Any]
-    #: the statements by name, rendered for :attr:`table`
-    sql: dict[str, str]
-    #: what those statements can do, fixed when the dialect is made
     caps: Capabilities
-    #: what the queue's operations change as they run (``state.released``: jobs released by
-    #: parents' ends, counted as the release ran; a worker claims again at once when it
-    #: grew during its own write)
+    #: what the queue's operations change as they run (shared by its threads)
     state: RunState
 
     @property
@@ -162,47 +166,26 @@ class Dialect(ClaimSQL, Protocol):
         ...
 
     @property
-    def URL_OPTIONS(self) -> Mapping[str, Option]:
-        """The URL query options it hands its driver (docs/getting-started.md)."""
-        ...
+    def URL_OPTIONS(self) -> Mapping[str, Option]: ...
 
     @property
     def script_end(self) -> str:
-        """What ends a statement in a printed script (``skiplock sql``)."""
+        """What ends a statement in a printed script."""
         ...
 
     @property
-    def driver_module(self) -> str:
-        """The module name of skiplock's own driver (``psycopg``, ``mysql.connector``)."""
-        ...
+    def driver_module(self) -> str: ...
 
-    # -- capabilities ---------------------------------------------------------------------
     @property
     def supports_notify(self) -> bool:
-        """LISTEN/NOTIFY can wake idle workers, and carries cancel requests."""
+        """LISTEN/NOTIFY wakes idle workers and carries cancel requests."""
         ...
 
     @property
     def async_in_thread(self) -> bool:
-        """No asyncio driver: the AsyncQueue runs the sync driver in a thread."""
+        """No asyncio driver: the AsyncQueue runs the sync one in a thread."""
         ...
 
-    @property
-    def wakeup(self) -> Wakeup:
-        """How an idle worker is woken (see :data:`Wakeup`)."""
-        ...
-
-    @property
-    def wake_marks(self) -> bool:
-        """The enqueue trigger notifies only while a worker has marked itself waiting
-        (:meth:`wake_mark_op`); False where it always notifies."""
-        ...
-
-    def supports_lock(self) -> bool:
-        """It can run ``mode="single"`` (:meth:`lock_acquire` and the rest)."""
-        ...
-
-    # -- the driver -----------------------------------------------------------------------
     @property
     def driver(self) -> ModuleType: ...
 
@@ -224,18 +207,15 @@ class Dialect(ClaimSQL, Protocol):
 
     def is_usable_async(self, own: AsyncAdapter) -> bool: ...
 
-    # -- errors and sessions ---------------------------------------------------------------
     def quote(self, ident: str) -> str: ...
 
-    def classify(self, info: ErrorInfo) -> tuple[bool, bool]: ...
+    def classify(self, info: ErrorInfo) -> tuple[bool, bool]:
+        """``(retryable, connection_lost)``."""
+        ...
 
     def wrap(
         self, exc: BaseException, doing: str, info: ErrorInfo | None = None
     ) -> BackendError: ...
-
-    def migration_done(self, info: ErrorInfo) -> bool: ...
-
-    def migration_applies(self, statement: str) -> bool: ...
 
     def begin_sql(self) -> str: ...
 
@@ -248,56 +228,76 @@ class Dialect(ClaimSQL, Protocol):
 
     def exempt_end_sql(self) -> tuple[str, ...]: ...
 
-    # -- statements and operations ---------------------------------------------------------
-    def stmt(
-        self, name: str, params: Mapping[str, Any] | None = None, want: int = ROWS
-    ) -> Statement: ...
 
-    def fetch_op(self, name: str, params: Mapping[str, Any] | None = None) -> Op[list[Row]]: ...
+class Jobs(ClaimSQL, Protocol):
+    """Enqueue, claim (the claim's statements: :class:`~skiplock._core.claim.ClaimSQL`),
+    the writes after a claim, and reads of jobs. Every write after a claim is fenced by
+    ``id``, ``attempt`` and ``claim_id``."""
 
-    def fetch_one_op(
-        self, name: str, params: Mapping[str, Any] | None = None
-    ) -> Op[Row | None]: ...
+    def job_insert(self, p: JobInsertParams) -> Op[int]: ...
 
-    def count_op(self, name: str, params: Mapping[str, Any] | None = None) -> Op[int]: ...
+    def job_insert_dedupe(self, p: JobInsertParams) -> Op[int]:
+        """Insert, or the id of the active job holding ``p.dedupe_key``."""
+        ...
 
-    def statements_op(self, name: str) -> Op[None]: ...
+    def job_insert_controlled(self, p: JobInsertParams) -> Op[int]:
+        """An enqueue under its key's lock (``dedupe_for``, ``debounce``)."""
+        ...
 
-    def insert(self, params: Mapping[str, Any]) -> Op[int]: ...
+    def job_insert_keyed_many(self, items: Sequence[JobInsertParams]) -> Op[list[int]]: ...
 
-    def insert_dedupe(self, params: Mapping[str, Any]) -> Op[int]: ...
+    def job_insert_many(self, p: JobInsertManyParams) -> Op[list[int]]:
+        """Ids in the order of ``p.rows``."""
+        ...
 
-    def insert_many(
-        self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
-    ) -> Op[list[int]]: ...
+    def job_set_state_if_running(self, states: Sequence[JobSetStateParams]) -> Op[dict[int, str]]:
+        """Write each outcome, fenced; the status afterwards of each job still held (a job
+        left out lost its lease). Jobs that ended settle their waiting children in the
+        same transaction. Completions of many jobs are one round trip."""
+        ...
 
-    def pause_op(self, queue: str, paused: bool) -> Op[None]: ...
+    def job_heartbeat(self, p: JobHeartbeatParams) -> Op[Row]:
+        """Fenced (``LeaseLost``); the job's ``lease_until`` and ``cancel_requested``."""
+        ...
 
-    def paused_op(self) -> Op[set[str]]: ...
+    def job_set_progress(self, p: JobSetProgressParams) -> Op[None]:
+        """Fenced (``LeaseLost``)."""
+        ...
 
-    def fenced(self, name: str, params: Mapping[str, Any]) -> Op[None]: ...
+    def job_cancel(self, job_id: int) -> Op[str | None]:
+        """Cancel a pending job or ask a running one to stop; its status afterwards."""
+        ...
 
-    def heartbeat(self, params: Mapping[str, Any]) -> Op[Row]: ...
+    def job_get(self, job_id: int) -> Op[Row | None]: ...
 
-    def complete_many(self, items: Sequence[Completion]) -> Op[set[int]]: ...
+    def job_list(self, p: JobListParams) -> Op[list[Row]]: ...
 
-    def cancel(self, job_id: int) -> Op[str | None]: ...
+    def job_stats(self, p: JobStatsParams) -> Op[Row | None]: ...
 
-    def prune_op(self, params: Mapping[str, Any]) -> Op[int]: ...
+    def job_status_many(self, ids: Sequence[int]) -> Op[list[Row]]:
+        """``id`` and ``status`` of each of *ids* that exists."""
+        ...
 
-    def enqueue_tick(
-        self, key: Mapping[str, Any], params: Mapping[str, Any], prune: Mapping[str, Any]
-    ) -> Op[int | None]: ...
+    def job_get_many(self, ids: Sequence[int]) -> Op[list[Row]]: ...
 
-    # -- job control: snooze, dedupe windows, debounce ---------------------------------------
-    def snooze(self, params: Mapping[str, Any]) -> Op[str]: ...
+    def job_retry_failed(self, p: JobRetryFailedParams) -> Op[int]: ...
 
-    def insert_controlled(self, params: Mapping[str, Any]) -> Op[int]: ...
+    def job_prune(self, p: JobPruneParams) -> Op[int]:
+        """One batch of finished jobs deleted (and counted); the rows deleted."""
+        ...
 
-    def insert_keyed_many(self, items: Sequence[Mapping[str, Any]]) -> Op[list[int]]: ...
+    def job_live_leases(self, p: JobLiveLeasesParams) -> Op[list[Row]]:
+        """Running jobs whose lease was renewed less than ``p.margin_s`` s ago."""
+        ...
+
+    def clock_now(self) -> Op[Any]:
+        """The database's clock."""
+        ...
 
     @property
-    def finish_notify(self) -> bool: ...
+    def finish_notify(self) -> bool:
+        """``q.wait`` is woken by the job's end; otherwise it polls."""
+        ...
 
     def listen_finished(self, job_id: int) -> Any: ...
 
@@ -305,30 +305,64 @@ class Dialect(ClaimSQL, Protocol):
 
     def close_listener(self, conn: Any) -> None: ...
 
-    # -- on one of skiplock's own connections -----------------------------------------------
-    def run(self, conn: Any, name: str, params: Mapping[str, Any] | None = None) -> int: ...
 
-    def fetch_one(
-        self, conn: Any, name: str, params: Mapping[str, Any] | None = None
-    ) -> Row | None: ...
+class Control(Protocol):
+    """Queues, the live worker list, periodic ticks, the dashboard's reads."""
 
-    def lock_acquire(self, conn: Any, key: int, name: str, wait: float) -> bool: ...
+    def queue_pause(self, queue: str, paused: bool) -> Op[None]: ...
 
-    def node_local_locks_op(self) -> Op[bool]: ...
+    def queue_paused_list(self) -> Op[set[str]]: ...
 
-    def node_local_locks(self, conn: Any) -> bool: ...
+    def queue_overview(self, window_s: int, cap: int) -> Op[tuple[list[Row], list[Row]]]:
+        """Active counts by queue, and what finished in the last *window_s* seconds."""
+        ...
 
-    def cluster_lock_op(self, holder: str, stale_s: float) -> Op[bool]: ...
+    def worker_register(self, p: WorkerRegisterParams) -> Op[None]: ...
 
-    def cluster_unlock_op(self, holder: str) -> Op[None]: ...
+    def worker_beat(self, worker_id: str, in_flight: int) -> Op[int]: ...
 
-    def lock_check(self, conn: Any, key: int, name: str) -> bool: ...
+    def worker_unregister(self, worker_id: str) -> Op[int]: ...
 
-    def lock_release(self, conn: Any, key: int, name: str) -> None: ...
+    def worker_list(self) -> Op[list[Row]]: ...
 
-    def count_sessions(self, conn: Any, sessions: Sequence[int]) -> int: ...
+    def tick_enqueue(self, p: TickEnqueueParams) -> Op[int | None]:
+        """Record the tick and enqueue its job; None, nothing written, when another
+        scheduler recorded it first."""
+        ...
 
-    # -- wake-ups (see :attr:`wakeup`) ------------------------------------------------------
+    def tick_last(self, schedule: str) -> Op[Any]:
+        """The newest tick of *schedule* (None: never ran)."""
+        ...
+
+    def tick_list(self) -> Op[list[Row]]: ...
+
+
+class Workflows(Protocol):
+    """``enqueue(..., after=[...])``: edges, settling, the parents' results."""
+
+    def job_lock_parents(self, parents: Sequence[int]) -> Op[dict[int, str]]:
+        """Their statuses, locked and marked ``has_children``; ``ConfigurationError``
+        when one does not exist."""
+        ...
+
+    def job_mark_parents(self, ids: Sequence[int]) -> Op[None]: ...
+
+    def job_depend(self, p: JobDependParams) -> Op[None]: ...
+
+    # (settle and parent_results: ClaimSQL's)
+
+
+class Wakeups(Protocol):
+    """How an idle worker learns at once that a job was enqueued."""
+
+    @property
+    def wakeup(self) -> Wakeup: ...
+
+    @property
+    def wake_marks(self) -> bool:
+        """The enqueue trigger notifies only workers marked waiting."""
+        ...
+
     def listen(self) -> Any: ...
 
     def wait_notify(self, conn: Any, timeout: float, cancels: list[int] | None = None) -> bool: ...
@@ -347,22 +381,63 @@ class Dialect(ClaimSQL, Protocol):
 
     def wake_probe(self, conn: Any) -> object: ...
 
-    # -- workflows: enqueue(..., after=[...]) ---------------------------------------------
 
-    def insert_parents(
-        self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
-    ) -> Op[list[int]]: ...
+class SingleLock(Protocol):
+    """``mode="single"`` and ``migrate``'s lock, on connections of their own."""
 
-    def mark_children(self, ids: Sequence[int]) -> Op[None]: ...
+    def supports_lock(self) -> bool: ...
 
-    def lock_parents(self, parents: Sequence[int]) -> Op[dict[int, str]]: ...
+    def lock_acquire(self, conn: Any, key: int, name: str, wait: float) -> bool: ...
 
-    def depend(
-        self, children: Sequence[int], parents: Mapping[int, str], run: bool, copy: bool = False
-    ) -> Op[None]: ...
+    def lock_check(self, conn: Any, key: int, name: str) -> bool: ...
 
-    def end(self, name: str, params: Mapping[str, Any]) -> Op[bool]: ...
+    def lock_release(self, conn: Any, key: int, name: str) -> None: ...
 
-    def settle(self, ended: Sequence[int]) -> Op[None]: ...
+    def session_id(self, conn: Any) -> int | None: ...
 
-    def parent_results(self, children: Sequence[int]) -> Op[dict[int, dict[int, Any]]]: ...
+    def node_local_locks_op(self) -> Op[bool]: ...
+
+    def node_local_locks(self, conn: Any) -> bool: ...
+
+    def cluster_lock_op(self, holder: str, stale_s: float) -> Op[bool]: ...
+
+    def cluster_unlock_op(self, holder: str) -> Op[None]: ...
+
+    def count_sessions(self, conn: Any, sessions: Sequence[int]) -> int: ...
+
+
+class SchemaStore(Protocol):
+    """The table's schema version and its migrations."""
+
+    def schema_state(self) -> Op[Row | None]:
+        """``has_jobs``, ``has_version`` (and, where names fold case, ``jobs_name``)."""
+        ...
+
+    def schema_version_read(self) -> Op[int | None]: ...
+
+    def schema_catalog(self) -> Op[list[Row]]:
+        """The table's columns and indexes: ``kind``, ``name``."""
+        ...
+
+    def schema_session(self) -> Op[None]: ...
+
+    def schema_version_table_create(self) -> Op[None]: ...
+
+    def schema_record(self, version: int, name: str) -> Op[None]: ...
+
+    def schema_uninstall(self) -> Op[None]: ...
+
+    def schema_script(self, version: int, name: str) -> tuple[str, str]:
+        """What :meth:`schema_version_table_create` and :meth:`schema_record` run, as
+        printable SQL."""
+        ...
+
+    def migration_done(self, info: ErrorInfo) -> bool:
+        """The migration statement failed only because its effect is already there."""
+        ...
+
+    def migration_applies(self, statement: str) -> bool: ...
+
+
+class Dialect(Connections, Jobs, Control, Workflows, Wakeups, SingleLock, SchemaStore, Protocol):
+    """One database: every role of the contract."""

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, ClassVar
 
-from .base import BaseDialect
+from .base import BaseDialect, Completion
 from .contract import (
     INT,
     ROWS,
@@ -35,7 +35,6 @@ from .contract import (
     TUPLES,
     Adapter,
     ClaimParams,
-    Completion,
     ErrorInfo,
     Op,
     Option,

@@ -29,7 +29,7 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from ._mysql_server import classify, migration_done, parse_server_version
-from .base import IDLE_TRANSACTION_TIMEOUT, BaseDialect
+from .base import IDLE_TRANSACTION_TIMEOUT, BaseDialect, Completion
 from .contract import (
     BOOL,
     COMMIT,
@@ -42,7 +42,6 @@ from .contract import (
     Adapter,
     AsyncAdapter,
     ClaimParams,
-    Completion,
     DatabaseURL,
     ErrorInfo,
     MySQLConnectorAdapter,

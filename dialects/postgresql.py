@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from .base import IDLE_TRANSACTION_TIMEOUT, BaseDialect
+from .base import IDLE_TRANSACTION_TIMEOUT, BaseDialect, Completion
 from .contract import (
     COMMIT,
     INT,
@@ -28,7 +28,6 @@ from .contract import (
     Adapter,
     AsyncAdapter,
     ClaimParams,
-    Completion,
     Copy,
     ErrorInfo,
     Op,

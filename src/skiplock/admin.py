@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from ._core.checks import integer as _int
 from ._core.checks import milliseconds as _ms
 from ._core.checks import queue_names as _queues
+from ._core.params import JobPruneParams, JobRetryFailedParams
 from .errors import ConfigurationError
 from .queue import Queue
 
@@ -27,15 +28,12 @@ def retry_failed(
     ``attempt`` itself never goes back, so fencing tokens stay unique. A job whose
     ``dedupe_key`` is held by an active job stays failed. One statement, one transaction.
     """
-    id_list = [] if ids is None else [_int(i, "a job id", 1, 2**63 - 1) for i in ids]
-    params = {
-        "all_ids": ids is None,
-        "ids": id_list or [0],
-        "all_queues": queues is None,
-        "queues": [""] if queues is None else _queues(queues),
-        "attempts": None if attempts is None else _int(attempts, "attempts", 1),
-    }
-    return queue._run("retrying jobs", None, queue.dialect.count_op, "retry_failed", params)
+    params = JobRetryFailedParams(
+        ids=None if ids is None else tuple(_int(i, "a job id", 1, 2**63 - 1) for i in ids),
+        queues=None if queues is None else tuple(_queues(queues)),
+        attempts=None if attempts is None else _int(attempts, "attempts", 1),
+    )
+    return queue._run("retrying jobs", None, queue.dialect.job_retry_failed, params)
 
 
 def prune(
@@ -54,10 +52,10 @@ def prune(
     if not wanted or any(s not in ("done", "failed") for s in wanted):
         raise ConfigurationError(f"statuses must be 'done' and/or 'failed', not {statuses!r:.80}")
     limit = _int(batch, "batch", 1, 1_000_000)
-    params = {"statuses": wanted, "older_ms": _ms(older_than, "older_than"), "limit": limit}
+    params = JobPruneParams(tuple(wanted), _ms(older_than, "older_than"), limit)
     total = 0
     while True:
-        n = queue._run("pruning jobs", None, queue.dialect.prune_op, params)
+        n = queue._run("pruning jobs", None, queue.dialect.job_prune, params)
         total += n
         if progress is not None:
             progress(total)

@@ -18,11 +18,12 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from ..errors import ConfigurationError
 from .checks import integer, milliseconds, queue_names, rate, run_at_or_delay, text
 from .job import STATUSES
+from .params import JobInsertParams, JobListParams
 
 __all__ = [
     "MAX_CONTEXT_BYTES",
@@ -188,21 +189,20 @@ class EnqueueOptions:
             key_rate=_key_rate(key, key_rate),
         )
 
-    def params(self) -> dict[str, Any]:
-        """The statement parameters every row shares (a new dict: the caller adds the
-        row's own)."""
-        return {
-            "queue": self.queue,
-            "priority": self.priority,
-            "max_attempts": self.max_attempts,
-            "run_at": self.run_at,
-            "delay_ms": self.delay_ms,
-            "order_key": self.order_key,
-            "key_limit": self.key_limit,
-            "headers": self.headers,
-            "key_rate": None if self.key_rate is None else self.key_rate[0],
-            "key_rate_ms": None if self.key_rate is None else self.key_rate[1],
-        }
+    def params(self) -> JobInsertParams:
+        """What every job of the enqueue shares (the caller adds a job's own)."""
+        return JobInsertParams(
+            queue=self.queue,
+            priority=self.priority,
+            max_attempts=self.max_attempts,
+            run_at=self.run_at,
+            delay_ms=self.delay_ms,
+            order_key=self.order_key,
+            key_limit=self.key_limit,
+            headers=self.headers,
+            key_rate=None if self.key_rate is None else self.key_rate[0],
+            key_rate_ms=None if self.key_rate is None else self.key_rate[1],
+        )
 
 
 def headers_json(headers: object) -> str | None:
@@ -390,14 +390,6 @@ class ListOptions:
             task=None if task is None else text(task, "task"),
         )
 
-    def params(self) -> dict[str, Any]:
-        """The parameters of the dialect's ``list_jobs`` statement."""
-        return {
-            "all_statuses": self.statuses is None,
-            "statuses": list(self.statuses or [""]),
-            "all_queues": self.queue is None,
-            "queue": "" if self.queue is None else self.queue,
-            "limit": self.limit,
-            "before_id": _MAX_ID if self.before_id is None else self.before_id,
-            **({} if self.task is None else {"task": self.task}),
-        }
+    def params(self) -> JobListParams:
+        before = _MAX_ID if self.before_id is None else self.before_id
+        return JobListParams(self.statuses, self.queue, self.limit, before, self.task)

@@ -116,16 +116,14 @@ class Schema:
         """The table's version: 0 when it does not exist, 1 when it has no record. Reads
         the catalog and the version table only, so it is safe inside a caller's
         transaction."""
-        t = self.dialect.table
-        params = {"schema": t.schema, "name": t.name, "version_name": t.version_table}
-        state = (yield from self.dialect.fetch_one_op("schema_state", params)) or {}
+        state = (yield from self.dialect.schema_state()) or {}
         if not state.get("has_jobs"):
             return 0
         self._check_name(state.get("jobs_name"))
         if not state.get("has_version"):
             return 1
-        row = (yield from self.dialect.fetch_one_op("schema_version")) or {}
-        return 1 if row.get("version") is None else int(row["version"])
+        version = yield from self.dialect.schema_version_read()
+        return 1 if version is None else version
 
     def _check_name(self, found: object) -> None:
         """Raise :class:`ConfigurationError` if the catalog found the table under another
@@ -153,8 +151,7 @@ class Schema:
     def catalog(self) -> Op[dict[str, set[str]]]:
         """The table's column names (``column``) and index names (``index``), case folded,
         from the database's catalog."""
-        t = self.dialect.table
-        rows = yield self.dialect.stmt("schema_catalog", {"schema": t.schema, "name": t.name})
+        rows = yield from self.dialect.schema_catalog()
         found: dict[str, set[str]] = {"column": set(), "index": set()}
         for row in rows:
             found.setdefault(str(row["kind"]), set()).add(str(row["name"]).casefold())
@@ -166,8 +163,7 @@ class Schema:
         missing an index version 1 made): migrating it would alter a table that is not a
         queue, or leave it without its dedupe index. Reads the catalog only."""
         d, t = self.dialect, self.dialect.table
-        params = {"schema": t.schema, "name": t.name, "version_name": t.version_table}
-        state = (yield from d.fetch_one_op("schema_state", params)) or {}
+        state = (yield from d.schema_state()) or {}
         if not state.get("has_jobs") or state.get("has_version"):
             return
         found = yield from self.catalog()
@@ -212,7 +208,7 @@ class Schema:
         key, name = _lock_name(d)
         try:
             own = d.adapter(conn)
-            self._step(own, lambda: d.count_op("schema_session"), "preparing to migrate")
+            self._step(own, d.schema_session, "preparing to migrate")
             self._lock(conn, key, name)
             holder = None
             try:
@@ -248,9 +244,9 @@ class Schema:
 
     def _record_upto(self, version: int) -> Op[None]:
         d = self.dialect
-        yield d.stmt("schema_create", None, NOTHING)
+        yield from d.schema_version_table_create()
         for m in self.migrations[:version]:
-            yield d.stmt("schema_record", {"version": m.version, "name": m.name}, NOTHING)
+            yield from d.schema_record(m.version, m.name)
 
     def _lock(self, conn: Any, key: int, name: str) -> None:
         deadline = time.monotonic() + LOCK_WAIT
@@ -321,8 +317,7 @@ class Schema:
                     raise
                 log.info("skipped, already done: %s (%s)", statement[:80], exc)
         if last:
-            params = {"version": m.version, "name": m.name}
-            yield self.dialect.stmt("schema_record", params, NOTHING)
+            yield from self.dialect.schema_record(m.version, m.name)
 
     def _apply(self, own: Adapter, m: Migration, holder: str | None) -> None:
         for i, step in enumerate(m.steps):
@@ -343,7 +338,7 @@ class Schema:
         out = [
             f"-- skiplock schema of table {d.table} ({d.name}), version {from_version} to "
             f"{self.latest}",
-            d.sql["schema_create"] + end,
+            d.schema_script(0, "")[0] + end,
         ]
         for m in self.migrations[from_version:]:
             out.append(f"\n-- {m.name}: schema version {m.version}")
@@ -351,6 +346,5 @@ class Schema:
                 if i:
                     out.append("-- commit: the statements below run in a new transaction")
                 out.extend(s + end for s in step)
-            record = d.sql["schema_record"].replace("%(version)s", str(m.version))
-            out.append(record.replace("%(name)s", f"'{m.name}'") + end)
+            out.append(d.schema_script(m.version, m.name)[1] + end)
         return "\n".join(out) + "\n"
