@@ -234,6 +234,10 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         """Read the server's product and version (raises ``UnsupportedServer`` if too old)."""
         raise NotImplementedError
 
+    def for_server(self, server: ServerInfo) -> BaseDialect:
+        """The dialect for *server* (this one, but where the product decides: MySQL's)."""
+        return self
+
     def quote(self, ident: str) -> str:
         raise NotImplementedError
 

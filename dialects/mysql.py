@@ -137,9 +137,6 @@ class MySQLDialect(BaseDialect):
     REFUSED_OPTIONS: ClassVar[Mapping[str, str]] = REFUSED_OPTIONS
     WAKEUP: ClassVar[Wakeup] = "probe"
 
-    #: set by :meth:`server_info`
-    mariadb = False
-
     @property
     def insert_returning(self) -> bool:
         """MariaDB has INSERT … RETURNING, MySQL has not."""
@@ -151,8 +148,12 @@ class MySQLDialect(BaseDialect):
         table: TableName,
         statements: Mapping[str, str] | None = None,
         state: RunState | None = None,
+        mariadb: bool | None = None,
     ) -> None:
+        """*mariadb*: the server is MariaDB (default: the URL says ``mariadb://``); a
+        connection's server may say otherwise (:meth:`for_server`)."""
         super().__init__(url, table, statements, state)
+        self.mariadb = url.flavor == "mariadb" if mariadb is None else mariadb
         # the two timeout names given with two values: refused at connect(), not at first use
         own.connect_timeout(self.options)
         if statements is None:  # (an older release's are given with their key test in place)
@@ -212,8 +213,13 @@ class MySQLDialect(BaseDialect):
         # mysql-connector reports MariaDB as 5.5.5; VERSION() tells the truth.
         [row] = rows
         info = parse_server_version(str(row["v"]))
-        self.mariadb = info.product == "MariaDB"
         return replace(info, driver=own.driver_name(self.driver))
+
+    def for_server(self, server: ServerInfo) -> MySQLDialect:
+        mariadb = server.product == "MariaDB"
+        if mariadb == self.mariadb:
+            return self
+        return type(self)(self.url, self.table, self.sql, self.state, mariadb=mariadb)
 
     # MariaDB ends a session idle inside a transaction; MySQL has no such setting
     @property
