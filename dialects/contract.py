@@ -10,11 +10,10 @@ also the only skiplock module a dialect imports from (it re-exports what they ne
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Literal, Protocol
 
-from skiplock._core.claim import ClaimParams, ClaimSQL
+from skiplock._core.claim import ClaimParams
 from skiplock._core.ops import (
     COMMIT,
     LASTROWID,
@@ -47,6 +46,7 @@ from skiplock._core.params import (
     TickEnqueueParams,
     WorkerRegisterParams,
 )
+from skiplock._core.roles import Control, Jobs, Operations, SchemaStore, ServerInfo, Workflows
 from skiplock._core.sql import TableName, load_statements, render_statements
 from skiplock._core.url import DatabaseURL, mask_password
 from skiplock.drivers import Adapter, mssql_connect, mysql_connect, postgresql_connect
@@ -99,6 +99,7 @@ __all__ = [
     "LeaseLost",
     "MySQLConnectorAdapter",
     "Op",
+    "Operations",
     "Option",
     "Outcome",
     "PsycopgAdapter",
@@ -136,16 +137,6 @@ Row = dict[str, Any]
 #: how an idle worker is woken: ``notify`` (LISTEN/NOTIFY), ``probe`` (a cheap read of a
 #: counter), ``none`` (polling only)
 Wakeup = Literal["notify", "probe", "none"]
-
-
-@dataclass(frozen=True)
-class ServerInfo:
-    """What the server said about itself."""
-
-    product: str  #: "PostgreSQL", "MySQL", "MariaDB", "SQL Server"
-    version: tuple[int, ...]
-    version_string: str
-    driver: str = ""  #: our own driver, where there is a choice
 
 
 class Connections(Protocol):
@@ -234,129 +225,6 @@ class Connections(Protocol):
     def exempt_end_sql(self) -> tuple[str, ...]: ...
 
 
-class Jobs(ClaimSQL, Protocol):
-    """Enqueue, claim (the claim's statements: :class:`~skiplock._core.claim.ClaimSQL`),
-    the writes after a claim, and reads of jobs. Every write after a claim is fenced by
-    ``id``, ``attempt`` and ``claim_id``."""
-
-    def job_insert(self, p: JobInsertParams) -> Op[int]: ...
-
-    def job_insert_dedupe(self, p: JobInsertParams) -> Op[int]:
-        """Insert, or the id of the active job holding ``p.dedupe_key``."""
-        ...
-
-    def job_insert_controlled(self, p: JobInsertParams) -> Op[int]:
-        """An enqueue under its key's lock (``dedupe_for``, ``debounce``)."""
-        ...
-
-    def job_insert_keyed_many(self, items: Sequence[JobInsertParams]) -> Op[list[int]]: ...
-
-    def job_insert_many(self, p: JobInsertManyParams) -> Op[list[int]]:
-        """Ids in the order of ``p.rows``."""
-        ...
-
-    def job_set_state_if_running(self, states: Sequence[JobSetStateParams]) -> Op[dict[int, str]]:
-        """Write each outcome, fenced; the status afterwards of each job still held (a job
-        left out lost its lease). Jobs that ended settle their waiting children in the
-        same transaction. Completions of many jobs are one round trip."""
-        ...
-
-    def job_heartbeat(self, p: JobHeartbeatParams) -> Op[Row]:
-        """Fenced (``LeaseLost``); the job's ``lease_until`` and ``cancel_requested``."""
-        ...
-
-    def job_set_progress(self, p: JobSetProgressParams) -> Op[None]:
-        """Fenced (``LeaseLost``)."""
-        ...
-
-    def job_cancel(self, job_id: int) -> Op[str | None]:
-        """Cancel a pending job or ask a running one to stop; its status afterwards."""
-        ...
-
-    def job_get(self, job_id: int) -> Op[Row | None]: ...
-
-    def job_list(self, p: JobListParams) -> Op[list[Row]]: ...
-
-    def job_stats(self, p: JobStatsParams) -> Op[Row | None]: ...
-
-    def job_status_many(self, ids: Sequence[int]) -> Op[list[Row]]:
-        """``id`` and ``status`` of each of *ids* that exists."""
-        ...
-
-    def job_get_many(self, ids: Sequence[int]) -> Op[list[Row]]: ...
-
-    def job_retry_failed(self, p: JobRetryFailedParams) -> Op[int]: ...
-
-    def job_prune(self, p: JobPruneParams) -> Op[int]:
-        """One batch of finished jobs deleted (and counted); the rows deleted."""
-        ...
-
-    def job_live_leases(self, p: JobLiveLeasesParams) -> Op[list[Row]]:
-        """Running jobs whose lease was renewed less than ``p.margin_s`` s ago."""
-        ...
-
-    def clock_now(self) -> Op[Any]:
-        """The database's clock."""
-        ...
-
-    @property
-    def finish_notify(self) -> bool:
-        """``q.wait`` is woken by the job's end; otherwise it polls."""
-        ...
-
-    def listen_finished(self, job_id: int) -> Any: ...
-
-    def wait_finished(self, conn: Any, job_id: int, timeout: float) -> bool: ...
-
-    def close_listener(self, conn: Any) -> None: ...
-
-
-class Control(Protocol):
-    """Queues, the live worker list, periodic ticks, the dashboard's reads."""
-
-    def queue_pause(self, queue: str, paused: bool) -> Op[None]: ...
-
-    def queue_paused_list(self) -> Op[set[str]]: ...
-
-    def queue_overview(self, window_s: int, cap: int) -> Op[tuple[list[Row], list[Row]]]:
-        """Active counts by queue, and what finished in the last *window_s* seconds."""
-        ...
-
-    def worker_register(self, p: WorkerRegisterParams) -> Op[None]: ...
-
-    def worker_beat(self, worker_id: str, in_flight: int) -> Op[int]: ...
-
-    def worker_unregister(self, worker_id: str) -> Op[int]: ...
-
-    def worker_list(self) -> Op[list[Row]]: ...
-
-    def tick_enqueue(self, p: TickEnqueueParams) -> Op[int | None]:
-        """Record the tick and enqueue its job; None, nothing written, when another
-        scheduler recorded it first."""
-        ...
-
-    def tick_last(self, schedule: str) -> Op[Any]:
-        """The newest tick of *schedule* (None: never ran)."""
-        ...
-
-    def tick_list(self) -> Op[list[Row]]: ...
-
-
-class Workflows(Protocol):
-    """``enqueue(..., after=[...])``: edges, settling, the parents' results."""
-
-    def job_lock_parents(self, parents: Sequence[int]) -> Op[dict[int, str]]:
-        """Their statuses, locked and marked ``has_children``; ``ConfigurationError``
-        when one does not exist."""
-        ...
-
-    def job_mark_parents(self, ids: Sequence[int]) -> Op[None]: ...
-
-    def job_depend(self, p: JobDependParams) -> Op[None]: ...
-
-    # (settle and parent_results: ClaimSQL's)
-
-
 class Wakeups(Protocol):
     """How an idle worker learns at once that a job was enqueued."""
 
@@ -409,39 +277,6 @@ class SingleLock(Protocol):
     def cluster_unlock_op(self, holder: str) -> Op[None]: ...
 
     def count_sessions(self, conn: Any, sessions: Sequence[int]) -> int: ...
-
-
-class SchemaStore(Protocol):
-    """The table's schema version and its migrations."""
-
-    def schema_state(self) -> Op[Row | None]:
-        """``has_jobs``, ``has_version`` (and, where names fold case, ``jobs_name``)."""
-        ...
-
-    def schema_version_read(self) -> Op[int | None]: ...
-
-    def schema_catalog(self) -> Op[list[Row]]:
-        """The table's columns and indexes: ``kind``, ``name``."""
-        ...
-
-    def schema_session(self) -> Op[None]: ...
-
-    def schema_version_table_create(self) -> Op[None]: ...
-
-    def schema_record(self, version: int, name: str) -> Op[None]: ...
-
-    def schema_uninstall(self) -> Op[None]: ...
-
-    def schema_script(self, version: int, name: str) -> tuple[str, str]:
-        """What :meth:`schema_version_table_create` and :meth:`schema_record` run, as
-        printable SQL."""
-        ...
-
-    def migration_done(self, info: ErrorInfo) -> bool:
-        """The migration statement failed only because its effect is already there."""
-        ...
-
-    def migration_applies(self, statement: str) -> bool: ...
 
 
 class Dialect(Connections, Jobs, Control, Workflows, Wakeups, SingleLock, SchemaStore, Protocol):

@@ -21,7 +21,7 @@ import random
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ..errors import ConfigurationError, LeaseLost
 from .arguments import ClaimOptions, EnqueueOptions, ListOptions
@@ -50,9 +50,7 @@ from .params import (
     Outcome,
     WorkerRegisterParams,
 )
-
-if TYPE_CHECKING:  # the contract, for the annotations only
-    from ..dialects.contract import Dialect, ServerInfo
+from .roles import Operations, ServerInfo
 
 __all__ = ["Call", "backoff"]
 
@@ -114,7 +112,7 @@ def schema_version(q: Any, conn: Any = None) -> Call[int, int]:
 
 def uninstall(q: Any) -> Call[Any, None]:
     """Drop the table and what belongs to it; the queue checks the schema again next."""
-    d: Dialect = q.dialect
+    d: Operations = q.dialect
 
     def finish(_: Any) -> None:
         q._schema_ok = False
@@ -127,7 +125,7 @@ def uninstall(q: Any) -> Call[Any, None]:
     return Call(doing, None, lambda _: drop(), finish, False)
 
 
-def enqueue(d: Dialect, payload: Any, options: EnqueueOptions, conn: Any) -> Call[int, int]:
+def enqueue(d: Operations, payload: Any, options: EnqueueOptions, conn: Any) -> Call[int, int]:
     params = replace(
         options.params(), payload=dumps(payload, "payload"), idempotency_key=str(uuid.uuid4())
     )
@@ -143,7 +141,7 @@ def enqueue(d: Dialect, payload: Any, options: EnqueueOptions, conn: Any) -> Cal
 
 
 def enqueue_many(
-    d: Dialect,
+    d: Operations,
     payloads: Iterable[Any],
     options: EnqueueOptions,
     conn: Any,
@@ -171,7 +169,7 @@ def enqueue_many(
 
 
 def _waiting(
-    d: Dialect, options: EnqueueOptions, insert: Op[list[int]], copy: bool = False
+    d: Operations, options: EnqueueOptions, insert: Op[list[int]], copy: bool = False
 ) -> Op[list[int]]:
     """*insert*, its jobs waiting for ``options.after`` (when given): the parents locked
     and read first (an unknown id raises before anything is written), then the jobs and
@@ -189,13 +187,15 @@ def _waiting(
     return ids
 
 
-def _after_one(d: Dialect, params: JobInsertParams, options: EnqueueOptions, copy: bool) -> Op[int]:
+def _after_one(
+    d: Operations, params: JobInsertParams, options: EnqueueOptions, copy: bool
+) -> Op[int]:
     """One job enqueued with ``after`` or ``children`` (see :func:`_waiting`)."""
     [job_id] = yield from _waiting(d, options, _one(d, params, options.children), copy)
     return job_id
 
 
-def _one(d: Dialect, params: JobInsertParams, children: bool) -> Op[list[int]]:
+def _one(d: Operations, params: JobInsertParams, children: bool) -> Op[list[int]]:
     job_id = yield from d.job_insert(params)
     if children:
         yield from d.job_mark_parents([job_id])
@@ -203,7 +203,7 @@ def _one(d: Dialect, params: JobInsertParams, children: bool) -> Op[list[int]]:
 
 
 def claim(
-    d: Dialect,
+    d: Operations,
     options: ClaimOptions,
     limits: dict[str, int],
     rates: dict[str, tuple[int, float]],
@@ -226,7 +226,12 @@ def _job(job: object) -> Job:
 
 
 def _outcome(
-    d: Dialect, job: Job, doing: str, conn: Any, after: Callable[[str], R], state: JobSetStateParams
+    d: Operations,
+    job: Job,
+    doing: str,
+    conn: Any,
+    after: Callable[[str], R],
+    state: JobSetStateParams,
 ) -> Call[str, R]:
     """Write *job*'s outcome *state* (``Dialect.job_set_state_if_running``); ``LeaseLost``
     when the job is no longer ours."""
@@ -244,7 +249,7 @@ def _state(job: Job, outcome: Outcome, **extra: Any) -> JobSetStateParams:
     return JobSetStateParams(job.id, job.attempt, job.claim_id, outcome, **extra)
 
 
-def heartbeat(d: Dialect, job: Job, lease: float | None, conn: Any) -> Call[Any, None]:
+def heartbeat(d: Operations, job: Job, lease: float | None, conn: Any) -> Call[Any, None]:
     job = _job(job)
     if lease is None:
         lease = job.lease if job.lease is not None else 30.0
@@ -259,7 +264,7 @@ def heartbeat(d: Dialect, job: Job, lease: float | None, conn: Any) -> Call[Any,
     return Call(f"heartbeat of job {job.id}", conn, lambda _: d.job_heartbeat(params), finish)
 
 
-def complete(d: Dialect, job: Job, result: Any, conn: Any) -> Call[str, None]:
+def complete(d: Operations, job: Job, result: Any, conn: Any) -> Call[str, None]:
     job = _job(job)
     stored = None if result is None else dumps(result, "result")
 
@@ -270,7 +275,7 @@ def complete(d: Dialect, job: Job, result: Any, conn: Any) -> Call[str, None]:
 
 
 def complete_many(
-    d: Dialect, items: Iterable[Job | tuple[Job, Any]], conn: Any
+    d: Operations, items: Iterable[Job | tuple[Job, Any]], conn: Any
 ) -> Call[dict[int, str], list[Job]]:
     jobs = [(item, None) if isinstance(item, Job) else (_job(item[0]), item[1]) for item in items]
     batch = [_state(j, "done", result=None if r is None else dumps(r, "result")) for j, r in jobs]
@@ -290,7 +295,7 @@ def complete_many(
 
 
 def fail(
-    d: Dialect, job: Job, error: object, retry_in: float | None, final: bool, conn: Any
+    d: Operations, job: Job, error: object, retry_in: float | None, final: bool, conn: Any
 ) -> Call[str, str]:
     job = _job(job)
     message = error_text(error)
@@ -309,12 +314,12 @@ def fail(
     return _outcome(d, job, doing, conn, finish, state)
 
 
-def release(d: Dialect, job: Job, conn: Any) -> Call[str, None]:
+def release(d: Operations, job: Job, conn: Any) -> Call[str, None]:
     job = _job(job)
     return _outcome(d, job, "releasing", conn, _pending(job), _state(job, "release"))
 
 
-def unclaim(d: Dialect, job: Job, conn: Any) -> Call[str, None]:
+def unclaim(d: Operations, job: Job, conn: Any) -> Call[str, None]:
     """Give back a job returned by a claim whose COMMIT outcome is unknown, if that claim
     committed (fenced by its attempt and the lease's end it wrote: the dialect's
     ``unclaim``); ``LeaseLost`` when it did not, or the job has moved on since."""
@@ -330,12 +335,12 @@ def _pending(job: Job) -> Callable[[str], None]:
     return finish
 
 
-def cancel(d: Dialect, job_id: int, conn: Any) -> Call[str | None, str | None]:
+def cancel(d: Operations, job_id: int, conn: Any) -> Call[str | None, str | None]:
     integer(job_id, "job_id", 1, 2**63 - 1)
     return Call(f"cancelling job {job_id}", conn, lambda _: d.job_cancel(job_id), _same)
 
 
-def mark_cancelled(d: Dialect, job: Job, reason: object, conn: Any) -> Call[str, None]:
+def mark_cancelled(d: Operations, job: Job, reason: object, conn: Any) -> Call[str, None]:
     job = _job(job)
 
     def finish(_: str) -> None:
@@ -345,7 +350,7 @@ def mark_cancelled(d: Dialect, job: Job, reason: object, conn: Any) -> Call[str,
     return _outcome(d, job, "cancelling", conn, finish, state)
 
 
-def list_jobs(d: Dialect, options: ListOptions, conn: Any) -> Call[Any, list[Job]]:
+def list_jobs(d: Operations, options: ListOptions, conn: Any) -> Call[Any, list[Job]]:
     params = options.params()
 
     def finish(rows: Any) -> list[Job]:
@@ -354,7 +359,7 @@ def list_jobs(d: Dialect, options: ListOptions, conn: Any) -> Call[Any, list[Job
     return Call("listing jobs", conn, lambda _: d.job_list(params), finish)
 
 
-def get(d: Dialect, job_id: int, conn: Any) -> Call[Any, Job | None]:
+def get(d: Operations, job_id: int, conn: Any) -> Call[Any, Job | None]:
     integer(job_id, "job_id", 1, 2**63 - 1)
 
     def finish(row: Any) -> Job | None:
@@ -363,7 +368,7 @@ def get(d: Dialect, job_id: int, conn: Any) -> Call[Any, Job | None]:
     return Call("reading a job", conn, lambda _: d.job_get(job_id), finish)
 
 
-def stats(d: Dialect, queues: Sequence[str] | str | None, conn: Any) -> Call[Any, Stats]:
+def stats(d: Operations, queues: Sequence[str] | str | None, conn: Any) -> Call[Any, Stats]:
     names = None if queues is None else tuple(queue_names(queues))
     params = JobStatsParams(names)
 
@@ -376,7 +381,7 @@ def stats(d: Dialect, queues: Sequence[str] | str | None, conn: Any) -> Call[Any
     return Call("reading stats", conn, lambda _: _stats(d, params), finish)
 
 
-def _stats(d: Dialect, params: JobStatsParams) -> Op[tuple[Any, set[str]]]:
+def _stats(d: Operations, params: JobStatsParams) -> Op[tuple[Any, set[str]]]:
     row = yield from d.job_stats(params)
     paused = yield from d.queue_paused_list()
     return row, paused
@@ -396,13 +401,13 @@ def ping(q: Any) -> Call[None, ServerInfo]:
 # ==== pause and rate limits ====
 
 
-def pause(d: Dialect, queue: str, paused: bool, conn: Any) -> Call[None, None]:
+def pause(d: Operations, queue: str, paused: bool, conn: Any) -> Call[None, None]:
     name = text(queue, "queue")
     doing = f"{'pausing' if paused else 'resuming'} queue {name!r}"
     return Call(doing, conn, lambda _: d.queue_pause(name, paused), _same)
 
 
-def paused(d: Dialect, conn: Any) -> Call[set[str], set[str]]:
+def paused(d: Operations, conn: Any) -> Call[set[str], set[str]]:
     return Call("reading the paused queues", conn, lambda _: d.queue_paused_list(), _same)
 
 
@@ -413,7 +418,7 @@ FORGET_WORKERS_S = 86400
 
 
 def register_worker(
-    d: Dialect,
+    d: Operations,
     worker_id: str,
     host: str,
     pid: int,
@@ -435,27 +440,27 @@ def register_worker(
     return Call(doing, None, lambda _: d.worker_register(params), _none)
 
 
-def beat_worker(d: Dialect, worker_id: str, in_flight: int) -> Call[int, bool]:
+def beat_worker(d: Operations, worker_id: str, in_flight: int) -> Call[int, bool]:
     """Refresh a worker's row; False when it is no longer there (forgotten meanwhile)."""
     wid, n = text(worker_id, "worker_id"), integer(in_flight, "in_flight", 0)
     doing = f"refreshing worker {worker_id}"
     return Call(doing, None, lambda _: d.worker_beat(wid, n), lambda n: n > 0)
 
 
-def unregister_worker(d: Dialect, worker_id: str) -> Call[int, None]:
+def unregister_worker(d: Operations, worker_id: str) -> Call[int, None]:
     wid = text(worker_id, "worker_id")
     doing = f"unregistering worker {worker_id}"
     return Call(doing, None, lambda _: d.worker_unregister(wid), _none)
 
 
-def workers(d: Dialect, conn: Any) -> Call[Any, list[WorkerInfo]]:
+def workers(d: Operations, conn: Any) -> Call[Any, list[WorkerInfo]]:
     def finish(rows: Any) -> list[WorkerInfo]:
         return [WorkerInfo.from_row(r) for r in rows]
 
     return Call("listing workers", conn, lambda _: d.worker_list(), finish)
 
 
-def overview(d: Dialect, window: float, cap: int, conn: Any) -> Call[Any, list[QueueOverview]]:
+def overview(d: Operations, window: float, cap: int, conn: Any) -> Call[Any, list[QueueOverview]]:
     """Every queue's active counts (the claim index), what finished in the last *window*
     seconds (the finished index, at most *cap* jobs read), and which are paused."""
     window_s = max(60, round(milliseconds(window, "window", low=60) / 1000))
@@ -472,7 +477,7 @@ def overview(d: Dialect, window: float, cap: int, conn: Any) -> Call[Any, list[Q
     return Call("reading the queues' state", conn, op, finish)
 
 
-def ticks(d: Dialect, conn: Any) -> Call[Any, list[TickInfo]]:
+def ticks(d: Operations, conn: Any) -> Call[Any, list[TickInfo]]:
     def finish(rows: Any) -> list[TickInfo]:
         return [TickInfo.from_row(r) for r in rows]
 
@@ -513,7 +518,7 @@ def _control(params: JobInsertParams, options: EnqueueOptions, key: str | None) 
     return out
 
 
-def snooze(d: Dialect, job: Job, seconds: float, max_snoozes: int, conn: Any) -> Call[str, str]:
+def snooze(d: Operations, job: Job, seconds: float, max_snoozes: int, conn: Any) -> Call[str, str]:
     job = _job(job)
     cap = integer(max_snoozes, "max_snoozes", 1)
     error = (
@@ -534,7 +539,7 @@ def snooze(d: Dialect, job: Job, seconds: float, max_snoozes: int, conn: Any) ->
     return _outcome(d, job, "snoozing", conn, finish, state)
 
 
-def set_progress(d: Dialect, job: Job, value: Any, conn: Any) -> Call[None, None]:
+def set_progress(d: Operations, job: Job, value: Any, conn: Any) -> Call[None, None]:
     job = _job(job)
     stored = dumps(value, "progress")
     if len(stored.encode()) > MAX_PROGRESS:
@@ -561,7 +566,7 @@ def wait_check(job_id: int, timeout: float | None) -> float | None:
     return seconds_or_none(timeout, "timeout")
 
 
-def wait_look(d: Dialect, ids: Sequence[int]) -> Call[Any, dict[int, Job | None]]:
+def wait_look(d: Operations, ids: Sequence[int]) -> Call[Any, dict[int, Job | None]]:
     """``q.wait`` polling for *ids* at once: the waited jobs that have ended, each as read
     (one statement for the statuses; when some ended, a second, in the same transaction,
     for their rows), and None for each of *ids* that no longer exists."""
