@@ -1,10 +1,5 @@
-"""The dialect contract: what a dialect provides, split by role (:class:`Jobs`,
-:class:`Control`, :class:`Workflows`, :class:`Wakeups`, :class:`SingleLock`,
-:class:`SchemaStore`, on :class:`Connections`), :class:`Dialect` being their union.
-
-Callers above ``dialects/`` use these methods only: each is named for what it does and
-takes typed parameters (:mod:`skiplock._core.params`); none names a statement. This is
-also the only skiplock module a dialect imports from (it re-exports what they need).
+"""The dialect contract: role protocols, :class:`Dialect` their union; methods named for
+what they do, taking typed parameters, never a statement's name.
 """
 
 from __future__ import annotations
@@ -140,8 +135,7 @@ Wakeup = Literal["notify", "probe", "none"]
 
 
 class Connections(Protocol):
-    """What it is, its driver, its errors and its sessions. ``conn`` is a connection of
-    :meth:`connect`."""
+    """What it is, its driver, its errors and its sessions."""
 
     url: DatabaseURL
     table: TableName
@@ -193,8 +187,8 @@ class Connections(Protocol):
     async def server_info_async(self, own: AsyncAdapter) -> ServerInfo: ...
 
     def for_server(self, server: ServerInfo) -> Dialect:
-        """The dialect for what :meth:`server_info` read (a new one where the product
-        changes what it does: MySQL or MariaDB behind one scheme); fixed once made."""
+        """The dialect for what :meth:`server_info` read (MySQL or MariaDB behind one
+        scheme)."""
         ...
 
     def is_closed(self, conn: Any) -> bool: ...

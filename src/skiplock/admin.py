@@ -21,13 +21,9 @@ def retry_failed(
     queues: Sequence[str] | str | None = None,
     attempts: int | None = None,
 ) -> int:
-    """Make failed jobs pending again, claimable now; return how many.
-
-    Only jobs in ``failed`` change; *ids* and *queues* narrow the choice (None: all). Each
-    gets *attempts* more attempts than it has used (default: its ``max_attempts`` again);
-    ``attempt`` itself never goes back, so fencing tokens stay unique. A job whose
-    ``dedupe_key`` is held by an active job stays failed. One statement, one transaction.
-    """
+    """Make failed jobs pending again, claimable now; return how many. *ids* and *queues*
+    narrow the choice (None: all); each gets *attempts* more attempts (default: its
+    ``max_attempts``). A job whose ``dedupe_key`` an active job holds stays failed."""
     params = JobRetryFailedParams(
         ids=None if ids is None else tuple(_int(i, "a job id", 1, 2**63 - 1) for i in ids),
         queues=None if queues is None else tuple(_queues(queues)),
@@ -44,10 +40,9 @@ def prune(
     batch: int = 1000,
     progress: Callable[[int], None] | None = None,
 ) -> int:
-    """Delete jobs that finished (in *statuses*) more than *older_than* seconds ago, by
-    the database's clock; return how many. Runs in batches of *batch* rows, one short
-    transaction each, calling *progress(deleted_so_far)* after each. Each batch adds its
-    rows to the table's ``pruned`` total (:attr:`skiplock.Stats.pruned`)."""
+    """Delete jobs finished (in *statuses*) more than *older_than* seconds ago; return how
+    many. In batches of *batch* rows, one transaction each, *progress(deleted_so_far)* after
+    each."""
     wanted = list(dict.fromkeys(statuses))
     if not wanted or any(s not in ("done", "failed") for s in wanted):
         raise ConfigurationError(f"statuses must be 'done' and/or 'failed', not {statuses!r:.80}")

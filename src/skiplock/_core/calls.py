@@ -1,15 +1,4 @@
-"""The one core under :class:`~skiplock.Queue` and :class:`~skiplock.AsyncQueue`.
-
-Each public method of both queues is one line: it hands its arguments to the builder of
-the same name here and runs the :class:`Call` it gets back, the sync queue with
-``run_sync``, the async one with ``run_async`` (tests/quality/test_async_parity.py checks the
-names, the signatures and the one line). A builder checks every argument (so bad input
-raises the same error, before any I/O, from both queues; the keywords of enqueue, claim
-and list_jobs come checked already, as one frozen object of :mod:`.arguments`), names
-what is being done (for error messages) and builds the dialect operation; ``finish``
-turns the operation's value into the method's, after the transaction committed (so a job
-is marked done only once its completion is durable).
-"""
+"""The one core under :class:`~skiplock.Queue` and :class:`~skiplock.AsyncQueue`."""
 
 from __future__ import annotations
 
@@ -61,11 +50,8 @@ R = TypeVar("R")
 
 @dataclass(frozen=True, slots=True)
 class Call(Generic[T, R]):
-    """What a queue method runs: ``make(can_copy)`` builds a fresh operation (again for
-    each retry), on the caller's *conn* or on a pooled connection; ``finish`` makes the
-    method's value from the operation's. Without ``make`` there is nothing to send (an
-    empty batch): ``finish(None)`` is the value, and no connection is used. With ``check``
-    the queue first makes sure the table's schema version is current (once per queue)."""
+    """What a queue method runs: ``make(can_copy)`` builds the operation, ``finish`` the
+    value."""
 
     doing: str
     conn: Any
@@ -79,15 +65,13 @@ def _same(value: Any) -> Any:
 
 
 def backoff(attempt: int, *, base: float = 1.0, cap: float = 3600.0, jitter: float = 0.25) -> float:
-    """Seconds to wait before retrying after *attempt* failed: ``base * 2**(attempt-1)``,
-    capped, spread by ±*jitter* so that jobs failing together do not return together."""
+    """Seconds before retrying after *attempt* failed: exponential, capped, jittered."""
     delay = min(cap, base * 2.0 ** max(0, min(attempt - 1, 62)))
     return max(0.0, delay * (1.0 + random.uniform(-jitter, jitter)))
 
 
 def uuid4_batch(n: int) -> list[str]:
-    """*n* random (version 4) UUIDs as text, from one read of the OS's random source:
-    ``str(uuid.uuid4())`` costs a system call per key, a third of a bulk enqueue."""
+    """*n* random UUIDs from one read of the OS's random source."""
     raw = bytearray(os.urandom(16 * n))
     raw[6::16] = bytes((b & 0x0F) | 0x40 for b in raw[6::16])  # version 4
     raw[8::16] = bytes((b & 0x3F) | 0x80 for b in raw[8::16])  # RFC 4122 variant
@@ -171,11 +155,7 @@ def enqueue_many(
 def _waiting(
     d: Operations, options: EnqueueOptions, insert: Op[list[int]], copy: bool = False
 ) -> Op[list[int]]:
-    """*insert*, its jobs waiting for ``options.after`` (when given): the parents locked
-    and read first (an unknown id raises before anything is written), then the jobs and
-    their edges. A workflow's own parents (``own_parents``: written by this transaction,
-    marked ``has_children`` as they were, not ended) need neither the lock nor the read:
-    no other transaction sees them before this one commits."""
+    """*insert*, its jobs waiting for ``options.after``."""
     if options.after is None:
         return (yield from insert)
     if options.own_parents:
@@ -190,7 +170,6 @@ def _waiting(
 def _after_one(
     d: Operations, params: JobInsertParams, options: EnqueueOptions, copy: bool
 ) -> Op[int]:
-    """One job enqueued with ``after`` or ``children`` (see :func:`_waiting`)."""
     [job_id] = yield from _waiting(d, options, _one(d, params, options.children), copy)
     return job_id
 
@@ -320,9 +299,8 @@ def release(d: Operations, job: Job, conn: Any) -> Call[str, None]:
 
 
 def unclaim(d: Operations, job: Job, conn: Any) -> Call[str, None]:
-    """Give back a job returned by a claim whose COMMIT outcome is unknown, if that claim
-    committed (fenced by its attempt and the lease's end it wrote: the dialect's
-    ``unclaim``); ``LeaseLost`` when it did not, or the job has moved on since."""
+    """Give back a job of a claim whose COMMIT outcome is unknown; ``LeaseLost`` when that
+    claim did not commit."""
     job = _job(job)
     state = _state(job, "unclaim", lease_until=job.lease_until)
     return _outcome(d, job, "giving back", conn, _pending(job), state)
@@ -461,8 +439,8 @@ def workers(d: Operations, conn: Any) -> Call[Any, list[WorkerInfo]]:
 
 
 def overview(d: Operations, window: float, cap: int, conn: Any) -> Call[Any, list[QueueOverview]]:
-    """Every queue's active counts (the claim index), what finished in the last *window*
-    seconds (the finished index, at most *cap* jobs read), and which are paused."""
+    """Every queue's active counts, what finished in the last *window* seconds, and which
+    are paused."""
     window_s = max(60, round(milliseconds(window, "window", low=60) / 1000))
     cap = integer(cap, "cap", 1, 10_000_000)
 
@@ -495,7 +473,6 @@ MAX_PROGRESS = 65_536
 
 
 def _item_keys(keys: object, n: int) -> list[str | None]:
-    """``enqueue_many``'s ``dedupe_keys``, checked: one key (or None) per payload."""
     if isinstance(keys, (str, bytes)) or not isinstance(keys, Sequence):
         raise ConfigurationError("dedupe_keys must be a list with one key (or None) per payload")
     if len(keys) != n:
@@ -506,10 +483,6 @@ def _item_keys(keys: object, n: int) -> list[str | None]:
 
 
 def _control(params: JobInsertParams, options: EnqueueOptions, key: str | None) -> JobInsertParams:
-    """The parameters of an enqueue with a dedupe key under its lock (``dedupe_for``,
-    ``debounce``, or any key of ``enqueue_many``): the key moves to ``debounce_key`` for a
-    debounce (several jobs of one debounce key may be active: the pending one, and one
-    that runs), and ``control_lock`` names the key's lock."""
     assert key is not None
     digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
     out = replace(params, dedupe_ms=options.dedupe_ms, control_lock=f"skiplock dedupe {digest}")
@@ -567,9 +540,7 @@ def wait_check(job_id: int, timeout: float | None) -> float | None:
 
 
 def wait_look(d: Operations, ids: Sequence[int]) -> Call[Any, dict[int, Job | None]]:
-    """``q.wait`` polling for *ids* at once: the waited jobs that have ended, each as read
-    (one statement for the statuses; when some ended, a second, in the same transaction,
-    for their rows), and None for each of *ids* that no longer exists."""
+    """``q.wait`` polling: the waited jobs that ended, as read, and None for those gone."""
     wanted = list(ids)
 
     def look(_: bool) -> Op[tuple[list[Row], list[Row]]]:
@@ -590,8 +561,8 @@ def wait_look(d: Operations, ids: Sequence[int]) -> Call[Any, dict[int, Job | No
 
 
 def waited(job_id: int, job: Job | None, timeout: float | None, left: float | None) -> bool:
-    """True when *job* (as read) has finished; raises ``ConfigurationError`` for no such
-    job, ``TimeoutError`` when no time is *left*."""
+    """True when *job* has finished. Raises ``ConfigurationError`` for no such job,
+    ``TimeoutError`` when no time is *left*."""
     if job is None:
         raise ConfigurationError(
             f"there is no job {job_id} to wait for (check the id; a pruned job is gone)"

@@ -61,8 +61,7 @@ class JobInsertParams:
 
 @dataclass(frozen=True, slots=True)
 class JobInsertManyParams:
-    """Many jobs sharing *common*: ``(payload_json, idempotency_key)`` *rows*. *copy*: the
-    driver can run COPY; *parents*: a workflow step with a step after it."""
+    """Many jobs sharing *common*: ``(payload_json, idempotency_key)`` *rows*."""
 
     common: JobInsertParams
     rows: Sequence[tuple[str, str]]

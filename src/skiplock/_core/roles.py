@@ -1,6 +1,5 @@
-"""The roles of the dialect contract that the core calls (:mod:`.calls`, :mod:`.claim`):
-:class:`Jobs`, :class:`Control`, :class:`Workflows`, :class:`SchemaStore`, and
-:class:`Operations`, their union; ``skiplock.dialects.contract`` re-exports them.
+"""The roles of the dialect contract that the core calls (:class:`Operations`, their union);
+``skiplock.dialects.contract`` re-exports them.
 
 May import: the rest of :mod:`skiplock._core` and the standard library.
 """
@@ -44,9 +43,8 @@ class ServerInfo:
 
 
 class Jobs(ClaimSQL, Protocol):
-    """Enqueue, claim (the claim's statements: :class:`~skiplock._core.claim.ClaimSQL`),
-    the writes after a claim, and reads of jobs. Every write after a claim is fenced by
-    ``id``, ``attempt`` and ``claim_id``."""
+    """Enqueue, claim (the claim's statements: :class:`~skiplock._core.claim.ClaimSQL`), the
+    writes after a claim, and reads of jobs."""
 
     def job_insert(self, p: JobInsertParams) -> Op[int]: ...
 
@@ -65,9 +63,8 @@ class Jobs(ClaimSQL, Protocol):
         ...
 
     def job_set_state_if_running(self, states: Sequence[JobSetStateParams]) -> Op[dict[int, str]]:
-        """Write each outcome, fenced; the status afterwards of each job still held (a job
-        left out lost its lease). Jobs that ended settle their waiting children in the
-        same transaction. Completions of many jobs are one round trip."""
+        """Write each outcome, fenced; the status of each job still held (one left out lost
+        its lease)."""
         ...
 
     def job_heartbeat(self, p: JobHeartbeatParams) -> Op[Row]:
