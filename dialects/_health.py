@@ -1,9 +1,4 @@
-"""A connection's health and how long the server lets one of skiplock's sessions sit idle
-inside a transaction: the part of :class:`~skiplock.dialects.base.BaseDialect` about a
-connection's health. The checks themselves are the driver's
-(``skiplock.drivers.health``, the socket and closed flag from
-``skiplock.drivers.<database>_connect``); a dialect says which to use and what the server's
-limit is.
+"""A connection's health, and how long the server lets a session idle in a transaction.
 
 May import: :mod:`.contract` and the standard library.
 """
@@ -22,8 +17,7 @@ IDLE_TRANSACTION_TIMEOUT = 10.0
 
 
 class ConnectionHealth:
-    """A dialect's health checks; a dialect overrides :meth:`is_closed` and
-    :meth:`fileno` with its driver's where the driver tells more."""
+    """A dialect's health checks (the driver's, where it tells more)."""
 
     def is_closed(self, conn: Any) -> bool:
         """The driver says *conn* is closed (the driver module's ``is_closed``)."""

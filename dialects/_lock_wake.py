@@ -1,6 +1,4 @@
-"""The single-worker lock and the wake-ups of idle workers: the part of
-:class:`~skiplock.dialects.base.BaseDialect` that runs on the lock's and the listener's
-connections, not on a job's.
+"""The single-worker lock and the wake-ups of idle workers.
 
 May import: :mod:`.contract`, :mod:`.capabilities` and the standard library.
 """
@@ -65,8 +63,7 @@ class LockAndWakeup:
 
     @property
     def wake_marks(self) -> bool:
-        """:attr:`WAKE_MARKS`, False while the statements held are older than the marks
-        (schema version 6), whose trigger notifies at every enqueue."""
+        """:attr:`WAKE_MARKS`, where the statements held have the marks."""
         return self.WAKE_MARKS and self.caps.wake_mark
 
     def supports_lock(self) -> bool:
@@ -75,10 +72,8 @@ class LockAndWakeup:
     # -- single-worker lock and wake-ups -------------------------------------------------
 
     def node_local_locks_op(self) -> Op[bool]:
-        """True where the server is one node of a cluster that takes writes on every node
-        while its advisory locks stay the node's own (Galera): the single-worker lock
-        would not be one, so ``mode="single"`` is refused there, and ``migrate`` takes
-        :meth:`cluster_lock_op` as well. False here."""
+        """True on a cluster whose advisory locks are one node's (Galera): ``mode="single"``
+        is refused there."""
         return False
         yield  # an operation without statements
 
@@ -87,10 +82,7 @@ class LockAndWakeup:
         return run_sync(self.node_local_locks_op(), self.adapter(conn))
 
     def cluster_lock_op(self, holder: str, stale_s: float) -> Op[bool]:
-        """Where :meth:`node_local_locks_op` is true: take (or renew) the cluster-wide
-        migration lock for *holder*, in the caller's transaction (the version table
-        exists); True when it is *holder*'s once committed. Taken over from a holder that
-        has not renewed it for *stale_s* seconds."""
+        """Take or renew the cluster-wide migration lock for *holder*."""
         raise NotImplementedError
         yield
 
@@ -108,8 +100,7 @@ class LockAndWakeup:
         return bool(row and row["acquired"])
 
     def lock_acquire(self, conn: Any, key: int, name: str, wait: float) -> bool:
-        """Take the session-level lock *key* / *name* on *conn*, waiting up to *wait*
-        seconds; True when it is held. Commits, which leaves a session lock in place."""
+        """Take the session lock *key* / *name*, waiting up to *wait* s; True when held."""
         return run_sync(self.lock_acquire_op(key, name, wait), self.adapter(conn))
 
     def lock_check(self, conn: Any, key: int, name: str) -> bool:
@@ -128,20 +119,17 @@ class LockAndWakeup:
         return 0 if row is None else int(row["n"])
 
     def kill_session(self, conn: Any, session: int) -> None:
-        """End the server session *session* (a ``session_id``) from *conn*, a connection of
-        :meth:`connect`, and commit (tests and operators cut a lock's connection so)."""
+        """End the server session *session* from *conn*, and commit."""
         self.run(conn, "kill_session", {"session": session})
         conn.commit()
 
     def listen(self) -> Any:
-        """A connection that receives a notification at every enqueue, and at every cancel
-        request of a running job (supports_notify)."""
+        """A connection notified at every enqueue and cancel request."""
         raise NotImplementedError
 
     def wait_notify(self, conn: Any, timeout: float, cancels: list[int] | None = None) -> bool:
         """Wait up to *timeout* seconds on a :meth:`listen` connection; True if woken by an
-        enqueue. The ids a cancel request named (see :meth:`notify_cancel`) are appended
-        to *cancels*."""
+        enqueue."""
         raise NotImplementedError
 
     def listen_pid(self, conn: Any) -> int:
@@ -167,24 +155,18 @@ class LockAndWakeup:
         return self.connect()
 
     def wake_probe(self, conn: Any) -> object:
-        """Without LISTEN/NOTIFY: the values (statement ``wake_probe``) whose change tells an
-        idle worker that jobs were enqueued (the highest id) or released by a parent's end
-        (the ``released`` counter, when the statements have it), read on a connection of
-        :meth:`probe_connect`."""
+        """What an idle worker without LISTEN reads to learn of new or released jobs."""
         row = self.fetch_one(conn, "wake_probe")
         if not self.probe_autocommit:
             conn.commit()
         return None if row is None else (row["top"], row.get("released"))
 
     def notify_cancel(self, job_id: int) -> Op[None]:
-        """In the transaction of a cancel request for running job *job_id*: tell the
-        workers' listeners (sent when it commits). Nothing where there is no notification
-        channel: the job's worker sees the request at its next heartbeat."""
+        """Tell the workers' listeners of a cancel request (sent at commit)."""
         return
         yield
 
     def notify_stop(self) -> Op[None]:
-        """A message that ends a :meth:`wait_notify` at once and means nothing (a finished
-        worker's listener returns without waiting out its timeout). Nothing here."""
+        """Wake a :meth:`wait_notify` at once (a finished worker's listener)."""
         return
         yield

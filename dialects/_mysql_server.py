@@ -1,6 +1,4 @@
-"""What a MySQL or MariaDB server says, read: its version (:func:`parse_server_version`,
-which refuses a server whose ``SKIP LOCKED`` is missing or does not lock) and its error
-numbers (:func:`classify`, :func:`migration_done`).
+"""What a MySQL or MariaDB server says: its version and its error numbers.
 
 May import: :mod:`.contract` and the standard library.
 """

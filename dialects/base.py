@@ -1,8 +1,5 @@
-"""The common path that most dialects share: :class:`BaseDialect` implements the contract
-(:class:`~skiplock.dialects.contract.Dialect`); a dialect subclass writes only what
-differs from this path, and says why. Two parts live in modules of their own and are
-mixed in: a connection's health and the idle-transaction limit (``_health``), and the
-single-worker lock and wake-ups (``_lock_wake``).
+"""The common path of the dialects: :class:`BaseDialect`; a dialect writes only what
+differs, and says why.
 
 May import: :mod:`.contract`, :mod:`.capabilities`, :mod:`.state`, :mod:`._health`,
 :mod:`._lock_wake` and the standard library.
@@ -12,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import importlib
 import json
 import re
@@ -31,10 +29,20 @@ from .contract import (
     AsyncAdapter,
     BackendError,
     ClaimParams,
-    Completion,
     ConfigurationError,
     DatabaseURL,
     ErrorInfo,
+    JobDependParams,
+    JobHeartbeatParams,
+    JobInsertManyParams,
+    JobInsertParams,
+    JobListParams,
+    JobLiveLeasesParams,
+    JobPruneParams,
+    JobRetryFailedParams,
+    JobSetProgressParams,
+    JobSetStateParams,
+    JobStatsParams,
     LeaseLost,
     Op,
     Option,
@@ -44,6 +52,8 @@ from .contract import (
     StatementError,
     TableName,
     ThreadAdapter,
+    TickEnqueueParams,
+    WorkerRegisterParams,
     check_options,
     load_statements,
     mask_password,
@@ -56,15 +66,42 @@ from .state import RunState
 __all__ = ["IDLE_TRANSACTION_TIMEOUT", "BaseDialect", "Row", "ServerInfo", "split_statements"]
 
 _PARAM = re.compile(r"%\((\w+)\)s")
+#: one job of a batch completion: ``(id, attempt, claim_id, result_json)``
+Completion = tuple[int, int, int | None, str | None]
+#: the statement that writes each outcome, and the status it leaves
+_OUTCOMES = {
+    "done": ("complete", "done"),
+    "retry": ("retry", "pending"),
+    "failed": ("fail", "failed"),
+    "cancelled": ("cancelled", "cancelled"),
+    "release": ("release", "pending"),
+    "unclaim": ("unclaim", "pending"),
+}
+#: the row-only fields of a :class:`JobInsertParams` (not shared by a batch's rows)
+_ROW_FIELDS = frozenset({"payload", "idempotency_key"})
+#: the fields of an enqueue under a key's lock only
+_CONTROL_FIELDS = frozenset({"dedupe_ms", "debounce_key", "control_lock"})
+#: what a batch's rows share: neither a row's fields nor a key's
+_SHARED_DROP = _ROW_FIELDS | _CONTROL_FIELDS | {"dedupe_key"}
+
+
+def values(p: Any, drop: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The statement parameters of the params object *p* (its fields by name)."""
+    return {f: getattr(p, f) for f in _fields(type(p)) if f not in drop}
+
+
+def _fields(cls: type) -> tuple[str, ...]:
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 class BaseDialect(ConnectionHealth, LockAndWakeup):
-    """One database: its statements, the operations that need more than one statement
-    there, and the capabilities it declares; its driver is named (:attr:`driver_module`,
-    :attr:`adapter_class`) and called through ``skiplock.drivers.<database>_connect``.
-
-    Every statement name in :attr:`REQUIRED_STATEMENTS` exists in every ``.sql`` file.
-    """
+    """One database: its statements, its operations, its capabilities."""
 
     name: ClassVar[str]
     sql_file: ClassVar[str]
@@ -128,9 +165,7 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         statements: Mapping[str, str] | None = None,
         state: RunState | None = None,
     ) -> None:
-        """*statements*: rendered statements to hold instead of this release's ``.sql``
-        file's (an older release's, as the upgrade tests load); *state*: the queue's
-        (a new one when not given)."""
+        """*statements*: rendered statements to hold instead of the ``.sql`` file's."""
         self.url = url
         self.table = table
         #: the URL's query options, checked and converted (see URL_OPTIONS)
@@ -174,8 +209,7 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
     async_in_thread: ClassVar[bool] = True
 
     async def connect_async(self) -> AsyncAdapter:
-        """A new connection for the AsyncQueue, configured as :meth:`connect`'s (and owned):
-        by default the sync driver's, whose calls run in a thread."""
+        """A new connection for the AsyncQueue (by default the sync driver's, in a thread)."""
         # a cancel while the thread connects closes the connection it then returns
         conn = await opened(asyncio.to_thread(self.connect), _close_sync)
         return ThreadAdapter(self.adapter(conn))
@@ -189,6 +223,10 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         """Read the server's product and version (raises ``UnsupportedServer`` if too old)."""
         raise NotImplementedError
 
+    def for_server(self, server: ServerInfo) -> BaseDialect:
+        """The dialect for *server* (this one, but where the product decides: MySQL's)."""
+        return self
+
     def quote(self, ident: str) -> str:
         raise NotImplementedError
 
@@ -201,8 +239,7 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         raise NotImplementedError
 
     def wrap(self, exc: BaseException, doing: str, info: ErrorInfo | None = None) -> BackendError:
-        """Our error for a driver error, with the password masked. *info* is what an
-        adapter read from it; without it, skiplock's own driver reads it."""
+        """Our error for a driver error, with the password masked."""
         if isinstance(exc, StatementError):
             info, exc = exc.info, exc.cause
         if info is None:
@@ -280,44 +317,34 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         return "BEGIN"
 
     def migration_done(self, info: ErrorInfo) -> bool:
-        """True when a migration statement failed only because its effect is already there
-        (a column that exists, a constraint already dropped): a re-run of a migration that
-        stopped half-way, on a database whose DDL cannot say IF [NOT] EXISTS."""
+        """True when a migration statement failed only because its effect is already there."""
         return False
 
     def migration_applies(self, statement: str) -> bool:
-        """Whether a migration statement runs on this server: one whose comment says
-        ``-- only on <product>`` runs only there (MySQL and MariaDB share their files)."""
+        """Whether a migration statement runs on this server (``-- only on <product>``)."""
         return True
 
     def lock_key(self, params: Mapping[str, Any]) -> Op[None]:
-        """Before an enqueue with ``order_key``: wait for other transactions enqueuing the
-        same key to end, and hold that until this transaction ends (``key_lock``), so one
-        key's ids grow in commit order. Nothing happens for a job without a key."""
+        """Before an enqueue with ``order_key``: take the key's lock until this transaction
+        ends."""
         if params.get("order_key") is not None:
             yield self.stmt("key_lock", params, ROWCOUNT)
 
     def repair_keys(self) -> Op[None]:
-        """At most every ``KEY_REPAIR_S`` seconds (for this queue: :attr:`state`), before a
-        claim: give each key whose first pending job waits (``key_wait``) its head back
-        (``key_repair``). Nothing this release does leaves one; the previous release's claims
-        clear no flag while they run through the migration (docs/sql.md)."""
+        """Before a claim, at most every ``KEY_REPAIR_S`` seconds: give waiting keys their
+        head back."""
         if self.caps.key_repair and self.state.repair_now():
             yield from self.repair_flags()
 
     def repair_flags(self) -> Op[None]:
-        """What :meth:`repair_keys` runs when it is due: ``key_repair``, over at most
-        ``state.repair_batch`` keys from the one after ``state.repair_after``; it keeps the
-        last key it read when it read that many (where the next run goes on)."""
+        """What :meth:`repair_keys` runs when it is due."""
         state = self.state
         batch = state.repair_batch
         [row] = yield self.stmt("key_repair", {"after": state.repair_after, "batch": batch})
         state.repair_after = row["last_key"] if int(row["n"]) >= batch else None
 
     def unwait_keys(self, keys: Iterable[str]) -> Op[None]:
-        """Under the locks of *keys* (held by this transaction), after one of their pending
-        jobs stopped being pending: each key's first pending job no longer waits
-        (``key_next``)."""
+        """Each of *keys*' first pending job no longer waits (its locks held)."""
         if self.caps.key_order:
             names = sorted(set(keys))
             if names:
@@ -337,16 +364,14 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
 
     # ==== pause and rate limits ====
 
-    def pause_op(self, queue: str, paused: bool) -> Op[None]:
-        """Set *queue*'s paused flag (``queue_pause``). A resume also wakes idle workers
-        where LISTEN/NOTIFY does (``resume_notify``, heard once this commits)."""
+    def queue_pause(self, queue: str, paused: bool) -> Op[None]:
+        """Set *queue*'s paused flag (``queue_pause``)."""
         yield self.stmt("queue_pause", {"queue": queue, "paused": paused}, NOTHING)
         if not paused and self.supports_notify and self.caps.resume_notify:
             yield self.stmt("resume_notify", None, NOTHING)
 
-    def paused_op(self) -> Op[set[str]]:
-        """The names of the paused queues (none while the statements held are older than
-        the pause: an older release's, as the upgrade tests load)."""
+    def queue_paused_list(self) -> Op[set[str]]:
+        """The names of the paused queues."""
         if not self.caps.queue_pause:
             return set()
         rows: list[Row] = yield self.stmt("queues_paused")
@@ -429,22 +454,18 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
     def insert_many(
         self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
     ) -> Op[list[int]]:
-        """Insert ``(payload_json, idempotency_key)`` rows; ids in the same order. *copy*:
-        the driver can run :class:`~skiplock._core.ops.Copy`."""
+        """Insert ``(payload_json, idempotency_key)`` rows; ids in the same order."""
         raise NotImplementedError
 
     def fenced(self, name: str, params: Mapping[str, Any]) -> Op[None]:
-        """A write after the claim, naming ``id``, ``attempt`` and ``claim_id``: raises
-        ``LeaseLost`` unless it matched the row."""
+        """A fenced write; raises ``LeaseLost`` unless it matched the row."""
         n: int = yield self.stmt(name, params, ROWCOUNT)
         if n != 1:
             raise LeaseLost(job_id=params["id"], attempt=params["attempt"])
 
     def end(self, name: str, params: Mapping[str, Any]) -> Op[bool]:
         """The fenced write *name* that ends a job (complete, fail, cancelled), as
-        :meth:`fenced`; True when the job has children to settle: the write returns its
-        row's ``has_children`` (RETURNING, OUTPUT), the row's latest version, marked by
-        any child's enqueue that committed before the write took the row's lock."""
+        :meth:`fenced`."""
         if not self.caps.workflows:  # an older release's statements: no workflows
             yield from self.fenced(name, params)
             return False
@@ -453,16 +474,8 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
             raise LeaseLost(job_id=params["id"], attempt=params["attempt"])
         return bool(rows[0]["has_children"])
 
-    def heartbeat(self, params: Mapping[str, Any]) -> Op[Row]:
-        """The fenced heartbeat, then the job's ``lease_until`` (the database's clock) and
-        ``cancel_requested``."""
-        yield from self.fenced("heartbeat", params)
-        row = yield from self.fetch_one_op("lease_of", params)
-        return row or {}
-
-    def cancel(self, job_id: int) -> Op[str | None]:
-        """Cancel a pending job, or ask a running one to stop; the job's status afterwards
-        (``running`` for a request recorded), or None when there is no such job."""
+    def job_cancel(self, job_id: int) -> Op[str | None]:
+        """Cancel a pending job, or ask a running one to stop."""
         params = {"id": job_id}
         key = None
         if self.caps.key_order:  # the key's lock first, then the job's row (key_next)
@@ -481,32 +494,6 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         row = yield from self.fetch_one_op("get", params)
         return None if row is None else str(row["status"])
 
-    def prune_op(self, params: Mapping[str, Any]) -> Op[int]:
-        """Delete one batch of finished jobs (``prune``) and add their number to the table's
-        ``pruned`` total (``count_pruned``), in one transaction; the rows deleted."""
-        n = yield from self.count_op("prune", params)
-        if n:
-            yield self.stmt("count_pruned", {"deleted": n}, ROWCOUNT)
-            if self.caps.workflow_prune:  # the edges of pruned children (workflows)
-                yield self.stmt("deps_prune", None, ROWCOUNT)
-        if n < int(params["limit"]) and self.caps.rates_forget:  # a prune's last batch
-            # Rate records a claim of their queue or key never pruned (a key not seen
-            # again): every window is a week at most.
-            yield self.stmt("rates_forget", None, ROWCOUNT)
-        return n
-
-    def enqueue_tick(
-        self, key: Mapping[str, Any], params: Mapping[str, Any], prune: Mapping[str, Any]
-    ) -> Op[int | None]:
-        """Record the periodic tick *key* in the ledger and enqueue its job (*params* as
-        for :meth:`insert`), then drop the schedule's ticks before *prune*; None, and
-        nothing written, when another scheduler recorded the tick first."""
-        if (yield from self.count_op("tick_claim", key)) != 1:
-            return None
-        job_id = yield from self.insert(params)
-        yield from self.count_op("tick_prune", prune)
-        return job_id
-
     def statements_op(self, name: str) -> Op[None]:
         """Run each statement of the block *name* (DDL, no parameters)."""
         for statement in split_statements(self.sql[name]):
@@ -514,8 +501,7 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
 
     def complete_many(self, items: Sequence[Completion]) -> Op[set[int]]:
         """Complete ``(id, attempt, claim_id, result_json)`` items; return the ids that were
-        still held. The waiting children of those with ``has_children`` settle
-        (:meth:`settle`)."""
+        still held."""
         done: set[int] = set()
         parents: list[int] = []
         for job_id, attempt, claim_id, result in items:
@@ -532,34 +518,15 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
 
     # -- job control: snooze, dedupe windows, debounce ----------------------------------------
 
-    def snooze(self, params: Mapping[str, Any]) -> Op[str]:
-        """The fenced snooze; a job at its snooze cap is failed instead (fenced too, with
-        ``params["error"]``). The job's status afterwards; ``LeaseLost`` when neither
-        matched (the job is no longer ours)."""
-        if (yield from self.count_op("snooze", params)) == 1:
-            return "pending"
-        if (yield from self.end("fail", params)):  # a final failure: its children settle
-            yield from self.settle([params["id"]])
-        return "failed"
-
     def insert_controlled(self, params: Mapping[str, Any]) -> Op[int]:
         """An enqueue with ``dedupe_for`` (``dedupe_ms`` > 0) or ``debounce``
-        (``debounce_key``). Enqueues of one key run one at a time under its lock
-        (``key_lock`` on ``control_lock``, held until this transaction ends), so two of
-        them never both find nothing and both insert.
-
-        Window: the job whose window is still open, else the active job of the key, else a
-        new one. Debounce: the key's newest pending job gets the payload and is due
-        ``delay_ms`` from now; if none is pending (or a claim took it first: the update is
-        fenced by ``status = 'pending'``), a new job."""
+        (``debounce_key``)."""
         yield from self.lock_key({"order_key": params["control_lock"]})
         return (yield from self._insert_locked(params))
 
     def insert_keyed_many(self, items: Sequence[Mapping[str, Any]]) -> Op[list[int]]:
-        """``enqueue_many`` with ``dedupe_keys``: one :meth:`insert_controlled` per item
-        with a key (plain :meth:`insert` for one without), the keys' locks taken first, in
-        sorted order, so that two batches naming the same keys never wait for each other
-        in a cycle. Ids in the order of *items*."""
+        """``enqueue_many`` with ``dedupe_keys``: the keys' locks taken first, in sorted
+        order."""
         for lock in sorted({str(p["control_lock"]) for p in items if "control_lock" in p}):
             yield from self.lock_key({"order_key": lock})
         ids: list[int] = []
@@ -571,7 +538,6 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         return ids
 
     def _insert_locked(self, params: Mapping[str, Any]) -> Op[int]:
-        """:meth:`insert_controlled` once the key's lock is held."""
         if params.get("debounce_key") is not None:
             row = yield from self.fetch_one_op("find_debounce", params)
             if row is not None:
@@ -591,8 +557,8 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         return self.caps.finish_notify
 
     def listen_finished(self, job_id: int) -> Any:
-        """A connection of its own that hears job *job_id*'s end, the job marked waited
-        first (:attr:`finish_notify`); the caller closes it with :meth:`close_listener`."""
+        """A connection of its own that hears job *job_id*'s end (close it with
+        :meth:`close_listener`)."""
         raise NotImplementedError
 
     def wait_finished(self, conn: Any, job_id: int, timeout: float) -> bool:
@@ -606,11 +572,9 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
 
     # -- workflows: enqueue(..., after=[...]) ---------------------------------------------
 
-    def lock_parents(self, parents: Sequence[int]) -> Op[dict[int, str]]:
-        """The status of each of *parents*, locked until this transaction ends, so none
-        can end before the edges to it are committed, and marked ``has_children``, so
-        that its end (:meth:`end`) settles the new jobs. Raises ``ConfigurationError``
-        (nothing written) when one does not exist."""
+    def job_lock_parents(self, parents: Sequence[int]) -> Op[dict[int, str]]:
+        """The status of each of *parents*, locked and marked ``has_children``. Raises
+        ``ConfigurationError`` (nothing written) when one does not exist."""
         id_list = {"id_list": json.dumps(parents)}
         rows: list[Row] = yield self.stmt("deps_lock_parents", id_list)
         found = {int(r["id"]): str(r["status"]) for r in rows}
@@ -628,26 +592,19 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
     def insert_parents(
         self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
     ) -> Op[list[int]]:
-        """:meth:`insert_many`, the jobs marked ``has_children`` as well: a workflow
-        enqueues a child of them next, in this transaction (no lock: no other transaction
-        sees them yet)."""
+        """:meth:`insert_many`, the jobs marked ``has_children``."""
         ids = yield from self.insert_many(common, rows, copy)
-        yield from self.mark_children(ids)
+        yield from self.job_mark_parents(ids)
         return ids
 
-    def mark_children(self, ids: Sequence[int]) -> Op[None]:
+    def job_mark_parents(self, ids: Sequence[int]) -> Op[None]:
         """Mark jobs this transaction wrote ``has_children`` (see :meth:`insert_parents`)."""
         yield self.stmt("deps_mark", {"id_list": json.dumps(list(ids))}, ROWCOUNT)
 
     def depend(
         self, children: Sequence[int], parents: Mapping[int, str], run: bool, copy: bool = False
     ) -> Op[None]:
-        """Make the new jobs *children* wait for *parents* (their statuses as
-        :meth:`lock_parents` read them): the edges, then waiting; or, when the parents
-        already ended, due (left pending), or cancelled at once naming the parent that
-        failed (unless *run*). Those not cancelled are marked ``has_parents``, so that
-        their claim reads the parents' results. *copy*: the driver can run
-        :class:`~skiplock._core.ops.Copy`."""
+        """Make the new jobs *children* wait for *parents* (as locked), or cancel them."""
         edges = [(c, p) for c in children for p in parents]
         yield from self.add_edges(edges, run, copy)
         ids = json.dumps(list(children))
@@ -663,12 +620,8 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         yield self.stmt("deps_add", {"edges": json.dumps(edges), "run": run}, ROWCOUNT)
 
     def settle(self, ended: Sequence[int]) -> Op[None]:
-        """In the transaction where the jobs *ended* became done, failed or cancelled:
-        release their waiting children whose parents have all ended (done; or ended at
-        all, for ``after_failure="run"``), cancel those with a parent that failed or was
-        cancelled, and go on level by level with the cancelled ones. Each child is
-        locked before its parents are read: of two parents ending together, the second
-        settles the child after the first has committed."""
+        """Release or cancel the waiting children of the jobs *ended* (in their
+        transaction), level by level."""
         if not self.caps.workflows:  # an older release's statements: no workflows
             return
         level = list(ended)
@@ -708,15 +661,12 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
 
     def wake_released(self, released: int) -> Op[None]:
         """After *released* jobs were released, as the transaction's last statement: tell
-        idle workers. Here (MySQL, MariaDB, SQL Server) the table's ``released`` counter
-        grows (``count_released``), which their probe (``wake_probe``) reads; PostgreSQL
-        notifies instead."""
+        idle workers."""
         if self.caps.release_counter:  # an older release's statements: the next poll
             yield self.stmt("count_released", {"n": released}, ROWCOUNT)
 
     def parent_results(self, children: Sequence[int]) -> Op[dict[int, dict[int, Any]]]:
-        """The stored results (JSON text) of the parents of *children*, by child, then
-        parent; a child without parents is left out."""
+        """The stored results of the parents of *children*, by child, then parent."""
         if not children or not self.caps.workflows:  # (as in settle)
             return {}
         rows: list[Row] = yield self.stmt("deps_results", {"id_list": json.dumps(list(children))})
@@ -725,18 +675,207 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
             out.setdefault(int(r["child"]), {})[int(r["parent"])] = r["result"]
         return out
 
+    # ==== the contract's operations (contract.py), each over its statements ====
+
+    def job_insert(self, p: JobInsertParams) -> Op[int]:
+        return (yield from self.insert(values(p, _CONTROL_FIELDS)))
+
+    def job_insert_dedupe(self, p: JobInsertParams) -> Op[int]:
+        return (yield from self.insert_dedupe(values(p, _CONTROL_FIELDS)))
+
+    def job_insert_controlled(self, p: JobInsertParams) -> Op[int]:
+        return (yield from self.insert_controlled(values(p)))
+
+    def job_insert_keyed_many(self, items: Sequence[JobInsertParams]) -> Op[list[int]]:
+        rows = [values(p, frozenset() if p.control_lock else _CONTROL_FIELDS) for p in items]
+        return (yield from self.insert_keyed_many(rows))
+
+    def job_insert_many(self, p: JobInsertManyParams) -> Op[list[int]]:
+        common = values(p.common, _SHARED_DROP)
+        if p.parents:
+            return (yield from self.insert_parents(common, p.rows, p.copy))
+        return (yield from self.insert_many(common, p.rows, p.copy))
+
+    def job_set_state_if_running(self, states: Sequence[JobSetStateParams]) -> Op[dict[int, str]]:
+        out: dict[int, str] = {}
+        rest = states
+        done = [s for s in states if s.outcome == "done"]
+        if len(done) > 1:  # one statement for the batch
+            batch = [(s.id, s.attempt, s.claim_id, s.result) for s in done]
+            out.update(dict.fromkeys((yield from self.complete_many(batch)), "done"))
+            rest = [s for s in states if s.outcome != "done"]
+        ended: list[int] = []
+        for s in rest:
+            try:
+                status, children = yield from self._set_state(s)
+            except LeaseLost:
+                continue
+            out[s.id] = status
+            if children:
+                ended.append(s.id)
+        if ended:
+            yield from self.settle(ended)
+        return out
+
+    def _set_state(self, s: JobSetStateParams) -> Op[tuple[str, bool]]:
+        params = values(s)
+        if s.outcome == "snooze":  # at its snooze cap the job fails instead
+            if (yield from self.count_op("snooze", params)) == 1:
+                return "pending", False
+            return "failed", (yield from self.end("fail", params))
+        name, status = _OUTCOMES[s.outcome]
+        if status in _ENDED:
+            return status, (yield from self.end(name, params))
+        yield from self.fenced(name, params)
+        return status, False
+
+    def job_heartbeat(self, p: JobHeartbeatParams) -> Op[Row]:
+        params = values(p)
+        yield from self.fenced("heartbeat", params)
+        row = yield from self.fetch_one_op("lease_of", params)
+        return row or {}
+
+    def job_set_progress(self, p: JobSetProgressParams) -> Op[None]:
+        yield from self.fenced("set_progress", values(p))
+
+    def job_get(self, job_id: int) -> Op[Row | None]:
+        return (yield from self.fetch_one_op("get", {"id": job_id}))
+
+    def job_list(self, p: JobListParams) -> Op[list[Row]]:
+        params = {
+            "all_statuses": p.statuses is None,
+            "statuses": list(p.statuses or [""]),
+            "all_queues": p.queue is None,
+            "queue": "" if p.queue is None else p.queue,
+            "limit": p.limit,
+            "before_id": p.before_id,
+        }
+        if p.task is None:
+            return (yield from self.fetch_op("list_jobs", params))
+        return (yield from self.fetch_op("list_jobs_task", {**params, "task": p.task}))
+
+    def job_stats(self, p: JobStatsParams) -> Op[Row | None]:
+        params = {"all_queues": p.queues is None, "queues": list(p.queues or [""])}
+        return (yield from self.fetch_one_op("stats", params))
+
+    def job_status_many(self, ids: Sequence[int]) -> Op[list[Row]]:
+        return (yield from self.fetch_op("wait_look", {"ids": list(ids)}))
+
+    def job_get_many(self, ids: Sequence[int]) -> Op[list[Row]]:
+        return (yield from self.fetch_op("wait_rows", {"ids": list(ids)}))
+
+    def job_retry_failed(self, p: JobRetryFailedParams) -> Op[int]:
+        params = {
+            "all_ids": p.ids is None,
+            "ids": list(p.ids or ()) or [0],
+            "all_queues": p.queues is None,
+            "queues": [""] if p.queues is None else list(p.queues),
+            "attempts": p.attempts,
+        }
+        return (yield from self.count_op("retry_failed", params))
+
+    def job_prune(self, p: JobPruneParams) -> Op[int]:
+        """Delete and count one batch of finished jobs; the rows deleted."""
+        params = {"statuses": list(p.statuses), "older_ms": p.older_ms, "limit": p.limit}
+        n = yield from self.count_op("prune", params)
+        if n:
+            yield self.stmt("count_pruned", {"deleted": n}, ROWCOUNT)
+            if self.caps.workflow_prune:  # the edges of pruned children (workflows)
+                yield self.stmt("deps_prune", None, ROWCOUNT)
+        if n < p.limit and self.caps.rates_forget:  # a prune's last batch
+            # Rate records a claim of their queue or key never pruned (a key not seen
+            # again): every window is a week at most.
+            yield self.stmt("rates_forget", None, ROWCOUNT)
+        return n
+
+    def job_live_leases(self, p: JobLiveLeasesParams) -> Op[list[Row]]:
+        return (yield from self.fetch_op("live_leases", values(p)))
+
+    def clock_now(self) -> Op[Any]:
+        row = yield from self.fetch_one_op("clock")
+        return None if row is None else row["now"]
+
+    def queue_overview(self, window_s: int, cap: int) -> Op[tuple[list[Row], list[Row]]]:
+        active: list[Row] = yield self.stmt("queue_overview", {}, ROWS)
+        recent: list[Row] = yield self.stmt(
+            "queue_recent", {"window_s": window_s, "cap": cap}, ROWS
+        )
+        return active, recent
+
+    def worker_register(self, p: WorkerRegisterParams) -> Op[None]:
+        yield self.stmt("worker_forget", {"older_s": p.forget_s}, ROWCOUNT)
+        yield self.stmt("worker_register", values(p, frozenset({"forget_s"})), ROWCOUNT)
+
+    def worker_beat(self, worker_id: str, in_flight: int) -> Op[int]:
+        params = {"id": worker_id, "in_flight": in_flight}
+        return (yield from self.count_op("worker_beat", params))
+
+    def worker_unregister(self, worker_id: str) -> Op[int]:
+        return (yield from self.count_op("worker_unregister", {"id": worker_id}))
+
+    def worker_list(self) -> Op[list[Row]]:
+        return (yield from self.fetch_op("worker_list"))
+
+    def tick_enqueue(self, p: TickEnqueueParams) -> Op[int | None]:
+        if (yield from self.count_op("tick_claim", {"schedule": p.schedule, "tick": p.tick})) != 1:
+            return None
+        job_id = yield from self.job_insert(p.job)
+        yield from self.count_op("tick_prune", {"schedule": p.schedule, "before": p.before})
+        return job_id
+
+    def tick_last(self, schedule: str) -> Op[Any]:
+        row = yield from self.fetch_one_op("tick_last", {"schedule": schedule})
+        return None if row is None else row["tick"]
+
+    def tick_list(self) -> Op[list[Row]]:
+        return (yield from self.fetch_op("ticks_overview"))
+
+    def job_depend(self, p: JobDependParams) -> Op[None]:
+        yield from self.depend(p.children, p.parents, p.run, p.copy)
+
+    def session_id(self, conn: Any) -> int | None:
+        row = self.fetch_one(conn, "session_id")
+        return None if row is None else int(row["session"])
+
+    def schema_state(self) -> Op[Row | None]:
+        t = self.table
+        params = {"schema": t.schema, "name": t.name, "version_name": t.version_table}
+        return (yield from self.fetch_one_op("schema_state", params))
+
+    def schema_version_read(self) -> Op[int | None]:
+        row = yield from self.fetch_one_op("schema_version")
+        return None if row is None or row.get("version") is None else int(row["version"])
+
+    def schema_catalog(self) -> Op[list[Row]]:
+        t = self.table
+        return (yield from self.fetch_op("schema_catalog", {"schema": t.schema, "name": t.name}))
+
+    def schema_session(self) -> Op[None]:
+        yield from self.count_op("schema_session")
+
+    def schema_version_table_create(self) -> Op[None]:
+        yield self.stmt("schema_create", None, NOTHING)
+
+    def schema_record(self, version: int, name: str) -> Op[None]:
+        yield self.stmt("schema_record", {"version": version, "name": name}, NOTHING)
+
+    def schema_uninstall(self) -> Op[None]:
+        yield from self.statements_op("uninstall")
+
+    def schema_script(self, version: int, name: str) -> tuple[str, str]:
+        record = self.sql["schema_record"].replace("%(version)s", str(version))
+        return self.sql["schema_create"], record.replace("%(name)s", f"'{name}'")
+
 
 #: the statuses a job ends in
 _ENDED = frozenset({"done", "failed", "cancelled"})
 
 
 def _close_sync(conn: Any) -> None:
-    """Close a sync driver's connection (one a cancelled connect left behind)."""
     conn.close()
 
 
 def _blocker(parents: Iterable[tuple[int, str]]) -> str | None:
-    """The ``last_error`` of a child one of whose *parents* failed or was cancelled."""
     # the lowest such id (no sort of them all: a chord's callback has 10,000 parents)
     bad = [(parent, status) for parent, status in parents if status in ("failed", "cancelled")]
     if not bad:

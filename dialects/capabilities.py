@@ -1,10 +1,5 @@
 """What a dialect can do, fixed once when it is made: :class:`Capabilities`.
 
-A dialect holds the statements of one release (this one's ``.sql`` file, or an older
-release's, as the upgrade tests load); what they can do is read here, once, from which
-statements that release has, and named for the feature (and the schema version that
-brought it). Code reads a named capability, never a statement's presence.
-
 May import: the standard library.
 """
 

@@ -1,37 +1,14 @@
-"""The dialect contract: what a dialect provides (:class:`Dialect`, a ``Protocol``), and the
-only skiplock module a dialect imports from.
-
-Everything above the dialects (the shell's sessions and transactions, the call builders,
-the worker and its services, the CLI) calls a dialect through :class:`Dialect` only, and
-never names a statement: what a dialect can do beyond the common path it declares
-(:attr:`Dialect.supports_notify`, :attr:`Dialect.wakeup`, :attr:`Dialect.wake_marks`,
-:meth:`Dialect.supports_lock`).
-
-What a dialect module needs from skiplock is re-exported here, so ``dialects/*.py`` import
-``from .contract import …`` (and each other, and the standard library):
-
-- the requests of an operation and their answers (:mod:`skiplock._core.ops`), the URL
-  option types (:mod:`skiplock._core.options`), the statement loader
-  (:mod:`skiplock._core.sql`), the parsed URL;
-- the errors a dialect raises or wraps;
-- its own driver: the adapter class of the connections it opens and the module that opens
-  them (``skiplock.drivers.<database>_connect``: connect, LISTEN, socket health); a dialect
-  gives that module its keywords and statements, and holds no driver call itself;
-- the loops (``run_sync``, ``run_async``) that run an operation on one connection, for the
-  sync helpers on skiplock's own connections (single-worker lock, server version).
-
-May import: :mod:`skiplock._core`, :mod:`skiplock.drivers.run`, :mod:`skiplock.drivers.run_async`,
-:mod:`skiplock.drivers`, :mod:`skiplock.errors`. Nothing here imports a dialect.
+"""The dialect contract: role protocols, :class:`Dialect` their union; methods named for
+what they do, taking typed parameters, never a statement's name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Literal, Protocol
 
-from skiplock._core.claim import ClaimParams, ClaimSQL
+from skiplock._core.claim import ClaimParams
 from skiplock._core.ops import (
     COMMIT,
     LASTROWID,
@@ -48,6 +25,23 @@ from skiplock._core.ops import (
     Tuples,
 )
 from skiplock._core.options import BOOL, INT, TEXT, Option, check_options
+from skiplock._core.params import (
+    JobDependParams,
+    JobHeartbeatParams,
+    JobInsertManyParams,
+    JobInsertParams,
+    JobListParams,
+    JobLiveLeasesParams,
+    JobPruneParams,
+    JobRetryFailedParams,
+    JobSetProgressParams,
+    JobSetStateParams,
+    JobStatsParams,
+    Outcome,
+    TickEnqueueParams,
+    WorkerRegisterParams,
+)
+from skiplock._core.roles import Control, Jobs, Operations, SchemaStore, ServerInfo, Workflows
 from skiplock._core.sql import TableName, load_statements, render_statements
 from skiplock._core.url import DatabaseURL, mask_password
 from skiplock.drivers import Adapter
@@ -81,27 +75,48 @@ __all__ = [
     "AsyncAdapter",
     "BackendError",
     "ClaimParams",
-    "Completion",
     "ConfigurationError",
+    "Connections",
+    "Control",
     "Copy",
     "DatabaseURL",
     "Dialect",
     "ErrorInfo",
+    "JobDependParams",
+    "JobHeartbeatParams",
+    "JobInsertManyParams",
+    "JobInsertParams",
+    "JobListParams",
+    "JobLiveLeasesParams",
+    "JobPruneParams",
+    "JobRetryFailedParams",
+    "JobSetProgressParams",
+    "JobSetStateParams",
+    "JobStatsParams",
+    "Jobs",
     "LeaseLost",
     "MySQLConnectorAdapter",
     "Op",
+    "Operations",
     "Option",
+    "Outcome",
     "PsycopgAdapter",
     "PymssqlAdapter",
     "Row",
+    "SchemaStore",
     "ServerInfo",
+    "SingleLock",
     "Statement",
     "StatementError",
     "TableName",
     "ThreadAdapter",
+    "TickEnqueueParams",
     "Tuples",
     "UnsupportedServer",
     "Wakeup",
+    "Wakeups",
+    "WorkerRegisterParams",
+    "Workflows",
     "check_options",
     "is_usable",
     "is_usable_async",
@@ -117,46 +132,20 @@ __all__ = [
 ]
 
 Row = dict[str, Any]
-#: one job of a batch completion: ``(id, attempt, claim_id, result_json)``, fenced by the
-#: first three
-Completion = tuple[int, int, int | None, str | None]
-#: how an idle worker learns at once that a job was enqueued: ``notify`` (LISTEN/NOTIFY on a
-#: connection of :meth:`Dialect.listen`), ``probe`` (:meth:`Dialect.wake_probe` read on a
-#: connection of :meth:`Dialect.probe_connect`), ``none`` (polling only)
+#: how an idle worker is woken: ``notify`` (LISTEN/NOTIFY), ``probe`` (a cheap read of a
+#: counter), ``none`` (polling only)
 Wakeup = Literal["notify", "probe", "none"]
 
 
-@dataclass(frozen=True)
-class ServerInfo:
-    """What the server said about itself."""
+class Connections(Protocol):
+    """What it is, its driver, its errors and its sessions."""
 
-    product: str  #: "PostgreSQL", "MySQL", "MariaDB", "SQL Server"
-    version: tuple[int, ...]
-    version_string: str
-    #: the driver our own connections use, where it matters (``mysql-connector-python
-    #: 9.7.0, C extension``); empty where there is only one way
-    driver: str = ""
-
-
-class Dialect(ClaimSQL, Protocol):
-    """One database: its statements, the operations that need more than one statement
-    there, error classification, and the capabilities it declares. Operations are
-    generators of requests (see :mod:`skiplock._core.ops`), run by the shell on a
-    connection; the ``conn`` methods run on a connection of :meth:`connect`. The claim's
-    statements and steps are :class:`~skiplock._core.claim.ClaimSQL`'s."""
-
-    # -- what it is ---------------------------------------------------------------------
     url: DatabaseURL
     table: TableName
-    #: the URL's query options, checked and converted (see URL_OPTIONS)
+    #: the URL's query options, checked and converted
     options: dict[str, Any]
-    #: the statements by name, rendered for :attr:`table`
-    sql: dict[str, str]
-    #: what those statements can do, fixed when the dialect is made
     caps: Capabilities
-    #: what the queue's operations change as they run (``state.released``: jobs released by
-    #: parents' ends, counted as the release ran; a worker claims again at once when it
-    #: grew during its own write)
+    #: what the queue's operations change as they run (shared by its threads)
     state: RunState
 
     @property
@@ -165,47 +154,26 @@ class Dialect(ClaimSQL, Protocol):
         ...
 
     @property
-    def URL_OPTIONS(self) -> Mapping[str, Option]:
-        """The URL query options it hands its driver (docs/getting-started.md)."""
-        ...
+    def URL_OPTIONS(self) -> Mapping[str, Option]: ...
 
     @property
     def script_end(self) -> str:
-        """What ends a statement in a printed script (``skiplock sql``)."""
+        """What ends a statement in a printed script."""
         ...
 
     @property
-    def driver_module(self) -> str:
-        """The module name of skiplock's own driver (``psycopg``, ``mysql.connector``)."""
-        ...
+    def driver_module(self) -> str: ...
 
-    # -- capabilities ---------------------------------------------------------------------
     @property
     def supports_notify(self) -> bool:
-        """LISTEN/NOTIFY can wake idle workers, and carries cancel requests."""
+        """LISTEN/NOTIFY wakes idle workers and carries cancel requests."""
         ...
 
     @property
     def async_in_thread(self) -> bool:
-        """No asyncio driver: the AsyncQueue runs the sync driver in a thread."""
+        """No asyncio driver: the AsyncQueue runs the sync one in a thread."""
         ...
 
-    @property
-    def wakeup(self) -> Wakeup:
-        """How an idle worker is woken (see :data:`Wakeup`)."""
-        ...
-
-    @property
-    def wake_marks(self) -> bool:
-        """The enqueue trigger notifies only while a worker has marked itself waiting
-        (:meth:`wake_mark_op`); False where it always notifies."""
-        ...
-
-    def supports_lock(self) -> bool:
-        """It can run ``mode="single"`` (:meth:`lock_acquire` and the rest)."""
-        ...
-
-    # -- the driver -----------------------------------------------------------------------
     @property
     def driver(self) -> ModuleType: ...
 
@@ -221,24 +189,26 @@ class Dialect(ClaimSQL, Protocol):
 
     async def server_info_async(self, own: AsyncAdapter) -> ServerInfo: ...
 
+    def for_server(self, server: ServerInfo) -> Dialect:
+        """The dialect for what :meth:`server_info` read (MySQL or MariaDB behind one
+        scheme)."""
+        ...
+
     def is_closed(self, conn: Any) -> bool: ...
 
     def is_usable(self, conn: Any) -> bool: ...
 
     def is_usable_async(self, own: AsyncAdapter) -> bool: ...
 
-    # -- errors and sessions ---------------------------------------------------------------
     def quote(self, ident: str) -> str: ...
 
-    def classify(self, info: ErrorInfo) -> tuple[bool, bool]: ...
+    def classify(self, info: ErrorInfo) -> tuple[bool, bool]:
+        """``(retryable, connection_lost)``."""
+        ...
 
     def wrap(
         self, exc: BaseException, doing: str, info: ErrorInfo | None = None
     ) -> BackendError: ...
-
-    def migration_done(self, info: ErrorInfo) -> bool: ...
-
-    def migration_applies(self, statement: str) -> bool: ...
 
     def begin_sql(self) -> str: ...
 
@@ -251,87 +221,18 @@ class Dialect(ClaimSQL, Protocol):
 
     def exempt_end_sql(self) -> tuple[str, ...]: ...
 
-    # -- statements and operations ---------------------------------------------------------
-    def stmt(
-        self, name: str, params: Mapping[str, Any] | None = None, want: int = ROWS
-    ) -> Statement: ...
 
-    def fetch_op(self, name: str, params: Mapping[str, Any] | None = None) -> Op[list[Row]]: ...
-
-    def fetch_one_op(
-        self, name: str, params: Mapping[str, Any] | None = None
-    ) -> Op[Row | None]: ...
-
-    def count_op(self, name: str, params: Mapping[str, Any] | None = None) -> Op[int]: ...
-
-    def statements_op(self, name: str) -> Op[None]: ...
-
-    def insert(self, params: Mapping[str, Any]) -> Op[int]: ...
-
-    def insert_dedupe(self, params: Mapping[str, Any]) -> Op[int]: ...
-
-    def insert_many(
-        self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
-    ) -> Op[list[int]]: ...
-
-    def pause_op(self, queue: str, paused: bool) -> Op[None]: ...
-
-    def paused_op(self) -> Op[set[str]]: ...
-
-    def fenced(self, name: str, params: Mapping[str, Any]) -> Op[None]: ...
-
-    def heartbeat(self, params: Mapping[str, Any]) -> Op[Row]: ...
-
-    def complete_many(self, items: Sequence[Completion]) -> Op[set[int]]: ...
-
-    def cancel(self, job_id: int) -> Op[str | None]: ...
-
-    def prune_op(self, params: Mapping[str, Any]) -> Op[int]: ...
-
-    def enqueue_tick(
-        self, key: Mapping[str, Any], params: Mapping[str, Any], prune: Mapping[str, Any]
-    ) -> Op[int | None]: ...
-
-    # -- job control: snooze, dedupe windows, debounce ---------------------------------------
-    def snooze(self, params: Mapping[str, Any]) -> Op[str]: ...
-
-    def insert_controlled(self, params: Mapping[str, Any]) -> Op[int]: ...
-
-    def insert_keyed_many(self, items: Sequence[Mapping[str, Any]]) -> Op[list[int]]: ...
+class Wakeups(Protocol):
+    """How an idle worker learns at once that a job was enqueued."""
 
     @property
-    def finish_notify(self) -> bool: ...
+    def wakeup(self) -> Wakeup: ...
 
-    def listen_finished(self, job_id: int) -> Any: ...
+    @property
+    def wake_marks(self) -> bool:
+        """The enqueue trigger notifies only workers marked waiting."""
+        ...
 
-    def wait_finished(self, conn: Any, job_id: int, timeout: float) -> bool: ...
-
-    def close_listener(self, conn: Any) -> None: ...
-
-    # -- on one of skiplock's own connections -----------------------------------------------
-    def run(self, conn: Any, name: str, params: Mapping[str, Any] | None = None) -> int: ...
-
-    def fetch_one(
-        self, conn: Any, name: str, params: Mapping[str, Any] | None = None
-    ) -> Row | None: ...
-
-    def lock_acquire(self, conn: Any, key: int, name: str, wait: float) -> bool: ...
-
-    def node_local_locks_op(self) -> Op[bool]: ...
-
-    def node_local_locks(self, conn: Any) -> bool: ...
-
-    def cluster_lock_op(self, holder: str, stale_s: float) -> Op[bool]: ...
-
-    def cluster_unlock_op(self, holder: str) -> Op[None]: ...
-
-    def lock_check(self, conn: Any, key: int, name: str) -> bool: ...
-
-    def lock_release(self, conn: Any, key: int, name: str) -> None: ...
-
-    def count_sessions(self, conn: Any, sessions: Sequence[int]) -> int: ...
-
-    # -- wake-ups (see :attr:`wakeup`) ------------------------------------------------------
     def listen(self) -> Any: ...
 
     def wait_notify(self, conn: Any, timeout: float, cancels: list[int] | None = None) -> bool: ...
@@ -350,22 +251,30 @@ class Dialect(ClaimSQL, Protocol):
 
     def wake_probe(self, conn: Any) -> object: ...
 
-    # -- workflows: enqueue(..., after=[...]) ---------------------------------------------
 
-    def insert_parents(
-        self, common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool
-    ) -> Op[list[int]]: ...
+class SingleLock(Protocol):
+    """``mode="single"`` and ``migrate``'s lock, on connections of their own."""
 
-    def mark_children(self, ids: Sequence[int]) -> Op[None]: ...
+    def supports_lock(self) -> bool: ...
 
-    def lock_parents(self, parents: Sequence[int]) -> Op[dict[int, str]]: ...
+    def lock_acquire(self, conn: Any, key: int, name: str, wait: float) -> bool: ...
 
-    def depend(
-        self, children: Sequence[int], parents: Mapping[int, str], run: bool, copy: bool = False
-    ) -> Op[None]: ...
+    def lock_check(self, conn: Any, key: int, name: str) -> bool: ...
 
-    def end(self, name: str, params: Mapping[str, Any]) -> Op[bool]: ...
+    def lock_release(self, conn: Any, key: int, name: str) -> None: ...
 
-    def settle(self, ended: Sequence[int]) -> Op[None]: ...
+    def session_id(self, conn: Any) -> int | None: ...
 
-    def parent_results(self, children: Sequence[int]) -> Op[dict[int, dict[int, Any]]]: ...
+    def node_local_locks_op(self) -> Op[bool]: ...
+
+    def node_local_locks(self, conn: Any) -> bool: ...
+
+    def cluster_lock_op(self, holder: str, stale_s: float) -> Op[bool]: ...
+
+    def cluster_unlock_op(self, holder: str) -> Op[None]: ...
+
+    def count_sessions(self, conn: Any, sessions: Sequence[int]) -> int: ...
+
+
+class Dialect(Connections, Jobs, Control, Workflows, Wakeups, SingleLock, SchemaStore, Protocol):
+    """One database: every role of the contract."""

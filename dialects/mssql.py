@@ -1,24 +1,4 @@
-"""SQL Server 2016+ and Azure SQL through pymssql (FreeTDS).
-
-What differs from the common path, and why:
-
-- The claim is one batch: a ``TOP (n)`` pick read ``WITH (ROWLOCK, READPAST, UPDLOCK)``
-  into a table variable, then ``UPDATE … OUTPUT inserted.*`` of those rows in the same
-  transaction (the update locks hold until COMMIT); its batch first sets READ COMMITTED, because
-  READPAST is refused under stricter levels and a pooled connection may carry one.
-  ``OUTPUT`` also returns the rows whose spent attempts just ended them ``failed``: the
-  claim (``skiplock._core.claim``) drops those.
-- pymssql formats bound values into the statement text on the client (``N'…'``), so:
-  datetimes are bound as ISO 8601 text (pymssql would cut them to milliseconds and drop the
-  time zone), and durations are split into seconds and milliseconds because ``DATEADD``
-  takes an ``int`` and milliseconds pass 2^31 after 25 days.
-- No arrays: lists expand into ``IN (…)`` placeholders; batches are ``VALUES`` rows.
-- No ``ON CONFLICT``: a duplicate key in ``enqueue_dedupe`` (2601/2627) under
-  ``XACT_ABORT OFF`` ends only that statement, and is read as "an active job holds the key".
-- DATETIME2 comes back as ``datetime`` only over TDS 7.3+, so 7.4 is asked for.
-
-pymssql's calls (connect, the closed flag) are in ``skiplock.drivers.mssql_connect``.
-"""
+"""SQL Server 2016+ and Azure SQL through pymssql (FreeTDS)."""
 
 from __future__ import annotations
 
@@ -27,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, ClassVar
 
-from .base import BaseDialect
+from .base import BaseDialect, Completion
 from .contract import (
     INT,
     ROWS,
@@ -35,7 +15,6 @@ from .contract import (
     TUPLES,
     Adapter,
     ClaimParams,
-    Completion,
     ErrorInfo,
     Op,
     Option,
@@ -114,8 +93,7 @@ def parse_server_version(version: str, engine_edition: int | None, banner: str) 
 
 
 def sql_datetime(value: datetime) -> str:
-    """An aware datetime as UTC ISO 8601 text, which DATETIME2 reads the same under every
-    language and DATEFORMAT setting."""
+    """An aware datetime as UTC ISO 8601 text (read the same under every DATEFORMAT)."""
     return value.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds")
 
 
@@ -177,9 +155,7 @@ class MSSQLDialect(BaseDialect):
         return own.is_closed(conn)
 
     def kill_session(self, conn: Any, session: int) -> None:
-        """KILL refuses to run in a transaction (error 6615), and pymssql keeps one open
-        whenever autocommit is off: it runs in autocommit, the transaction started again
-        afterwards."""
+        """KILL refuses to run in a transaction (error 6615): run it in autocommit."""
         conn.commit()
         with own.autocommit(conn):
             self.run(conn, "kill_session", {"session": session})
@@ -198,8 +174,7 @@ class MSSQLDialect(BaseDialect):
     def values_sql(
         self, name: str, rows: Sequence[Mapping[str, Any]]
     ) -> tuple[str, dict[str, Any]]:
-        """Statement *name* with its ``{rows}`` filled by one ``<name>_row`` per item; each
-        row's placeholders get the suffix ``_<i>`` (placeholders only, never values)."""
+        """Statement *name* with one ``<name>_row`` per item in its ``{rows}``."""
         template = self.sql[f"{name}_row"]
         params: dict[str, Any] = {}
         values: list[str] = []

@@ -1,22 +1,4 @@
-"""MySQL 8.0.1+ and MariaDB 10.6+ through mysql-connector-python (its C extension where
-it loads: mysql-connector's calls are in ``skiplock.drivers.mysql_connect``).
-
-What differs from the common path, and why:
-
-- No ``UPDATE … RETURNING`` (MariaDB has none either): a claim is ``SELECT … FOR UPDATE
-  SKIP LOCKED`` then an ``UPDATE`` in one short transaction. The UPDATE is a
-  compare-and-set on each row's ``attempt`` (``claim_take``), so a claim stays safe where
-  the SELECT's lock did not hold; only the rows it changed are returned. The new lease
-  starts from ``UTC_TIMESTAMP(6)`` read by the SELECT, so the database's clock decides.
-- TiDB calls itself MySQL 8.0.11 but its SKIP LOCKED takes no locks: it is refused.
-- No arrays: lists expand into ``IN (%(ids__0)s, …)`` placeholders.
-- No partial indexes: stored generated columns stand in (see ``mysql.sql``).
-- ``FOUND_ROWS``: a fenced UPDATE that matches a row counts it even if no value changed,
-  so a match is never mistaken for a lost lease.
-- ``use_pure`` is decided by ``skiplock.drivers.mysql_connect``: the C extension where it
-  loads, pure Python where it does not (it needs an OpenSSL the system may lack); never
-  chosen by the URL.
-"""
+"""MySQL 8.0.1+ and MariaDB 10.6+ through mysql-connector-python."""
 
 from __future__ import annotations
 
@@ -29,7 +11,7 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from ._mysql_server import classify, migration_done, parse_server_version
-from .base import IDLE_TRANSACTION_TIMEOUT, BaseDialect
+from .base import IDLE_TRANSACTION_TIMEOUT, BaseDialect, Completion
 from .contract import (
     BOOL,
     COMMIT,
@@ -42,7 +24,6 @@ from .contract import (
     Adapter,
     AsyncAdapter,
     ClaimParams,
-    Completion,
     DatabaseURL,
     ErrorInfo,
     MySQLConnectorAdapter,
@@ -138,9 +119,6 @@ class MySQLDialect(BaseDialect):
     REFUSED_OPTIONS: ClassVar[Mapping[str, str]] = REFUSED_OPTIONS
     WAKEUP: ClassVar[Wakeup] = "probe"
 
-    #: set by :meth:`server_info`
-    mariadb = False
-
     @property
     def insert_returning(self) -> bool:
         """MariaDB has INSERT … RETURNING, MySQL has not."""
@@ -152,8 +130,12 @@ class MySQLDialect(BaseDialect):
         table: TableName,
         statements: Mapping[str, str] | None = None,
         state: RunState | None = None,
+        mariadb: bool | None = None,
     ) -> None:
+        """*mariadb*: the server is MariaDB (default: the URL says ``mariadb://``); a
+        connection's server may say otherwise (:meth:`for_server`)."""
         super().__init__(url, table, statements, state)
+        self.mariadb = url.flavor == "mariadb" if mariadb is None else mariadb
         # the two timeout names given with two values: refused at connect(), not at first use
         own.connect_timeout(self.options)
         if statements is None:  # (an older release's are given with their key test in place)
@@ -213,8 +195,13 @@ class MySQLDialect(BaseDialect):
         # mysql-connector reports MariaDB as 5.5.5; VERSION() tells the truth.
         [row] = rows
         info = parse_server_version(str(row["v"]))
-        self.mariadb = info.product == "MariaDB"
         return replace(info, driver=own.driver_name(self.driver))
+
+    def for_server(self, server: ServerInfo) -> MySQLDialect:
+        mariadb = server.product == "MariaDB"
+        if mariadb == self.mariadb:
+            return self
+        return type(self)(self.url, self.table, self.sql, self.state, mariadb=mariadb)
 
     # MariaDB ends a session idle inside a transaction; MySQL has no such setting
     @property
@@ -244,13 +231,7 @@ class MySQLDialect(BaseDialect):
         return migration_done(info)
 
     def repair_flags(self) -> Op[None]:
-        """The heads to give back, read without locks: the keys of at most
-        ``state.repair_batch`` entries of the waiting jobs' index (key_repair_keys), then
-        their flagged heads (key_repair); the running jobs still flagged among at most as
-        many entries of the claim index's flagged range (key_repair_running). Each part
-        goes on where its previous run stopped (``state.repair_after``: the last key, the
-        last entry). Those not locked by another transaction are locked (key_repair_lock)
-        and their flags cleared (key_repair_take)."""
+        """The heads to give back, read without locks, then taken."""
         batch = self.state.repair_batch
         after_key, after_entry = self.state.repair_after or (None, None)
         keys = yield from self.fetch_op("key_repair_keys", {"after": after_key, "batch": batch})
@@ -364,12 +345,6 @@ class MySQLDialect(BaseDialect):
         return [by_key[k] for _, k in rows]
 
     def _ids_of(self, first: int, keys: Sequence[str]) -> Op[dict[str, int]]:
-        """MySQL (no ``INSERT … RETURNING``): the ids of a batch just inserted by key,
-        *first* being its first id (``LAST_INSERT_ID()``, documented as the first row's). The
-        rows from there on by the primary key (``ids_in_range``: one row, the pairs as one
-        JSON array), those of this batch known by their unique idempotency keys; any not found
-        there (ids that other inserts interleaved with, ``innodb_autoinc_lock_mode=2``) by
-        key (``ids_by_key``)."""
         by_key: dict[str, int] = {}
         if self.caps.ids_in_range:  # (not on an older release's statements)
             wanted = set(keys)
@@ -417,13 +392,10 @@ class MySQLDialect(BaseDialect):
     def _cas(
         self, name: str, picked: Sequence[tuple[int, int]], params: Mapping[str, Any]
     ) -> Statement:
-        """A compare-and-set over the picked ``(id, attempt)`` rows (one bound JSON array);
-        FOUND_ROWS makes its row count the rows it matched."""
         return self.stmt(name, {**params, "pairs": json.dumps(list(picked))}, ROWCOUNT)
 
     def try_keys(self, keys: Sequence[str]) -> Op[set[str]]:
-        """Lock the rows of *keys* in ``<table>_keys`` without waiting; the keys locked. A
-        key without a row (none is expected: every keyed enqueue makes it) gets one."""
+        """Lock the rows of *keys* in ``<table>_keys`` without waiting; the keys locked."""
         if not self.caps.key_try:  # an older release's statements
             return set(keys)
         names = {"keys": json.dumps(list(keys))}
@@ -471,10 +443,6 @@ class MySQLDialect(BaseDialect):
     def _completed(
         self, wanted: Mapping[int, tuple[int, int | None, str | None]], counts: Mapping[bool, int]
     ) -> Op[set[int]]:
-        """After complete_held matched fewer rows than it named: the rows it completed.
-        Some were lost. Those of one pass (with or without has_children) share the one
-        finished_at that statement wrote, later than any earlier completion of the same
-        (id, attempt, claim_id)."""
         which: list[Row] = yield self.stmt("complete_which", {"ids": list(wanted)})
         rows = [
             r for r in which if wanted[int(r["id"])][:2] == (int(r["attempt"]), r.get("claim_id"))

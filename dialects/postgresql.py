@@ -1,13 +1,4 @@
-"""PostgreSQL through psycopg 3.
-
-What differs from the common path: arrays bind as parameters (``= ANY(%(queues)s)``,
-``unnest``), so a batch insert, a claim and a batched completion are each one statement
-(``UPDATE … RETURNING``); ``json`` columns are read as text so every dialect decodes
-payloads the same way. LISTEN/NOTIFY wakes idle workers (a statement-level trigger made by
-``install``). ``pg_advisory_lock`` has no wait limit of its own, so ``lock_timeout`` bounds
-it and its error means "not granted". psycopg's calls (connect, LISTEN, the socket) are in
-``skiplock.drivers.postgresql_connect``.
-"""
+"""PostgreSQL through psycopg 3."""
 
 from __future__ import annotations
 
@@ -16,7 +7,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from .base import IDLE_TRANSACTION_TIMEOUT, BaseDialect
+from .base import IDLE_TRANSACTION_TIMEOUT, BaseDialect, Completion
 from .contract import (
     COMMIT,
     INT,
@@ -28,7 +19,6 @@ from .contract import (
     Adapter,
     AsyncAdapter,
     ClaimParams,
-    Completion,
     Copy,
     ErrorInfo,
     Op,
@@ -297,8 +287,7 @@ class PostgreSQLDialect(BaseDialect):
 
     @property
     def cancel_channel(self) -> str:
-        """Cancel requests have a channel of their own, so they wake no idle producer; the
-        bare table name is at most 48 characters, well inside PostgreSQL's 63."""
+        """Cancel requests have a channel of their own, so they wake no idle producer."""
         return f"{self.table.name}_cancel"
 
     def notify_cancel(self, job_id: int) -> Op[None]:
@@ -349,6 +338,4 @@ class PostgreSQLDialect(BaseDialect):
 
 
 def _copies(common: Mapping[str, Any], rows: Sequence[tuple[str, str]], copy: bool) -> bool:
-    """A batch written by COPY: a large one, the driver able to. COPY draws its ids before
-    it writes: a keyed batch takes INSERT … unnest, after the key's lock."""
     return copy and len(rows) >= COPY_MIN_ROWS and common.get("order_key") is None

@@ -1,6 +1,5 @@
-"""What a queue's operations change as they run: :class:`RunState`, one per queue, held
-by its dialect (``dialect.state``), whose own attributes stay as made. The queue's
-threads share it; a lock guards it.
+"""What a queue's operations change as they run: :class:`RunState`, shared by its threads
+under a lock.
 
 May import: the standard library.
 """
@@ -34,9 +33,8 @@ class RunState:
 
     @property
     def released(self) -> int:
-        """Jobs released by parents' ends in operations run on this queue, counted when the
-        release ran (committed or not): a worker that sees it grow during its own write
-        claims again at once (a release rolled back only costs it one claim)."""
+        """Jobs released by parents' ends on this queue (a worker claims again when it
+        grew)."""
         with self._lock:
             return self._released
 
@@ -56,8 +54,7 @@ class RunState:
 
     @property
     def repair_after(self) -> Any:
-        """Where the next run of the key repair goes on (what the previous one read last;
-        None: from the start)."""
+        """Where the next key repair goes on (None: from the start)."""
         with self._lock:
             return self._repair_after
 

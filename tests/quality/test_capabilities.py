@@ -12,9 +12,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 #: where what the statements can do is read, once
 LOADER = ROOT / "dialects" / "capabilities.py"
-#: set after construction still: MySQL's dialect learns whether the server is MariaDB
-#: from the first connection's version (``_server``)
-KNOWN = {"dialects/mysql.py: _server: self.mariadb"}
+#: set after construction still: none
+KNOWN: set[str] = set()
 
 
 def _sources() -> Iterator[Path]:

@@ -43,6 +43,7 @@ _TYPED = "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    "
         # the no-I/O core reaching up into the shell
         ({"skiplock/_core/_upward.py": "from skiplock._shell import session"}, "layers", None),
         # a dialect importing skiplock past its contract
+        # (a module of the rule's list: a new one must be listed first, see below)
         ({"skiplock/dialects/state.py": "from skiplock._core import calls"}, "dialect", None),
         # the worker talking to a connection instead of through the queue
         ({"skiplock/_worker/_around.py": "from skiplock._shell import pool"}, "worker", None),
@@ -98,3 +99,22 @@ def test_every_contract_is_proved_to_catch_a_break() -> None:
     assert names, done.stdout
     for name in names:
         assert [w for w in RULES if w in name.lower()], name
+
+
+def test_the_dialect_rule_covers_every_dialect_module_but_the_contract() -> None:
+    """The rule lists its modules one by one (``as_packages = false``, so that
+    ``contract.py`` alone may import skiplock, with no ignored import): a new module of
+    ``dialects/`` must be listed."""
+    tomllib = pytest.importorskip("tomllib")  # (Python 3.11+)
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    [rule] = [
+        c
+        for c in config["tool"]["importlinter"]["contracts"]
+        if c["name"].startswith("a dialect imports")
+    ]
+    modules = {
+        "skiplock.dialects" if f.stem == "__init__" else f"skiplock.dialects.{f.stem}"
+        for f in (ROOT / "dialects").glob("*.py")
+    }
+    assert set(rule["source_modules"]) == modules - {"skiplock.dialects.contract"}
+    assert rule["as_packages"] is False and "ignore_imports" not in rule

@@ -55,16 +55,17 @@ def test_both_servers_get_the_one_form_of_the_claims_key_test() -> None:
         assert form in d.sql[name] and "{no_earlier_pending}" not in d.sql[name]
         assert "--" not in d.sql[name].split("WHERE")[-1]
     before = dict(d.sql)
-    d._server([{"v": "10.11.6-MariaDB-0+deb12u1"}])
-    assert d.mariadb and d.sql == before
+    maria = d.for_server(d._server([{"v": "10.11.6-MariaDB-0+deb12u1"}]))
+    assert maria.mariadb and not d.mariadb and maria.sql == before
 
 
 @pytest.mark.parametrize("mariadb", [False, True])
 def test_a_migration_statement_marked_for_one_server_runs_only_there(mariadb: bool) -> None:
     """``-- only on MariaDB`` (or MySQL) in a statement of the shared migration files: the
     schema runner skips it on the other server; 0016's MariaDB-only steps are so marked."""
-    q = skiplock.connect("mysql://root@127.0.0.1:1/none", table="jobs")
-    q.dialect.mariadb = mariadb  # (what the server check sets at connect)
+    q = skiplock.connect(
+        f"{'mariadb' if mariadb else 'mysql'}://root@127.0.0.1:1/none", table="jobs"
+    )
     applies = q.dialect.migration_applies
     assert applies("ALTER TABLE t ADD COLUMN x INT")
     assert applies("-- a note\n-- only on MariaDB: why\nALTER TABLE t DROP INDEX i") == mariadb

@@ -1,12 +1,5 @@
-"""The keywords of the queue's enqueue, claim and list methods, checked once into a frozen
-object that the call builders of :mod:`.calls` take whole.
-
-A public method (:class:`~skiplock.Queue`'s, :class:`~skiplock.AsyncQueue`'s: the same
-generated source) builds its options with ``check(...)`` from its own keywords, so a bad
-value raises :class:`~skiplock.ConfigurationError` there, before anything is sent. The
-``*Keywords`` TypedDicts name the same keywords for the methods that forward them (a
-transaction's, with its own ``conn``); tests/quality/test_async_parity.py checks that they stay the
-queue's.
+"""The keywords of the queue's enqueue, claim and list methods, checked once into frozen
+objects.
 
 May import: :mod:`skiplock.errors`, the rest of :mod:`skiplock._core` and the standard
 library.
@@ -18,11 +11,12 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from ..errors import ConfigurationError
 from .checks import integer, milliseconds, queue_names, rate, run_at_or_delay, text
 from .job import STATUSES
+from .params import JobInsertParams, JobListParams
 
 __all__ = [
     "MAX_CONTEXT_BYTES",
@@ -49,10 +43,7 @@ MAX_CONTEXT_BYTES = 16384
 
 
 class ContextHeaders(dict[str, str]):
-    """A job's headers with the propagation fields a tracing integration added
-    (:attr:`added`: their names, e.g. ``traceparent``): :func:`headers_json` counts those
-    against :data:`MAX_CONTEXT_BYTES`, and only the caller's own against
-    :data:`MAX_HEADERS_BYTES`."""
+    """A job's headers plus those a tracing integration *added* (counted apart)."""
 
     def __init__(self, given: Mapping[str, str], added: Mapping[str, str]) -> None:
         super().__init__(given)
@@ -61,8 +52,6 @@ class ContextHeaders(dict[str, str]):
 
 
 class _EnqueueShared(TypedDict, total=False):
-    """The keywords ``enqueue`` and ``enqueue_many`` share (but ``conn``)."""
-
     queue: str
     priority: int
     run_at: datetime | None
@@ -100,8 +89,7 @@ class ClaimKeywords(TypedDict, total=False):
 
 @dataclass(frozen=True, slots=True)
 class EnqueueOptions:
-    """How a job is enqueued (``enqueue``, ``enqueue_many``), checked: the columns every
-    row of the call shares, as the dialect's insert statements take them."""
+    """How a job is enqueued, checked."""
 
     queue: str
     priority: int
@@ -154,14 +142,9 @@ class EnqueueOptions:
         after_failure: object = "cancel",
     ) -> EnqueueOptions:
         """The public method's keywords (None: not given), checked. Raises
-        :class:`ConfigurationError` for a value out of range or of the wrong type, for
-        ``run_at`` with ``delay``, for ``key_concurrency`` or ``key_rate`` without
-        ``key``, for a ``key_rate`` that is not a pair ``(N, per)``, and for
-        *headers* that are not a mapping of text to text within
-        :data:`MAX_HEADERS_BYTES`; ``dedupe_for`` and ``debounce`` need ``dedupe_key``,
-        not each other, and ``debounce`` (which sets the due time) neither ``run_at`` nor
-        ``delay``. *many_keys*: ``enqueue_many`` was given ``dedupe_keys``. ``after``
-        with ``dedupe_key``, ``dedupe_keys`` or ``key`` is refused."""
+        :class:`ConfigurationError` for a bad value or a combination that cannot hold
+        (``run_at`` with ``delay``, ``key_rate`` without ``key``, ``debounce`` without
+        ``dedupe_key``, …)."""
         when, delay_ms = run_at_or_delay(run_at, delay)
         keyed = dedupe_key is not None or many_keys
         dedupe_ms, debounce_ms = _window(keyed, dedupe_for, debounce, run_at, delay)
@@ -188,30 +171,26 @@ class EnqueueOptions:
             key_rate=_key_rate(key, key_rate),
         )
 
-    def params(self) -> dict[str, Any]:
-        """The statement parameters every row shares (a new dict: the caller adds the
-        row's own)."""
-        return {
-            "queue": self.queue,
-            "priority": self.priority,
-            "max_attempts": self.max_attempts,
-            "run_at": self.run_at,
-            "delay_ms": self.delay_ms,
-            "order_key": self.order_key,
-            "key_limit": self.key_limit,
-            "headers": self.headers,
-            "key_rate": None if self.key_rate is None else self.key_rate[0],
-            "key_rate_ms": None if self.key_rate is None else self.key_rate[1],
-        }
+    def params(self) -> JobInsertParams:
+        """What every job of the enqueue shares (the caller adds a job's own)."""
+        return JobInsertParams(
+            queue=self.queue,
+            priority=self.priority,
+            max_attempts=self.max_attempts,
+            run_at=self.run_at,
+            delay_ms=self.delay_ms,
+            order_key=self.order_key,
+            key_limit=self.key_limit,
+            headers=self.headers,
+            key_rate=None if self.key_rate is None else self.key_rate[0],
+            key_rate_ms=None if self.key_rate is None else self.key_rate[1],
+        )
 
 
 def headers_json(headers: object) -> str | None:
-    """*headers* (a mapping of text to text: W3C trace context, a request id, …) checked and
-    encoded as the JSON text a job stores; None for None or an empty mapping. Raises
-    :class:`ConfigurationError` for another type, a key that is empty or not text, a value
-    that is not text, text that is not valid Unicode, or more than
-    :data:`MAX_HEADERS_BYTES` bytes in all (for :class:`ContextHeaders`: the caller's
-    own, the trace context apart within :data:`MAX_CONTEXT_BYTES`)."""
+    """*headers* checked and encoded as JSON text (None when empty). Raises
+    :class:`ConfigurationError` for a mapping that is not text to text, or over
+    :data:`MAX_HEADERS_BYTES`."""
     if headers is None:
         return None
     if not isinstance(headers, Mapping):
@@ -247,7 +226,6 @@ def headers_json(headers: object) -> str | None:
 
 
 def _encoded(headers: Mapping[str, str]) -> tuple[str, int]:
-    """*headers* as the JSON text a job stores, and its size in bytes (UTF-8)."""
     encoded = json.dumps(dict(headers), ensure_ascii=False, separators=(",", ":"), sort_keys=True)
     try:
         return encoded, len(encoded.encode("utf-8"))
@@ -258,7 +236,6 @@ def _encoded(headers: Mapping[str, str]) -> tuple[str, int]:
 def _window(
     keyed: bool, dedupe_for: object, debounce: object, run_at: object, delay: object
 ) -> tuple[int, int | None]:
-    """``dedupe_for`` and ``debounce`` in milliseconds (0 and None: not given), checked."""
     if dedupe_for is None and debounce is None:
         return 0, None
     what = "dedupe_for" if debounce is None else "debounce"
@@ -282,8 +259,6 @@ def _window(
 
 
 def _key_limit(key: object, key_concurrency: object) -> int | None:
-    """The stored N of ``key_concurrency`` (None for 1); :class:`ConfigurationError` for
-    an N that is not 1 to 10,000, or one without a key (it would limit nothing)."""
     if key_concurrency is None:
         return None
     n = integer(key_concurrency, "key_concurrency", 1, MAX_KEY_CONCURRENCY)
@@ -293,9 +268,6 @@ def _key_limit(key: object, key_concurrency: object) -> int | None:
 
 
 def _key_rate(key: object, key_rate: object) -> tuple[int, int] | None:
-    """``key_rate=(N, per)`` as stored: N and *per* in milliseconds (None when not
-    given); :class:`ConfigurationError` for a bad pair (:func:`~.checks.rate`) or one
-    without a key (it would limit nothing)."""
     if key_rate is None:
         return None
     n, per = rate(key_rate, "key_rate")
@@ -309,7 +281,6 @@ def _key_rate(key: object, key_rate: object) -> tuple[int, int] | None:
 def _after(
     after: object, after_failure: object, key: object, dedupe_key: object
 ) -> tuple[int, ...] | None:
-    """The checked parent ids of ``after`` (None when not given)."""
     if after_failure not in ("cancel", "run"):
         raise ConfigurationError(
             f'after_failure must be "cancel" (the default) or "run", not {after_failure!r:.80}'
@@ -332,8 +303,7 @@ def _after(
 
 @dataclass(frozen=True, slots=True)
 class ClaimOptions:
-    """What a claim asks for, checked: up to ``limit`` jobs of ``queues`` (deduplicated,
-    in the order given) for ``lease_ms`` milliseconds."""
+    """What a claim asks for, checked."""
 
     queues: tuple[str, ...]
     limit: int
@@ -341,8 +311,7 @@ class ClaimOptions:
 
     @classmethod
     def check(cls, *, queues: object, limit: object, lease: object) -> ClaimOptions:
-        """Raises :class:`ConfigurationError` for no queue, a bad name, a limit out of 1 to
-        10,000 or a lease under a millisecond."""
+        """Raises :class:`ConfigurationError` for no queue, a bad name, limit or lease."""
         return cls(
             queues=tuple(queue_names(queues)),
             limit=integer(limit, "limit", 1, 10_000),
@@ -371,8 +340,7 @@ class ListOptions:
         before_id: object,
         task: object = None,
     ) -> ListOptions:
-        """Raises :class:`ConfigurationError` for an unknown status, a bad queue or task
-        name, a limit out of 1 to 1,000 or an id that is not a positive 64-bit integer."""
+        """Raises :class:`ConfigurationError` for a bad status, queue, task, limit or id."""
         statuses = [status] if isinstance(status, str) else status
         if statuses is not None and (
             not isinstance(statuses, Sequence)
@@ -390,14 +358,6 @@ class ListOptions:
             task=None if task is None else text(task, "task"),
         )
 
-    def params(self) -> dict[str, Any]:
-        """The parameters of the dialect's ``list_jobs`` statement."""
-        return {
-            "all_statuses": self.statuses is None,
-            "statuses": list(self.statuses or [""]),
-            "all_queues": self.queue is None,
-            "queue": "" if self.queue is None else self.queue,
-            "limit": self.limit,
-            "before_id": _MAX_ID if self.before_id is None else self.before_id,
-            **({} if self.task is None else {"task": self.task}),
-        }
+    def params(self) -> JobListParams:
+        before = _MAX_ID if self.before_id is None else self.before_id
+        return JobListParams(self.statuses, self.queue, self.limit, before, self.task)

@@ -1,15 +1,4 @@
-"""The one core under :class:`~skiplock.Queue` and :class:`~skiplock.AsyncQueue`.
-
-Each public method of both queues is one line: it hands its arguments to the builder of
-the same name here and runs the :class:`Call` it gets back, the sync queue with
-``run_sync``, the async one with ``run_async`` (tests/quality/test_async_parity.py checks the
-names, the signatures and the one line). A builder checks every argument (so bad input
-raises the same error, before any I/O, from both queues; the keywords of enqueue, claim
-and list_jobs come checked already, as one frozen object of :mod:`.arguments`), names
-what is being done (for error messages) and builds the dialect operation; ``finish``
-turns the operation's value into the method's, after the transaction committed (so a job
-is marked done only once its completion is durable).
-"""
+"""The one core under :class:`~skiplock.Queue` and :class:`~skiplock.AsyncQueue`."""
 
 from __future__ import annotations
 
@@ -20,10 +9,10 @@ import os
 import random
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from dataclasses import dataclass, replace
+from typing import Any, Generic, TypeVar
 
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, LeaseLost
 from .arguments import ClaimOptions, EnqueueOptions, ListOptions
 from .checks import (
     dumps,
@@ -38,10 +27,19 @@ from .claim import ClaimParams, claim_token
 from .claim import claim as claim_op
 from .job import Claimed, Job, Stats, utc
 from .observe import QueueOverview, TickInfo, WorkerInfo, overviews
-from .ops import ROWCOUNT, ROWS, Op, Row
-
-if TYPE_CHECKING:  # the contract, for the annotations only
-    from ..dialects.contract import Dialect, ServerInfo
+from .ops import Op, Row
+from .params import (
+    JobDependParams,
+    JobHeartbeatParams,
+    JobInsertManyParams,
+    JobInsertParams,
+    JobSetProgressParams,
+    JobSetStateParams,
+    JobStatsParams,
+    Outcome,
+    WorkerRegisterParams,
+)
+from .roles import Operations, ServerInfo
 
 __all__ = ["Call", "backoff"]
 
@@ -52,11 +50,8 @@ R = TypeVar("R")
 
 @dataclass(frozen=True, slots=True)
 class Call(Generic[T, R]):
-    """What a queue method runs: ``make(can_copy)`` builds a fresh operation (again for
-    each retry), on the caller's *conn* or on a pooled connection; ``finish`` makes the
-    method's value from the operation's. Without ``make`` there is nothing to send (an
-    empty batch): ``finish(None)`` is the value, and no connection is used. With ``check``
-    the queue first makes sure the table's schema version is current (once per queue)."""
+    """What a queue method runs: ``make(can_copy)`` builds the operation, ``finish`` the
+    value."""
 
     doing: str
     conn: Any
@@ -70,15 +65,13 @@ def _same(value: Any) -> Any:
 
 
 def backoff(attempt: int, *, base: float = 1.0, cap: float = 3600.0, jitter: float = 0.25) -> float:
-    """Seconds to wait before retrying after *attempt* failed: ``base * 2**(attempt-1)``,
-    capped, spread by ±*jitter* so that jobs failing together do not return together."""
+    """Seconds before retrying after *attempt* failed: exponential, capped, jittered."""
     delay = min(cap, base * 2.0 ** max(0, min(attempt - 1, 62)))
     return max(0.0, delay * (1.0 + random.uniform(-jitter, jitter)))
 
 
 def uuid4_batch(n: int) -> list[str]:
-    """*n* random (version 4) UUIDs as text, from one read of the OS's random source:
-    ``str(uuid.uuid4())`` costs a system call per key, a third of a bulk enqueue."""
+    """*n* random UUIDs from one read of the OS's random source."""
     raw = bytearray(os.urandom(16 * n))
     raw[6::16] = bytes((b & 0x0F) | 0x40 for b in raw[6::16])  # version 4
     raw[8::16] = bytes((b & 0x3F) | 0x80 for b in raw[8::16])  # RFC 4122 variant
@@ -103,36 +96,36 @@ def schema_version(q: Any, conn: Any = None) -> Call[int, int]:
 
 def uninstall(q: Any) -> Call[Any, None]:
     """Drop the table and what belongs to it; the queue checks the schema again next."""
-    d: Dialect = q.dialect
+    d: Operations = q.dialect
 
     def finish(_: Any) -> None:
         q._schema_ok = False
 
     def drop() -> Op[None]:
         yield from q.schema.version()  # refuses a table found under another name
-        yield from d.statements_op("uninstall")
+        yield from d.schema_uninstall()
 
     doing = f"dropping table {d.table}"
     return Call(doing, None, lambda _: drop(), finish, False)
 
 
-def enqueue(d: Dialect, payload: Any, options: EnqueueOptions, conn: Any) -> Call[int, int]:
-    params = options.params()
-    params["payload"] = dumps(payload, "payload")
-    params["idempotency_key"] = str(uuid.uuid4())
+def enqueue(d: Operations, payload: Any, options: EnqueueOptions, conn: Any) -> Call[int, int]:
+    params = replace(
+        options.params(), payload=dumps(payload, "payload"), idempotency_key=str(uuid.uuid4())
+    )
     if options.after is not None or options.children:
         return Call("enqueueing", conn, lambda copy: _after_one(d, params, options, copy), _same)
     if options.dedupe_key is None:
-        return Call("enqueueing", conn, lambda _: d.insert(params), _same)
-    params["dedupe_key"] = options.dedupe_key
+        return Call("enqueueing", conn, lambda _: d.job_insert(params), _same)
+    params = replace(params, dedupe_key=options.dedupe_key)
     if options.dedupe_ms or options.debounce_ms is not None:
         controlled = _control(params, options, options.dedupe_key)
-        return Call("enqueueing", conn, lambda _: d.insert_controlled(controlled), _same)
-    return Call("enqueueing", conn, lambda _: d.insert_dedupe(params), _same)
+        return Call("enqueueing", conn, lambda _: d.job_insert_controlled(controlled), _same)
+    return Call("enqueueing", conn, lambda _: d.job_insert_dedupe(params), _same)
 
 
 def enqueue_many(
-    d: Dialect,
+    d: Operations,
     payloads: Iterable[Any],
     options: EnqueueOptions,
     conn: Any,
@@ -147,61 +140,49 @@ def enqueue_many(
     if keys is not None:
         items = []
         for (text, ikey), k in zip(rows, keys, strict=True):
-            item = {**common, "payload": text, "idempotency_key": ikey, "dedupe_key": k}
+            item = replace(common, payload=text, idempotency_key=ikey, dedupe_key=k)
             items.append(item if k is None else _control(item, options, k))
-        return Call("enqueueing", conn, lambda _: d.insert_keyed_many(items), _same)
-    if options.after is not None or options.children:
+        return Call("enqueueing", conn, lambda _: d.job_insert_keyed_many(items), _same)
 
-        def make(copy: bool) -> Op[list[int]]:
-            if options.children:  # a workflow's step with a step after it
-                return _waiting(d, options, d.insert_parents(common, rows, copy), copy)
-            return _waiting(d, options, d.insert_many(common, rows, copy), copy)
+    def make(copy: bool) -> Op[list[int]]:
+        # (children: a workflow's step with a step after it)
+        many = JobInsertManyParams(common, rows, copy, parents=options.children)
+        return _waiting(d, options, d.job_insert_many(many), copy)
 
-        return Call("enqueueing", conn, make, _same)
-    return Call("enqueueing", conn, lambda copy: d.insert_many(common, rows, copy), _same)
+    return Call("enqueueing", conn, make, _same)
 
 
 def _waiting(
-    d: Dialect, options: EnqueueOptions, insert: Op[list[int]], copy: bool = False
+    d: Operations, options: EnqueueOptions, insert: Op[list[int]], copy: bool = False
 ) -> Op[list[int]]:
-    """*insert*, its jobs waiting for ``options.after`` (when given): the parents locked
-    and read first (an unknown id raises before anything is written), then the jobs and
-    their edges. A workflow's own parents (``own_parents``: written by this transaction,
-    marked ``has_children`` as they were, not ended) need neither the lock nor the read:
-    no other transaction sees them before this one commits."""
+    """*insert*, its jobs waiting for ``options.after``."""
     if options.after is None:
         return (yield from insert)
     if options.own_parents:
         parents = dict.fromkeys(options.after, "pending")
     else:
-        parents = yield from d.lock_parents(options.after)
+        parents = yield from d.job_lock_parents(options.after)
     ids = yield from insert
-    yield from d.depend(ids, parents, options.run_after_failure, copy)
+    yield from d.job_depend(JobDependParams(ids, parents, options.run_after_failure, copy))
     return ids
 
 
-def _after_one(d: Dialect, params: dict[str, Any], options: EnqueueOptions, copy: bool) -> Op[int]:
-    """One job enqueued with ``after`` or ``children`` (see :func:`_waiting`)."""
+def _after_one(
+    d: Operations, params: JobInsertParams, options: EnqueueOptions, copy: bool
+) -> Op[int]:
     [job_id] = yield from _waiting(d, options, _one(d, params, options.children), copy)
     return job_id
 
 
-def _one(d: Dialect, params: dict[str, Any], children: bool) -> Op[list[int]]:
-    job_id = yield from d.insert(params)
+def _one(d: Operations, params: JobInsertParams, children: bool) -> Op[list[int]]:
+    job_id = yield from d.job_insert(params)
     if children:
-        yield from d.mark_children([job_id])
+        yield from d.job_mark_parents([job_id])
     return [job_id]
 
 
-def fence(job: Job) -> dict[str, Any]:
-    """The parameters that name *job*'s claim in every write after it (the fence): its id,
-    its attempt and its claim's token (None for a job claimed before tokens existed, which
-    matches only a row whose token is NULL)."""
-    return {"id": job.id, "attempt": job.attempt, "claim_id": job.claim_id}
-
-
 def claim(
-    d: Dialect,
+    d: Operations,
     options: ClaimOptions,
     limits: dict[str, int],
     rates: dict[str, tuple[int, float]],
@@ -223,68 +204,62 @@ def _job(job: object) -> Job:
     return job
 
 
-def _fenced(
-    d: Dialect,
+def _outcome(
+    d: Operations,
     job: Job,
-    name: str,
-    extra: dict[str, Any],
     doing: str,
     conn: Any,
-    after: Any,
-    op: Callable[[dict[str, Any]], Op[Any]] | None = None,
-    ends: bool = False,
-) -> Call[Any, Any]:
-    """A write after the claim: statement *name* (or the dialect operation *op*) with the
-    job's fence (``id``, ``attempt``, ``claim_id``) and *extra*; ``LeaseLost`` when the job
-    is no longer ours. When the write may *end* the job, the jobs waiting for it are
-    released or cancelled in the same transaction (``Dialect.settle``; nothing for a job
-    that did not end)."""
-    params = {**fence(job), **extra}
+    after: Callable[[str], R],
+    state: JobSetStateParams,
+) -> Call[str, R]:
+    """Write *job*'s outcome *state* (``Dialect.job_set_state_if_running``); ``LeaseLost``
+    when the job is no longer ours."""
 
-    def write(_: bool) -> Op[Any]:
-        if op is not None:
-            return (yield from op(params))
-        if not ends:
-            return (yield from d.fenced(name, params))
-        if (yield from d.end(name, params)):  # the job has children (has_children)
-            yield from d.settle([params["id"]])
-        return None
+    def write(_: bool) -> Op[str]:
+        got = yield from d.job_set_state_if_running([state])
+        if job.id not in got:
+            raise LeaseLost(job_id=job.id, attempt=job.attempt)
+        return got[job.id]
 
     return Call(f"{doing} job {job.id}", conn, write, after)
 
 
-def heartbeat(d: Dialect, job: Job, lease: float | None, conn: Any) -> Call[Any, None]:
+def _state(job: Job, outcome: Outcome, **extra: Any) -> JobSetStateParams:
+    return JobSetStateParams(job.id, job.attempt, job.claim_id, outcome, **extra)
+
+
+def heartbeat(d: Operations, job: Job, lease: float | None, conn: Any) -> Call[Any, None]:
     job = _job(job)
     if lease is None:
         lease = job.lease if job.lease is not None else 30.0
-    params = {**fence(job), "lease_ms": milliseconds(lease, "lease", low=0.001)}
+    params = JobHeartbeatParams(
+        job.id, job.attempt, job.claim_id, milliseconds(lease, "lease", low=0.001)
+    )
 
     def finish(row: Any) -> None:
         job.lease_until = utc(row.get("lease_until"))
         job.cancel_requested = job.cancel_requested or bool(row.get("cancel_requested"))
 
-    return Call(f"heartbeat of job {job.id}", conn, lambda _: d.heartbeat(params), finish)
+    return Call(f"heartbeat of job {job.id}", conn, lambda _: d.job_heartbeat(params), finish)
 
 
-def complete(d: Dialect, job: Job, result: Any, conn: Any) -> Call[None, None]:
+def complete(d: Operations, job: Job, result: Any, conn: Any) -> Call[str, None]:
     job = _job(job)
     stored = None if result is None else dumps(result, "result")
 
-    def finish(_: None) -> None:
+    def finish(_: str) -> None:
         job.status, job.result = "done", result
 
-    return _fenced(d, job, "complete", {"result": stored}, "completing", conn, finish, ends=True)
+    return _outcome(d, job, "completing", conn, finish, _state(job, "done", result=stored))
 
 
 def complete_many(
-    d: Dialect, items: Iterable[Job | tuple[Job, Any]], conn: Any
-) -> Call[set[int], list[Job]]:
+    d: Operations, items: Iterable[Job | tuple[Job, Any]], conn: Any
+) -> Call[dict[int, str], list[Job]]:
     jobs = [(item, None) if isinstance(item, Job) else (_job(item[0]), item[1]) for item in items]
-    batch = [
-        (j.id, j.attempt, j.claim_id, None if r is None else dumps(r, "result")) for j, r in jobs
-    ]
+    batch = [_state(j, "done", result=None if r is None else dumps(r, "result")) for j, r in jobs]
 
-    def finish(held: set[int]) -> list[Job]:
+    def finish(held: dict[int, str]) -> list[Job]:
         lost = []
         for job, result in jobs:
             if job.id in held:
@@ -295,105 +270,98 @@ def complete_many(
 
     if not jobs:
         return Call("completing jobs", None, None, lambda _: [])
-    return Call("completing jobs", conn, lambda _: d.complete_many(batch), finish)
+    return Call("completing jobs", conn, lambda _: d.job_set_state_if_running(batch), finish)
 
 
 def fail(
-    d: Dialect, job: Job, error: object, retry_in: float | None, final: bool, conn: Any
-) -> Call[None, str]:
+    d: Operations, job: Job, error: object, retry_in: float | None, final: bool, conn: Any
+) -> Call[str, str]:
     job = _job(job)
     message = error_text(error)
-    extra: dict[str, Any]
     if final or job.attempt >= job.max_attempts:
-        name, extra, doing, status = "fail", {"error": message}, "failing", "failed"
+        state, doing = _state(job, "failed", error=message), "failing"
     else:
         # the back-off counts claims that were not snoozed (a snooze is no failure)
         delay = backoff(job.attempt - job.snoozes) if retry_in is None else retry_in
-        name, doing, status = "retry", "retrying", "pending"
-        extra = {"error": message, "delay_ms": milliseconds(delay, "retry_in")}
+        delay_ms = milliseconds(delay, "retry_in")
+        state, doing = _state(job, "retry", error=message, delay_ms=delay_ms), "retrying"
 
-    def finish(_: None) -> str:
+    def finish(status: str) -> str:
         job.status, job.last_error = status, message
         return status
 
-    return _fenced(d, job, name, extra, doing, conn, finish, ends=name == "fail")
+    return _outcome(d, job, doing, conn, finish, state)
 
 
-def release(d: Dialect, job: Job, conn: Any) -> Call[None, None]:
+def release(d: Operations, job: Job, conn: Any) -> Call[str, None]:
     job = _job(job)
-    return _back_to_pending(d, job, "release", {}, "releasing", conn)
+    return _outcome(d, job, "releasing", conn, _pending(job), _state(job, "release"))
 
 
-def unclaim(d: Dialect, job: Job, conn: Any) -> Call[None, None]:
-    """Give back a job returned by a claim whose COMMIT outcome is unknown, if that claim
-    committed (fenced by its attempt and the lease's end it wrote: the dialect's
-    ``unclaim``); ``LeaseLost`` when it did not, or the job has moved on since."""
+def unclaim(d: Operations, job: Job, conn: Any) -> Call[str, None]:
+    """Give back a job of a claim whose COMMIT outcome is unknown; ``LeaseLost`` when that
+    claim did not commit."""
     job = _job(job)
-    extra = {"lease_until": job.lease_until}
-    return _back_to_pending(d, job, "unclaim", extra, "giving back", conn)
+    state = _state(job, "unclaim", lease_until=job.lease_until)
+    return _outcome(d, job, "giving back", conn, _pending(job), state)
 
 
-def _back_to_pending(
-    d: Dialect, job: Job, name: str, extra: dict[str, Any], doing: str, conn: Any
-) -> Call[None, None]:
-    """The fenced statement *name* that puts *job* back to pending, and *job* marked so."""
-
-    def finish(_: None) -> None:
+def _pending(job: Job) -> Callable[[str], None]:
+    def finish(_: str) -> None:
         job.status = "pending"
 
-    return _fenced(d, job, name, extra, doing, conn, finish)
+    return finish
 
 
-def cancel(d: Dialect, job_id: int, conn: Any) -> Call[str | None, str | None]:
+def cancel(d: Operations, job_id: int, conn: Any) -> Call[str | None, str | None]:
     integer(job_id, "job_id", 1, 2**63 - 1)
-    return Call(f"cancelling job {job_id}", conn, lambda _: d.cancel(job_id), _same)
+    return Call(f"cancelling job {job_id}", conn, lambda _: d.job_cancel(job_id), _same)
 
 
-def mark_cancelled(d: Dialect, job: Job, reason: object, conn: Any) -> Call[None, None]:
+def mark_cancelled(d: Operations, job: Job, reason: object, conn: Any) -> Call[str, None]:
     job = _job(job)
 
-    def finish(_: None) -> None:
+    def finish(_: str) -> None:
         job.status = "cancelled"
 
-    extra = {"error": error_text(reason)}
-    return _fenced(d, job, "cancelled", extra, "cancelling", conn, finish, ends=True)
+    state = _state(job, "cancelled", error=error_text(reason))
+    return _outcome(d, job, "cancelling", conn, finish, state)
 
 
-def list_jobs(d: Dialect, options: ListOptions, conn: Any) -> Call[Any, list[Job]]:
+def list_jobs(d: Operations, options: ListOptions, conn: Any) -> Call[Any, list[Job]]:
     params = options.params()
 
     def finish(rows: Any) -> list[Job]:
         return [Job.from_row(r) for r in rows]
 
-    name = "list_jobs" if options.task is None else "list_jobs_task"
-    return Call("listing jobs", conn, lambda _: d.fetch_op(name, params), finish)
+    return Call("listing jobs", conn, lambda _: d.job_list(params), finish)
 
 
-def get(d: Dialect, job_id: int, conn: Any) -> Call[Any, Job | None]:
+def get(d: Operations, job_id: int, conn: Any) -> Call[Any, Job | None]:
     integer(job_id, "job_id", 1, 2**63 - 1)
 
     def finish(row: Any) -> Job | None:
         return None if row is None else Job.from_row(row)
 
-    return Call("reading a job", conn, lambda _: d.fetch_one_op("get", {"id": job_id}), finish)
+    return Call("reading a job", conn, lambda _: d.job_get(job_id), finish)
 
 
-def stats(d: Dialect, queues: Sequence[str] | str | None, conn: Any) -> Call[Any, Stats]:
-    names = [""] if queues is None else queue_names(queues)
-    params = {"all_queues": queues is None, "queues": names}
+def stats(d: Operations, queues: Sequence[str] | str | None, conn: Any) -> Call[Any, Stats]:
+    names = None if queues is None else tuple(queue_names(queues))
+    params = JobStatsParams(names)
 
     def finish(found: tuple[Any, set[str]]) -> Stats:
         row, paused = found
-        if queues is not None:
+        if names is not None:
             paused &= set(names)
         return Stats.from_row(row or {}, tuple(sorted(paused)))
 
     return Call("reading stats", conn, lambda _: _stats(d, params), finish)
 
 
-def _stats(d: Dialect, params: dict[str, Any]) -> Op[tuple[Any, set[str]]]:
-    row = yield from d.fetch_one_op("stats", params)
-    paused = yield from d.paused_op()
+def _stats(d: Operations, params: JobStatsParams) -> Op[tuple[Any, set[str]]]:
+    row = yield from d.job_stats(params)
+    paused = yield from d.queue_paused_list()
     return row, paused
 
 
@@ -411,14 +379,14 @@ def ping(q: Any) -> Call[None, ServerInfo]:
 # ==== pause and rate limits ====
 
 
-def pause(d: Dialect, queue: str, paused: bool, conn: Any) -> Call[None, None]:
+def pause(d: Operations, queue: str, paused: bool, conn: Any) -> Call[None, None]:
     name = text(queue, "queue")
     doing = f"{'pausing' if paused else 'resuming'} queue {name!r}"
-    return Call(doing, conn, lambda _: d.pause_op(name, paused), _same)
+    return Call(doing, conn, lambda _: d.queue_pause(name, paused), _same)
 
 
-def paused(d: Dialect, conn: Any) -> Call[set[str], set[str]]:
-    return Call("reading the paused queues", conn, lambda _: d.paused_op(), _same)
+def paused(d: Operations, conn: Any) -> Call[set[str], set[str]]:
+    return Call("reading the paused queues", conn, lambda _: d.queue_paused_list(), _same)
 
 
 # -- the live worker list and the dashboard's reads -------------------------------------
@@ -428,7 +396,7 @@ FORGET_WORKERS_S = 86400
 
 
 def register_worker(
-    d: Dialect,
+    d: Operations,
     worker_id: str,
     host: str,
     pid: int,
@@ -437,52 +405,48 @@ def register_worker(
     interval: float,
 ) -> Call[None, None]:
     """A worker's row in the live worker list (written again if it is there)."""
-    params = {
-        "id": text(worker_id, "worker_id"),
-        "host": text(host, "host"),
-        "pid": integer(pid, "pid", 0, 2**31 - 1),
-        "queues": json.dumps(queue_names(queues)),
-        "concurrency": integer(concurrency, "concurrency", 1, 2**31 - 1),
-        "beat_ms": milliseconds(interval, "interval", low=0.001),
-    }
-
-    def op(_: bool) -> Op[None]:
-        yield d.stmt("worker_forget", {"older_s": FORGET_WORKERS_S}, ROWCOUNT)
-        yield d.stmt("worker_register", params, ROWCOUNT)
-
-    return Call(f"registering worker {worker_id}", None, op, _none)
+    params = WorkerRegisterParams(
+        id=text(worker_id, "worker_id"),
+        host=text(host, "host"),
+        pid=integer(pid, "pid", 0, 2**31 - 1),
+        queues=json.dumps(queue_names(queues)),
+        concurrency=integer(concurrency, "concurrency", 1, 2**31 - 1),
+        beat_ms=milliseconds(interval, "interval", low=0.001),
+        forget_s=FORGET_WORKERS_S,
+    )
+    doing = f"registering worker {worker_id}"
+    return Call(doing, None, lambda _: d.worker_register(params), _none)
 
 
-def beat_worker(d: Dialect, worker_id: str, in_flight: int) -> Call[int, bool]:
+def beat_worker(d: Operations, worker_id: str, in_flight: int) -> Call[int, bool]:
     """Refresh a worker's row; False when it is no longer there (forgotten meanwhile)."""
-    params = {"id": text(worker_id, "worker_id"), "in_flight": integer(in_flight, "in_flight", 0)}
+    wid, n = text(worker_id, "worker_id"), integer(in_flight, "in_flight", 0)
     doing = f"refreshing worker {worker_id}"
-    return Call(doing, None, lambda _: d.count_op("worker_beat", params), lambda n: n > 0)
+    return Call(doing, None, lambda _: d.worker_beat(wid, n), lambda n: n > 0)
 
 
-def unregister_worker(d: Dialect, worker_id: str) -> Call[int, None]:
-    params = {"id": text(worker_id, "worker_id")}
+def unregister_worker(d: Operations, worker_id: str) -> Call[int, None]:
+    wid = text(worker_id, "worker_id")
     doing = f"unregistering worker {worker_id}"
-    return Call(doing, None, lambda _: d.count_op("worker_unregister", params), _none)
+    return Call(doing, None, lambda _: d.worker_unregister(wid), _none)
 
 
-def workers(d: Dialect, conn: Any) -> Call[Any, list[WorkerInfo]]:
+def workers(d: Operations, conn: Any) -> Call[Any, list[WorkerInfo]]:
     def finish(rows: Any) -> list[WorkerInfo]:
         return [WorkerInfo.from_row(r) for r in rows]
 
-    return Call("listing workers", conn, lambda _: d.fetch_op("worker_list"), finish)
+    return Call("listing workers", conn, lambda _: d.worker_list(), finish)
 
 
-def overview(d: Dialect, window: float, cap: int, conn: Any) -> Call[Any, list[QueueOverview]]:
-    """Every queue's active counts (the claim index), what finished in the last *window*
-    seconds (the finished index, at most *cap* jobs read), and which are paused."""
+def overview(d: Operations, window: float, cap: int, conn: Any) -> Call[Any, list[QueueOverview]]:
+    """Every queue's active counts, what finished in the last *window* seconds, and which
+    are paused."""
     window_s = max(60, round(milliseconds(window, "window", low=60) / 1000))
     cap = integer(cap, "cap", 1, 10_000_000)
 
     def op(_: bool) -> Op[tuple[Any, Any, set[str]]]:
-        active = yield d.stmt("queue_overview", {}, ROWS)
-        recent = yield d.stmt("queue_recent", {"window_s": window_s, "cap": cap}, ROWS)
-        paused = yield from d.paused_op()
+        active, recent = yield from d.queue_overview(window_s, cap)
+        paused = yield from d.queue_paused_list()
         return active, recent, paused
 
     def finish(rows: tuple[Any, Any, set[str]]) -> list[QueueOverview]:
@@ -491,11 +455,11 @@ def overview(d: Dialect, window: float, cap: int, conn: Any) -> Call[Any, list[Q
     return Call("reading the queues' state", conn, op, finish)
 
 
-def ticks(d: Dialect, conn: Any) -> Call[Any, list[TickInfo]]:
+def ticks(d: Operations, conn: Any) -> Call[Any, list[TickInfo]]:
     def finish(rows: Any) -> list[TickInfo]:
         return [TickInfo.from_row(r) for r in rows]
 
-    return Call("reading the periodic ledger", conn, lambda _: d.fetch_op("ticks_overview"), finish)
+    return Call("reading the periodic ledger", conn, lambda _: d.tick_list(), finish)
 
 
 def _none(_: Any) -> None:
@@ -509,7 +473,6 @@ MAX_PROGRESS = 65_536
 
 
 def _item_keys(keys: object, n: int) -> list[str | None]:
-    """``enqueue_many``'s ``dedupe_keys``, checked: one key (or None) per payload."""
     if isinstance(keys, (str, bytes)) or not isinstance(keys, Sequence):
         raise ConfigurationError("dedupe_keys must be a list with one key (or None) per payload")
     if len(keys) != n:
@@ -519,31 +482,24 @@ def _item_keys(keys: object, n: int) -> list[str | None]:
     return [None if k is None else text(k, "dedupe_keys item") for k in keys]
 
 
-def _control(params: dict[str, Any], options: EnqueueOptions, key: str | None) -> dict[str, Any]:
-    """The parameters of an enqueue with a dedupe key under its lock (``dedupe_for``,
-    ``debounce``, or any key of ``enqueue_many``): the key moves to ``debounce_key`` for a
-    debounce (several jobs of one debounce key may be active: the pending one, and one
-    that runs), and ``control_lock`` names the key's lock."""
+def _control(params: JobInsertParams, options: EnqueueOptions, key: str | None) -> JobInsertParams:
     assert key is not None
-    out = dict(params)
-    out["dedupe_ms"] = options.dedupe_ms
-    out["debounce_key"] = None
-    if options.debounce_ms is not None:
-        out["debounce_key"], out["dedupe_key"] = key, None
-        out["delay_ms"] = options.debounce_ms
     digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
-    out["control_lock"] = f"skiplock dedupe {digest}"
+    out = replace(params, dedupe_ms=options.dedupe_ms, control_lock=f"skiplock dedupe {digest}")
+    if options.debounce_ms is not None:
+        out = replace(out, debounce_key=key, dedupe_key=None, delay_ms=options.debounce_ms)
     return out
 
 
-def snooze(d: Dialect, job: Job, seconds: float, max_snoozes: int, conn: Any) -> Call[str, str]:
+def snooze(d: Operations, job: Job, seconds: float, max_snoozes: int, conn: Any) -> Call[str, str]:
     job = _job(job)
     cap = integer(max_snoozes, "max_snoozes", 1)
     error = (
         f"snoozed {cap} times (max_snoozes={cap}): it ends failed; pass a larger "
         "max_snoozes to Snooze / snooze(), or let the handler fail"
     )
-    extra = {"delay_ms": milliseconds(seconds, "seconds"), "max_snoozes": cap, "error": error}
+    delay_ms = milliseconds(seconds, "seconds")
+    state = _state(job, "snooze", delay_ms=delay_ms, max_snoozes=cap, error=error)
 
     def finish(status: str) -> str:
         job.status = status
@@ -553,11 +509,10 @@ def snooze(d: Dialect, job: Job, seconds: float, max_snoozes: int, conn: Any) ->
             job.snoozes += 1
         return status
 
-    # (at its snooze cap the job fails finally: Dialect.snooze settles its children then)
-    return _fenced(d, job, "snooze", extra, "snoozing", conn, finish, d.snooze)
+    return _outcome(d, job, "snoozing", conn, finish, state)
 
 
-def set_progress(d: Dialect, job: Job, value: Any, conn: Any) -> Call[None, None]:
+def set_progress(d: Operations, job: Job, value: Any, conn: Any) -> Call[None, None]:
     job = _job(job)
     stored = dumps(value, "progress")
     if len(stored.encode()) > MAX_PROGRESS:
@@ -569,9 +524,9 @@ def set_progress(d: Dialect, job: Job, value: Any, conn: Any) -> Call[None, None
     def finish(_: None) -> None:
         job.progress = value
 
-    return _fenced(
-        d, job, "set_progress", {"progress": stored}, "setting progress of", conn, finish
-    )
+    params = JobSetProgressParams(job.id, job.attempt, job.claim_id, stored)
+    doing = f"setting progress of job {job.id}"
+    return Call(doing, conn, lambda _: d.job_set_progress(params), finish)
 
 
 #: the statuses a job ends in (q.wait returns once it has one)
@@ -584,22 +539,20 @@ def wait_check(job_id: int, timeout: float | None) -> float | None:
     return seconds_or_none(timeout, "timeout")
 
 
-def wait_look(d: Dialect, ids: Sequence[int]) -> Call[Any, dict[int, Job | None]]:
-    """``q.wait`` polling for *ids* at once: the waited jobs that have ended, each as read
-    (one statement for the statuses; when some ended, a second, in the same transaction,
-    for their rows), and None for each of *ids* that no longer exists."""
-    params = {"ids": list(ids)}
+def wait_look(d: Operations, ids: Sequence[int]) -> Call[Any, dict[int, Job | None]]:
+    """``q.wait`` polling: the waited jobs that ended, as read, and None for those gone."""
+    wanted = list(ids)
 
     def look(_: bool) -> Op[tuple[list[Row], list[Row]]]:
-        rows = yield from d.fetch_op("wait_look", params)
+        rows = yield from d.job_status_many(wanted)
         ended = [int(r["id"]) for r in rows if str(r["status"]) in FINISHED]
-        full = (yield from d.fetch_op("wait_rows", {"ids": ended})) if ended else []
+        full = (yield from d.job_get_many(ended)) if ended else []
         return rows, full
 
     def finish(read: tuple[list[Row], list[Row]]) -> dict[int, Job | None]:
         rows, full = read
         active = {int(r["id"]) for r in rows if str(r["status"]) not in FINISHED}
-        out: dict[int, Job | None] = {i: None for i in params["ids"] if i not in active}
+        out: dict[int, Job | None] = {i: None for i in wanted if i not in active}
         for r in full:
             out[int(r["id"])] = Job.from_row(r)
         return out
@@ -608,8 +561,8 @@ def wait_look(d: Dialect, ids: Sequence[int]) -> Call[Any, dict[int, Job | None]
 
 
 def waited(job_id: int, job: Job | None, timeout: float | None, left: float | None) -> bool:
-    """True when *job* (as read) has finished; raises ``ConfigurationError`` for no such
-    job, ``TimeoutError`` when no time is *left*."""
+    """True when *job* has finished. Raises ``ConfigurationError`` for no such job,
+    ``TimeoutError`` when no time is *left*."""
     if job is None:
         raise ConfigurationError(
             f"there is no job {job_id} to wait for (check the id; a pruned job is gone)"

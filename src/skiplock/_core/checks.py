@@ -1,14 +1,4 @@
-"""Argument checks: every bad input becomes skiplock's own error, before anything is written.
-
-Names, numbers and durations raise :class:`~skiplock.ConfigurationError`; payloads and
-results that are not JSON (or not the JSON every database stores alike) raise
-:class:`~skiplock.PayloadError`. Nothing here touches a database.
-
-The rule for every keyword that takes a number (a timeout, an interval, a cap, a port, an
-id, a count): it is checked by :func:`integer` or :func:`seconds` (:func:`seconds_or_none`
-where None means "no limit") where the caller first gives it, before anything is written
-or waited for. ``True`` is not 1, ``"30"`` is not 30, and NaN and infinities are refused.
-"""
+"""Argument checks: every bad input becomes skiplock's own error, before anything is written."""
 
 from __future__ import annotations
 
@@ -56,11 +46,6 @@ _ENCODER = json.JSONEncoder(allow_nan=False, ensure_ascii=True, separators=(",",
 
 
 def _made_once() -> Callable[[Any], str]:
-    """``_ENCODER.encode``, without making json's C encoder again at each call (``encode``
-    does: 1.0 of the 1.4 µs it takes for ``{"n": 1}``). The C encoder is made once with
-    ``_ENCODER``'s options and no circular-reference markers: :func:`dumps` first refuses
-    any value nested deeper than MAX_DEPTH, which a cycle is. Where json has no C encoder,
-    or this one does not answer as ``_ENCODER`` does on a sample, ``_ENCODER.encode``."""
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:
         return _ENCODER.encode
@@ -97,11 +82,6 @@ _CONTAINERS = (dict, list, tuple)
 
 
 def _shape_error(value: Any) -> str | None:
-    """Why *value* is not plain JSON of at most MAX_DEPTH levels, or None when it is.
-
-    The encoder would silently turn ``{1: "a", "1": "b"}`` into ``{"1": "b"}`` (keys made
-    strings, one lost): keys other than strings are refused. Iterative, so a deep value
-    cannot exhaust the stack here."""
     if not isinstance(value, _CONTAINERS):
         return None
     level: list[Any] = [value]  # breadth first: one list per level of nesting
@@ -125,8 +105,7 @@ def _shape_error(value: Any) -> str | None:
 
 
 def dumps(value: Any, what: str) -> str:
-    """*value* as JSON text; :class:`PayloadError` if it is not JSON, has a key that is not
-    a string, or is nested more than :data:`MAX_DEPTH` levels deep."""
+    """*value* as JSON text; :class:`PayloadError` if it cannot be."""
     try:
         reason = _shape_error(value)
         if reason is None:
@@ -146,11 +125,6 @@ _DEPTH_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
 def _too_deep(stored: str) -> bool:
-    """*stored* (JSON text) nests more than MAX_DEPTH levels. Read before decoding: the
-    decoder recurses in C, and near the recursion limit whatever finalizer the garbage
-    collector runs meanwhile fails ("Exception ignored in …"), whoever it belongs to. A
-    short text, or one with few brackets, is not read at all; one with many costs about
-    as much again as its decoding."""
     if len(stored) <= 2 * MAX_DEPTH + 1 or stored.count("[") + stored.count("{") <= MAX_DEPTH:
         return False
     if '"' in stored:
@@ -160,9 +134,7 @@ def _too_deep(stored: str) -> bool:
 
 
 def loads(stored: Any, what: str) -> Any:
-    """Decode JSON read from the database; :class:`PayloadError` when it cannot be (a row
-    written behind skiplock's back: not JSON, not UTF-8, or nested more than MAX_DEPTH
-    levels, which no enqueue writes)."""
+    """Decode JSON read from the database."""
     if stored is None:
         return None
     try:
@@ -270,8 +242,7 @@ MAX_RATE_WINDOW = 7 * 86400.0
 
 
 def rate(value: object, what: str) -> tuple[int, float]:
-    """One rate limit: ``(N, per)``, at most N claims in any window of *per* seconds (N at
-    least 1; *per* from a millisecond to a week)."""
+    """One rate limit ``(N, per)``: at most N claims in any *per* seconds."""
     if not isinstance(value, (tuple, list)) or len(value) != 2:
         raise ConfigurationError(
             f"{what} must be a pair (N, per): at most N jobs claimed in any window of per "

@@ -11,20 +11,20 @@ statement; MySQL and MariaDB pick the rows, then take them with a compare-and-se
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from operator import itemgetter
 from typing import Any, Protocol
 
-from ..errors import LeaseLost, PayloadError
+from ..errors import PayloadError
 from .checks import error_text, loads
 from .job import Claimed, Job
 from .ops import Op, Row, Statement, Tuples
+from .params import JobSetStateParams
 
 __all__ = [
     "KEY_RATE_PREFIX",
@@ -133,8 +133,8 @@ class ClaimSQL(Protocol):
         """Release or cancel the jobs waiting for the jobs *ended*."""
         ...
 
-    def end(self, name: str, params: Mapping[str, Any]) -> Op[bool]:
-        """A fenced write that ends a job; True when it has children to settle."""
+    def job_set_state_if_running(self, states: Sequence[JobSetStateParams]) -> Op[dict[int, str]]:
+        """Write each outcome, fenced; the status of each job still held."""
         ...
 
     def parent_results(self, children: Sequence[int]) -> Op[dict[int, dict[int, Any]]]:
@@ -443,15 +443,11 @@ def _claimed(
             # alone (fenced, in this transaction) and the batch goes on.
             row = values if isinstance(values, dict) else dict(zip(names, values, strict=True))
             log.error("job %s: %s; it ends failed", row["id"], exc)
-            params = {
-                "id": row["id"],
-                "attempt": row["attempt"],
-                "claim_id": token,
-                "error": error_text(exc),
-            }
-            with contextlib.suppress(LeaseLost):  # just claimed: ours (checked all the same)
-                if (yield from d.end("fail", params)):  # it has children: they settle
-                    yield from d.settle([int(row["id"])])
+            state = JobSetStateParams(
+                int(row["id"]), int(row["attempt"]), token, "failed", error=error_text(exc)
+            )
+            # (just claimed: ours, fenced all the same; its children settle)
+            yield from d.job_set_state_if_running([state])
             continue
         job.lease = lease
         jobs.append(job)

@@ -1,6 +1,4 @@
-"""What a parsed connection URL is: :class:`DatabaseURL`, the schemes it may have, the host
-check both parsers apply, and :func:`mask_password`. No parsing here (see :mod:`.url` and,
-for PostgreSQL, :mod:`.pgurl`, which both import this module and not each other).
+"""What a parsed connection URL is (:class:`DatabaseURL`), its schemes and host check.
 
 May import: the standard library and :mod:`skiplock.errors`.
 """
@@ -46,7 +44,7 @@ def mask_password(text: str) -> str:
 
 @dataclass(frozen=True)
 class DatabaseURL:
-    """A parsed connection URL. ``str()`` and ``repr()`` never show the password."""
+    """A parsed connection URL."""
 
     scheme: str
     dialect: str
@@ -65,8 +63,7 @@ class DatabaseURL:
         return self.scheme.split("+", 1)[0]
 
     def masked(self) -> str:
-        """The whole URL (every host with its port, the query options) with the password
-        replaced by ``***``."""
+        """The whole URL with the password replaced by ``***``."""
         auth = ""
         if self.user is not None:
             auth = quote(self.user, safe="") + (":***" if self.password else "") + "@"
@@ -97,10 +94,7 @@ class DatabaseURL:
 
 
 def check_host(host: str, shown: str) -> None:
-    """A host name of dot-separated labels of 1 to 63 characters (RFC 1035), at most 253 in
-    all, that the resolver can encode (an IPv4 address is such a name; IPv6 passes).
-    Otherwise the driver's resolver fails later with a raw UnicodeError (``.``, ``1..2``
-    and ``a..b`` alike)."""
+    """A host name the resolver can encode (RFC 1035 labels), or an IP address."""
     if ":" in host:
         return  # IPv6 (urllib and libpq checked it)
     labels = host[:-1].split(".") if host.endswith(".") else host.split(".")

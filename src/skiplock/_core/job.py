@@ -1,5 +1,4 @@
-"""The job record and queue statistics (public as :mod:`skiplock.job`), and how a stored
-row becomes a :class:`Job`."""
+"""The job record and queue statistics (public as :mod:`skiplock.job`)."""
 
 from __future__ import annotations
 
@@ -36,21 +35,11 @@ def utc(value: Any) -> datetime | None:
 class Job:
     """One job as the database holds it.
 
-    ``attempt`` and ``claim_id`` are the fencing token: ``attempt`` grows by one at every
-    claim, ``claim_id`` is new (random) at every claim, and every write after the claim
-    names both. ``idempotency_key`` stays the same across attempts and differs
-    between jobs; pass it to services outside the database so they can drop a repeat.
-    ``lost`` is set by a worker when a heartbeat finds the job taken away. ``lock_lost`` is
-    set by a single-mode worker that lost its lock while the job ran: another worker may
-    take the lock and start jobs once this one has gone without a heartbeat for about two
-    leases, so a handler that must never run next to another holder's should return (or
-    raise) soon after it sees the flag. Both stay set.
-    ``cancel_requested`` is set when :meth:`Queue.cancel` asked a running job to stop; a
-    handler sees it after the next heartbeat (claim time for a job claimed again).
-    ``headers`` are the text pairs it was enqueued with (``enqueue(..., headers=...)``: trace
-    context, a request id); empty when none. ``waited`` is set on a claimed job: seconds from
-    when it was due (its ``run_at``) to the claim, on the database's clock.
-    """
+    ``attempt`` and ``claim_id`` are its fencing token, new at every claim;
+    ``idempotency_key`` stays the same across attempts (pass it to outside services).
+    ``lost``: a heartbeat found the job taken away; ``lock_lost``: a single-mode worker lost
+    its lock while it ran (return soon); ``cancel_requested``: ``Queue.cancel`` asked it to
+    stop. ``waited``: seconds from due to claim."""
 
     id: int
     queue: str
@@ -131,9 +120,7 @@ class Job:
 
     @classmethod
     def reader(cls, names: Sequence[str]) -> Callable[[Sequence[Any]], Job]:
-        """:meth:`from_row` for rows read as tuples of the columns *names* (a claim's: no
-        dict per row). A column that is not among them reads as NULL, as an optional one
-        missing from a row does; a required one missing raises KeyError at once."""
+        """:meth:`from_row` for tuple rows of the columns *names*."""
         at = {name: i for i, name in enumerate(names)}
         for name in _REQUIRED:
             if name not in at:
@@ -207,9 +194,6 @@ def _build(
     progress: Any,
     snoozes: Any,
 ) -> Job:
-    """A job from its columns' stored values (see :data:`_COLUMNS`). Positional, in field
-    order: a claim builds one per job (keywords cost ~1 us more); the columns that are NULL
-    on most jobs are tested here rather than in a call."""
     return cls(
         int(job_id),
         str(queue),
@@ -240,8 +224,6 @@ def _build(
 
 
 def _headers(raw: Any) -> dict[str, str]:
-    """A stored ``headers`` column (JSON text, NULL) as a dict; {} for NULL or for text that
-    is not a JSON object (headers are metadata: a bad one must not stop the job)."""
     if raw is None:
         return {}
     try:
@@ -271,19 +253,9 @@ def record(job: Job) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class Stats:
-    """Counts of jobs by state, on the database's clock.
-
-    ``pending`` are claimable now, ``scheduled`` wait for their ``run_at``, ``waiting`` for
-    their parents (``after=[...]``), ``running`` hold
-    a live lease, ``expired`` are running with a lease that has ended (their worker is
-    presumed dead; the next claim takes them back). ``oldest_pending_age`` is in seconds,
-    or None when nothing is pending.
-
-    ``pruned`` is the table's running total of finished jobs deleted by retention (any
-    worker's) and :func:`skiplock.prune`, over all its queues whatever *queues* asked;
-    ``last_pruned_at`` when a batch last deleted some (None: never). ``paused``: the
-    paused queues among those asked for (any queue when none were named).
-    """
+    """Counts of jobs by state, on the database's clock: ``pending`` (claimable now),
+    ``scheduled``, ``waiting`` (for parents), ``running``, ``expired`` (lease ended);
+    ``pruned``: the table's total deleted; ``paused``: the paused queues asked for."""
 
     pending: int = 0
     scheduled: int = 0
@@ -339,8 +311,6 @@ class Stats:
 
 
 class Claimed(list[Job]):
-    """The jobs of a claim, a list. ``retry_in``: when a rate limit (``rate_limits``)
-    held the claim back, the seconds after which that queue has room again (a worker
-    looks again then); None otherwise."""
+    """The jobs of a claim, a list."""
 
     retry_in: float | None = None

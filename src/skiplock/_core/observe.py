@@ -1,7 +1,4 @@
-"""What the dashboard and ``skiplock workers`` read (public as :mod:`skiplock.job`): the
-live worker list (:class:`WorkerInfo`), the state of every queue
-(:class:`QueueOverview`) and the periodic ledger (:class:`TickInfo`), each built from
-database rows. No I/O."""
+"""What the dashboard and ``skiplock workers`` read, built from rows. No I/O."""
 
 from __future__ import annotations
 
@@ -21,13 +18,8 @@ GONE_AFTER_BEATS = 3.0
 
 @dataclass(frozen=True, slots=True)
 class WorkerInfo:
-    """One worker process of the live worker list (``Queue.workers()``).
-
-    It wrote its row as it started, refreshes ``in_flight`` and ``last_seen`` on every
-    beat (every ``interval`` seconds) and deletes the row when it stops cleanly.
-    ``seen_ago`` is measured on the database's clock; ``gone`` is true once it passes
-    :data:`GONE_AFTER_BEATS` beats: the process was killed, froze or lost the database.
-    """
+    """One worker process of the live worker list (``Queue.workers()``); ``gone`` once it
+    missed :data:`GONE_AFTER_BEATS` beats (killed, frozen or cut off)."""
 
     id: str
     host: str
@@ -82,16 +74,8 @@ class WorkerInfo:
 
 @dataclass(slots=True)
 class QueueOverview:
-    """One queue's state (``Queue.overview()``), on the database's clock.
-
-    ``pending``, ``scheduled``, ``running`` and ``expired`` are exact: they are read from
-    the claim index, which holds the active jobs only. ``done`` and ``failed`` count the
-    jobs that finished in the last ``window`` seconds, and ``per_minute`` the jobs done in
-    each of those minutes (index 0: the current minute); read from the finished-time index
-    and bounded: when the window held more finished jobs than the overview reads, ``capped``
-    is true and the counts are lower bounds. ``paused``: the queue is paused
-    (``Queue.pause``); a paused queue is listed even when it holds no job.
-    """
+    """One queue's state (``Queue.overview()``), on the database's clock. ``done`` and
+    ``failed`` count the last ``window`` seconds; ``capped``: those are lower bounds."""
 
     queue: str
     pending: int = 0
@@ -135,9 +119,7 @@ def overviews(
     cap: int,
     paused: Iterable[str] = (),
 ) -> list[QueueOverview]:
-    """The overviews of every queue named by the rows of ``queue_overview`` (*active*) and
-    ``queue_recent`` (*recent*, at most *cap* jobs read), and of every *paused* one, sorted
-    by queue name."""
+    """The overview of every queue in *active*, *recent* and *paused*, by name."""
     minutes = max(1, -(-window_s // 60))
     found: dict[str, QueueOverview] = {}
 
@@ -176,9 +158,7 @@ def overviews(
 
 @dataclass(frozen=True, slots=True)
 class TickInfo:
-    """A periodic schedule as its ledger shows it: the latest tick enqueued, and how many
-    ticks the ledger keeps (``Queue.ticks()``). The schedules themselves (their cron or
-    interval) live in the workers' code, not in the database."""
+    """A periodic schedule's latest tick and how many ticks its ledger keeps."""
 
     schedule: str
     last_tick: datetime | None

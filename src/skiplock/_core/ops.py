@@ -1,27 +1,4 @@
-"""Sans-I/O operations: what a dialect asks of a connection.
-
-A dialect operation (claim, insert, a fenced write, …) is a generator that yields
-requests and receives their results; it never touches a connection, a socket or a clock,
-so the same operation can be driven by the synchronous loop (:mod:`skiplock.drivers.run`) or by
-the asyncio loop over an asynchronous driver (:mod:`skiplock.drivers.run_async`, its source). The
-idea is psycopg 3's ``generators.py`` (the protocol as generators) and ``waiting.py`` (the
-loops that drive them).
-
-The requests:
-
-- :class:`Statement` (SQL text with ``%(name)s`` placeholders, its parameters, and what
-  the operation wants back: :data:`ROWS` as ``list[dict]``, :data:`TUPLES` as
-  :class:`Tuples` (a claim's many rows, without a dict each), :data:`ROWCOUNT`,
-  :data:`LASTROWID` or :data:`NOTHING`);
-- :class:`Copy` (PostgreSQL ``COPY … FROM STDIN`` of row tuples; only sent to a driver
-  whose adapter has ``can_copy``);
-- :data:`COMMIT` / :data:`ROLLBACK`, used only on skiplock's own connections.
-
-A statement that fails is thrown back into the operation as :class:`StatementError`,
-carrying what the adapter read from the driver's exception (:class:`ErrorInfo`), so an
-operation may treat an expected error (a duplicate key) as an answer; one it does not
-catch leaves the loop and becomes a :class:`~skiplock.BackendError` above.
-"""
+"""Sans-I/O operations: what a dialect asks of a connection."""
 
 from __future__ import annotations
 
@@ -57,17 +34,14 @@ Row = dict[str, Any]
 
 @dataclass(frozen=True, slots=True)
 class Tuples:
-    """Rows as tuples: the column *names*, in order, and a tuple of values per row. A
-    driver that reads tuples natively (psycopg) builds no dict per row: for the many rows
-    of a claim that is about a third of what reading them costs."""
+    """Rows as tuples: the column *names*, in order, and a tuple of values per row."""
 
     names: tuple[str, ...]
     rows: list[tuple[Any, ...]]
 
     @classmethod
     def of(cls, rows: list[Row]) -> Tuples:
-        """Dict rows as tuples of the first row's columns (a column missing from another
-        row reads as None there, as ``row.get`` would)."""
+        """Dict rows as tuples of the first row's columns."""
         names = tuple(rows[0]) if rows else ()
         return cls(names, [tuple(map(row.get, names)) for row in rows])
 
@@ -117,13 +91,7 @@ Op = Generator[Request, Any, T]
 
 @dataclass(frozen=True, slots=True)
 class ErrorInfo:
-    """What an adapter read from a driver's exception, for the dialect to classify.
-
-    ``codes``: SQLSTATEs (text) and server or client error numbers (int) it carries.
-    ``kind``: the DB-API class it belongs to: ``operational``, ``interface``,
-    ``integrity``, ``programming`` or ``other``. ``message``: the exception's text, for
-    the few errors a code alone does not tell apart.
-    """
+    """What an adapter read from a driver's exception, for the dialect to classify."""
 
     codes: frozenset[int | str] = field(default_factory=frozenset)
     kind: str = "other"
@@ -139,8 +107,7 @@ class ErrorInfo:
 
 
 class StatementError(Exception):
-    """A request failed in the driver (internal: thrown into the operation; what leaves
-    the loop is turned into a :class:`~skiplock.BackendError` by the queue)."""
+    """A request failed in the driver (thrown into the operation)."""
 
     def __init__(self, info: ErrorInfo, cause: BaseException) -> None:
         super().__init__(str(cause))

@@ -1,11 +1,4 @@
-"""URL query options: each dialect accepts a documented set, typed; everything else is
-refused by name at :func:`skiplock.connect`, before any connection is made.
-
-Refused are the options that would break a guarantee (``autocommit``: skiplock's fenced
-writes and your rows must commit together; an isolation level: claims rely on READ
-COMMITTED; a character set or time zone: payloads and leases are read as UTF-8 and UTC),
-and any option the dialect does not know: a typo must not pass silently.
-"""
+"""URL query options: each dialect accepts a documented set; any other is refused."""
 
 from __future__ import annotations
 
@@ -24,9 +17,7 @@ _FALSE = {"0", "false", "no", "off"}
 
 @dataclass(frozen=True)
 class Option:
-    """One accepted URL option: ``kind`` is ``"int"`` (from *low* to *high*), ``"bool"``
-    (1/0, true/false, yes/no, on/off), ``"text"``, ``"choice"`` (one of *choices*) or
-    ``"addresses"`` (comma-separated IP addresses)."""
+    """One accepted URL option and its ``kind`` (int, bool, text, choice, addresses)."""
 
     kind: str
     choices: tuple[str, ...] = ()
@@ -92,8 +83,8 @@ def check_options(
     accepted: Mapping[str, Option],
     refused: Mapping[str, str],
 ) -> dict[str, Any]:
-    """*given* (the URL's query) converted by *accepted*; :class:`ConfigurationError`
-    naming the option for one in *refused* (or :data:`COMMON_REFUSED`) or unknown."""
+    """*given* converted by *accepted*; :class:`ConfigurationError` for a refused or unknown
+    one."""
     out: dict[str, Any] = {}
     for name, value in given.items():
         reason = refused.get(name) or COMMON_REFUSED.get(name)

@@ -1,13 +1,4 @@
-"""PostgreSQL URLs read by libpq itself (through psycopg), so every form a PostgreSQL user
-has works: ``postgresql:///app`` (the local socket), ``postgresql://app@/app?host=/path``
-(a socket folder), multi-host ``postgresql://h1,h2:5433/app?target_session_attrs=…``
-(failover), and every libpq query option.
-
-skiplock keeps the scheme dispatch (``postgres``, ``postgresql+psycopg``), its own checks
-(a port is a number from 1 to 65535; one database is named), and the masking: libpq's own
-message quotes the piece it could not read, which may be the password, so no quoted
-piece is ever repeated.
-"""
+"""PostgreSQL URLs read by libpq itself (through psycopg): every form libpq accepts."""
 
 from __future__ import annotations
 
@@ -25,8 +16,7 @@ _ENCODE = (
 
 
 def parse_libpq_url(url: str, scheme: str, shown: str) -> DatabaseURL | None:
-    """*url* parsed by libpq, or None when psycopg is not installed (the caller parses
-    it then, and connecting reports the missing driver). *shown* is the masked URL."""
+    """*url* parsed by libpq, or None when psycopg is not installed."""
     try:
         from psycopg.conninfo import conninfo_to_dict
     except ImportError:

@@ -1,20 +1,4 @@
-"""Named SQL statements and identifiers.
-
-A dialect's ``.sql`` file is a list of blocks, each opened by ``-- name: <name>``. The only
-text ever put into a statement is a checked identifier: ``{table}`` (quoted, maybe
-schema-qualified), ``{version_table}`` (the table's schema-version table, ``<table>_schema``,
-quoted the same way), ``{ticks_table}`` (the periodic ledger, ``<table>_ticks``, quoted the
-same way), ``{idle_table}`` (PostgreSQL's waiting workers, ``<table>_idle``),
-``{counters_table}`` (the running totals, ``<table>_counters``, quoted the same way),
-``{queues_table}`` (each queue's paused flag, ``<table>_queues``), ``{rates_table}`` (the
-recent claims of rate-limited queues, ``<table>_rates``),
-``{workers_table}`` (the live worker list, ``<table>_workers``, quoted the same way),
-``{deps_table}`` (the workflows' edges, ``<table>_deps``, quoted the same way),
-``{prefix}`` (the bare table name, for index names) and ``{tag}`` (8 hex digits hashed
-from the exact bare name, for names a database compares without case); ``{schema}`` is
-the bare schema name, or empty when the name has none. Values are always bound as
-``%(name)s`` parameters.
-"""
+"""Named SQL statements and identifiers."""
 
 from __future__ import annotations
 
@@ -109,9 +93,7 @@ class TableName:
 
     @property
     def tag(self) -> str:
-        """8 hex digits from the exact bare name: "Jobs" and "jobs" get different tags, so
-        names derived from them differ where a database ignores case (MySQL constraint
-        names are schema-wide and compared without case)."""
+        """8 hex digits from the exact bare name (names that differ in case differ)."""
         return hashlib.blake2s(self.name.encode("ascii"), digest_size=4).hexdigest()
 
 

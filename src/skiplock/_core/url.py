@@ -1,5 +1,4 @@
-"""Connection URLs: parse and check (:func:`parse_url`); what a parsed one is lives in
-:mod:`.dburl`, re-exported here.
+"""Connection URLs: :func:`parse_url`.
 
 May import: the standard library, :mod:`skiplock.errors`, :mod:`.dburl`, :mod:`.pgurl`.
 """
@@ -17,9 +16,6 @@ __all__ = ["SCHEMES", "DatabaseURL", "mask_password", "parse_url"]
 
 
 def _mask_own(url: str) -> str:
-    """The URL being parsed, safe to show: everything from the first ``:`` after
-    ``scheme://`` to the last ``@`` is the password as far as we can tell (a malformed one
-    may hold spaces, ``/``, ``#`` or ``@``), so all of it is masked."""
     head, sep, rest = url.partition("://")
     at = rest.rfind("@")
     colon = rest.find(":", 0, at)
@@ -29,11 +25,8 @@ def _mask_own(url: str) -> str:
 
 
 def parse_url(url: str | None) -> DatabaseURL:
-    """Parse *url* (or ``$SKIPLOCK_URL`` when it is None).
-
-    Raises :class:`ConfigurationError` for a missing, malformed or unknown URL; the
-    message shows the URL with its password masked.
-    """
+    """Parse *url* (None: ``$SKIPLOCK_URL``). Raises :class:`ConfigurationError` for a
+    missing, malformed or unknown URL."""
     if url is None:
         url = os.environ.get("SKIPLOCK_URL")
         if not url:

@@ -1,16 +1,4 @@
-"""The versioned schema: numbered migrations per dialect, the version kept in the database.
-
-A dialect's migrations are the files ``dialects/migrations/<dialect>/NNNN_name.sql``
-(shipped in the wheel, read with :mod:`importlib.resources`). File ``NNNN`` brings a table
-from version ``NNNN - 1`` to ``NNNN``; ``0001_initial.sql`` is the DDL ``install`` ran
-before versions existed, so a table with no version record is version 1. A file is one
-transaction, or several where a line ``-- commit`` ends one (so that a long, lightly
-locking statement does not share a transaction with a short exclusive one). Every
-statement is idempotent, so a migration that stopped half-way runs again from its start.
-
-The version lives in ``<table>_schema`` next to the queue's table: one row per applied
-version (``max(version)`` is the table's version).
-"""
+"""The versioned schema: numbered migrations per dialect, the version kept in the database."""
 
 from __future__ import annotations
 
@@ -97,7 +85,6 @@ def load_migrations(dialect: Dialect) -> list[Migration]:
 
 
 def _lock_name(dialect: Dialect) -> tuple[int, str]:
-    """The advisory lock that serialises ``migrate`` calls on one table."""
     text = f"skiplock-migrate:{dialect.url.database}.{dialect.table}"
     digest = hashlib.sha256(text.encode("utf-8")).digest()
     key = int.from_bytes(digest[:8], "big") & (2**63 - 1)
@@ -113,25 +100,17 @@ class Schema:
         self.latest = len(self.migrations)
 
     def version(self) -> Op[int]:
-        """The table's version: 0 when it does not exist, 1 when it has no record. Reads
-        the catalog and the version table only, so it is safe inside a caller's
-        transaction."""
-        t = self.dialect.table
-        params = {"schema": t.schema, "name": t.name, "version_name": t.version_table}
-        state = (yield from self.dialect.fetch_one_op("schema_state", params)) or {}
+        """The table's version: 0 when it does not exist, 1 when it has no record."""
+        state = (yield from self.dialect.schema_state()) or {}
         if not state.get("has_jobs"):
             return 0
         self._check_name(state.get("jobs_name"))
         if not state.get("has_version"):
             return 1
-        row = (yield from self.dialect.fetch_one_op("schema_version")) or {}
-        return 1 if row.get("version") is None else int(row["version"])
+        version = yield from self.dialect.schema_version_read()
+        return 1 if version is None else version
 
     def _check_name(self, found: object) -> None:
-        """Raise :class:`ConfigurationError` if the catalog found the table under another
-        name (a dialect whose ``schema_state`` reports ``jobs_name``: SQL Server, whose
-        default collation compares names without case). ``[jobs]`` and ``[Jobs]`` are one
-        table there: two queues on it would take each other's jobs."""
         t = self.dialect.table
         if isinstance(found, str) and found != t.name:
             raise ConfigurationError(
@@ -153,8 +132,7 @@ class Schema:
     def catalog(self) -> Op[dict[str, set[str]]]:
         """The table's column names (``column``) and index names (``index``), case folded,
         from the database's catalog."""
-        t = self.dialect.table
-        rows = yield self.dialect.stmt("schema_catalog", {"schema": t.schema, "name": t.name})
+        rows = yield from self.dialect.schema_catalog()
         found: dict[str, set[str]] = {"column": set(), "index": set()}
         for row in rows:
             found.setdefault(str(row["kind"]), set()).add(str(row["name"]).casefold())
@@ -162,12 +140,9 @@ class Schema:
 
     def adoptable(self) -> Op[None]:
         """Raise :class:`ConfigurationError` if the table has no version record and is not
-        the table version 1 made (a table of the same name that is not skiplock's, or one
-        missing an index version 1 made): migrating it would alter a table that is not a
-        queue, or leave it without its dedupe index. Reads the catalog only."""
+        the table version 1 made."""
         d, t = self.dialect, self.dialect.table
-        params = {"schema": t.schema, "name": t.name, "version_name": t.version_table}
-        state = (yield from d.fetch_one_op("schema_state", params)) or {}
+        state = (yield from d.schema_state()) or {}
         if not state.get("has_jobs") or state.get("has_version"):
             return
         found = yield from self.catalog()
@@ -201,18 +176,16 @@ class Schema:
             )
 
     def migrate(self, connect: Callable[[], Any], to: int | None = None) -> list[int]:
-        """Bring the table to version *to* (default: the latest); return the versions
-        applied. Runs on a connection of its own, holding an advisory lock named after the
-        table, so concurrent calls run one after the other (the later ones find nothing
-        to do). Raises ``ConfigurationError`` for a newer schema or a downgrade,
-        ``LockNotAcquired`` if another migrate holds the lock for ``LOCK_WAIT`` seconds."""
+        """Bring the table to version *to* (default: the latest); the versions applied.
+        Raises ``ConfigurationError`` for a downgrade, ``LockNotAcquired`` after
+        ``LOCK_WAIT`` s."""
         target = integer(self.latest if to is None else to, "to (a schema version)", 1, self.latest)
         d = self.dialect
         conn = connect()
         key, name = _lock_name(d)
         try:
             own = d.adapter(conn)
-            self._step(own, lambda: d.count_op("schema_session"), "preparing to migrate")
+            self._step(own, d.schema_session, "preparing to migrate")
             self._lock(conn, key, name)
             holder = None
             try:
@@ -248,9 +221,9 @@ class Schema:
 
     def _record_upto(self, version: int) -> Op[None]:
         d = self.dialect
-        yield d.stmt("schema_create", None, NOTHING)
+        yield from d.schema_version_table_create()
         for m in self.migrations[:version]:
-            yield d.stmt("schema_record", {"version": m.version, "name": m.name}, NOTHING)
+            yield from d.schema_record(m.version, m.name)
 
     def _lock(self, conn: Any, key: int, name: str) -> None:
         deadline = time.monotonic() + LOCK_WAIT
@@ -262,9 +235,6 @@ class Schema:
                 )
 
     def _cluster_lock(self, own: Adapter, holder: str) -> None:
-        """Where the advisory lock is one node's (Galera): wait for the cluster-wide one
-        too (see the dialect's ``cluster_lock_op``), taken over from a holder that has not
-        renewed it for ``LOCK_WAIT`` seconds (it renews it at every step)."""
         d = self.dialect
         self._step(own, functools.partial(self._record_upto, 0), "creating the version table")
         deadline = time.monotonic() + LOCK_WAIT
@@ -282,11 +252,6 @@ class Schema:
         return self._step(own, take, "taking the cluster's migration lock")
 
     def _step(self, own: Adapter, make: Callable[[], Op[T]], doing: str) -> T:
-        """Run the operation ``make()`` on skiplock's own connection and commit; run it
-        again (bounded) after a lock timeout or deadlock, also one that COMMIT reports: on
-        Galera the advisory lock is one node's, so ``migrate`` on two nodes at once both run,
-        and certification aborts the later transaction at COMMIT ("Deadlock found"); it
-        rolled back, and every statement of a migration is idempotent."""
         where = f"{doing} (table {self.dialect.table})"
         for attempt in range(1, _TRIES + 1):
             try:
@@ -309,8 +274,6 @@ class Schema:
         raise BackendError("unreachable")
 
     def _apply_step(self, m: Migration, step: tuple[str, ...], last: bool) -> Op[None]:
-        """One transaction of migration *m*: its statements, then (the last one) its
-        version record. A statement whose effect is already there is skipped."""
         for statement in step:
             if not self.dialect.migration_applies(statement):
                 continue
@@ -321,8 +284,7 @@ class Schema:
                     raise
                 log.info("skipped, already done: %s (%s)", statement[:80], exc)
         if last:
-            params = {"version": m.version, "name": m.name}
-            yield self.dialect.stmt("schema_record", params, NOTHING)
+            yield from self.dialect.schema_record(m.version, m.name)
 
     def _apply(self, own: Adapter, m: Migration, holder: str | None) -> None:
         for i, step in enumerate(m.steps):
@@ -336,14 +298,13 @@ class Schema:
             self._step(own, functools.partial(self._apply_step, m, step, last), doing)
 
     def script(self, from_version: int = 0) -> str:
-        """The DDL that brings the table from *from_version* to the latest, as a script
-        (what :meth:`migrate` runs, the version numbers written in)."""
+        """The DDL from *from_version* to the latest, as a script."""
         integer(from_version, "--from (a schema version)", 0, self.latest)
         d, end = self.dialect, self.dialect.script_end
         out = [
             f"-- skiplock schema of table {d.table} ({d.name}), version {from_version} to "
             f"{self.latest}",
-            d.sql["schema_create"] + end,
+            d.schema_script(0, "")[0] + end,
         ]
         for m in self.migrations[from_version:]:
             out.append(f"\n-- {m.name}: schema version {m.version}")
@@ -351,6 +312,5 @@ class Schema:
                 if i:
                     out.append("-- commit: the statements below run in a new transaction")
                 out.extend(s + end for s in step)
-            record = d.sql["schema_record"].replace("%(version)s", str(m.version))
-            out.append(record.replace("%(name)s", f"'{m.name}'") + end)
+            out.append(d.schema_script(m.version, m.name)[1] + end)
         return "\n".join(out) + "\n"

@@ -115,6 +115,8 @@ class Session:
         if self.server is None:
             try:
                 self.server = self.dialect.server_info(own.connection)
+                # the dialect for this server (MySQL or MariaDB behind one scheme)
+                self.dialect = self.schema.dialect = self.dialect.for_server(self.server)
             except StatementError as exc:
                 _close_quietly(own)
                 raise self.dialect.wrap(exc, "connecting") from exc.cause

@@ -123,6 +123,8 @@ class AsyncSession:
                     self.server = await self.dialect.server_info_async(own)
                 else:
                     self.server = self.dialect.server_info(own.connection)
+                # the dialect for this server (MySQL or MariaDB behind one scheme)
+                self.dialect = self.schema.dialect = self.dialect.for_server(self.server)
             except StatementError as exc:
                 await _close_quietly(own)
                 raise self.dialect.wrap(exc, "connecting") from exc.cause

@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from contextlib import suppress
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -13,6 +14,7 @@ from .._core import calls
 from .._core.arguments import EnqueueOptions
 from .._core.job import Job, utc
 from .._core.ops import StatementError
+from .._core.params import JobLiveLeasesParams, JobPruneParams, TickEnqueueParams
 from ..dialects import Dialect
 from .session import Session
 
@@ -27,8 +29,11 @@ class QueuePort:
 
     def __init__(self, session: Session, claim: Claim) -> None:
         self._session = session
-        self._d = session.dialect
         self._claim = claim
+
+    @property
+    def _d(self) -> Dialect:
+        return self._session.dialect  # (the server's, once a connection has read it)
 
     # -- run state ------------------------------------------------------------------------
 
@@ -75,28 +80,24 @@ class QueuePort:
         return LockConnection(self._session, self._claim, key, name, what)
 
     def running_jobs(self, ended_within: int, limit: int) -> list[tuple[int, int, int | None]]:
-        params = {"margin_s": ended_within, "limit": limit}
-        rows = self._session._run(
-            "reading the running jobs", None, self._d.fetch_op, "live_leases", params
-        )
+        params = JobLiveLeasesParams(ended_within, limit)
+        rows = self._session._run("reading the running jobs", None, self._d.job_live_leases, params)
         return [(int(r["id"]), int(r["attempt"]), r.get("claim_id")) for r in rows]
 
     def prune_finished(self, statuses: Sequence[str], older_ms: int, limit: int) -> int:
-        params = {"statuses": list(statuses), "older_ms": older_ms, "limit": limit}
-        return self._session._run("pruning finished jobs", None, self._d.prune_op, params)
+        params = JobPruneParams(tuple(statuses), older_ms, limit)
+        n: int = self._session._run("pruning finished jobs", None, self._d.job_prune, params)
+        return n
 
     # -- periodic -------------------------------------------------------------------------
 
     def now(self) -> datetime:
-        row = self._session._run("reading the clock", None, self._d.fetch_one_op, "clock")
-        found = utc((row or {}).get("now"))
+        found = utc(self._session._run("reading the clock", None, self._d.clock_now))
         assert found is not None
         return found
 
     def last_tick(self, schedule: str) -> datetime | None:
-        params = {"schedule": schedule}
-        row = self._session._run("reading ticks", None, self._d.fetch_one_op, "tick_last", params)
-        return utc((row or {}).get("tick"))
+        return utc(self._session._run("reading ticks", None, self._d.tick_last, schedule))
 
     def enqueue_tick(
         self,
@@ -106,15 +107,10 @@ class QueuePort:
         payload: str,
         keep_from: datetime,
     ) -> int | None:
-        key = {"schedule": schedule, "tick": tick}
-        params = options.params()
-        params["payload"] = payload
-        params["idempotency_key"] = str(uuid.uuid4())
-        prune = {"schedule": schedule, "before": keep_from}
+        job = replace(options.params(), payload=payload, idempotency_key=str(uuid.uuid4()))
+        params = TickEnqueueParams(schedule, tick, keep_from, job)
         doing = f"enqueueing tick {tick.isoformat()} of {schedule!r}"
-        job_id: int | None = self._session._run(
-            doing, None, self._d.enqueue_tick, key, params, prune
-        )
+        job_id: int | None = self._session._run(doing, None, self._d.tick_enqueue, params)
         return job_id
 
 
@@ -158,10 +154,10 @@ class LockConnection:
     """A session-level advisory lock (*key*, *name*) on a new connection of its own."""
 
     def __init__(self, session: Session, claim: Claim, key: int, name: str, what: str) -> None:
-        self._d = session.dialect
         self._claim = claim
         self.key, self.name, self.what = key, name, what
         self._conn: Any = session._connect().connection
+        self._d = session.dialect  # (after the connection: the server's)
 
     def closed(self) -> bool:
         return self._d.is_closed(self._conn)
@@ -195,9 +191,9 @@ class LockConnection:
             self._conn.rollback()
 
     def session_id(self) -> int | None:
-        row = self._d.fetch_one(self._conn, "session_id")
+        session = self._d.session_id(self._conn)
         self._conn.commit()
-        return None if row is None else int(row["session"])
+        return session
 
     def close(self) -> None:
         with suppress(Exception):
