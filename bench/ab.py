@@ -12,7 +12,9 @@ the bench table with 20,000 no-op jobs, then drains them (``--mode``: ``worker``
 ``metrics`` (worker c100 with ``metrics_port=0``: its Prometheus metrics kept and served),
 ``defaults``, ``async`` c100, ``bare`` Queue loop of ``claim(limit=200)`` +
 ``complete_many``, or ``enqueue`` in calls of 1,000) and prints jobs/s and the process's
-CPU per job (``time.process_time``: every thread of the client, not the server). The trees
+CPU per job (``time.process_time``: every thread of the client, not the server);
+``latency``: ``--jobs`` jobs one at a time into an idle worker, enqueue to handler start,
+p50 and p99 in ms. The trees
 alternate inside each round, so a burst of load on this shared machine lands on both.
 ``--raw`` adds bench/raw.py's loop to the turns (its drain or its enqueue, in a process of
 its own) and each tree's ratio to it.
@@ -49,6 +51,11 @@ import skiplock, skiplock.dialects, sk
 for module in (skiplock, skiplock.dialects):
     assert module.__file__.startswith(tree), module.__file__
 s = sk.Skiplock(url)
+if mode == "latency":  # n jobs one at a time, 20 ms apart, into an idle worker
+    p50, p99, _ = s.latency(n, 0.02, poll_interval=1.0)
+    print(json.dumps({"rate": p50, "cpu_us": p99}))
+    s.close()
+    sys.exit(0)
 s.reset()
 if mode != "enqueue":
     s.fill(n, 1000)
@@ -91,7 +98,7 @@ else:
 print(json.dumps({"rate": rate, "cpu_us": (time.process_time() - cpu) / n * 1e6}))
 """
 
-MODES = ("worker", "metrics", "defaults", "async", "bare", "enqueue")
+MODES = ("worker", "metrics", "defaults", "async", "bare", "enqueue", "latency")
 RAW = "raw loop"
 
 
@@ -132,7 +139,18 @@ def main() -> None:
         for name in order:
             got[name].append(sample(trees[name], args.url, args.mode, args.jobs))
             last = got[name][-1]
-            print(f"round {r + 1} {name}: {last['rate']:,.0f} jobs/s", file=sys.stderr)
+            unit = "ms p50" if args.mode == "latency" else "jobs/s"
+            print(f"round {r + 1} {name}: {last['rate']:,.2f} {unit}", file=sys.stderr)
+    if args.mode == "latency":
+        print(f"| latency, {args.jobs} jobs | p50 ms (samples) | p99 ms (samples) |")
+        print("|---|---:|---:|")
+        for name, samples in got.items():
+            p50 = statistics.median(s["rate"] for s in samples)
+            p99 = statistics.median(s["cpu_us"] for s in samples)
+            each = ", ".join(f"{s['rate']:.2f}" for s in samples)
+            tails = ", ".join(f"{s['cpu_us']:.1f}" for s in samples)
+            print(f"| {name} ({trees[name]}) | {p50:.2f} ({each}) | {p99:.1f} ({tails}) |")
+        return
     medians = {name: statistics.median(s["rate"] for s in got[name]) for name in got}
     raw = medians.get("raw")
     print(f"| {args.mode}, {args.jobs:,} jobs | jobs/s (samples) | client CPU µs/job | ÷ raw |")
