@@ -175,7 +175,9 @@ def lacking(url: str, capability: str) -> str | None:
 def _once_per_run(url: str, capability: str) -> str | None:
     """*capability*'s probe, run by one process of this test run (pytest-xdist's workers
     share the answer through a file, the others waiting on its lock meanwhile)."""
-    run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or str(os.getpid())
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run is None:  # one process: its own memo is enough
+        return PROBES[capability](url)
     tag = hashlib.sha256(f"{run} {url} {capability}".encode()).hexdigest()[:16]
     path = Path(tempfile.gettempdir()) / f"skiplock-capability-{tag}.json"
     with open(f"{path}.lock", "w") as lock:
