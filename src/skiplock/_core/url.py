@@ -1,18 +1,187 @@
-"""Connection URLs: :func:`parse_url`.
+"""Connection URLs: :func:`parse_url`, :class:`DatabaseURL`, :func:`mask_password`.
+PostgreSQL URLs are read by libpq itself (:mod:`.libpq`): every form libpq accepts.
 
-May import: the standard library, :mod:`skiplock.errors`, :mod:`.dburl`, :mod:`.pgurl`.
+May import: the standard library, :mod:`skiplock.errors`, :mod:`.libpq`.
 """
 
 from __future__ import annotations
 
 import os
-from urllib.parse import parse_qsl, unquote, urlsplit
+import re
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from ..errors import ConfigurationError
-from .dburl import SCHEMES, DatabaseURL, check_host, mask_password
-from .pgurl import parse_libpq_url
+from .libpq import libpq_reader
 
-__all__ = ["SCHEMES", "DatabaseURL", "mask_password", "parse_url"]
+__all__ = ["SCHEMES", "DatabaseURL", "check_host", "mask_password", "parse_url"]
+
+#: scheme → dialect module name under ``skiplock.dialects``
+SCHEMES: dict[str, str] = {
+    "postgresql": "postgresql",
+    "postgres": "postgresql",
+    "postgresql+psycopg": "postgresql",
+    "mysql": "mysql",
+    "mysql+mysqlconnector": "mysql",
+    "mariadb": "mysql",
+    "mariadb+mysqlconnector": "mysql",
+    "mssql": "mssql",
+    "mssql+pymssql": "mssql",
+    "sqlserver": "mssql",
+}
+
+_PASSWORD_IN_URL = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^:/?#@\s]*:)[^@\s]*(?=@)")
+#: a password given as a query option (``?password=…``; mysql-connector's ``passwd``,
+#: ``password1``…, ODBC's ``PWD``): refused by every dialect, but a URL refused before its
+#: options are read is shown as given
+_PASSWORD_OPTION = re.compile(r"(?i)(?P<head>[?&](?:password\d?|passwd|pwd)=)[^&#\s]*")
+_IS_PASSWORD_OPTION = re.compile(r"(?i)password\d?|passwd|pwd")
+
+
+def mask_password(text: str) -> str:
+    """Replace every ``scheme://user:password@`` password in *text* with ``***``, and the
+    value of a ``password=`` query option."""
+    text = _PASSWORD_IN_URL.sub(lambda m: m.group("head") + "***", text)
+    return _PASSWORD_OPTION.sub(lambda m: m.group("head") + "***", text)
+
+
+@dataclass(frozen=True)
+class DatabaseURL:
+    """A parsed connection URL."""
+
+    scheme: str
+    dialect: str
+    host: str
+    port: int | None
+    database: str
+    user: str | None = None
+    password: str | None = field(default=None, repr=False)
+    options: dict[str, str] = field(default_factory=dict)
+    #: one port per host of a multi-host PostgreSQL URL (``h1:5432,h2:5433``), for libpq
+    ports: str | None = None
+
+    @property
+    def flavor(self) -> str:
+        """The scheme's product name without a driver suffix: ``mariadb``, ``mysql``, …"""
+        return self.scheme.split("+", 1)[0]
+
+    def masked(self) -> str:
+        """The whole URL with the password replaced by ``***``."""
+        auth = ""
+        if self.user is not None:
+            auth = quote(self.user, safe="") + (":***" if self.password else "") + "@"
+        hosts = self.host.split(",") if self.host else []
+        ports = [str(self.port)] if self.port is not None else (self.ports or "").split(",")
+        query = {
+            k: "***" if _IS_PASSWORD_OPTION.fullmatch(k) else v for k, v in self.options.items()
+        }
+        database = quote(self.database, safe="")
+        if not hosts or any(h.startswith("/") for h in hosts):
+            # a local socket (folder): libpq's query form, host= and port= as given
+            where = {"host": self.host} if self.host else {}
+            if any(ports):
+                where["port"] = ",".join(ports)
+            shown = urlencode({**where, **query}, safe="/,")
+            return f"{self.scheme}://{auth}/{database}" + (f"?{shown}" if shown else "")
+        if len(ports) == 1:  # one port for every host (libpq's rule)
+            ports = ports * len(hosts)
+        netloc = ",".join(
+            (f"[{h}]" if ":" in h else h) + (f":{p}" if p else "")
+            for h, p in zip(hosts, ports + [""] * len(hosts), strict=False)
+        )
+        shown = urlencode(query, safe="/,")
+        return f"{self.scheme}://{auth}{netloc}/{database}" + (f"?{shown}" if shown else "")
+
+    def __str__(self) -> str:
+        return self.masked()
+
+
+def check_host(host: str, shown: str) -> None:
+    """A host name the resolver can encode (RFC 1035 labels), or an IP address."""
+    if ":" in host:
+        return  # IPv6 (urllib and libpq checked it)
+    labels = host[:-1].split(".") if host.endswith(".") else host.split(".")
+    why = None
+    if any(not label for label in labels):
+        why = "an empty label (two dots in a row, or a leading dot)"
+    elif any(len(label) > 63 for label in labels):
+        why = "a label longer than 63 characters"
+    elif len(host) > 253:
+        why = "more than 253 characters"
+    if why is not None:
+        raise ConfigurationError(f"malformed database URL {shown!r}: its host name has {why}")
+    try:
+        host.encode("idna")
+    except UnicodeError:
+        raise ConfigurationError(
+            f"malformed database URL {shown!r}: its host name is not a valid (IDNA) name"
+        ) from None
+
+
+_ENCODE = (
+    "a password or user name holding any of : / ? # [ ] @ % must be percent-encoded "
+    "(urllib.parse.quote(password, safe=''))"
+)
+
+
+def _parse_libpq(url: str, scheme: str, shown: str) -> DatabaseURL | None:
+    """*url* parsed by libpq, or None when psycopg is not installed."""
+    conninfo_to_dict = libpq_reader()
+    if conninfo_to_dict is None:
+        return None
+    rest = url.partition("://")[2]
+    netloc_end = min((i for i in map(rest.find, "/?#") if i >= 0), default=len(rest))
+    if "@" in rest[netloc_end:] or rest[:netloc_end].count("@") > 1:
+        # "user:pa/ss@host": the "/" (or "?", "#") ended the host early, and what looks
+        # like the database or an option is a piece of the password; two '@' leave libpq
+        # to guess where the password ends.
+        raise ConfigurationError(f"malformed database URL {shown!r}: '@' after the host; {_ENCODE}")
+    # libpq reads the host part, and host= / port= of the query (its socket form,
+    # …/app?host=/var/run/postgresql); the other options go to the dialect's allow-list
+    # as given (user=, dbname=, autocommit=… there are refused by name).
+    base, _, query = rest.partition("#")[0].partition("?")
+    try:
+        given = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
+    except ValueError:
+        raise ConfigurationError(f"malformed database URL {shown!r}: bad query string") from None
+    where = {k: v for k, v in given.items() if k in ("host", "port")}
+    libpq_url = "postgresql://" + base + ("?" + urlencode(where) if where else "")
+    try:
+        params = {k: str(v) for k, v in conninfo_to_dict(libpq_url).items()}
+    except Exception:
+        # libpq's message quotes the piece it could not read: it may be the password
+        raise ConfigurationError(
+            f"malformed database URL {shown!r}: libpq cannot read it; {_ENCODE}"
+        ) from None
+    hosts = params.get("host", "")
+    if hosts and any(not h.strip() for h in hosts.split(",")):
+        raise ConfigurationError(f"malformed database URL {shown!r}: an empty host in the list")
+    for host in hosts.split(",") if hosts else ():
+        if not host.startswith("/"):  # a socket folder is a path, not a host name
+            check_host(host, shown)
+    ports = params.pop("port", "")
+    for port in ports.split(","):
+        if port and not (port.isdigit() and 1 <= int(port) <= 65535):
+            raise ConfigurationError(
+                f"malformed database URL {shown!r}: the port must be a number from 1 to 65535"
+            )
+    database = params.pop("dbname", "")
+    if not database or "/" in database:
+        raise ConfigurationError(
+            f"malformed database URL {shown!r}: name one database after the host, e.g. .../mydb"
+        )
+    single = ports.isdigit()
+    return DatabaseURL(
+        scheme=scheme,
+        dialect=SCHEMES[scheme],
+        host=params.pop("host", ""),
+        port=int(ports) if single else None,
+        database=database,
+        user=params.pop("user", None),
+        password=params.pop("password", None),
+        options={k: v for k, v in given.items() if k not in ("host", "port")},
+        ports=ports if ports.strip(",") and not single else None,
+    )
 
 
 def _mask_own(url: str) -> str:
@@ -51,7 +220,7 @@ def parse_url(url: str | None) -> DatabaseURL:
     if any(ch.isspace() or ord(ch) < 32 for ch in url):
         raise ConfigurationError(f"malformed database URL {shown!r}: it contains whitespace")
     if SCHEMES[scheme] == "postgresql":
-        parsed = parse_libpq_url(url, scheme, shown)
+        parsed = _parse_libpq(url, scheme, shown)
         if parsed is not None:
             return parsed
     try:
