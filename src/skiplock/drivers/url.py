@@ -1,7 +1,7 @@
 """Connection URLs: :func:`parse_url`, :class:`DatabaseURL`, :func:`mask_password`.
-PostgreSQL URLs are read by libpq itself (:mod:`.libpq`): every form libpq accepts.
+PostgreSQL URLs are read by libpq itself (through psycopg): every form libpq accepts.
 
-May import: the standard library, :mod:`skiplock.errors`, :mod:`.libpq`.
+May import: the standard library, :mod:`skiplock.errors`; psycopg inside :func:`parse_url`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
-from ..errors import ConfigurationError
-from .libpq import libpq_reader
+from skiplock.errors import ConfigurationError
 
 __all__ = ["SCHEMES", "DatabaseURL", "check_host", "mask_password", "parse_url"]
 
@@ -126,8 +125,9 @@ _ENCODE = (
 
 def _parse_libpq(url: str, scheme: str, shown: str) -> DatabaseURL | None:
     """*url* parsed by libpq, or None when psycopg is not installed."""
-    conninfo_to_dict = libpq_reader()
-    if conninfo_to_dict is None:
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+    except ImportError:
         return None
     rest = url.partition("://")[2]
     netloc_end = min((i for i in map(rest.find, "/?#") if i >= 0), default=len(rest))
