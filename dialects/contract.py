@@ -43,7 +43,6 @@ from skiplock._core.params import (
 )
 from skiplock._core.roles import Control, Jobs, Operations, SchemaStore, ServerInfo, Workflows
 from skiplock._core.sql import TableName, load_statements, render_statements
-from skiplock._core.url import DatabaseURL, mask_password
 from skiplock.drivers import Adapter
 from skiplock.drivers import mssql as mssql_driver
 from skiplock.drivers import mysql as mysql_driver
@@ -55,6 +54,7 @@ from skiplock.drivers.mysql import MySQLConnectorAdapter
 from skiplock.drivers.postgresql import PsycopgAdapter
 from skiplock.drivers.run import run_sync
 from skiplock.drivers.run_async import run_async
+from skiplock.drivers.url import DatabaseURL, mask_password
 from skiplock.errors import BackendError, ConfigurationError, LeaseLost, UnsupportedServer
 
 from .capabilities import Capabilities

@@ -30,7 +30,7 @@ from capabilities import EAGER, lacking
 from table_stock import Stock
 
 import skiplock
-from skiplock._core.url import parse_url
+from skiplock.drivers.url import parse_url
 
 ALL_BACKENDS = ("postgresql", "postgresql18", "mariadb", "mysql", "mssql", "mssql_rcsi")
 

@@ -14,13 +14,13 @@ PostgreSQL, MySQL 8 / MariaDB and SQL Server behind one interface, chosen by URL
 from __future__ import annotations
 
 from ._core.job import Job, Stats
-from ._core.url import mask_password
 from ._fleet import Fleet
 from ._shell.pool_state import PoolStats
 from .admin import prune, retry_failed
 from .aio_queue import AsyncQueue, AsyncTransaction, connect_async
 from .app import App, Task
 from .async_worker import AsyncWorker
+from .drivers.url import mask_password
 from .errors import (
     BackendError,
     Cancelled,

@@ -25,12 +25,12 @@ from ._core.checks import queue_limits as queue_limits_checked
 from ._core.checks import rate_limits as rate_limits_checked
 from ._core.job import Job
 from ._core.sql import TableName
-from ._core.url import parse_url
 from ._shell.settings import QueueSettings
 from ._worker.aio import is_async_handler
 from ._worker.middleware import Middleware
 from .aio_queue import AsyncQueue
 from .async_worker import AsyncWorker
+from .drivers.url import parse_url
 from .errors import ConfigurationError, Discard, JobFailed
 from .periodic import PERIODIC, Schedule, tick_kwargs
 from .queue import DEFAULT_TABLE, Queue

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from skiplock._core.url import DatabaseURL
+from skiplock.drivers.url import DatabaseURL
 
 from .aio_view import Loop
 from .clients import Client, _my, _pg, _sqlalchemy_url, need

@@ -23,7 +23,7 @@ from urllib.parse import quote
 import pytest
 
 import skiplock
-from skiplock._core.url import DatabaseURL, parse_url
+from skiplock.drivers.url import DatabaseURL, parse_url
 
 #: backend → its database (dialect) name
 DATABASE = {

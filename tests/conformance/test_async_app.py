@@ -12,7 +12,7 @@ from urllib.parse import quote
 import pytest
 
 import skiplock
-from skiplock._core.url import parse_url
+from skiplock.drivers.url import parse_url
 
 from .clients import DATABASE, need
 

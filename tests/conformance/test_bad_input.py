@@ -125,7 +125,7 @@ def test_bad_claim_options(queue: skiplock.Queue) -> None:
 
 
 def test_wrong_password_is_not_shown(url: str) -> None:
-    from skiplock._core.url import parse_url
+    from skiplock.drivers.url import parse_url
 
     u = parse_url(url)
     port = f":{u.port}" if u.port else ""

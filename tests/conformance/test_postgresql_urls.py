@@ -8,7 +8,7 @@ import os
 import pytest
 
 import skiplock
-from skiplock._core.url import DatabaseURL, parse_url
+from skiplock.drivers.url import DatabaseURL, parse_url
 
 
 def _pg(url: str) -> DatabaseURL:

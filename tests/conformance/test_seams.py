@@ -48,7 +48,7 @@ from typing import Any
 import pytest
 
 import skiplock
-from skiplock._core.url import parse_url
+from skiplock.drivers.url import parse_url
 
 from .conftest import wait_until
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import backend_url
 
 import skiplock
-from skiplock._core.url import parse_url
+from skiplock.drivers.url import parse_url
 
 from .clients import DATABASE, _my, _pg, need
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from skiplock._core.url import parse_url
+from skiplock.drivers.url import parse_url
 
 _ENGINES = {"postgresql": "django.db.backends.postgresql", "mysql": "django.db.backends.mysql"}
 

@@ -24,7 +24,7 @@ import pytest
 from conftest import new_database, required
 
 import skiplock
-from skiplock._core.url import parse_url
+from skiplock.drivers.url import parse_url
 
 pytest.importorskip("django", reason="pip install 'skiplock[django]'")
 

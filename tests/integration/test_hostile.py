@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import skiplock
 from skiplock._core.checks import error_text as _error_text
 from skiplock._core.sql import TableName
-from skiplock._core.url import parse_url
+from skiplock.drivers.url import parse_url
 
 DB = settings(
     max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]

@@ -18,7 +18,7 @@ from pathlib import Path
 from conftest import started_server
 
 import skiplock
-from skiplock._core.url import parse_url
+from skiplock.drivers.url import parse_url
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCAL = ("127.0.0.1", "localhost")

@@ -19,7 +19,7 @@ import pytest
 from skiplock.dialects import DIALECT_MODULES, Dialect, get_dialect
 
 from skiplock._core.sql import TableName
-from skiplock._core.url import parse_url
+from skiplock.drivers.url import parse_url
 
 GOLDEN = Path(__file__).parents[1] / "golden"
 TABLE = "skiplock_jobs"

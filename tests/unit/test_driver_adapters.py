@@ -18,8 +18,8 @@ from skiplock.dialects import get_dialect
 
 from skiplock._core.ops import ROWCOUNT, ROWS, Statement
 from skiplock._core.sql import TableName
-from skiplock._core.url import parse_url
 from skiplock.drivers.mssql import PymssqlAdapter, PyodbcAdapter, qmark
+from skiplock.drivers.url import parse_url
 from unit.test_dialect_sql import SAMPLE
 
 

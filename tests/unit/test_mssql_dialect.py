@@ -16,9 +16,9 @@ from skiplock.dialects.mssql import (
 import skiplock
 from skiplock._core.ops import ErrorInfo
 from skiplock._core.sql import TableName
-from skiplock._core.url import parse_url
 from skiplock.drivers.mssql import pymssql_error_number as error_number
 from skiplock.drivers.mssql import pymssql_error_numbers
+from skiplock.drivers.url import parse_url
 
 
 def classify_error(exc: BaseException, interface_error: type[BaseException]) -> tuple[bool, bool]:

@@ -47,7 +47,7 @@ def test_both_servers_get_the_one_form_of_the_claims_key_test() -> None:
     from skiplock.dialects import get_dialect
 
     from skiplock._core.sql import TableName
-    from skiplock._core.url import parse_url
+    from skiplock.drivers.url import parse_url
 
     d = get_dialect(parse_url("mysql://u@h/db"), TableName.parse("jobs"))
     form = "ORDER BY e.order_key, e.key_status, e.id LIMIT 1), c.id) >= c.id"

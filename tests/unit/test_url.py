@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 import skiplock
-from skiplock._core.url import mask_password, parse_url
+from skiplock.drivers.url import mask_password, parse_url
 
 
 @pytest.mark.parametrize(

@@ -16,10 +16,10 @@ from typing import Any, TypeVar
 from .._core import calls
 from .._core.ops import NOTHING, Op, Statement, StatementError
 from .._core.sql import TableName
-from .._core.url import DatabaseURL
 from ..dialects import Dialect, ServerInfo, get_dialect
 from ..drivers import Adapter, adapt
 from ..drivers.run import run_sync, run_theirs
+from ..drivers.url import DatabaseURL
 from ..errors import BackendError
 from .acompat import sleep
 from .pool import Pool

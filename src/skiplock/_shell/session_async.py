@@ -14,11 +14,11 @@ from typing import Any, TypeVar
 from .._core import calls
 from .._core.ops import NOTHING, Op, Statement, StatementError
 from .._core.sql import TableName
-from .._core.url import DatabaseURL
 from ..dialects import Dialect, ServerInfo, get_dialect
 from ..drivers.aio import AsyncAdapter
 from ..drivers.aio_adapt import adapt_async
 from ..drivers.run_async import run_async, run_theirs_async
+from ..drivers.url import DatabaseURL
 from ..errors import BackendError
 from .acompat import asleep
 from .pool_async import AsyncPool

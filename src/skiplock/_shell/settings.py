@@ -11,7 +11,7 @@ from typing import TypedDict
 from .._core.checks import queue_limits as checked_queue_limits
 from .._core.checks import rate_limits as checked_rate_limits
 from .._core.sql import TableName
-from .._core.url import DatabaseURL, parse_url
+from ..drivers.url import DatabaseURL, parse_url
 from .pool_state import PoolSettings
 
 __all__ = ["DEFAULT_TABLE", "QueueKeywords", "QueueSettings"]

@@ -14,13 +14,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import __version__
-from .._core.url import mask_password
 from .._fleet import Fleet, processes_from_text
 from .._worker.aio import is_async_handler
 from .._worker.services.retention import DEFAULT_RETENTION
 from ..admin import prune, retry_failed
 from ..app import App
 from ..async_worker import AsyncWorker
+from ..drivers.url import mask_password
 from ..errors import (
     BackendError,
     ConfigurationError,

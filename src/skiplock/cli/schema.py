@@ -9,9 +9,9 @@ import os
 from collections.abc import Callable
 
 from .._core.sql import TableName
-from .._core.url import parse_url
 from .._shell.schema import Schema
 from ..dialects import DIALECT_MODULES, get_dialect
+from ..drivers.url import parse_url
 from ..errors import ConfigurationError
 from ..queue import DEFAULT_TABLE, Queue
 
