@@ -1,7 +1,4 @@
-"""The dialect layer: the only code that knows which database it talks to.
-
-May import: :mod:`.contract` and the standard library.
-"""
+"""The dialect layer: the only code that knows which database it talks to."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""A connection's health, and how long the server lets a session idle in a transaction.
-
-May import: :mod:`.contract` and the standard library.
-"""
+"""A connection's health, and how long the server lets a session idle in a transaction."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""The single-worker lock and the wake-ups of idle workers.
-
-May import: :mod:`.contract`, :mod:`.capabilities` and the standard library.
-"""
+"""The single-worker lock and the wake-ups of idle workers."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""What a MySQL or MariaDB server says: its version and its error numbers.
-
-May import: :mod:`.contract` and the standard library.
-"""
+"""What a MySQL or MariaDB server says: its version and its error numbers."""
 
 from __future__ import annotations
 

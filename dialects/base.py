@@ -1,8 +1,5 @@
 """The common path of the dialects: :class:`BaseDialect`; a dialect writes only what
 differs, and says why.
-
-May import: :mod:`.contract`, :mod:`.capabilities`, :mod:`.state`, :mod:`._health`,
-:mod:`._lock_wake` and the standard library.
 """
 
 from __future__ import annotations

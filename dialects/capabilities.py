@@ -1,7 +1,4 @@
-"""What a dialect can do, fixed once when it is made: :class:`Capabilities`.
-
-May import: the standard library.
-"""
+"""What a dialect can do, fixed once when it is made: :class:`Capabilities`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
 """What a queue's operations change as they run: :class:`RunState`, shared by its threads
 under a lock.
-
-May import: the standard library.
 """
 
 from __future__ import annotations

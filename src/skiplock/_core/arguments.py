@@ -1,8 +1,5 @@
 """The keywords of the queue's enqueue, claim and list methods, checked once into frozen
 objects.
-
-May import: :mod:`skiplock.errors`, the rest of :mod:`skiplock._core` and the standard
-library.
 """
 
 from __future__ import annotations

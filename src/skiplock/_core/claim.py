@@ -1,13 +1,6 @@
-"""The claim, for every database: which statements take a batch of jobs, and the jobs
-built from their rows.
-
-:func:`claim` is an operation (see :mod:`.ops`): it asks a dialect (:class:`ClaimSQL`)
-only for statements and for the few steps that differ by database, and decides the rest
-here: limited queues one at a time under their lock (a concurrency cap, a rate), the
-others in one claim, a key's rate admitted after it, undecodable rows failed, parents'
-results read. A database with ``UPDATE … RETURNING`` (or ``OUTPUT``) claims in one
-statement; MySQL and MariaDB pick the rows, then take them with a compare-and-set.
-"""
+"""The claim for every database: the statements that take a batch of jobs, and the jobs
+built from their rows. A dialect (:class:`ClaimSQL`) gives the statements and the steps
+that differ by database; limits, rates, keys and undecodable rows are decided here."""
 
 from __future__ import annotations
 
@@ -370,14 +363,10 @@ def _admit(
 def _admit_key(
     d: ClaimSQL, key: str, rows: Sequence[Row], rate: tuple[int, int], lease_ms: int, token: int
 ) -> Op[tuple[list[Row], float | None]]:
-    """Of *rows* (*key*'s jobs this claim took, in id order) admit at most ``rate[0]`` less
-    those admitted in the last ``rate[1]`` ms, and give the others back; the admitted rows
-    and, when some went back, the seconds until the key has room.
-
-    Under the key's lock (tried without waiting: while another claim holds it, every row
-    goes back for :data:`LOCK_BUSY_RETRY`), the window is counted (with the database's
-    now), the admitted leases start at that time, and the admission is logged after it
-    (docs/control.md, "Rate limits per key")."""
+    """Admit at most ``rate[0]`` of *key*'s *rows* less those admitted in the last
+    ``rate[1]`` ms, under the key's lock (busy: all go back for :data:`LOCK_BUSY_RETRY`),
+    and give the others back; the admitted rows and, when some went back, the seconds
+    until the key has room (docs/control.md, "Rate limits per key")."""
     name = KEY_RATE_PREFIX + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
     ids = [int(r["id"]) for r in rows]
     if not (yield from d.lock_queue(name)):

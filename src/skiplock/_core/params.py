@@ -1,7 +1,4 @@
-"""The typed parameters of the dialect contract's operations (frozen, checked already).
-
-May import: the standard library.
-"""
+"""The typed parameters of the dialect contract's operations (frozen, checked already)."""
 
 from __future__ import annotations
 

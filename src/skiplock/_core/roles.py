@@ -1,7 +1,5 @@
 """The roles of the dialect contract that the core calls (:class:`Operations`, their union);
 ``skiplock.dialects.contract`` re-exports them.
-
-May import: the rest of :mod:`skiplock._core` and the standard library.
 """
 
 from __future__ import annotations

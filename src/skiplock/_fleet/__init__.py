@@ -1,8 +1,4 @@
-"""A fleet of worker processes under one supervisor (:class:`skiplock.Fleet`).
-
-May import: :mod:`skiplock.app`, :mod:`skiplock.worker`, :mod:`skiplock.async_worker`,
-:mod:`skiplock.queue`, :mod:`skiplock._worker`, :mod:`skiplock._core`, :mod:`skiplock.errors`.
-"""
+"""A fleet of worker processes under one supervisor (:class:`skiplock.Fleet`)."""
 
 from .supervisor import Fleet, process_count, processes_from_text
 

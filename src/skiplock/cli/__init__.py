@@ -1,8 +1,4 @@
-"""The ``skiplock`` command.
-
-May import: :mod:`skiplock`, :mod:`skiplock._core`, :mod:`skiplock.demo`,
-:mod:`skiplock._fleet`.
-"""
+"""The ``skiplock`` command."""
 
 from .main import EXIT_CODES, main
 

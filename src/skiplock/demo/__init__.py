@@ -1,4 +1,1 @@
-"""``skiplock demo`` and its embedded PostgreSQL.
-
-May import: :mod:`skiplock`, :mod:`skiplock.errors`.
-"""
+"""``skiplock demo`` and its embedded PostgreSQL."""

@@ -1,8 +1,4 @@
-"""Drivers: how each driver runs skiplock's SQL, and skiplock's own connections and URLs.
-
-May import: :mod:`skiplock._core.ops`, :mod:`skiplock.errors` and the standard library;
-a driver package only inside the functions that need it.
-"""
+"""Drivers: how each driver runs skiplock's SQL, and skiplock's own connections and URLs."""
 
 from __future__ import annotations
 

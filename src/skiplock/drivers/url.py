@@ -1,7 +1,5 @@
 """Connection URLs: :func:`parse_url`, :class:`DatabaseURL`, :func:`mask_password`.
 PostgreSQL URLs are read by libpq itself (through psycopg): every form libpq accepts.
-
-May import: the standard library, :mod:`skiplock.errors`; psycopg inside :func:`parse_url`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
 """The dashboard: ``skiplock web`` and :func:`create_app`, an ASGI application over one
 queue table (extra ``skiplock[web]``; docs/dashboard.md).
-
-May import: the public modules of :mod:`skiplock` and :mod:`skiplock._core` helpers
-without I/O.
 """
 
 from __future__ import annotations
