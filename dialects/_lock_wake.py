@@ -124,30 +124,30 @@ class LockAndWakeup:
         """A connection notified at every enqueue and cancel request."""
         raise NotImplementedError
 
-    def wait_notify(self, conn: Any, timeout: float, cancels: list[int] | None = None) -> bool:
+    def wake_wait(self, conn: Any, timeout: float, cancels: list[int] | None = None) -> bool:
         """Wait up to *timeout* seconds on a :meth:`listen` connection; True if woken by an
         enqueue."""
         raise NotImplementedError
 
-    def listen_pid(self, conn: Any) -> int:
+    def wake_listener_pid(self, conn: Any) -> int:
         """The server session of a :meth:`listen` connection (supports_notify)."""
         raise NotImplementedError
 
-    def wake_mark_op(self, pid: int, sweep: bool) -> Op[None]:
+    def wake_mark(self, pid: int, sweep: bool) -> Op[None]:
         """Mark the worker listening on session *pid* as waiting (supports_notify)."""
         raise NotImplementedError
 
-    def wake_settled_op(self) -> Op[bool]:
+    def wake_settled(self) -> Op[bool]:
         """True once no enqueuer that may have missed a new mark is still running."""
         raise NotImplementedError
 
-    def wake_unmark_op(self, pid: int) -> Op[None]:
+    def wake_unmark(self, pid: int) -> Op[None]:
         raise NotImplementedError
 
-    #: :meth:`probe_connect`'s connections are in autocommit mode (no COMMIT per probe)
+    #: :meth:`wake_probe_connect`'s connections are in autocommit mode (no COMMIT per probe)
     probe_autocommit: ClassVar[bool] = False
 
-    def probe_connect(self) -> Any:
+    def wake_probe_connect(self) -> Any:
         """The connection :meth:`wake_probe` reads on."""
         return self.connect()
 
@@ -163,7 +163,7 @@ class LockAndWakeup:
         return
         yield
 
-    def notify_stop(self) -> Op[None]:
-        """Wake a :meth:`wait_notify` at once (a finished worker's listener)."""
+    def wake_stop(self) -> Op[None]:
+        """Wake a :meth:`wake_wait` at once (a finished worker's listener)."""
         return
         yield

@@ -179,7 +179,7 @@ class MySQLDialect(BaseDialect):
 
     probe_autocommit: ClassVar[bool] = True  # one round trip per probe, no COMMIT
 
-    def probe_connect(self) -> Any:
+    def wake_probe_connect(self) -> Any:
         return own.connect(self.driver, self.connect_kwargs(), self._SESSION, autocommit=True)
 
     async def connect_async(self) -> AsyncAdapter:

@@ -276,7 +276,7 @@ class PostgreSQLDialect(BaseDialect):
     def listen(self) -> Any:
         return own.listen(self.connect(), (self.sql["listen"], self.sql["listen_cancel"]))
 
-    def wait_notify(self, conn: Any, timeout: float, cancels: list[int] | None = None) -> bool:
+    def wake_wait(self, conn: Any, timeout: float, cancels: list[int] | None = None) -> bool:
         woken = False
         for channel, payload in own.notifications(conn, timeout):
             if channel != self.cancel_channel:
@@ -296,25 +296,25 @@ class PostgreSQLDialect(BaseDialect):
         # reads the request from its own table, so a stray one costs one heartbeat.
         yield self.stmt("cancel_notify", {"payload": str(job_id)}, NOTHING)
 
-    def notify_stop(self) -> Op[None]:
+    def wake_stop(self) -> Op[None]:
         # An empty payload on the cancel channel: every listener of the table wakes and
         # ignores it (no digits, no job); only the finished worker's listener then ends.
         yield self.stmt("cancel_notify", {"payload": ""}, NOTHING)
 
-    def listen_pid(self, conn: Any) -> int:
+    def wake_listener_pid(self, conn: Any) -> int:
         """The backend pid of a :meth:`listen` connection: a waiting worker's mark."""
         return own.backend_pid(conn)
 
-    def wake_mark_op(self, pid: int, sweep: bool) -> Op[None]:
+    def wake_mark(self, pid: int, sweep: bool) -> Op[None]:
         """Mark the worker LISTENing on backend *pid* as waiting (see migration 0006)."""
         yield self.stmt("wake_mark", {"pid": pid, "sweep": sweep}, NOTHING)
 
-    def wake_settled_op(self) -> Op[bool]:
+    def wake_settled(self) -> Op[bool]:
         """After the mark committed: True once every enqueuer that may have missed it ended."""
         row = yield from self.fetch_one_op("wake_settled")
         return bool(row and row["settled"])
 
-    def wake_unmark_op(self, pid: int) -> Op[None]:
+    def wake_unmark(self, pid: int) -> Op[None]:
         yield self.stmt("wake_unmark", {"pid": pid}, NOTHING)
 
     # -- q.wait: the end of a waited job (migration 0012) ------------------------------------

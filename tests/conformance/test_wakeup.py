@@ -178,19 +178,19 @@ def test_enqueues_notify_only_while_a_worker_waits(
     a waiting worker's mark makes the next enqueue notify; a stopped worker's mark goes."""
     d = queue.dialect
     queue.enqueue({"n": 1})
-    assert not d.wait_notify(listener, 0.5)
+    assert not d.wake_wait(listener, 0.5)
     worker = worker_cls(queue, lambda job: None, poll_interval=POLL).start()
     workers.append(worker)
     wait_until(lambda: queue.stats().done == 1, 10, "the worker to run the first job")
     time.sleep(0.5)  # it has gone idle again and marked itself waiting
-    while d.wait_notify(listener, 0.1):  # what the first job's enqueue may have sent
+    while d.wake_wait(listener, 0.1):  # what the first job's enqueue may have sent
         pass
     queue.enqueue({"n": 2})
-    assert d.wait_notify(listener, 5.0)
+    assert d.wake_wait(listener, 5.0)
     wait_until(lambda: queue.stats().done == 2, 10, "the worker to run the second job")
     worker.stop(timeout=15)
     queue.enqueue({"n": 3})
-    assert not d.wait_notify(listener, 0.5)
+    assert not d.wake_wait(listener, 0.5)
 
 
 def test_an_enqueue_outside_read_committed_always_notifies(
@@ -201,7 +201,7 @@ def test_an_enqueue_outside_read_committed_always_notifies(
     with queue.transaction() as tx:
         tx.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         tx.enqueue({"n": 1})
-    assert queue.dialect.wait_notify(listener, 5.0)
+    assert queue.dialect.wake_wait(listener, 5.0)
 
 
 def test_upgrade_from_version_5_keeps_every_job_and_wakes_idle_workers(
@@ -240,7 +240,7 @@ def test_upgrade_from_version_5_keeps_every_job_and_wakes_idle_workers(
     try:
         if listen is not None:  # version 5 notifies at every enqueue
             old.enqueue({"state": "pending"}, queue="other")
-            assert old.dialect.wait_notify(listen, 5.0)
+            assert old.dialect.wake_wait(listen, 5.0)
         before = old.stats()
         during: list[int] = []
         stop = threading.Event()
@@ -279,10 +279,10 @@ def test_upgrade_from_version_5_keeps_every_job_and_wakes_idle_workers(
         ]:
             assert new.get(job_id).status == status  # type: ignore[union-attr]
         if listen is not None:
-            while old.dialect.wait_notify(listen, 0.1):
+            while old.dialect.wake_wait(listen, 0.1):
                 pass
             new.enqueue({"state": "pending"}, queue="other")  # nobody waits: no NOTIFY
-            assert not old.dialect.wait_notify(listen, 0.5)
+            assert not old.dialect.wake_wait(listen, 0.5)
     finally:
         if listen is not None:
             listen.close()

@@ -57,16 +57,16 @@ class QueuePort:
         return Listening(self._d)
 
     def mark_waiting(self, pid: int, sweep: bool) -> None:
-        self._session._run("marking the worker waiting", None, self._d.wake_mark_op, pid, sweep)
+        self._session._run("marking the worker waiting", None, self._d.wake_mark, pid, sweep)
 
     def enqueuers_settled(self) -> bool:
-        return self._session._run("waiting for enqueuers to settle", None, self._d.wake_settled_op)
+        return self._session._run("waiting for enqueuers to settle", None, self._d.wake_settled)
 
     def unmark_waiting(self, pid: int) -> None:
-        self._session._run("unmarking the worker", None, self._d.wake_unmark_op, pid)
+        self._session._run("unmarking the worker", None, self._d.wake_unmark, pid)
 
     def notify_listeners(self) -> None:
-        self._session._run("waking the listener to end", None, self._d.notify_stop)
+        self._session._run("waking the listener to end", None, self._d.wake_stop)
 
     def probe(self) -> Probe:
         return Probe(self._d)
@@ -121,13 +121,13 @@ class Listening:
         self._d = d
         self._conn = d.listen()
         try:
-            self.pid: int = d.listen_pid(self._conn)
+            self.pid: int = d.wake_listener_pid(self._conn)
         except BaseException:
             self.close()
             raise
 
     def wait(self, seconds: float, cancels: list[int]) -> bool:
-        woken: bool = self._d.wait_notify(self._conn, seconds, cancels)
+        woken: bool = self._d.wake_wait(self._conn, seconds, cancels)
         return woken
 
     def close(self) -> None:
@@ -140,7 +140,7 @@ class Probe:
 
     def __init__(self, d: Dialect) -> None:
         self._d = d
-        self._conn = d.probe_connect()
+        self._conn = d.wake_probe_connect()
 
     def read(self) -> object:
         return self._d.wake_probe(self._conn)

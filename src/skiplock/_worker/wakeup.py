@@ -165,7 +165,7 @@ class Marks(Wakeup):
         self.busy()
 
     def finish(self) -> None:
-        if self.listener.pid is None:  # not in wait_notify: it sees ``finished`` at once
+        if self.listener.pid is None:  # not in wake_wait: it sees ``finished`` at once
             return
         with suppress(BackendError):  # else the listener ends within its 1 s wait
             self.port.notify_listeners()
