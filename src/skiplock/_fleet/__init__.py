@@ -1,6 +1,6 @@
 """A fleet of worker processes under one supervisor (:class:`skiplock.Fleet`).
 
-May import: :mod:`skiplock.app`, :mod:`skiplock.worker`, :mod:`skiplock.async_worker`,
+May import: :mod:`skiplock.app`, :mod:`skiplock.worker`, :mod:`skiplock.worker_async`,
 :mod:`skiplock.queue`, :mod:`skiplock._worker`, :mod:`skiplock._core`, :mod:`skiplock.errors`.
 """
 
