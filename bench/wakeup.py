@@ -39,7 +39,7 @@ from run import URLS
 from sk import Skiplock
 
 import skiplock
-from skiplock._worker import lifecycle, wakeup
+from skiplock._worker import claiming, lifecycle
 
 SETTINGS = ("probe", "polling only")
 
@@ -47,7 +47,7 @@ SETTINGS = ("probe", "polling only")
 def _set(setting: str) -> None:
     """Switch the probe on or off for the Workers this process builds."""
     lifecycle.make_wakeup = (  # type: ignore[assignment]
-        wakeup.make_wakeup if setting == "probe" else (lambda queue, flags: wakeup.Wakeup())
+        claiming.make_wakeup if setting == "probe" else (lambda queue, flags: claiming.Wakeup())
     )
 
 
@@ -136,7 +136,7 @@ def cost(sk: Skiplock, url: str, seconds: float) -> dict[str, float]:
     time.sleep(1.0)
     mine = {s: t for s, t in _sessions(monitor).items() if s not in before}
     pid = _server_pid(url)
-    probe: Any = worker._crew.wakeup
+    probe: Any = worker._runtime.wakeup
     out = {"sessions": float(len(mine))}
 
     def sample() -> tuple[int | None, int, float, int]:

@@ -19,7 +19,6 @@ from ._shell.pool_state import PoolStats
 from .admin import prune, retry_failed
 from .aio_queue import AsyncQueue, AsyncTransaction, connect_async
 from .app import App, Task
-from .async_worker import AsyncWorker
 from .drivers.url import mask_password
 from .errors import (
     BackendError,
@@ -38,6 +37,7 @@ from .errors import (
 from .periodic import Schedule
 from .queue import Queue, Transaction, backoff, connect
 from .worker import Worker
+from .worker_async import AsyncWorker
 from .workflow import Chain, Group, Signature, WorkflowFailed, WorkflowHandle, chain, group
 
 __version__ = "0.1.0"

@@ -26,15 +26,14 @@ from ._core.checks import rate_limits as rate_limits_checked
 from ._core.job import Job
 from ._core.sql import TableName
 from ._shell.settings import QueueSettings
-from ._worker.aio import is_async_handler
-from ._worker.middleware import Middleware
+from ._worker.runners import Middleware, is_async_handler
 from .aio_queue import AsyncQueue
-from .async_worker import AsyncWorker
 from .drivers.url import parse_url
 from .errors import ConfigurationError, Discard, JobFailed
 from .periodic import PERIODIC, Schedule, tick_kwargs
 from .queue import DEFAULT_TABLE, Queue
 from .worker import Worker
+from .worker_async import AsyncWorker
 from .workflow import PARENT_ARG, Signature, parent_argument
 
 __all__ = ["App", "Task"]

@@ -17,20 +17,23 @@ from ._core.checks import integer
 from ._core.checks import queue_names as _queues
 from ._core.checks import seconds as _seconds
 from ._core.job import Job
-from ._worker.aio import is_async_handler
-from ._worker.joblog import last_line
-from ._worker.ledger import Ledger
-from ._worker.lifecycle import Crew
+from ._worker.lifecycle import SignalRelay, WorkerRuntime, on_stop_signal
 from ._worker.metrics import WorkerMetrics
-from ._worker.middleware import Layer, Middleware, chain
-from ._worker.middleware import check as check_middleware
-from ._worker.outcome import Outcomes
-from ._worker.runners import Handler, Runner, ThreadRunner
+from ._worker.outcomes import OutcomeWriter, last_line
+from ._worker.runners import (
+    Handler,
+    Layer,
+    Middleware,
+    Runner,
+    ThreadRunner,
+    chain,
+    check_middleware,
+    is_async_handler,
+)
 from ._worker.services.lock import SingleLock
 from ._worker.services.periodic import Scheduler
 from ._worker.services.retention import DEFAULT_RETENTION, Retention, retention_seconds
-from ._worker.settings import Settings
-from ._worker.signals import SignalRelay, on_stop_signal
+from ._worker.state import HeldJobs, Settings
 from .errors import ConfigurationError
 from .periodic import Schedule
 from .queue import Queue
@@ -41,7 +44,7 @@ log = logging.getLogger("skiplock.worker")
 
 #: jobs a claim may take beyond the free slots, at most, by default: this or
 #: ``concurrency``, the larger (bounded further by the pace of the handlers: see
-#: skiplock._worker.ledger.Ledger)
+#: skiplock._worker.state.HeldJobs)
 DEFAULT_PREFETCH = 32
 
 
@@ -117,11 +120,11 @@ class WorkerOptions:
         self.lock: SingleLock | None = SingleLock(self.queue) if mode == "single" else None
         keep = retention_seconds(retention)  # finished jobs older than this are deleted
 
-        self._crew = self._build()
+        self._runtime = self._build()
         self.retention = None if keep is None else Retention(self.queue, keep, counts=self.counts)
         #: enqueues the ticks of *periodic* schedules while the worker runs (see Scheduler)
         self.scheduler = Scheduler(self.queue, periodic, counts=self.counts) if periodic else None
-        self._crew.services = [h for h in (self.retention, self.scheduler) if h is not None]
+        self._runtime.services = [h for h in (self.retention, self.scheduler) if h is not None]
 
     def _check_queue(self, queue: Any) -> Queue:
         sync_queue = getattr(queue, "sync_queue", None)  # an AsyncQueue
@@ -158,11 +161,11 @@ class WorkerOptions:
         self.grace = _seconds(grace, "grace")
         self.poll_interval = _seconds(poll_interval, "poll_interval", strict=True)
 
-    def _make_runner(self, outcomes: Outcomes, ledger: Ledger) -> Runner:
+    def _make_runner(self, outcomes: OutcomeWriter, jobs: HeldJobs) -> Runner:
         """Where handlers run: the one part in which the workers differ."""
         raise NotImplementedError
 
-    def _build(self) -> Crew:
+    def _build(self) -> WorkerRuntime:
         settings = Settings(
             queue=self.queue,
             queues=self.queues,
@@ -176,14 +179,14 @@ class WorkerOptions:
             lock=self.lock,
             prefetch=self.prefetch,
         )
-        crew = Crew(settings, self._make_runner)
+        runtime = WorkerRuntime(settings, self._make_runner)
         if self.metrics is not None:
-            self.metrics.attach(crew.ledger)
-            crew.exporter = self.metrics
+            self.metrics.attach(runtime.jobs)
+            runtime.exporter = self.metrics
         #: outcomes so far: done, retried, failed, cancelled, lost, released, snoozed (and pruned,
         #: scheduled: see retention and periodic)
-        self.counts = crew.ledger.counts
-        return crew
+        self.counts = runtime.jobs.counts
+        return runtime
 
 
 class Worker(WorkerOptions):
@@ -208,8 +211,8 @@ class Worker(WorkerOptions):
     _thread: threading.Thread | None = None
     _signals = 0
 
-    def _make_runner(self, outcomes: Outcomes, ledger: Ledger) -> Runner:
-        return ThreadRunner(self._chain, outcomes, ledger)  # a pool of threads
+    def _make_runner(self, outcomes: OutcomeWriter, jobs: HeldJobs) -> Runner:
+        return ThreadRunner(self._chain, outcomes, jobs)  # a pool of threads
 
     # -- public control -------------------------------------------------------------------
 
@@ -222,11 +225,11 @@ class Worker(WorkerOptions):
         if install_signals and threading.current_thread() is threading.main_thread():
             relay = SignalRelay((signal.SIGTERM, signal.SIGINT), self._on_signal)
         try:
-            self._crew.serve()
+            self._runtime.serve()
         finally:
             if relay is not None:
                 relay.close()
-            self._crew.flags.finished.set()
+            self._runtime.flags.finished.set()
 
     def start(self) -> Worker:
         """Run in a background thread (no signal handlers); see :meth:`stop`."""
@@ -240,7 +243,7 @@ class Worker(WorkerOptions):
 
     def stop(self, *, wait: bool = True, timeout: float | None = None) -> None:
         """Ask the worker to stop (see :meth:`run`); with *wait*, until it has."""
-        self._crew.stop()
+        self._runtime.stop()
         if wait and self._thread is not None:
             self._thread.join(timeout)
 

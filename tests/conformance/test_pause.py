@@ -13,7 +13,7 @@ import pytest
 
 import skiplock
 from skiplock import Worker
-from skiplock._worker import producer
+from skiplock._worker import claiming
 
 from .conftest import wait_until
 
@@ -178,7 +178,7 @@ def test_a_resume_wakes_idle_workers_at_once_where_it_can_notify(
     q = make_queue()
     if not q.dialect.supports_notify:
         pytest.skip("this database has no LISTEN/NOTIFY: a resume is seen at the next poll")
-    monkeypatch.setattr(producer, "MIN_POLL", 5.0)
+    monkeypatch.setattr(claiming, "MIN_POLL", 5.0)
     started: list[float] = []
     w = worker_cls(q, lambda job: started.append(time.monotonic()), poll_interval=5.0)
     workers.append(w)

@@ -17,7 +17,7 @@ import pytest
 
 import skiplock
 from skiplock import Worker
-from skiplock._worker import lifecycle, wakeup
+from skiplock._worker import claiming, lifecycle
 
 from .test_wakeup import BOUND, POLL, Starts, no_quick_polls  # noqa: F401 - a fixture
 
@@ -33,7 +33,7 @@ def test_the_worker_that_ended_a_parent_claims_its_released_child_at_once(
     """No idle wake-up at all (neither NOTIFY nor the probe): each step of a chain is
     released by the completion of the step before, on the one worker, and starts long
     before the next poll, because that worker's own write released it."""
-    monkeypatch.setattr(lifecycle, "make_wakeup", lambda *a, **k: wakeup.Wakeup())
+    monkeypatch.setattr(lifecycle, "make_wakeup", lambda *a, **k: claiming.Wakeup())
     q = make_queue()
     ids = [q.enqueue({"step": 0})]
     for i in range(1, 6):
@@ -55,7 +55,7 @@ def test_the_failure_that_releases_a_child_wakes_its_worker(
 ) -> None:
     """The same for a parent that fails finally and a child with ``after_failure="run"``
     (its release is written by the failure, on a runner's thread)."""
-    monkeypatch.setattr(lifecycle, "make_wakeup", lambda *a, **k: wakeup.Wakeup())
+    monkeypatch.setattr(lifecycle, "make_wakeup", lambda *a, **k: claiming.Wakeup())
     q = make_queue()
     parent = q.enqueue({"fail": True}, max_attempts=1)
     child = q.enqueue({"child": True}, after=[parent], after_failure="run")

@@ -18,7 +18,7 @@ import pytest
 
 import skiplock
 from skiplock import Job, Worker
-from skiplock._worker import producer
+from skiplock._worker import claiming
 
 from .conftest import as_release, wait_until
 from .test_migrations import FIXTURES, v1_statements
@@ -35,7 +35,7 @@ POLL = 5.0
 @pytest.fixture
 def no_quick_polls(monkeypatch: pytest.MonkeyPatch) -> None:
     """The producer's first poll after activity comes after POLL, not 50 ms."""
-    monkeypatch.setattr(producer, "MIN_POLL", POLL)
+    monkeypatch.setattr(claiming, "MIN_POLL", POLL)
 
 
 class Starts:

@@ -12,7 +12,7 @@ import pytest
 
 import skiplock
 from skiplock import Job, Worker
-from skiplock._worker import producer
+from skiplock._worker import claiming
 
 from .conftest import drained, take_away, wait_until, worker_log_handler
 
@@ -277,7 +277,7 @@ def test_an_enqueue_wakes_an_idle_worker_at_once(
     """LISTEN/NOTIFY on PostgreSQL; elsewhere the idle worker's probe (every 25 ms)."""
     # Its poll after the first empty claim comes 5 s later: a start within 0.5 s is the
     # wake-up's (without this, the back-off from 50 ms needs 2 s of idleness for that).
-    monkeypatch.setattr(producer, "MIN_POLL", 5.0)
+    monkeypatch.setattr(claiming, "MIN_POLL", 5.0)
     done = threading.Event()
     workers.append(worker_cls(queue, lambda job: done.set(), poll_interval=20, lease=5).start())
     time.sleep(1.0)  # it has found the table empty and waits

@@ -1,4 +1,4 @@
-"""The worker's signal handler takes no lock (skiplock._worker.signals): a SIGTERM that
+"""The worker's signal handler takes no lock (skiplock._worker.lifecycle): a SIGTERM that
 arrives while the main thread holds the lock of the very Event the stop sets must not hang
 the process. A `skiplock worker` hung so in a CI run; tests/conformance/test_worker_process
 checks SIGTERM and a second signal end to end."""
@@ -10,7 +10,7 @@ import signal
 import threading
 import time
 
-from skiplock._worker.signals import SignalRelay
+from skiplock._worker.lifecycle import SignalRelay
 
 
 def test_a_signal_while_the_main_thread_holds_the_stop_events_lock_does_not_hang() -> None:

@@ -20,16 +20,15 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from .._core.job import Job
-from .._worker.aio import AsyncioRunner, is_async_handler
-from .._worker.ledger import Ledger
-from .._worker.lifecycle import Crew
-from .._worker.outcome import Outcomes
-from .._worker.runners import Handler, Runner, ThreadRunner
+from .._worker.lifecycle import WorkerRuntime
+from .._worker.outcomes import OutcomeWriter
+from .._worker.runners import AsyncioRunner, Handler, Runner, ThreadRunner, is_async_handler
+from .._worker.state import HeldJobs
 from ..app import App
-from ..async_worker import AsyncWorker
 from ..errors import BackendError, ConfigurationError, LockNotAcquired, SkiplockError
 from ..queue import Queue
 from ..worker import Worker
+from ..worker_async import AsyncWorker
 from .metrics import Reporter
 from .target import load_target
 
@@ -100,9 +99,9 @@ class HardTimeoutRunner(ThreadRunner):
     """The thread runner that ends the process when a handler passes its timeout."""
 
     def __init__(
-        self, handler: Handler, outcomes: Outcomes, ledger: Ledger, worker: FleetWorker
+        self, handler: Handler, outcomes: OutcomeWriter, jobs: HeldJobs, worker: FleetWorker
     ) -> None:
-        super().__init__(handler, outcomes, ledger)
+        super().__init__(handler, outcomes, jobs)
         self.worker = worker
 
     def run_one(self, job: Job) -> None:
@@ -132,12 +131,12 @@ class HardTimeoutAsyncioRunner(AsyncioRunner):
     def __init__(
         self,
         handler: Handler,
-        outcomes: Outcomes,
-        ledger: Ledger,
+        outcomes: OutcomeWriter,
+        jobs: HeldJobs,
         worker: FleetAsyncWorker,
         in_thread: Callable[[Job], bool],
     ) -> None:
-        super().__init__(handler, outcomes, ledger, worker.concurrency)
+        super().__init__(handler, outcomes, jobs, worker.concurrency)
         self.worker = worker
         self.in_thread = in_thread
         self._inner = handler
@@ -146,7 +145,7 @@ class HardTimeoutAsyncioRunner(AsyncioRunner):
         self._stuck: set[tuple[int, int]] = set()
 
     async def _reported(self, job: Job) -> Any:
-        pipe = _report_begin(self.worker, job)  # here: after ledger.begin, as it runs
+        pipe = _report_begin(self.worker, job)  # here: after jobs.begin, as it runs
         try:
             return await self._inner(job)
         finally:
@@ -168,7 +167,7 @@ class _EndsProcess:
     #: (id, attempt) of the job whose timeout ended this process
     timed_out: tuple[int, int] | None = None
     timeout: float | Callable[[Job], float | None] | None
-    _crew: Crew
+    _runtime: WorkerRuntime
 
     def end_process(self, job: Job) -> None:
         """*job* passed its timeout: stop with no grace, releasing the other jobs."""
@@ -180,16 +179,16 @@ class _EndsProcess:
                 job.id,
                 job.attempt,
                 os.getpid(),
-                "" if self._crew.flags.stopping.is_set() else "; the fleet starts another",
+                "" if self._runtime.flags.stopping.is_set() else "; the fleet starts another",
             )
-        self._crew.stop(grace=0.0)
+        self._runtime.stop(grace=0.0)
 
 
 class FleetWorker(_EndsProcess, Worker):
     """A :class:`~skiplock.Worker` whose handler past its timeout ends its process."""
 
-    def _make_runner(self, outcomes: Outcomes, ledger: Ledger) -> HardTimeoutRunner:
-        return HardTimeoutRunner(self._chain, outcomes, ledger, self)
+    def _make_runner(self, outcomes: OutcomeWriter, jobs: HeldJobs) -> HardTimeoutRunner:
+        return HardTimeoutRunner(self._chain, outcomes, jobs, self)
 
 
 class FleetAsyncWorker(_EndsProcess, AsyncWorker):
@@ -201,10 +200,8 @@ class FleetAsyncWorker(_EndsProcess, AsyncWorker):
         self._in_thread = in_thread
         super().__init__(*args, **options)
 
-    def _make_runner(self, outcomes: Outcomes, ledger: Ledger) -> Runner:
-        self._runner = HardTimeoutAsyncioRunner(
-            self._chain, outcomes, ledger, self, self._in_thread
-        )
+    def _make_runner(self, outcomes: OutcomeWriter, jobs: HeldJobs) -> Runner:
+        self._runner = HardTimeoutAsyncioRunner(self._chain, outcomes, jobs, self, self._in_thread)
         return self._runner
 
 
@@ -295,11 +292,11 @@ def child_main(spec: ChildSpec, conn: Connection) -> None:
         worker.pipe = pipe
     if spec.report_metrics and worker.metrics is not None:
         # in place of its /metrics server: from the worker's start to its end
-        worker._crew.exporter = Reporter(worker.metrics.registry, partial(pipe.send, "metrics"))
+        worker._runtime.exporter = Reporter(worker.metrics.registry, partial(pipe.send, "metrics"))
     # now: before its worker runs, so before any claim (the leases' earliest start)
     pipe.send("ready", worker.heartbeat, worker.lease, time.monotonic())
-    worker._crew.heartbeat.on_beat = partial(pipe.send, "beat")
-    worker._crew.heartbeat.on_expire = partial(_report_expired, pipe)
+    worker._runtime.heartbeat.on_beat = partial(pipe.send, "beat")
+    worker._runtime.heartbeat.on_expire = partial(_report_expired, pipe)
     stop: Callable[[], None] = (
         worker.request_stop if isinstance(worker, AsyncWorker) else partial(worker.stop, wait=False)
     )

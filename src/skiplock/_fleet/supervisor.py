@@ -22,7 +22,7 @@ from typing import Any
 
 from .._core.checks import seconds
 from .._core.job import Job
-from .._worker.signals import EXIT_NOW, REPEATED, stop_request
+from .._worker.lifecycle import EXIT_NOW, REPEATED, stop_request
 from ..app import App
 from ..errors import ConfigurationError, LeaseLost, SkiplockError
 from ..queue import Queue

@@ -1,8 +1,10 @@
-"""The worker's parts, around one ledger of held jobs: producer (claim loop), runners, outcome
-(fenced writes), completer, heartbeat, wakeup, lifecycle; services/ beside them.
+"""The worker's parts, by role: ``state`` (settings, flags, the jobs it holds), ``claiming``
+(the producer and wake-ups), ``runners`` (where handlers run, middleware), ``outcomes`` (fenced
+writes, batched completions), ``leases`` (heartbeat, presence), ``lifecycle`` (wiring, signals);
+``services/`` beside them.
 
-Lock order: ``Outcomes.writes``, then ``Ledger._lock``; the single-worker lock's mutex is never
-held with either.
+Lock order: ``OutcomeWriter.writes``, then ``HeldJobs._lock``; the single-worker lock's mutex is
+never held with either.
 
 May import: the queue, :mod:`skiplock._core`, :mod:`skiplock.errors`; the database only through
 the queue's methods and :mod:`.port`."""

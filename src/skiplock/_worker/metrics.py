@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .._core.checks import integer
 from .._core.job import Job
 from ..errors import ConfigurationError
-from .ledger import Ledger, task_label
+from .state import HeldJobs, task_label
 
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
@@ -119,15 +119,15 @@ class WorkerMetrics:
         )
         self.registry.register(self.duration)
         self.registry.register(self.wait)
-        self._ledger: Ledger | None = None
+        self._jobs: HeldJobs | None = None
 
     # -- wiring ---------------------------------------------------------------------------
 
-    def attach(self, ledger: Ledger) -> None:
-        """Count *ledger*'s outcomes by queue and task, and serve them."""
-        self._ledger = ledger
-        ledger.keep_detail(self.fallback, self.tasks)
-        self.registry.register(_OutcomeCollector(ledger))
+    def attach(self, jobs: HeldJobs) -> None:
+        """Count the outcomes of *jobs* by queue and task, and serve them."""
+        self._jobs = jobs
+        jobs.keep_detail(self.fallback, self.tasks)
+        self.registry.register(_OutcomeCollector(jobs))
 
     @property
     def address(self) -> tuple[str, int] | None:
@@ -208,16 +208,16 @@ class _Histogram:
 
 
 class _OutcomeCollector:
-    """The ledger's outcome counts, read at each scrape."""
+    """The held jobs' outcome counts, read at each scrape."""
 
-    def __init__(self, ledger: Ledger) -> None:
-        self.ledger = ledger
+    def __init__(self, jobs: HeldJobs) -> None:
+        self.jobs = jobs
 
     def describe(self) -> list[Metric]:
         return list(self._families({}, 0))
 
     def collect(self) -> Iterator[Metric]:
-        yield from self._families(self.ledger.detail_snapshot(), self.ledger.in_flight())
+        yield from self._families(self.jobs.detail_snapshot(), self.jobs.in_flight())
 
     @staticmethod
     def _families(counts: dict[tuple[str, str, str], int], running: int) -> Iterator[Metric]:

@@ -50,7 +50,7 @@ class Probe(Protocol):
 
 
 class WakePort(Protocol):
-    """Wake-ups of an idle worker (:mod:`.wakeup`)."""
+    """Wake-ups of an idle worker (:mod:`.claiming`)."""
 
     @property
     def wakeup(self) -> Literal["notify", "probe", "none"]: ...

@@ -15,11 +15,10 @@ from typing import Any
 
 from .. import __version__
 from .._fleet import Fleet, processes_from_text
-from .._worker.aio import is_async_handler
+from .._worker.runners import is_async_handler
 from .._worker.services.retention import DEFAULT_RETENTION
 from ..admin import prune, retry_failed
 from ..app import App
-from ..async_worker import AsyncWorker
 from ..drivers.url import mask_password
 from ..errors import (
     BackendError,
@@ -31,6 +30,7 @@ from ..errors import (
 )
 from ..queue import DEFAULT_TABLE, Queue
 from ..worker import DEFAULT_PREFETCH, Worker
+from ..worker_async import AsyncWorker
 from .jobs import add_commands as add_job_commands
 from .json_args import CommandLineError, json_arg, json_or_text
 from .schema import Add, add_schema_commands, cli_queue, require_url

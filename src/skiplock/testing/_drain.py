@@ -9,14 +9,16 @@ from typing import Any
 
 from .._core.checks import integer, queue_names
 from .._core.job import Job
-from .._worker.aio import AsyncioRunner, is_async_handler
-from .._worker.completer import Completer
-from .._worker.ledger import Ledger
-from .._worker.middleware import chain
-from .._worker.middleware import check as check_middleware
-from .._worker.outcome import Outcomes
-from .._worker.runners import Handler, ThreadRunner
-from .._worker.settings import Flags
+from .._worker.outcomes import Completer, OutcomeWriter
+from .._worker.runners import (
+    AsyncioRunner,
+    Handler,
+    ThreadRunner,
+    chain,
+    check_middleware,
+    is_async_handler,
+)
+from .._worker.state import Flags, HeldJobs
 from ..aio_queue import AsyncQueue
 from ..app import App
 from ..errors import ConfigurationError
@@ -103,9 +105,9 @@ def _plan(
 class _Drain:
     def __init__(self, plan: _Plan) -> None:
         self.plan = plan
-        self.ledger = Ledger(1)
-        self.outcomes = Outcomes(plan.queue, self.ledger, Flags(), retry_in=0)
-        self.completer = Completer(plan.queue, self.ledger, self.outcomes)
+        self.jobs = HeldJobs(1)
+        self.outcomes = OutcomeWriter(plan.queue, self.jobs, Flags(), retry_in=0)
+        self.completer = Completer(plan.queue, self.jobs, self.outcomes)
         self.finished: list[Job] = []
         self.errors: dict[int, Exception] = {}  # job id → what its handler raised last
 
@@ -132,14 +134,14 @@ class _Drain:
         return run
 
     def claim(self) -> Job | None:
-        """The next due job, held in the ledger; None when none is due."""
+        """The next due job, held by the drain; None when none is due."""
         p = self.plan
         if p.max_jobs is not None and len(self.finished) >= p.max_jobs:
             return None
         jobs = p.queue.claim(queues=p.queues, limit=1, lease=DRAIN_LEASE)
         if not jobs:
             return None
-        self.ledger.hold([(jobs[0], None)])
+        self.jobs.hold([(jobs[0], None)])
         return jobs[0]
 
     def settle(self, job: Job) -> None:
@@ -179,10 +181,10 @@ def drain(
             "use await skiplock.testing.drain_async(app)"
         )
     d = _Drain(plan)
-    runner = ThreadRunner(d.handler(), d.outcomes, d.ledger)
+    runner = ThreadRunner(d.handler(), d.outcomes, d.jobs)
     try:
         while (job := d.claim()) is not None:
-            if d.ledger.begin(job):
+            if d.jobs.begin(job):
                 runner.run_one(job)
             d.settle(job)
         return d.finished
@@ -204,7 +206,7 @@ async def drain_async(
     """
     plan = _plan(target, queues, max_jobs, handler, raise_on_failure, is_async=True)
     d = _Drain(plan)
-    runner = AsyncioRunner(d.handler(), d.outcomes, d.ledger, 1)
+    runner = AsyncioRunner(d.handler(), d.outcomes, d.jobs, 1)
     runner.bind(asyncio.get_running_loop())
     try:
         while (job := await asyncio.to_thread(d.claim)) is not None:

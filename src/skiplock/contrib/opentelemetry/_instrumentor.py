@@ -18,7 +18,7 @@ from opentelemetry.trace import Span, SpanKind, Tracer
 from ... import __version__
 from ..._core.arguments import ContextHeaders, EnqueueOptions, headers_json
 from ..._core.job import Job
-from ..._worker import middleware
+from ..._worker import runners
 from ...aio_queue import AsyncQueue
 from ...queue import Queue
 
@@ -221,7 +221,7 @@ class SkiplockInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             else:
                 setattr(cls, name, _wrap(original, is_async, name == "enqueue_many"))
         self._layer = _ConsumerLayer()
-        middleware.add_instrument(self._layer)
+        runners.add_instrument(self._layer)
 
     def _uninstrument(self, **kwargs: Any) -> None:
         global _tracer
@@ -229,6 +229,6 @@ class SkiplockInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             setattr(cls, name, original)
         self._originals = {}
         if self._layer is not None:
-            middleware.remove_instrument(self._layer)
+            runners.remove_instrument(self._layer)
             self._layer = None
         _tracer = None

@@ -7,11 +7,10 @@ import logging
 import signal
 import threading
 
-from ._worker.aio import AsyncioRunner
-from ._worker.ledger import Ledger
-from ._worker.outcome import Outcomes
-from ._worker.runners import Runner
-from ._worker.signals import on_stop_signal
+from ._worker.lifecycle import on_stop_signal
+from ._worker.outcomes import OutcomeWriter
+from ._worker.runners import AsyncioRunner, Runner
+from ._worker.state import HeldJobs
 from .worker import WorkerOptions
 
 __all__ = ["AsyncWorker"]
@@ -33,8 +32,8 @@ class AsyncWorker(WorkerOptions):
     _task: asyncio.Task[None] | None = None
     _signals = 0
 
-    def _make_runner(self, outcomes: Outcomes, ledger: Ledger) -> Runner:
-        self._runner = AsyncioRunner(self._chain, outcomes, ledger, self.concurrency)
+    def _make_runner(self, outcomes: OutcomeWriter, jobs: HeldJobs) -> Runner:
+        self._runner = AsyncioRunner(self._chain, outcomes, jobs, self.concurrency)
         return self._runner
 
     async def run(self, *, install_signals: bool = True) -> None:
@@ -48,11 +47,11 @@ class AsyncWorker(WorkerOptions):
         def serve() -> None:
             error: BaseException | None = None
             try:
-                self._crew.serve()
+                self._runtime.serve()
             except BaseException as exc:
                 error = exc
             finally:
-                self._crew.flags.finished.set()
+                self._runtime.flags.finished.set()
             if not loop.is_closed():
                 loop.call_soon_threadsafe(_settle, done, error)
 
@@ -77,7 +76,7 @@ class AsyncWorker(WorkerOptions):
             self._runner.shutdown_threads()
             if done.done():  # settled by the serve thread, whose last step that was
                 thread.join()
-            if self._own_queue is not None and self._crew.flags.finished.is_set():
+            if self._own_queue is not None and self._runtime.flags.finished.is_set():
                 # the Queue made from an AsyncQueue is the worker's: its pool ends with it
                 self._own_queue.close()
 
@@ -92,7 +91,7 @@ class AsyncWorker(WorkerOptions):
 
     def request_stop(self) -> None:
         """Ask the worker to stop; returns at once. Safe from any thread."""
-        self._crew.stop()
+        self._runtime.stop()
 
     async def stop(self, *, wait: bool = True, timeout: float | None = None) -> None:
         """Ask the worker to stop; with *wait*, until it has (at most *timeout* seconds).

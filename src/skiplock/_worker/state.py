@@ -1,21 +1,74 @@
-"""The ledger: the jobs a worker holds, from claim to settled outcome. Every part shares it; its
-lock is the innermost, never held across I/O or a callback."""
+"""What the worker's parts share: its settings (fixed), its three flags, and the jobs it holds
+(:class:`HeldJobs`, from claim to settled outcome). The held jobs' lock is the innermost, never
+held across I/O or a callback."""
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import time
 from collections.abc import Callable, Container
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from .._core.checks import seconds
 from .._core.job import Job
-from ..errors import Discard
+from ..errors import ConfigurationError, Discard
+from ..queue import Queue
+from .services.lock import SingleLock
 
-__all__ = ["NO_COMPLETION", "Held", "Ledger", "task_label"]
+__all__ = ["NO_COMPLETION", "Flags", "HeldJob", "HeldJobs", "Settings", "task_label"]
 
-#: what :meth:`Ledger.ended` gets for a job that is not to be completed by the completer
+log = logging.getLogger("skiplock.worker")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """A worker's options, checked."""
+
+    queue: Queue
+    queues: list[str]
+    concurrency: int
+    lease: float
+    heartbeat: float
+    timeout: float | Callable[[Job], float | None] | None
+    grace: float
+    poll_interval: float
+    wait_for_lock: bool
+    lock: SingleLock | None
+    #: jobs a claim may take beyond the free slots (0: none; see HeldJobs)
+    prefetch: int = 0
+
+    def deadline_in(self, job: Job) -> float | None:
+        """Seconds *job* may run; None: no limit."""
+        if not callable(self.timeout):
+            return self.timeout
+        try:
+            limit = self.timeout(job)
+            return None if limit is None else seconds(limit, "timeout", strict=True)
+        except Exception as exc:
+            log.error(
+                "job %d attempt %d runs with no timeout: timeout(job) %s",
+                job.id,
+                job.attempt,
+                f"raised {exc!r:.200}"
+                if not isinstance(exc, ConfigurationError)
+                else f"gave a bad value ({exc})",
+            )
+            return None
+
+
+@dataclass
+class Flags:
+    """``wake``: look again. ``stopping``: no more claims. ``finished``: all over."""
+
+    wake: threading.Event = field(default_factory=threading.Event)
+    stopping: threading.Event = field(default_factory=threading.Event)
+    finished: threading.Event = field(default_factory=threading.Event)
+
+
+#: what :meth:`HeldJobs.ended` gets for a job that is not to be completed by the completer
 NO_COMPLETION: Any = object()
 
 _COUNTED = {
@@ -40,7 +93,7 @@ def task_label(job: Job, fallback: str | None, tasks: Container[str] | None = No
 
 
 @dataclass
-class Held:
+class HeldJob:
     """A claimed job until its outcome is written."""
 
     job: Job
@@ -51,10 +104,11 @@ class Held:
     error: BaseException | None = None  # what the handler raised, for the outcome's log line
 
 
-class Ledger:
-    """Held jobs, completions waiting, and the outcome ``counts``. ``active``: jobs claimed whose
-    handler has not returned. *prefetch*: jobs a claim may take beyond the free slots, bounded by
-    what the runners begin within *window* seconds."""
+class HeldJobs:
+    """The jobs a worker holds from claim to settled outcome, the completions waiting, and the
+    outcome ``counts``. ``active``: jobs claimed whose handler has not returned. *prefetch*: jobs
+    a claim may take beyond the free slots, bounded by what the runners begin within *window*
+    seconds."""
 
     def __init__(self, concurrency: int, prefetch: int = 0, window: float = 0.0) -> None:
         self.concurrency = concurrency
@@ -70,11 +124,11 @@ class Ledger:
             ("done", "retried", "failed", "cancelled", "lost", "released", "snoozed"), 0
         )
         self._lock = threading.Lock()
-        self._held: dict[int, Held] = {}
+        self._held: dict[int, HeldJob] = {}
         #: an older claim of a job held again before that claim's outcome was settled (a
         #: snooze's or retry's write commits, and this worker claims the job again before
         #: the writing thread counts it): kept apart so its outcome is still counted once
-        self._older: dict[int, list[Held]] = {}
+        self._older: dict[int, list[HeldJob]] = {}
         self._to_complete: list[tuple[Job, Any]] = []
         self._unsure: set[int] = set()  # ids whose completion's COMMIT outcome is unknown
         self._first_done = 0.0  # when the oldest completion waiting in _to_complete arrived
@@ -121,7 +175,7 @@ class Ledger:
                 older = self._held.get(job.id)
                 if older is not None:
                     self._older.setdefault(job.id, []).append(older)
-                self._held[job.id] = Held(job, limit, started=now)
+                self._held[job.id] = HeldJob(job, limit, started=now)
                 self._waiting.add(job.id)
             self._active += len(claimed)
 
@@ -188,12 +242,12 @@ class Ledger:
 
     # -- settling -------------------------------------------------------------------------
 
-    def settle(self, job: Job, outcome: str | None) -> tuple[Held | None, str | None]:
+    def settle(self, job: Job, outcome: str | None) -> tuple[HeldJob | None, str | None]:
         """Stop holding *job* and count *outcome* once; its record and the key counted, or Nones."""
         with self._lock:
             return self._settle(job, outcome)
 
-    def settle_many(self, jobs: list[Job], outcome: str) -> list[tuple[Job, Held]]:
+    def settle_many(self, jobs: list[Job], outcome: str) -> list[tuple[Job, HeldJob]]:
         """:meth:`settle` of *jobs* under one lock; those counted."""
         out = []
         with self._lock:
@@ -252,7 +306,7 @@ class Ledger:
             self._unsure.update(j.id for j, _ in batch)
             self._to_complete[:0] = [(j, r) for j, r in batch if self._mine(j) is not None]
 
-    def _settle(self, job: Job, outcome: str | None) -> tuple[Held | None, str | None]:
+    def _settle(self, job: Job, outcome: str | None) -> tuple[HeldJob | None, str | None]:
         held = self._mine(job)
         if held is None:  # not held (or settled already)
             return None, None
@@ -275,7 +329,7 @@ class Ledger:
                 self._count_detail(job, "discarded" if discarded else key)
         return held, key
 
-    def _mine(self, job: Job) -> Held | None:
+    def _mine(self, job: Job) -> HeldJob | None:
         """*job*'s record if this very claim is held (by object, not id)."""
         h = self._held.get(job.id)
         if h is not None and h.job is job:
@@ -286,17 +340,17 @@ class Ledger:
 
     # -- the heartbeat's and the shutdown's side -------------------------------------------
 
-    def beatable(self) -> list[Held]:
+    def beatable(self) -> list[HeldJob]:
         """Held jobs still running, whose lease is ours to extend."""
         with self._lock:
             return [h for h in self._held.values() if not h.job.lost and h.job.status == "running"]
 
-    def running(self, job_id: int) -> Held | None:
+    def running(self, job_id: int) -> HeldJob | None:
         with self._lock:
             h = self._held.get(job_id)
             return h if h is not None and not h.finished and not h.job.lost else None
 
-    def still_beatable(self, h: Held) -> bool:
+    def still_beatable(self, h: HeldJob) -> bool:
         with self._lock:
             return not h.job.lost and self._held.get(h.job.id) is h and h.job.status == "running"
 

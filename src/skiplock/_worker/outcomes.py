@@ -1,6 +1,7 @@
-"""A job's outcome: what its handler's end means, written fenced (by ``attempt``). A write that
-finds the job gone marks it lost; after an unknown COMMIT the record is read back first.
-:attr:`Outcomes.writes` serialises the fenced writes (the outer lock)."""
+"""A job's outcome: what its handler's end means (:class:`OutcomeWriter`), written fenced (by
+``attempt``); returned jobs completed in batches (:class:`Completer`); one log line per outcome.
+A write that finds the job gone marks it lost; after an unknown COMMIT the record is read back
+first. ``OutcomeWriter.writes`` serialises the fenced writes (the outer lock)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import asyncio
 import logging
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
@@ -16,25 +19,69 @@ from .._core.checks import dumps as _dumps
 from .._core.job import Job
 from ..errors import BackendError, Cancelled, Discard, LeaseLost, SkiplockError, Snooze
 from ..queue import Queue
-from .joblog import last_line, log_outcome
-from .ledger import Held, Ledger
 from .port import RunStatePort, port_of
-from .settings import Flags
+from .state import Flags, HeldJob, HeldJobs
 
-__all__ = ["Outcomes", "last_line"]
+__all__ = ["Completer", "OutcomeWriter", "last_line", "log_outcome"]
 
 log = logging.getLogger("skiplock.worker")
 
 
-class Outcomes:
+def last_line(exc: BaseException) -> str:
+    """The traceback's last line: ``ValueError: bad input``."""
+    return traceback.format_exception_only(type(exc), exc)[-1].strip()
+
+
+def _why(job: Job, outcome: str, error: BaseException | None) -> str:
+    """The error's last line, or the job's ``last_error``."""
+    if error is not None:
+        return f": {last_line(error)}"
+    written = job.last_error.strip() if outcome in ("retried", "failed") and job.last_error else ""
+    return f": {written.splitlines()[-1].strip()}" if written else ""
+
+
+def log_outcome(job: Job, outcome: str, duration: float, error: BaseException | None) -> None:
+    """Log *job*'s *outcome* after *duration* seconds."""
+    level = logging.WARNING if outcome == "failed" else logging.INFO
+    if not log.isEnabledFor(level):
+        return
+    payload = job.payload
+    task = payload.get("task") if isinstance(payload, dict) else None
+    fields = {
+        "job_id": job.id,
+        "task": task if isinstance(task, str) else None,
+        "queue": job.queue,
+        "attempt": job.attempt,
+        "max_attempts": job.max_attempts,
+        "outcome": outcome,
+        "duration": round(duration, 6),
+    }
+    trace = error if outcome == "failed" and not isinstance(error, (Discard, Cancelled)) else None
+    log.log(
+        level,
+        "job %d %s: %s, queue %s, attempt %d/%d, %.3fs%s",
+        job.id,
+        outcome,
+        fields["task"] or "no task",
+        job.queue,
+        job.attempt,
+        job.max_attempts,
+        duration,
+        _why(job, outcome, error),
+        exc_info=trace,
+        extra=fields,
+    )
+
+
+class OutcomeWriter:
     """Turns a handler's end into the job's outcome, written and counted once."""
 
     def __init__(
-        self, queue: Queue, ledger: Ledger, flags: Flags, *, retry_in: float | None = None
+        self, queue: Queue, jobs: HeldJobs, flags: Flags, *, retry_in: float | None = None
     ) -> None:
         self.queue = queue
         self.port: RunStatePort = port_of(queue)
-        self.ledger = ledger
+        self.jobs = jobs
         self.flags = flags
         #: seconds before a failed attempt is claimable again (None: :func:`~skiplock.backoff`;
         #: ``skiplock.testing.drain`` passes 0)
@@ -54,7 +101,7 @@ class Outcomes:
         except Exception as exc:
             self.unwritable(job, error, exc)
         finally:
-            if self.ledger.ended(job):
+            if self.jobs.ended(job):
                 self.flags.wake.set()
 
     def _record(self, job: Job, result: Any, error: BaseException | None) -> None:
@@ -99,7 +146,7 @@ class Outcomes:
                 _dumps(result, "result of the handler")
             except Exception:
                 return False
-        if self.ledger.ended(job, result):
+        if self.jobs.ended(job, result):
             self.flags.wake.set()
         return True
 
@@ -114,7 +161,7 @@ class Outcomes:
     def failed(self, job: Job, exc: BaseException) -> None:
         if job.lost:  # settled by what marked it lost
             return
-        self.ledger.note_error(job, exc)
+        self.jobs.note_error(job, exc)
         self.write(
             job,
             lambda: self.queue.fail(job, last_line(exc), retry_in=self.retry_in),
@@ -137,7 +184,7 @@ class Outcomes:
         if job.lost:  # settled by what marked it lost
             return
         why = last_line(exc)
-        self.ledger.note_error(job, exc if raised is None else raised)
+        self.jobs.note_error(job, exc if raised is None else raised)
         if isinstance(exc, Cancelled):
             self.write(
                 job, lambda: self.queue.mark_cancelled(job, reason=why), applied=("cancelled",)
@@ -145,16 +192,16 @@ class Outcomes:
         else:
             self.write(job, lambda: self.queue.fail(job, why, final=True), applied=("failed",))
 
-    def timed_out(self, h: Held) -> bool:
+    def timed_out(self, h: HeldJob) -> bool:
         """Write the fail of *h*, past its timeout; False if no longer held."""
         job = h.job
-        if not self.ledger.holds(job):
+        if not self.jobs.holds(job):
             return False
         job.lost = True  # the handler may look; its result will not be written
         log.warning("job %d attempt %d exceeded its timeout; abandoning it", job.id, job.attempt)
         error = TimeoutError(f"job {job.id} attempt {job.attempt} exceeded its timeout")
-        self.ledger.note_error(job, error)
-        self.ledger.count("timeout", job)
+        self.jobs.note_error(job, error)
+        self.jobs.count("timeout", job)
         self.write(
             job,
             lambda: self.queue.fail(job, last_line(error), retry_in=self.retry_in),
@@ -215,10 +262,10 @@ class Outcomes:
         job.lost = True  # whatever its handler does now is not written
         try:
             with self.writes:
-                if not self.ledger.holds(job):  # its timeout was written meanwhile
+                if not self.jobs.holds(job):  # its timeout was written meanwhile
                     return
                 self.queue.release(job)
-            self.ledger.count("released", job)
+            self.jobs.count("released", job)
             log.info("released job %d attempt %d (%s)", job.id, job.attempt, why)
         except SkiplockError as exc:
             log.warning("could not release job %d (%s); its lease brings it back", job.id, exc)
@@ -226,7 +273,7 @@ class Outcomes:
 
     def release_waiting(self) -> None:
         """Give back every job claimed ahead and not begun."""
-        for job in self.ledger.take_waiting():
+        for job in self.jobs.take_waiting():
             self.release(job, "claimed ahead, not started")
 
     def unclaim(self, jobs: list[Job]) -> None:
@@ -247,7 +294,7 @@ class Outcomes:
                     exc,
                 )
                 continue
-            self.ledger.count("released", job)
+            self.jobs.count("released", job)
             log.info(
                 "released job %d attempt %d (claimed as the lock's connection ended, not run)",
                 job.id,
@@ -256,7 +303,7 @@ class Outcomes:
 
     def lost(self, job: Job, where: str) -> None:
         """The job is no longer ours: log it once."""
-        if self.ledger.lose(job):
+        if self.jobs.lose(job):
             log.warning(
                 "job %d attempt %d lost its lease (%s): another worker may run it; "
                 "its result is not written",
@@ -267,13 +314,64 @@ class Outcomes:
 
     def settled(self, job: Job, outcome: str | None) -> None:
         """Stop holding the job; count and log *outcome* once."""
-        held, key = self.ledger.settle(job, outcome)
+        held, key = self.jobs.settle(job, outcome)
         if held is not None and key is not None and key != "lost":
             log_outcome(job, key, time.monotonic() - held.started, held.error)
 
     def settled_many(self, jobs: list[Job], outcome: str) -> None:
-        counted = self.ledger.settle_many(jobs, outcome)
+        counted = self.jobs.settle_many(jobs, outcome)
         if counted and log.isEnabledFor(logging.INFO):
             now = time.monotonic()
             for job, held in counted:
                 log_outcome(job, outcome, now - held.started, held.error)
+
+
+class Completer:
+    """Writes the waiting completions under ``outcomes.writes``."""
+
+    def __init__(self, queue: Queue, jobs: HeldJobs, outcomes: OutcomeWriter) -> None:
+        self.queue = queue
+        self.jobs = jobs
+        self.outcomes = outcomes
+        self._thread: ThreadPoolExecutor | None = None
+
+    def open(self) -> None:
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="skiplock-flush")
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._thread.shutdown()
+
+    def begin(self) -> Future[None] | None:
+        """Start a flush on its thread if completions wait; else None."""
+        if self._thread is None or not self.jobs.has_completions():
+            return None
+        return self._thread.submit(self.flush)
+
+    def flush(self) -> None:
+        """Complete the waiting jobs; BackendError keeps the batch."""
+        batch, unsure = self.jobs.take_completions()
+        if not batch:
+            return
+        with self.outcomes.writes:
+            try:
+                for job in unsure:  # a COMMIT whose outcome was unknown: read what happened
+                    self.outcomes.read_back(job, ("done",), "a completion")
+                batch = self.jobs.still_ours(batch)
+                with self.outcomes.waking():
+                    lost = self.queue.complete_many(batch) if batch else []
+            except BackendError:
+                self.jobs.put_back(batch)
+                raise
+            self._settle(batch, lost)
+
+    def _settle(self, batch: list[tuple[Job, Any]], lost: list[Job]) -> None:
+        if lost:
+            lost_ids = {j.id for j in lost}
+            for job, _ in batch:
+                if job.id in lost_ids:
+                    self.outcomes.lost(job, "its completion")
+            done = [job for job, _ in batch if job.id not in lost_ids]
+        else:
+            done = [job for job, _ in batch]
+        self.outcomes.settled_many(done, "done")  # one lock for the batch
