@@ -4,7 +4,4 @@ writes, batched completions), ``leases`` (heartbeat, presence), ``lifecycle`` (w
 ``services/`` beside them.
 
 Lock order: ``OutcomeWriter.writes``, then ``HeldJobs._lock``; the single-worker lock's mutex is
-never held with either.
-
-May import: the queue, :mod:`skiplock._core`, :mod:`skiplock.errors`; the database only through
-the queue's methods and :mod:`.port`."""
+never held with either."""
