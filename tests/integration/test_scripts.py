@@ -119,11 +119,14 @@ WHERE = (
 
 
 def test_the_quick_run_leaves_out_the_full_runs_own_tests() -> None:
-    """The reliability suite and Django 6 are deselected, and counted."""
-    out = _collected(*WHERE, SKIPLOCK_TEST_SCOPE="quick")
+    """The reliability suite, Django 6 and the test scripts' own tests are deselected, and
+    counted."""
+    out = _collected(*WHERE, "tests/integration/test_cli_bugs.py", SKIPLOCK_TEST_SCOPE="quick")
     assert "test_django6" not in out and "test_chaos" not in out, out
-    assert "tests/integration/test_scripts.py::test_ci_runs_the_full_run" in out, out
-    assert "quick run: 3 tests of the full run left out" in out, out
+    assert "test_scripts.py::" not in out and "test_cli_bugs.py::" in out, out
+    full = _collected(*WHERE, SKIPLOCK_TEST_SCOPE="full")
+    left = sum("::" in line for line in full.splitlines())
+    assert f"quick run: {left} tests of the full run left out" in out, (out, full)
 
 
 def test_the_full_runs_phases_split_the_tests_between_them() -> None:
