@@ -7,6 +7,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
 
 #: the payload every benchmark job carries (a no-op job with a small JSON body)
@@ -85,6 +86,22 @@ def cpu_seconds(pid: int, tid: int | None = None) -> float:
     with open(path) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def wait_finished(started: Any, count: Any, n: int, timeout: float, deadline: float) -> int:
+    """Wait for *started* (an ``asyncio.Event`` the peer sets when its last job ends) up to
+    *timeout*, then poll ``await count()`` every 5 ms until it reaches *n* or *deadline*
+    (``time.monotonic()``); the last count."""
+    import asyncio
+    import contextlib
+
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(started.wait(), timeout)
+    done: int = await count()
+    while done < n and time.monotonic() < deadline:
+        await asyncio.sleep(0.005)
+        done = await count()
+    return done
 
 
 class Window:

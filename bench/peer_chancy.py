@@ -4,11 +4,10 @@ enqueue, its ``Worker`` to run jobs."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from typing import Any
 
-from common import Window
+from common import Window, wait_finished
 
 QUEUE = "bench"
 #: Tuned: the AsyncExecutor, which its docs give for "large numbers of IO-bound jobs" (an
@@ -135,12 +134,7 @@ async def drain(dsn: str, n: int, config: str, timeout: float) -> tuple[int, flo
         deadline = time.monotonic() + timeout
         window = Window()
         await worker.start()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(all_done.wait(), timeout)
-        finished = await _succeeded(chancy)
-        while finished < n and time.monotonic() < deadline:
-            await asyncio.sleep(0.005)
-            finished = await _succeeded(chancy)
+        finished = await wait_finished(all_done, lambda: _succeeded(chancy), n, timeout, deadline)
         seconds, cpu = window.stop()
         await worker.stop()
         return finished, seconds, cpu

@@ -5,11 +5,10 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from typing import Any
 
-from common import PAYLOAD, Window
+from common import PAYLOAD, Window, wait_finished
 from oban import Oban, worker
 
 QUEUE = "bench"
@@ -104,12 +103,7 @@ async def drain(dsn: str, n: int, config: str, timeout: float) -> tuple[int, flo
     deadline = time.monotonic() + timeout
     window = Window()
     await oban.start()
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(STARTED.wait(), timeout)
-    done = await _completed(pool)
-    while done < n and time.monotonic() < deadline:
-        await asyncio.sleep(0.005)
-        done = await _completed(pool)
+    done = await wait_finished(STARTED, lambda: _completed(pool), n, timeout, deadline)
     seconds, cpu = window.stop()
     await oban.stop()
     await pool.close()
