@@ -7,6 +7,7 @@ import hashlib
 import logging
 import math
 import threading
+import time
 from collections.abc import Callable, Collection, Sequence
 from contextlib import suppress
 
@@ -26,6 +27,9 @@ _WAIT_STEP = 1.0
 #: how long one attempt to take the lock back waits: the worker's loop, which writes its
 #: running jobs' outcomes, is blocked meanwhile, and the next holder waits for those jobs
 _RETAKE_STEP = 0.2
+#: how long a worker that lost the lock leaves it to the workers waiting for it (they ask
+#: every _WAIT_STEP) before it asks again itself
+_STEP_BACK = 2 * _WAIT_STEP
 #: a margin's bound (a day), so the statement's date arithmetic cannot overflow
 _MAX_MARGIN = 86_400
 
@@ -55,6 +59,7 @@ class SingleLock:
         self.held = False
         self._conn: LockConnection | None = None
         self._mutex = threading.Lock()
+        self._lost_at: float | None = None
 
     def acquire(self, *, wait: bool = True, stop: threading.Event | None = None) -> bool:
         """Take the lock, waiting (False once *stop* is set); ``wait=False`` raises
@@ -84,7 +89,11 @@ class SingleLock:
                 return False
 
     def retake(self) -> bool:
-        """One try to take the lock back, waiting at most 0.2 s."""
+        """One try to take the lock back, waiting at most 0.2 s; none for 2 s after the lock
+        was lost, so a worker already waiting for it takes it first."""
+        lost_at = self._lost_at
+        if lost_at is not None and time.monotonic() - lost_at < _STEP_BACK:
+            return False
         try:
             return self._try(_RETAKE_STEP)
         except Exception as exc:
@@ -124,6 +133,7 @@ class SingleLock:
         except Exception:
             self.held = False
         if not self.held:
+            self._lost_at = time.monotonic()
             self._drop_locked()
         return self.held
 
