@@ -13,8 +13,8 @@ from typing import Any, Protocol
 from ._core.arguments import EnqueueOptions
 from ._core.checks import seconds, seconds_or_none
 from ._core.job import Job
-from ._flow import wait_workflow, write_workflow
-from ._flow_async import Writer, wait_workflow_async, write_workflow_async
+from ._workflow_io import wait_workflow, write_workflow
+from ._workflow_io_async import Writer, wait_workflow_async, write_workflow_async
 from .aio_queue import AsyncQueue
 from .errors import ConfigurationError, SkiplockError
 from .queue import Queue

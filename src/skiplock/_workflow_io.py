@@ -1,9 +1,9 @@
-# Generated from src/skiplock/_flow_async.py by scripts/async_to_sync; do not edit.
+# Generated from src/skiplock/_workflow_io_async.py by scripts/async_to_sync; do not edit.
 # Edit the source and run scripts/async_to_sync (tests/quality/test_generated.py checks).
 """The I/O of :mod:`skiplock.workflow`: write a workflow's jobs in one transaction, wait
 for its last jobs.
 
-Generated from ``_flow_async.py`` by ``scripts/async_to_sync``; edit that file.
+Generated from ``_workflow_io_async.py`` by ``scripts/async_to_sync``; edit that file.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The I/O of :mod:`skiplock.workflow`: write a workflow's jobs in one transaction, wait
 for its last jobs.
 
-``scripts/async_to_sync`` makes ``_flow.py`` from this module.
+``scripts/async_to_sync`` makes ``_workflow_io.py`` from this module.
 """
 
 from __future__ import annotations
