@@ -47,8 +47,8 @@ from skiplock.drivers import Adapter
 from skiplock.drivers import mssql as mssql_driver
 from skiplock.drivers import mysql as mysql_driver
 from skiplock.drivers import postgresql as postgresql_driver
-from skiplock.drivers.aio import AsyncAdapter, ThreadAdapter, is_usable_async, opened
 from skiplock.drivers.base import is_usable
+from skiplock.drivers.base_async import AsyncAdapter, ThreadAdapter, is_usable_async, opened
 from skiplock.drivers.mssql import PymssqlAdapter
 from skiplock.drivers.mysql import MySQLConnectorAdapter
 from skiplock.drivers.postgresql import PsycopgAdapter

@@ -17,7 +17,6 @@ from ._core.job import Job, Stats
 from ._fleet import Fleet
 from ._shell.pool_state import PoolStats
 from .admin import prune, retry_failed
-from .aio_queue import AsyncQueue, AsyncTransaction, connect_async
 from .app import App, Task
 from .drivers.url import mask_password
 from .errors import (
@@ -36,6 +35,7 @@ from .errors import (
 )
 from .periodic import Schedule
 from .queue import Queue, Transaction, backoff, connect
+from .queue_async import AsyncQueue, AsyncTransaction, connect_async
 from .worker import Worker
 from .worker_async import AsyncWorker
 from .workflow import Chain, Group, Signature, WorkflowFailed, WorkflowHandle, chain, group

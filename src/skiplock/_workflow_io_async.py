@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from ._core.arguments import EnqueueOptions
 from ._core.job import Job
 from ._shell.acompat import asleep
-from .aio_queue import AsyncQueue
+from .queue_async import AsyncQueue
 
 __all__ = ["Writer", "wait_workflow_async", "write_workflow_async"]
 

@@ -27,11 +27,11 @@ from ._core.job import Job
 from ._core.sql import TableName
 from ._shell.settings import QueueSettings
 from ._worker.runners import Middleware, is_async_handler
-from .aio_queue import AsyncQueue
 from .drivers.url import parse_url
 from .errors import ConfigurationError, Discard, JobFailed
 from .periodic import PERIODIC, Schedule, tick_kwargs
 from .queue import DEFAULT_TABLE, Queue
+from .queue_async import AsyncQueue
 from .worker import Worker
 from .worker_async import AsyncWorker
 from .workflow import PARENT_ARG, Signature, parent_argument

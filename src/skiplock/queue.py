@@ -1,9 +1,9 @@
-# Generated from src/skiplock/aio_queue.py by scripts/async_to_sync; do not edit.
+# Generated from src/skiplock/queue_async.py by scripts/async_to_sync; do not edit.
 # Edit the source and run scripts/async_to_sync (tests/quality/test_generated.py checks).
 """The queue: enqueue, claim, and the fenced writes that follow a claim. Each method is one
 short transaction of its own or, with ``conn=``, runs in the caller's open transaction.
 
-Generated from ``aio_queue.py`` by ``scripts/async_to_sync``; edit that file.
+Generated from ``queue_async.py`` by ``scripts/async_to_sync``; edit that file.
 """
 
 from __future__ import annotations

@@ -15,9 +15,9 @@ from ._core.checks import seconds, seconds_or_none
 from ._core.job import Job
 from ._workflow_io import wait_workflow, write_workflow
 from ._workflow_io_async import Writer, wait_workflow_async, write_workflow_async
-from .aio_queue import AsyncQueue
 from .errors import ConfigurationError, SkiplockError
 from .queue import Queue
+from .queue_async import AsyncQueue
 
 __all__ = ["Chain", "Group", "Signature", "WorkflowFailed", "WorkflowHandle", "chain", "group"]
 

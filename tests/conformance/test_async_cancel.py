@@ -431,7 +431,7 @@ def test_a_call_run_in_a_thread_is_closed_only_after_its_cancelled_statement(
     connection waits for it instead of running beside it. (No SQL Server here: the same
     adapter over this backend's sync driver.)"""
     from skiplock._core.ops import ROWS, Statement
-    from skiplock.drivers.aio import ThreadAdapter
+    from skiplock.drivers.base_async import ThreadAdapter
 
     sleep = "pg_sleep" if queue.dialect.name == "postgresql" else "SLEEP"
     conn = queue.connection()

@@ -15,8 +15,8 @@ from .._core import calls
 from .._core.ops import NOTHING, Op, Statement, StatementError
 from .._core.sql import TableName
 from ..dialects import Dialect, ServerInfo, get_dialect
-from ..drivers.aio import AsyncAdapter
-from ..drivers.aio_adapt import adapt_async
+from ..drivers.adapt_async import adapt_async
+from ..drivers.base_async import AsyncAdapter
 from ..drivers.run_async import run_async, run_theirs_async
 from ..drivers.url import DatabaseURL
 from ..errors import BackendError

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .._core.arguments import ClaimKeywords, EnqueueKeywords, EnqueueManyKeywords
 from .._core.job import Claimed, Job, Stats
 from ..dialects import Dialect
-from ..drivers.aio import AsyncAdapter
+from ..drivers.base_async import AsyncAdapter
 from ..errors import MAX_SNOOZES
 
 if TYPE_CHECKING:

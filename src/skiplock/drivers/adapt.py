@@ -9,8 +9,8 @@ from typing import Any
 
 from skiplock.errors import ConfigurationError
 
-from .aio import AsyncAdapter
 from .base import Adapter
+from .base_async import AsyncAdapter
 from .mssql import PymssqlAdapter, PyodbcAdapter
 from .mysql import (
     AsyncMySQLConnectorAdapter,

@@ -20,8 +20,8 @@ from typing import Any, ClassVar
 from skiplock.errors import ConfigurationError
 
 from .._core.ops import NOTHING, ErrorInfo, Statement
-from .aio import AsyncCursorAdapter
 from .base import Adapter
+from .base_async import AsyncCursorAdapter
 
 __all__ = [
     "ASYNC",

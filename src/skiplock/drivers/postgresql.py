@@ -13,8 +13,8 @@ from types import ModuleType
 from typing import Any, ClassVar
 
 from .._core.ops import Tuples
-from .aio import AsyncAdapter, AsyncCursorAdapter, opened
 from .base import Adapter
+from .base_async import AsyncAdapter, AsyncCursorAdapter, opened
 
 __all__ = [
     "AsyncPsycopgAdapter",

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TypeVar
 from .._core.ops import NOTHING, Op, Statement, StatementError
 
 if TYPE_CHECKING:
-    from .aio import AsyncAdapter
+    from .base_async import AsyncAdapter
 
 __all__ = ["run_async", "run_theirs_async"]
 

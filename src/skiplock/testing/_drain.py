@@ -19,10 +19,10 @@ from .._worker.runners import (
     is_async_handler,
 )
 from .._worker.state import Flags, HeldJobs
-from ..aio_queue import AsyncQueue
 from ..app import App
 from ..errors import ConfigurationError
 from ..queue import Queue
+from ..queue_async import AsyncQueue
 
 __all__ = ["DRAIN_LEASE", "JobFailed", "drain", "drain_async"]
 

@@ -10,10 +10,10 @@ from typing import Any
 
 from .._core.checks import dumps, integer
 from .._core.job import STATUSES, Job, Stats
-from ..aio_queue import AsyncQueue
 from ..app import App, Task
 from ..errors import ConfigurationError
 from ..queue import Queue
+from ..queue_async import AsyncQueue
 
 __all__ = ["assert_enqueued", "assert_enqueued_async"]
 

@@ -6,10 +6,10 @@ import threading
 import weakref
 from types import TracebackType
 
-from ..aio_queue import AsyncQueue, twin
 from ..app import App
 from ..errors import ConfigurationError
 from ..queue import Queue
+from ..queue_async import AsyncQueue, twin
 
 __all__ = ["Isolation", "isolate"]
 

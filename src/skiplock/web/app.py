@@ -36,9 +36,9 @@ from starlette.routing import Route
 
 from .._core.job import STATUSES, Job, record
 from ..admin import retry_failed
-from ..aio_queue import AsyncQueue
 from ..errors import ConfigurationError, SkiplockError
 from ..queue import DEFAULT_TABLE, Queue
+from ..queue_async import AsyncQueue
 from .metrics import MetricsCache
 
 __all__ = ["create_app"]

@@ -19,8 +19,8 @@ from ... import __version__
 from ..._core.arguments import ContextHeaders, EnqueueOptions, headers_json
 from ..._core.job import Job
 from ..._worker import runners
-from ...aio_queue import AsyncQueue
 from ...queue import Queue
+from ...queue_async import AsyncQueue
 
 __all__ = ["SkiplockInstrumentor", "job_span", "job_span_async"]
 

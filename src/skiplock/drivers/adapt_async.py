@@ -7,7 +7,7 @@ from typing import Any
 from skiplock.errors import ConfigurationError
 
 from .adapt import ACCEPTED, adapt, adapter_class, async_adapter_class
-from .aio import AsyncAdapter, ThreadAdapter
+from .base_async import AsyncAdapter, ThreadAdapter
 from .postgresql import AsyncpgAdapter
 from .wrappers import is_instance
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 if True:  # ASYNC
     import asyncio
 
-    from .drivers.aio import opened
+    from .drivers.base_async import opened
     from .queue import Queue
 else:
     from ._shell.worker_port import QueuePort
