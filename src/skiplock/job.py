@@ -4,7 +4,7 @@ and the dashboard's records."""
 from __future__ import annotations
 
 from ._core.job import STATUSES, Claimed, Job, Stats, utc
-from ._core.observe import QueueOverview, TickInfo, WorkerInfo
+from ._core.read_models import QueueOverview, TickInfo, WorkerInfo
 
 __all__ = [
     "STATUSES",

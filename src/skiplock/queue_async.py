@@ -17,7 +17,7 @@ from ._core import calls
 from ._core.arguments import ClaimOptions, EnqueueOptions, ListOptions
 from ._core.calls import backoff
 from ._core.job import Claimed, Job, Stats
-from ._core.observe import QueueOverview, TickInfo, WorkerInfo
+from ._core.read_models import QueueOverview, TickInfo, WorkerInfo
 from ._shell.session_async import AsyncSession
 from ._shell.settings import DEFAULT_TABLE, QueueKeywords, QueueSettings
 from ._shell.transaction_async import AsyncTransaction

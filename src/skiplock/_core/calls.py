@@ -26,7 +26,6 @@ from .checks import (
 from .claim import ClaimParams, claim_token
 from .claim import claim as claim_op
 from .job import Claimed, Job, Stats, utc
-from .observe import QueueOverview, TickInfo, WorkerInfo, overviews
 from .ops import Op, Row
 from .params import (
     JobDependParams,
@@ -39,6 +38,7 @@ from .params import (
     Outcome,
     WorkerRegisterParams,
 )
+from .read_models import QueueOverview, TickInfo, WorkerInfo, overviews
 from .roles import Operations, ServerInfo
 
 __all__ = ["Call", "backoff"]

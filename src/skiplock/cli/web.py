@@ -7,7 +7,7 @@ import json
 import os
 from collections.abc import Callable
 
-from .._core.observe import WorkerInfo
+from .._core.read_models import WorkerInfo
 from ..errors import ConfigurationError
 from .schema import cli_queue, cli_table, require_url
 
