@@ -16,7 +16,6 @@ from __future__ import annotations
 from ._core.job import Job, Stats
 from ._fleet import Fleet
 from ._shell.pool_state import PoolStats
-from .admin import prune, retry_failed
 from .app import App, Task
 from .drivers.url import mask_password
 from .errors import (
@@ -33,6 +32,7 @@ from .errors import (
     Snooze,
     UnsupportedServer,
 )
+from .maintenance import prune, retry_failed
 from .periodic import Schedule
 from .queue import Queue, Transaction, backoff, connect
 from .queue_async import AsyncQueue, AsyncTransaction, connect_async

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import skiplock
-from skiplock.admin import prune
+from skiplock.maintenance import prune
 
 HUGE = [10**400, 10**20, 1e11, 1e300, math.inf, 10 * 365 * 86400 + 1]
 #: too long for a duration, whatever its type

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import skiplock
-import skiplock.admin
+import skiplock.maintenance
 
 from .conftest import as_release, wait_until
 from .test_key_concurrency import most_at_once
@@ -200,7 +200,7 @@ def test_retry_failed_of_an_older_job_makes_it_the_head(queue: skiplock.Queue) -
     [ja] = queue.claim()
     queue.fail(ja, "boom", final=True)
     b, c = queue.enqueue({"n": 1}, key="k"), queue.enqueue({"n": 2}, key="k")
-    assert skiplock.admin.retry_failed(queue, ids=[a]) == 1
+    assert skiplock.maintenance.retry_failed(queue, ids=[a]) == 1
     order = []
     for _ in range(3):
         [j] = queue.claim(limit=10)

@@ -53,3 +53,23 @@ def test_the_worker_reaches_the_database_only_through_its_port() -> None:
                 continue  # a method of the worker's own class
             found.append(f"{path.relative_to(ROOT)}:{node.lineno}: .{node.attr}")
     assert not found, "\n".join(found)
+
+
+def test_only_the_shell_runs_an_operation_by_hand() -> None:
+    """Outside ``_shell/``, a module runs an operation on a queue through a call builder of
+    ``_core/calls.py`` (``queue._call(calls.…)``), never the session's untyped runners
+    ``_run`` / ``_run_op`` with a dialect method and loose arguments."""
+    import ast
+
+    banned = {"_run", "_run_op"}
+    found = []
+    for path in sorted((ROOT / "src" / "skiplock").rglob("*.py")):
+        if "_shell" in path.relative_to(ROOT / "src" / "skiplock").parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Attribute) or node.attr not in banned:
+                continue
+            if isinstance(node.value, ast.Name) and node.value.id == "self":
+                continue  # a method of the module's own class
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno}: .{node.attr}")
+    assert not found, "\n".join(found)

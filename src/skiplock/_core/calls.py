@@ -32,6 +32,8 @@ from .params import (
     JobHeartbeatParams,
     JobInsertManyParams,
     JobInsertParams,
+    JobPruneParams,
+    JobRetryFailedParams,
     JobSetProgressParams,
     JobSetStateParams,
     JobStatsParams,
@@ -464,6 +466,37 @@ def ticks(d: Operations, conn: Any) -> Call[Any, list[TickInfo]]:
 
 def _none(_: Any) -> None:
     return None
+
+
+# -- many jobs at once: retry the failed ones, prune the finished ones -------------------------
+
+
+def retry_failed(
+    d: Operations,
+    ids: Sequence[int] | None,
+    queues: Sequence[str] | str | None,
+    attempts: int | None,
+) -> Call[int, int]:
+    """Make the failed jobs of *ids* and *queues* (None: all) pending again; how many."""
+    params = JobRetryFailedParams(
+        ids=None if ids is None else tuple(integer(i, "a job id", 1, 2**63 - 1) for i in ids),
+        queues=None if queues is None else tuple(queue_names(queues)),
+        attempts=None if attempts is None else integer(attempts, "attempts", 1),
+    )
+    return Call("retrying jobs", None, lambda _: d.job_retry_failed(params), _same)
+
+
+def prune_batch(
+    d: Operations, statuses: Sequence[str], older_than: float, batch: int
+) -> Call[int, int]:
+    """Delete up to *batch* jobs finished (in *statuses*) more than *older_than* seconds
+    ago; how many. One transaction: the caller runs it again until fewer than *batch*."""
+    wanted = list(dict.fromkeys(statuses))
+    if not wanted or any(s not in ("done", "failed") for s in wanted):
+        raise ConfigurationError(f"statuses must be 'done' and/or 'failed', not {statuses!r:.80}")
+    limit = integer(batch, "batch", 1, 1_000_000)
+    params = JobPruneParams(tuple(wanted), milliseconds(older_than, "older_than"), limit)
+    return Call("pruning jobs", None, lambda _: d.job_prune(params), _same)
 
 
 # -- job control: snooze, progress, dedupe windows, debounce, wait ----------------------------

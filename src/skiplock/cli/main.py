@@ -17,7 +17,6 @@ from .. import __version__
 from .._fleet import Fleet, processes_from_text
 from .._worker.runners import is_async_handler
 from .._worker.services.retention import DEFAULT_RETENTION
-from ..admin import prune, retry_failed
 from ..app import App
 from ..drivers.url import mask_password
 from ..errors import (
@@ -28,6 +27,7 @@ from ..errors import (
     SkiplockError,
     UnsupportedServer,
 )
+from ..maintenance import prune, retry_failed
 from ..queue import DEFAULT_TABLE, Queue
 from ..worker import DEFAULT_PREFETCH, Worker
 from ..worker_async import AsyncWorker

@@ -35,8 +35,8 @@ from starlette.responses import (
 from starlette.routing import Route
 
 from .._core.job import STATUSES, Job, record
-from ..admin import retry_failed
 from ..errors import ConfigurationError, SkiplockError
+from ..maintenance import retry_failed
 from ..queue import DEFAULT_TABLE, Queue
 from ..queue_async import AsyncQueue
 from .metrics import MetricsCache
