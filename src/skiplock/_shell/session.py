@@ -18,7 +18,7 @@ from .._core.ops import NOTHING, Op, Statement, StatementError
 from .._core.sql import TableName
 from ..dialects import Dialect, ServerInfo, get_dialect
 from ..drivers import Adapter, adapt
-from ..drivers.run import run_sync, run_theirs
+from ..drivers.run import run_sync, run_with_caller_conn
 from ..drivers.url import DatabaseURL
 from ..errors import BackendError
 from .acompat import sleep
@@ -161,7 +161,7 @@ class Session:
         if check and not self._schema_ok:
             self._check_schema(theirs)
         if theirs is not None:
-            return self._run_theirs(doing, theirs, make(theirs.can_copy))
+            return self._run_with_caller_conn(doing, theirs, make(theirs.can_copy))
         failures = conflicts = 0  # lost connections; deadlocks and lock timeouts
         while True:
             own = self._checkout()
@@ -209,13 +209,13 @@ class Session:
         if theirs is None:
             version = self._run(doing, None, self.schema.version, check=False)
         else:
-            version = self._run_theirs(doing, theirs, self.schema.version())
+            version = self._run_with_caller_conn(doing, theirs, self.schema.version())
         self.schema.check(version)
         self._schema_ok = True
 
-    def _run_theirs(self, doing: str, theirs: Adapter, op: Op[T]) -> T:
+    def _run_with_caller_conn(self, doing: str, theirs: Adapter, op: Op[T]) -> T:
         try:
-            return run_theirs(op, theirs, self.dialect.begin_sql())
+            return run_with_caller_conn(op, theirs, self.dialect.begin_sql())
         except StatementError as exc:
             raise self.dialect.wrap(exc, doing) from exc.cause
 

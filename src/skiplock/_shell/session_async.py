@@ -17,7 +17,7 @@ from .._core.sql import TableName
 from ..dialects import Dialect, ServerInfo, get_dialect
 from ..drivers.adapt_async import adapt_async
 from ..drivers.base_async import AsyncAdapter
-from ..drivers.run_async import run_async, run_theirs_async
+from ..drivers.run_async import run_async, run_with_caller_conn_async
 from ..drivers.url import DatabaseURL
 from ..errors import BackendError
 from .acompat import asleep
@@ -172,7 +172,7 @@ class AsyncSession:
         if check and not self._schema_ok:
             await self._check_schema(theirs)
         if theirs is not None:
-            return await self._run_theirs(doing, theirs, make(theirs.can_copy))
+            return await self._run_with_caller_conn(doing, theirs, make(theirs.can_copy))
         failures = conflicts = 0  # lost connections; deadlocks and lock timeouts
         while True:
             own = await self._checkout()
@@ -220,13 +220,13 @@ class AsyncSession:
         if theirs is None:
             version = await self._run(doing, None, self.schema.version, check=False)
         else:
-            version = await self._run_theirs(doing, theirs, self.schema.version())
+            version = await self._run_with_caller_conn(doing, theirs, self.schema.version())
         self.schema.check(version)
         self._schema_ok = True
 
-    async def _run_theirs(self, doing: str, theirs: AsyncAdapter, op: Op[T]) -> T:
+    async def _run_with_caller_conn(self, doing: str, theirs: AsyncAdapter, op: Op[T]) -> T:
         try:
-            return await run_theirs_async(op, theirs, self.dialect.begin_sql())
+            return await run_with_caller_conn_async(op, theirs, self.dialect.begin_sql())
         except StatementError as exc:
             raise self.dialect.wrap(exc, doing) from exc.cause
 

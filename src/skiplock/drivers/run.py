@@ -15,7 +15,7 @@ from .._core.ops import NOTHING, Op, Statement, StatementError
 if TYPE_CHECKING:
     from .base import Adapter
 
-__all__ = ["run_sync", "run_theirs"]
+__all__ = ["run_sync", "run_with_caller_conn"]
 
 T = TypeVar("T")
 
@@ -42,7 +42,7 @@ def run_sync(op: Op[T], adapter: Adapter) -> T:
         return value
 
 
-def run_theirs(op: Op[T], adapter: Adapter, begin_sql: str) -> T:
+def run_with_caller_conn(op: Op[T], adapter: Adapter, begin_sql: str) -> T:
     """Drive *op* on a caller's connection, never ending the caller's transaction.
 
     In autocommit mode, an operation of several statements gets a transaction of its own.

@@ -13,7 +13,7 @@ from .._core.ops import NOTHING, Op, Statement, StatementError
 if TYPE_CHECKING:
     from .base_async import AsyncAdapter
 
-__all__ = ["run_async", "run_theirs_async"]
+__all__ = ["run_async", "run_with_caller_conn_async"]
 
 T = TypeVar("T")
 
@@ -40,7 +40,7 @@ async def run_async(op: Op[T], adapter: AsyncAdapter) -> T:
         return value
 
 
-async def run_theirs_async(op: Op[T], adapter: AsyncAdapter, begin_sql: str) -> T:
+async def run_with_caller_conn_async(op: Op[T], adapter: AsyncAdapter, begin_sql: str) -> T:
     """Drive *op* on a caller's connection, never ending the caller's transaction.
 
     In autocommit mode, an operation of several statements gets a transaction of its own.
