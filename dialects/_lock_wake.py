@@ -68,23 +68,23 @@ class LockAndWakeup:
 
     # -- single-worker lock and wake-ups -------------------------------------------------
 
-    def node_local_locks_op(self) -> Op[bool]:
+    def lock_is_node_local_op(self) -> Op[bool]:
         """True on a cluster whose advisory locks are one node's (Galera): ``mode="single"``
         is refused there."""
         return False
         yield  # an operation without statements
 
-    def node_local_locks(self, conn: Any) -> bool:
-        """:meth:`node_local_locks_op` on *conn*, a connection of :meth:`connect`."""
-        return run_sync(self.node_local_locks_op(), self.adapter(conn))
+    def lock_is_node_local(self, conn: Any) -> bool:
+        """:meth:`lock_is_node_local_op` on *conn*, a connection of :meth:`connect`."""
+        return run_sync(self.lock_is_node_local_op(), self.adapter(conn))
 
-    def cluster_lock_op(self, holder: str, stale_s: float) -> Op[bool]:
+    def migrate_lock_acquire(self, holder: str, stale_s: float) -> Op[bool]:
         """Take or renew the cluster-wide migration lock for *holder*."""
         raise NotImplementedError
         yield
 
-    def cluster_unlock_op(self, holder: str) -> Op[None]:
-        """Give back :meth:`cluster_lock_op`'s lock, if *holder* has it."""
+    def migrate_lock_release(self, holder: str) -> Op[None]:
+        """Give back :meth:`migrate_lock_acquire`'s lock, if *holder* has it."""
         raise NotImplementedError
         yield
 
@@ -120,17 +120,17 @@ class LockAndWakeup:
         self.run(conn, "kill_session", {"session": session})
         conn.commit()
 
-    def listen(self) -> Any:
+    def wake_listen(self) -> Any:
         """A connection notified at every enqueue and cancel request."""
         raise NotImplementedError
 
     def wake_wait(self, conn: Any, timeout: float, cancels: list[int] | None = None) -> bool:
-        """Wait up to *timeout* seconds on a :meth:`listen` connection; True if woken by an
+        """Wait up to *timeout* seconds on a :meth:`wake_listen` connection; True if woken by an
         enqueue."""
         raise NotImplementedError
 
     def wake_listener_pid(self, conn: Any) -> int:
-        """The server session of a :meth:`listen` connection (supports_notify)."""
+        """The server session of a :meth:`wake_listen` connection (supports_notify)."""
         raise NotImplementedError
 
     def wake_mark(self, pid: int, sweep: bool) -> Op[None]:

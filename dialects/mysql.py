@@ -258,14 +258,14 @@ class MySQLDialect(BaseDialect):
                 ids = json.dumps(sorted(int(r["id"]) for r in held))
                 yield self.stmt("key_repair_take", {"ids": ids}, NOTHING)
 
-    def node_local_locks_op(self) -> Op[bool]:
+    def lock_is_node_local_op(self) -> Op[bool]:
         # wsrep_on: a Galera node (MariaDB, Percona XtraDB Cluster); MySQL has no such
         # variable and returns no row. SHOW runs even on a node that is not ready.
         rows: list[Row] = yield Statement("SHOW GLOBAL VARIABLES LIKE 'wsrep_on'", None, ROWS)
         yield COMMIT
         return any(str(v).upper() == "ON" for r in rows for v in r.values())
 
-    def cluster_lock_op(self, holder: str, stale_s: float) -> Op[bool]:
+    def migrate_lock_acquire(self, holder: str, stale_s: float) -> Op[bool]:
         sql, mine = self._cluster_lock, {"holder": holder}
         rows: list[Row] = yield Statement(sql["read"], None, ROWS)
         if not rows:
@@ -276,7 +276,7 @@ class MySQLDialect(BaseDialect):
         yield Statement(sql["renew"], mine, NOTHING)
         return True
 
-    def cluster_unlock_op(self, holder: str) -> Op[None]:
+    def migrate_lock_release(self, holder: str) -> Op[None]:
         yield Statement(self._cluster_lock["drop"], {"holder": holder}, NOTHING)
 
     def migration_applies(self, statement: str) -> bool:

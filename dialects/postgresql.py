@@ -273,7 +273,7 @@ class PostgreSQLDialect(BaseDialect):
         yield COMMIT
         return True
 
-    def listen(self) -> Any:
+    def wake_listen(self) -> Any:
         return own.listen(self.connect(), (self.sql["listen"], self.sql["listen_cancel"]))
 
     def wake_wait(self, conn: Any, timeout: float, cancels: list[int] | None = None) -> bool:
@@ -302,7 +302,7 @@ class PostgreSQLDialect(BaseDialect):
         yield self.stmt("cancel_notify", {"payload": ""}, NOTHING)
 
     def wake_listener_pid(self, conn: Any) -> int:
-        """The backend pid of a :meth:`listen` connection: a waiting worker's mark."""
+        """The backend pid of a :meth:`wake_listen` connection: a waiting worker's mark."""
         return own.backend_pid(conn)
 
     def wake_mark(self, pid: int, sweep: bool) -> Op[None]:

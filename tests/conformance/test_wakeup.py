@@ -166,7 +166,7 @@ def listener(queue: skiplock.Queue) -> Iterator[object]:
     """A bare LISTEN session on the queue's channel (PostgreSQL)."""
     if not queue.dialect.supports_notify:
         pytest.skip("this database has no LISTEN/NOTIFY")
-    conn = queue.dialect.listen()
+    conn = queue.dialect.wake_listen()
     yield conn
     conn.close()
 
@@ -236,7 +236,7 @@ def test_upgrade_from_version_5_keeps_every_job_and_wakes_idle_workers(
     scheduled_id = old.enqueue({"state": "scheduled"}, delay=3600)
     pending = old.enqueue_many([{"n": i} for i in range(20)])
     wait_until(lambda: old.stats().expired == 1, 30, "the short lease to expire")
-    listen = old.dialect.listen() if old.dialect.supports_notify else None
+    listen = old.dialect.wake_listen() if old.dialect.supports_notify else None
     try:
         if listen is not None:  # version 5 notifies at every enqueue
             old.enqueue({"state": "pending"}, queue="other")

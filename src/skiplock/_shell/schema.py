@@ -189,7 +189,7 @@ class Schema:
             self._lock(conn, key, name)
             holder = None
             try:
-                if self._step(own, d.node_local_locks_op, "reading the server's settings"):
+                if self._step(own, d.lock_is_node_local_op, "reading the server's settings"):
                     holder = f"migrating: {uuid.uuid4().hex}"
                     self._cluster_lock(own, holder)
                 current = self._step(own, self.version, "reading the version")
@@ -214,7 +214,7 @@ class Schema:
             finally:
                 if holder is not None:
                     with suppress(SkiplockError):  # else taken over once stale
-                        self._step(own, lambda: d.cluster_unlock_op(holder), "unlocking")
+                        self._step(own, lambda: d.migrate_lock_release(holder), "unlocking")
                 d.lock_release(conn, key, name)
         finally:
             conn.close()
@@ -248,7 +248,7 @@ class Schema:
             time.sleep(0.5)
 
     def _renew(self, own: Adapter, holder: str) -> bool:
-        take = functools.partial(self.dialect.cluster_lock_op, holder, LOCK_WAIT)
+        take = functools.partial(self.dialect.migrate_lock_acquire, holder, LOCK_WAIT)
         return self._step(own, take, "taking the cluster's migration lock")
 
     def _step(self, own: Adapter, make: Callable[[], Op[T]], doing: str) -> T:

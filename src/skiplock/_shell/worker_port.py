@@ -119,7 +119,7 @@ class Listening:
 
     def __init__(self, d: Dialect) -> None:
         self._d = d
-        self._conn = d.listen()
+        self._conn = d.wake_listen()
         try:
             self.pid: int = d.wake_listener_pid(self._conn)
         except BaseException:
@@ -163,7 +163,7 @@ class LockConnection:
         return self._d.is_closed(self._conn)
 
     def node_local(self) -> bool:
-        return self._d.node_local_locks(self._conn)
+        return self._d.lock_is_node_local(self._conn)
 
     def acquire(self, wait: float) -> bool:
         try:
