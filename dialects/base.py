@@ -15,10 +15,9 @@ from datetime import datetime
 from types import ModuleType
 from typing import Any, ClassVar
 
-from ._health import IDLE_TRANSACTION_TIMEOUT, ConnectionHealth
-from ._lock_wake import LockAndWakeup
 from .capabilities import Capabilities
 from .contract import (
+    COMMIT,
     NOTHING,
     ROWCOUNT,
     ROWS,
@@ -50,8 +49,11 @@ from .contract import (
     TableName,
     ThreadAdapter,
     TickEnqueueParams,
+    Wakeup,
     WorkerRegisterParams,
     check_options,
+    is_usable,
+    is_usable_async,
     load_statements,
     mask_password,
     opened,
@@ -96,8 +98,12 @@ def _fields(cls: type) -> tuple[str, ...]:
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
+#: see :attr:`BaseDialect.idle_transaction_timeout` (skiplock's own transactions take
+#: milliseconds; a pause this long between two of their statements is a frozen client)
+IDLE_TRANSACTION_TIMEOUT = 10.0
 
-class BaseDialect(ConnectionHealth, LockAndWakeup):
+
+class BaseDialect:
     """One database: its statements, its operations, its capabilities."""
 
     name: ClassVar[str]
@@ -181,6 +187,49 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
         #: what the queue's operations change as they run, shared by its threads under its
         #: own lock (each queue makes its dialect): the dialect's attributes stay as made
         self.state = RunState() if state is None else state
+
+    # -- a connection's health (the driver's checks, where it tells more) ------------------
+
+    def is_closed(self, conn: Any) -> bool:
+        """The driver says *conn* is closed (the driver module's ``is_closed``)."""
+        return False
+
+    def fileno(self, conn: Any) -> int | None:
+        """The socket of *conn* (-1 once closed), or None where the driver hides it."""
+        return None
+
+    def is_usable(self, conn: Any) -> bool:
+        """False if an idle *conn* is known to be broken, found without a round trip."""
+        return is_usable(conn, self.fileno, self.is_closed)
+
+    def is_usable_async(self, own: AsyncAdapter) -> bool:
+        """:meth:`is_usable` for a connection of :meth:`connect_async`."""
+        return is_usable_async(own, self.is_usable)
+
+    # -- how long one of skiplock's own sessions may sit idle inside a transaction ----------
+    # A process frozen (SIGSTOP, a paused VM) or cut off without a reset between two
+    # statements of one of skiplock's transactions keeps that transaction's row locks: a
+    # job it was heartbeating stays locked after its lease ends, and every claim skips it.
+    # Where the server can end such a session, each pooled connection asks it to after
+    # IDLE_TRANSACTION_TIMEOUT; ``transaction()`` blocks (the caller's code runs between
+    # their statements) and ``q.connection()`` are exempt.
+
+    #: seconds (None: this server has no such setting; see docs/guarantees.md)
+    @property
+    def idle_transaction_timeout(self) -> float | None:
+        return None
+
+    def idle_limit_sql(self) -> tuple[str, ...]:
+        """Statements that set the limit on a new pooled connection (committed after)."""
+        return ()
+
+    def exempt_begin_sql(self) -> tuple[str, ...]:
+        """Statements run first in a ``transaction()`` block on a pooled connection."""
+        return ()
+
+    def exempt_end_sql(self) -> tuple[str, ...]:
+        """Statements run last in that block, before its COMMIT or ROLLBACK."""
+        return ()
 
     # -- driver ---------------------------------------------------------------------------
 
@@ -862,6 +911,141 @@ class BaseDialect(ConnectionHealth, LockAndWakeup):
     def schema_script(self, version: int, name: str) -> tuple[str, str]:
         record = self.sql["schema_record"].replace("%(version)s", str(version))
         return self.sql["schema_create"], record.replace("%(name)s", f"'{name}'")
+
+    # -- capabilities: declared by each dialect; the statements it holds can only narrow
+    # them (:attr:`caps`, fixed when the dialect is made: a test of an upgrade makes one of
+    # an older release's statements, which lack some). A dialect whose .sql file lacks the
+    # lock_* statements cannot run mode="single"; one whose WAKEUP is "none" is woken by
+    # polling only.
+
+    #: declared: how an idle worker is woken (see :data:`~.contract.Wakeup`)
+    WAKEUP: ClassVar[Wakeup] = "none"
+    #: declared: the enqueue trigger notifies only while a worker has marked itself waiting
+    #: (PostgreSQL's migration 0006)
+    WAKE_MARKS: ClassVar[bool] = False
+
+    @property
+    def supports_notify(self) -> bool:
+        """LISTEN/NOTIFY can wake idle workers (and carries cancel requests): what a
+        :attr:`WAKEUP` of ``notify`` declares."""
+        return self.WAKEUP == "notify"
+
+    @property
+    def wakeup(self) -> Wakeup:
+        """:attr:`WAKEUP`, or ``none`` while the statements held lack the idle probe."""
+        if self.WAKEUP == "probe" and not self.caps.wake_probe:
+            return "none"
+        return self.WAKEUP
+
+    @property
+    def wake_marks(self) -> bool:
+        """:attr:`WAKE_MARKS`, where the statements held have the marks."""
+        return self.WAKE_MARKS and self.caps.wake_mark
+
+    def supports_lock(self) -> bool:
+        return self.caps.single_lock
+
+    # -- single-worker lock and wake-ups -------------------------------------------------
+
+    def lock_is_node_local_op(self) -> Op[bool]:
+        """True on a cluster whose advisory locks are one node's (Galera): ``mode="single"``
+        is refused there."""
+        return False
+        yield  # an operation without statements
+
+    def lock_is_node_local(self, conn: Any) -> bool:
+        """:meth:`lock_is_node_local_op` on *conn*, a connection of :meth:`connect`."""
+        return run_sync(self.lock_is_node_local_op(), self.adapter(conn))
+
+    def migrate_lock_acquire(self, holder: str, stale_s: float) -> Op[bool]:
+        """Take or renew the cluster-wide migration lock for *holder*."""
+        raise NotImplementedError
+        yield
+
+    def migrate_lock_release(self, holder: str) -> Op[None]:
+        """Give back :meth:`migrate_lock_acquire`'s lock, if *holder* has it."""
+        raise NotImplementedError
+        yield
+
+    def lock_acquire_op(self, key: int, name: str, wait: float) -> Op[bool]:
+        # GET_LOCK takes fractional seconds (MariaDB honours them; MySQL rounds): a retake
+        # that waits 0.2 s must not wait a whole second while its worker's loop is blocked.
+        params = {"name": name, "wait_s": round(wait, 3), "wait_ms": round(wait * 1000)}
+        row = yield from self.fetch_one_op("lock_acquire", params)
+        yield COMMIT
+        return bool(row and row["acquired"])
+
+    def lock_acquire(self, conn: Any, key: int, name: str, wait: float) -> bool:
+        """Take the session lock *key* / *name*, waiting up to *wait* s; True when held."""
+        return run_sync(self.lock_acquire_op(key, name, wait), self.adapter(conn))
+
+    def lock_check(self, conn: Any, key: int, name: str) -> bool:
+        """True if *conn* still holds the lock (False, or a driver error, when it does not)."""
+        row = self.fetch_one(conn, "lock_check", {"key": key, "name": name})
+        conn.commit()
+        return bool(row and row["held"])
+
+    def lock_release(self, conn: Any, key: int, name: str) -> None:
+        self.fetch_one(conn, "lock_release", {"key": key, "name": name})
+        conn.commit()
+
+    def count_sessions(self, conn: Any, sessions: Sequence[int]) -> int:
+        """How many of these server session ids (``session_id``) are still connected."""
+        row = self.fetch_one(conn, "count_sessions", {"sessions": list(sessions)})
+        return 0 if row is None else int(row["n"])
+
+    def kill_session(self, conn: Any, session: int) -> None:
+        """End the server session *session* from *conn*, and commit."""
+        self.run(conn, "kill_session", {"session": session})
+        conn.commit()
+
+    def wake_listen(self) -> Any:
+        """A connection notified at every enqueue and cancel request."""
+        raise NotImplementedError
+
+    def wake_wait(self, conn: Any, timeout: float, cancels: list[int] | None = None) -> bool:
+        """Wait up to *timeout* seconds on a :meth:`wake_listen` connection; True if woken by an
+        enqueue."""
+        raise NotImplementedError
+
+    def wake_listener_pid(self, conn: Any) -> int:
+        """The server session of a :meth:`wake_listen` connection (supports_notify)."""
+        raise NotImplementedError
+
+    def wake_mark(self, pid: int, sweep: bool) -> Op[None]:
+        """Mark the worker listening on session *pid* as waiting (supports_notify)."""
+        raise NotImplementedError
+
+    def wake_settled(self) -> Op[bool]:
+        """True once no enqueuer that may have missed a new mark is still running."""
+        raise NotImplementedError
+
+    def wake_unmark(self, pid: int) -> Op[None]:
+        raise NotImplementedError
+
+    #: :meth:`wake_probe_connect`'s connections are in autocommit mode (no COMMIT per probe)
+    probe_autocommit: ClassVar[bool] = False
+
+    def wake_probe_connect(self) -> Any:
+        """The connection :meth:`wake_probe` reads on."""
+        return self.connect()
+
+    def wake_probe(self, conn: Any) -> object:
+        """What an idle worker without LISTEN reads to learn of new or released jobs."""
+        row = self.fetch_one(conn, "wake_probe")
+        if not self.probe_autocommit:
+            conn.commit()
+        return None if row is None else (row["top"], row.get("released"))
+
+    def notify_cancel(self, job_id: int) -> Op[None]:
+        """Tell the workers' listeners of a cancel request (sent at commit)."""
+        return
+        yield
+
+    def wake_stop(self) -> Op[None]:
+        """Wake a :meth:`wake_wait` at once (a finished worker's listener)."""
+        return
+        yield
 
 
 #: the statuses a job ends in
