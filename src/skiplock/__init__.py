@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ._core.job import Job, Stats
 from ._fleet import Fleet
-from ._shell.pool_state import PoolStats
+from ._shell.settings import PoolStats
 from .app import App, Task
 from .drivers.url import mask_password
 from .errors import (

@@ -1,23 +1,204 @@
 # Generated from src/skiplock/_shell/pool_async.py by scripts/async_to_sync; do not edit.
 # Edit the source and run scripts/async_to_sync (tests/quality/test_generated.py checks).
-"""The pool's I/O: open, check, close and wait for connections as
-:class:`~skiplock._shell.pool_state.PoolState` decides.
+"""skiplock's connection pool (docs/pool.md), one for every database, where
+``psycopg_pool`` serves psycopg only: :class:`PoolState`, its policy with no I/O, and
+the pool, which opens, checks, closes and waits as the state tells it.
 
 Generated from ``pool_async.py`` by ``scripts/async_to_sync``; edit that file.
 """
 
 from __future__ import annotations
 
+import random
+import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from contextlib import suppress
 from typing import Any
 
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, PoolTimeout
 from .acompat import Event, wait_event
-from .pool_state import PoolSettings, PoolState, Waiter
+from .settings import PoolSettings, PoolStats
 
-__all__ = ["Pool"]
+__all__ = ["Pool", "PoolState", "Waiter"]
+
+
+class Waiter:
+    """A caller waiting for a connection, or a slot to open one; :meth:`wake` is the I/O
+    side's."""
+
+    __slots__ = ("conn", "outcome")
+
+    def __init__(self) -> None:
+        self.outcome = ""  # "": waiting; "conn": take self.conn; "slot": open one; "closed"
+        self.conn: Any = None
+
+    def wake(self) -> None:
+        raise NotImplementedError
+
+
+class PoolState:
+    """The bookkeeping of a pool of at most ``max_size`` connections. Lends the most
+    recently returned idle connection, else opens one, else queues the caller in arrival
+    order; a returned connection or freed slot goes straight to the oldest waiter. Each
+    method returns what the caller must close or open, outside the one lock."""
+
+    def __init__(self, settings: PoolSettings, name: str) -> None:
+        self.settings = settings
+        self.name = name
+        self._lock = threading.Lock()
+        self._idle: deque[tuple[Any, float]] = deque()  # (conn, returned at); newest right
+        self._expires: dict[int, float] = {}  # id(conn) -> when it is too old, for every open one
+        self._open = 0  # open connections, lent or idle, plus those being opened
+        self._waiters: deque[Waiter] = deque()
+        self._closed = False
+
+    def lend(self, waiter: Callable[[], Waiter]) -> tuple[Any, Waiter | None, list[Any]]:
+        """``(conn, None, stale)``: lend *conn*, or open one in the slot taken when None;
+        ``(None, w, stale)``: wait on *w*. Close *stale*. Raises ``ConfigurationError`` once
+        closed."""
+        with self._lock:
+            if self._closed:
+                raise ConfigurationError("this queue was closed")
+            now = time.monotonic()
+            stale = self._expire_idle(now)
+            conn = None
+            while self._idle and conn is None:
+                conn = self._idle.pop()[0]
+                if now >= self._expires[id(conn)]:  # too old: closed, its slot freed
+                    self._forget_locked(conn)
+                    stale.append(conn)
+                    conn = None
+            if conn is not None:
+                return conn, None, stale
+            if self._open < self.settings.max_size:
+                self._open += 1  # a slot for the connection the caller opens
+                return None, None, stale
+            w = waiter()
+            self._waiters.append(w)
+            return None, w, stale
+
+    def timed_out(self, waiter: Waiter) -> PoolTimeout | None:
+        """After a wait: the error to raise, or None if *waiter* was handed something."""
+        with self._lock:
+            if waiter.outcome:
+                return None
+            self._waiters.remove(waiter)
+        s = self.settings
+        return PoolTimeout(
+            f"no free connection to {self.name} within {s.timeout:g}s: all {s.max_size} are "
+            "in use. Raise max_size or pool_timeout (skiplock.connect(url, max_size=..., "
+            "pool_timeout=...)), keep q.transaction() blocks short, and inside one pass "
+            "conn= rather than calling the queue plainly (that takes a second connection)"
+        )
+
+    @staticmethod
+    def handed(waiter: Waiter) -> Any:
+        """What a woken *waiter* got: a connection, or None for a slot."""
+        if waiter.outcome == "closed":
+            raise ConfigurationError("this queue was closed")
+        return waiter.conn
+
+    def abandon(self, waiter: Waiter) -> Any:
+        """An interrupted waiter: the connection it was handed, to :meth:`take_back`, or
+        None."""
+        with self._lock:
+            if not waiter.outcome:
+                self._waiters.remove(waiter)
+                return None
+            if waiter.outcome == "slot":
+                self._free_slot()
+        return waiter.conn if waiter.outcome == "conn" else None
+
+    def opened(self, conn: Any) -> bool:
+        """*conn* was opened in a slot; False if the pool closed meanwhile (close it,
+        raise)."""
+        jitter = self.settings.max_lifetime * random.uniform(0.0, 0.1)
+        with self._lock:
+            if not self._closed:
+                self._expires[id(conn)] = time.monotonic() + self.settings.max_lifetime - jitter
+                return True
+            self._free_slot()
+            return False
+
+    def open_failed(self) -> None:
+        """Opening in a slot raised: the slot is freed or passed on."""
+        with self._lock:
+            self._free_slot()
+
+    def forget(self, conn: Any) -> None:
+        """*conn* will be closed; its slot stays with the caller."""
+        with self._lock:
+            self._expires.pop(id(conn), None)
+
+    def take_back(self, conn: Any, broken: bool) -> list[Any]:
+        """*conn* is returned; what the caller must close."""
+        now = time.monotonic()
+        with self._lock:
+            expires = self._expires.get(id(conn))
+            keep = not (broken or self._closed or expires is None or now >= expires)
+            if keep and self._waiters:
+                self._hand(self._waiters.popleft(), "conn", conn)
+                return []
+            stale = self._expire_idle(now)
+            if keep and len(self._idle) < self.settings.max_idle:
+                self._idle.append((conn, now))
+            else:
+                self._forget_locked(conn)
+                stale.append(conn)
+        return stale
+
+    def stats(self) -> PoolStats:
+        """The counts now."""
+        with self._lock:
+            idle = len(self._idle)
+            return PoolStats(
+                max_size=self.settings.max_size,
+                open=self._open,
+                idle=idle,
+                in_use=self._open - idle,
+                waiting=len(self._waiters),
+            )
+
+    def close(self) -> list[Any]:
+        """No more lending; the idle connections, to close. Waiters get
+        ``ConfigurationError``; lent connections are closed as they return."""
+        with self._lock:
+            self._closed = True
+            idle = [c for c, _ in self._idle]
+            self._idle.clear()
+            for conn in idle:
+                self._forget_locked(conn)
+            while self._waiters:
+                self._hand(self._waiters.popleft(), "closed", None)
+        return idle
+
+    # -- under the lock -------------------------------------------------------------------
+
+    def _expire_idle(self, now: float) -> list[Any]:
+        """Take out the idle connections unused for ``max_idle_time``."""
+        stale = []
+        while self._idle and now - self._idle[0][1] >= self.settings.max_idle_time:
+            stale.append(self._idle.popleft()[0])  # the longest unused sit on the left
+        for conn in stale:
+            self._forget_locked(conn)
+        return stale
+
+    def _forget_locked(self, conn: Any) -> None:
+        if self._expires.pop(id(conn), None) is not None:
+            self._free_slot()
+
+    def _free_slot(self) -> None:
+        if self._waiters and not self._closed:
+            self._hand(self._waiters.popleft(), "slot", None)  # the slot passes on
+        else:
+            self._open -= 1
+
+    @staticmethod
+    def _hand(waiter: Waiter, outcome: str, conn: Any) -> None:
+        waiter.outcome, waiter.conn = outcome, conn
+        waiter.wake()
 
 
 class _ThreadWaiter(Waiter):

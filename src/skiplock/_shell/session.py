@@ -23,9 +23,8 @@ from ..drivers.url import DatabaseURL
 from ..errors import BackendError
 from .acompat import sleep
 from .pool import Pool
-from .pool_state import PoolSettings, PoolStats
 from .schema import Schema
-from .settings import QueueSettings
+from .settings import PoolSettings, PoolStats, QueueSettings
 from .waits import Waits
 
 __all__ = ["Session"]

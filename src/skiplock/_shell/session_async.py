@@ -22,9 +22,8 @@ from ..drivers.url import DatabaseURL
 from ..errors import BackendError
 from .acompat import asleep
 from .pool_async import AsyncPool
-from .pool_state import PoolSettings, PoolStats
 from .schema import Schema
-from .settings import QueueSettings
+from .settings import PoolSettings, PoolStats, QueueSettings
 from .waits_async import AsyncWaits
 
 __all__ = ["AsyncSession"]
