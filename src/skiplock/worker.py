@@ -30,9 +30,7 @@ from ._worker.runners import (
     check_middleware,
     is_async_handler,
 )
-from ._worker.services.lock import SingleLock
-from ._worker.services.periodic import Scheduler
-from ._worker.services.retention import DEFAULT_RETENTION, Retention, retention_seconds
+from ._worker.services import DEFAULT_RETENTION, Retention, Scheduler, SingleLock, retention_seconds
 from ._worker.state import HeldJobs, Settings
 from .errors import ConfigurationError
 from .periodic import Schedule

@@ -14,7 +14,7 @@ import pytest
 import skiplock
 from conformance.conftest import wait_until
 from skiplock import Worker
-from skiplock._worker.services.periodic import Schedule, Scheduler
+from skiplock._worker.services import Schedule, Scheduler
 
 UTC = timezone.utc
 

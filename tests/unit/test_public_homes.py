@@ -8,7 +8,7 @@ import typing
 
 import skiplock
 import skiplock.periodic
-from skiplock._worker.services import periodic as service
+from skiplock._worker import services as service
 
 
 def test_schedule_is_defined_in_the_public_periodic_module() -> None:

@@ -19,7 +19,7 @@ from .._core.job import Job
 from ..errors import BackendError
 from ..queue import Queue
 from .outcomes import Completer
-from .port import Listening, Probe, WakePort, port_of
+from .port import Listening, Probe, WakePort
 from .runners import Runner
 from .state import Flags, HeldJobs, Settings
 
@@ -237,7 +237,7 @@ def make_wakeup(
     queue: Queue, flags: Flags, on_cancel: Callable[[int], None] | None = None
 ) -> Wakeup:
     """The wake-up path of *queue*'s database; *on_cancel* gets the ids of cancel requests heard."""
-    port = port_of(queue)
+    port: WakePort = queue._port()
     if port.wakeup == "notify":
         return Marks(port, Listener(port, flags, on_cancel))
     if port.wakeup == "probe":

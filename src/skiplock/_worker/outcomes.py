@@ -19,7 +19,7 @@ from .._core.checks import dumps as _dumps
 from .._core.job import Job
 from ..errors import BackendError, Cancelled, Discard, LeaseLost, SkiplockError, Snooze
 from ..queue import Queue
-from .port import RunStatePort, port_of
+from .port import RunStatePort
 from .state import Flags, HeldJob, HeldJobs
 
 __all__ = ["Completer", "OutcomeWriter", "last_line", "log_outcome"]
@@ -80,7 +80,7 @@ class OutcomeWriter:
         self, queue: Queue, jobs: HeldJobs, flags: Flags, *, retry_in: float | None = None
     ) -> None:
         self.queue = queue
-        self.port: RunStatePort = port_of(queue)
+        self.port: RunStatePort = queue._port()
         self.jobs = jobs
         self.flags = flags
         #: seconds before a failed attempt is claimable again (None: :func:`~skiplock.backoff`;

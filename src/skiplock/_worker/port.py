@@ -9,7 +9,6 @@ from typing import Literal, Protocol
 
 from .._core.arguments import EnqueueOptions
 from .._core.job import Job
-from ..queue import Queue
 
 __all__ = [
     "Attempt",
@@ -22,7 +21,6 @@ __all__ = [
     "RunStatePort",
     "WakePort",
     "WorkerPort",
-    "port_of",
 ]
 
 #: a claim of a running job: ``(id, attempt, claim_id)``
@@ -98,7 +96,7 @@ class LockConnection(Protocol):
 
 
 class LockPort(Protocol):
-    """The single-worker lock (:mod:`.services.lock`)."""
+    """The single-worker lock (:mod:`.services`)."""
 
     def has_locks(self) -> bool: ...
 
@@ -110,7 +108,7 @@ class LockPort(Protocol):
 
 
 class RetentionPort(Protocol):
-    """Pruning finished jobs (:mod:`.services.retention`)."""
+    """Pruning finished jobs (:mod:`.services`)."""
 
     def has_locks(self) -> bool: ...
 
@@ -120,7 +118,7 @@ class RetentionPort(Protocol):
 
 
 class PeriodicPort(Protocol):
-    """The periodic ledger (:mod:`.services.periodic`)."""
+    """The periodic ledger (:mod:`.services`)."""
 
     def now(self) -> datetime:
         """The database's clock."""
@@ -151,8 +149,3 @@ class RunStatePort(Protocol):
 
 class WorkerPort(WakePort, LockPort, RetentionPort, PeriodicPort, RunStatePort, Protocol):
     """Every role: what ``Queue._port()`` returns."""
-
-
-def port_of(queue: Queue) -> WorkerPort:
-    """*queue*'s port for the worker."""
-    return queue._port()

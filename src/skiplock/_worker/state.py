@@ -16,7 +16,7 @@ from .._core.checks import seconds
 from .._core.job import Job
 from ..errors import ConfigurationError, Discard
 from ..queue import Queue
-from .services.lock import SingleLock
+from .services import SingleLock
 
 __all__ = ["NO_COMPLETION", "Flags", "HeldJob", "HeldJobs", "Settings", "task_label"]
 
