@@ -149,7 +149,7 @@ class WorkerRuntime:
             ",".join(s.queues),
             s.concurrency,
             s.lease,
-            s.queue.url.masked(),
+            s.queue.url,  # formatted (password masked) only if the record is emitted
         )
         self.completer.open()
         try:
