@@ -356,7 +356,7 @@ class BaseDialect:
     ) -> Row | None:
         return run_sync(self.fetch_one_op(name, params), self.adapter(conn))
 
-    # -- operations: the common path (generators: see skiplock._core.ops) ----------------------
+    # -- operations: the common path (generators: see skiplock._core.sql) ----------------------
 
     def begin_sql(self) -> str:
         """Starts a transaction on a connection in autocommit mode."""

@@ -9,21 +9,6 @@ from types import ModuleType
 from typing import Any, Literal, Protocol
 
 from skiplock._core.claim import ClaimParams
-from skiplock._core.ops import (
-    COMMIT,
-    LASTROWID,
-    NOTHING,
-    ROLLBACK,
-    ROWCOUNT,
-    ROWS,
-    TUPLES,
-    Copy,
-    ErrorInfo,
-    Op,
-    Statement,
-    StatementError,
-    Tuples,
-)
 from skiplock._core.options import BOOL, INT, TEXT, Option, check_options
 from skiplock._core.params import (
     JobDependParams,
@@ -42,7 +27,24 @@ from skiplock._core.params import (
     WorkerRegisterParams,
 )
 from skiplock._core.roles import Control, Jobs, Operations, SchemaStore, ServerInfo, Workflows
-from skiplock._core.sql import TableName, load_statements, render_statements
+from skiplock._core.sql import (
+    COMMIT,
+    LASTROWID,
+    NOTHING,
+    ROLLBACK,
+    ROWCOUNT,
+    ROWS,
+    TUPLES,
+    Copy,
+    ErrorInfo,
+    Op,
+    Statement,
+    StatementError,
+    TableName,
+    Tuples,
+    load_statements,
+    render_statements,
+)
 from skiplock.drivers import Adapter
 from skiplock.drivers import mssql as mssql_driver
 from skiplock.drivers import mysql as mysql_driver

@@ -430,7 +430,7 @@ def test_a_call_run_in_a_thread_is_closed_only_after_its_cancelled_statement(
     cancelled call's thread goes on with its statement, and the close that drops the
     connection waits for it instead of running beside it. (No SQL Server here: the same
     adapter over this backend's sync driver.)"""
-    from skiplock._core.ops import ROWS, Statement
+    from skiplock._core.sql import ROWS, Statement
     from skiplock.drivers.base_async import ThreadAdapter
 
     sleep = "pg_sleep" if queue.dialect.name == "postgresql" else "SLEEP"

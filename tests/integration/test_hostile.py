@@ -439,7 +439,7 @@ def test_lists_bound_through_psycopg_arrive_exactly(
     # and lists of anything else (booleans are ints to Python) go to psycopg as they are.
     if queue.dialect.name != "postgresql":
         pytest.skip("psycopg binds PostgreSQL's arrays")
-    from skiplock._core.ops import ROWS
+    from skiplock._core.sql import ROWS
     from skiplock.drivers.postgresql import PsycopgAdapter
 
     conn = queue.dialect.connect()

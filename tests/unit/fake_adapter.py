@@ -1,4 +1,4 @@
-"""A fake database for unit tests of the sans-I/O operations (:mod:`skiplock._core.ops`).
+"""A fake database for unit tests of the sans-I/O operations (:mod:`skiplock._core.sql`).
 
 :class:`FakeAdapter` stands where a driver's adapter stands: the real loop
 (``skiplock.drivers.run.run_sync``) drives an operation over it, and it answers each
@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from skiplock._core.ops import (
+from skiplock._core.sql import (
     LASTROWID,
     NOTHING,
     ROWCOUNT,

@@ -15,8 +15,7 @@ from skiplock.dialects import get_dialect
 
 from skiplock._core.claim import KEY_RATE_PREFIX, ClaimParams, claim
 from skiplock._core.job import Claimed
-from skiplock._core.ops import ErrorInfo, StatementError
-from skiplock._core.sql import TableName
+from skiplock._core.sql import ErrorInfo, StatementError, TableName
 from skiplock.drivers.url import parse_url
 
 from .fake_adapter import FakeAdapter, Step, run_script, step

@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 from skiplock.dialects import get_dialect
 
-from skiplock._core.ops import ROWCOUNT, ROWS, Statement
-from skiplock._core.sql import TableName
+from skiplock._core.sql import ROWCOUNT, ROWS, Statement, TableName
 from skiplock.drivers.mssql import PymssqlAdapter, PyodbcAdapter, qmark
 from skiplock.drivers.url import parse_url
 from unit.test_dialect_sql import SAMPLE
@@ -172,7 +171,7 @@ def test_a_pyodbc_duplicate_key_is_read_as_an_active_key() -> None:
     assert "Cannot insert duplicate key row" in info.message
     op = mssql().insert_dedupe_once(dict(SAMPLE))
     next(op)
-    from skiplock._core.ops import StatementError
+    from skiplock._core.sql import StatementError
 
     with pytest.raises(StopIteration) as stop:
         op.throw(StatementError(info, exc))

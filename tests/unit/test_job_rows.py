@@ -1,4 +1,4 @@
-"""A claim's rows read as tuples (``Job.reader``, :class:`~skiplock._core.ops.Tuples`)
+"""A claim's rows read as tuples (``Job.reader``, :class:`~skiplock._core.sql.Tuples`)
 build the same job as the same row read as a dict (``Job.from_row``)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import pytest
 
 from skiplock import Job, PayloadError
-from skiplock._core.ops import Tuples
+from skiplock._core.sql import Tuples
 
 ROW = {
     "id": 3,

@@ -14,8 +14,7 @@ from skiplock.dialects.mssql import (
 )
 
 import skiplock
-from skiplock._core.ops import ErrorInfo
-from skiplock._core.sql import TableName
+from skiplock._core.sql import ErrorInfo, TableName
 from skiplock.drivers.mssql import pymssql_error_number as error_number
 from skiplock.drivers.mssql import pymssql_error_numbers
 from skiplock.drivers.url import parse_url

@@ -26,7 +26,6 @@ from .checks import (
 from .claim import ClaimParams, claim_token
 from .claim import claim as claim_op
 from .job import Claimed, Job, Stats, utc
-from .ops import Op, Row
 from .params import (
     JobDependParams,
     JobHeartbeatParams,
@@ -42,6 +41,7 @@ from .params import (
 )
 from .read_models import QueueOverview, TickInfo, WorkerInfo, overviews
 from .roles import Operations, ServerInfo
+from .sql import Op, Row
 
 __all__ = ["Call", "backoff"]
 

@@ -16,8 +16,8 @@ from typing import Any, Protocol
 from ..errors import PayloadError
 from .checks import error_text, loads
 from .job import Claimed, Job
-from .ops import Op, Row, Statement, Tuples
 from .params import JobSetStateParams
+from .sql import Op, Row, Statement, Tuples
 
 __all__ = [
     "KEY_RATE_PREFIX",

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .claim import ClaimSQL
-from .ops import ErrorInfo, Op, Row
 from .params import (
     JobDependParams,
     JobHeartbeatParams,
@@ -25,7 +24,7 @@ from .params import (
     TickEnqueueParams,
     WorkerRegisterParams,
 )
-from .sql import TableName
+from .sql import ErrorInfo, Op, Row, TableName
 
 __all__ = ["Control", "Jobs", "Operations", "SchemaStore", "ServerInfo", "Workflows"]
 

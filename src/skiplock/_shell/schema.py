@@ -15,8 +15,7 @@ from importlib import resources
 from typing import Any, TypeVar
 
 from .._core.checks import integer
-from .._core.ops import NOTHING, Op, Statement, StatementError
-from .._core.sql import render_statements
+from .._core.sql import NOTHING, Op, Statement, StatementError, render_statements
 from ..dialects import Dialect
 from ..dialects.base import split_statements
 from ..drivers import Adapter

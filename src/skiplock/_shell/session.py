@@ -14,8 +14,7 @@ from contextlib import contextmanager, suppress
 from typing import Any, TypeVar
 
 from .._core import calls
-from .._core.ops import NOTHING, Op, Statement, StatementError
-from .._core.sql import TableName
+from .._core.sql import NOTHING, Op, Statement, StatementError, TableName
 from ..dialects import Dialect, ServerInfo, get_dialect
 from ..drivers import Adapter, adapt
 from ..drivers.run import run_sync, run_with_caller_conn

@@ -12,8 +12,7 @@ from contextlib import asynccontextmanager, suppress
 from typing import Any, TypeVar
 
 from .._core import calls
-from .._core.ops import NOTHING, Op, Statement, StatementError
-from .._core.sql import TableName
+from .._core.sql import NOTHING, Op, Statement, StatementError, TableName
 from ..dialects import Dialect, ServerInfo, get_dialect
 from ..drivers.adapt_async import adapt_async
 from ..drivers.base_async import AsyncAdapter

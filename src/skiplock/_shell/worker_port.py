@@ -13,8 +13,8 @@ from typing import Any, Literal
 from .._core import calls
 from .._core.arguments import EnqueueOptions
 from .._core.job import Job, utc
-from .._core.ops import StatementError
 from .._core.params import JobLiveLeasesParams, JobPruneParams, TickEnqueueParams
+from .._core.sql import StatementError
 from ..dialects import Dialect
 from .session import Session
 

@@ -2,7 +2,7 @@
 whether an idle connection of skiplock's own is still usable, without a round trip.
 
 Rows come back as ``list[dict]`` with JSON as text, or as
-:class:`~skiplock._core.ops.Tuples`; datetimes may be naive (UTC) or aware.
+:class:`~skiplock._core.sql.Tuples`; datetimes may be naive (UTC) or aware.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
 from typing import Any, ClassVar
 
-from skiplock._core.ops import (
+from skiplock._core.sql import (
     LASTROWID,
     NOTHING,
     ROWCOUNT,
@@ -55,7 +55,7 @@ class Adapter:
 
     database: ClassVar[str]
     driver: ClassVar[str]
-    #: the adapter can run :class:`~skiplock._core.ops.Copy` requests
+    #: the adapter can run :class:`~skiplock._core.sql.Copy` requests
     can_copy: ClassVar[bool] = False
 
     def __init__(self, connection: Any, module: ModuleType, *, owned: bool = False) -> None:
@@ -75,7 +75,7 @@ class Adapter:
         return self.connection.cursor()
 
     def execute(self, request: Request) -> Any:
-        """Run *request*; answer as :mod:`skiplock._core.ops` says."""
+        """Run *request*; answer as :mod:`skiplock._core.sql` says."""
         if type(request) is Statement:
             return self.statement(request.sql, request.params, request.want)
         if isinstance(request, Copy):

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextlib import suppress
 from typing import Any, ClassVar, TypeVar
 
-from skiplock._core.ops import ROWS, TUPLES, Control, Copy, ErrorInfo, Request, Statement, Tuples
+from skiplock._core.sql import ROWS, TUPLES, Control, Copy, ErrorInfo, Request, Statement, Tuples
 
 from .base import Adapter, as_dicts, counted, readable
 

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from skiplock.errors import ConfigurationError
 
-from .._core.ops import NOTHING, ErrorInfo, Statement
+from .._core.sql import NOTHING, ErrorInfo, Statement
 from .base import Adapter
 from .base_async import AsyncCursorAdapter
 

@@ -12,7 +12,7 @@ from functools import lru_cache
 from types import ModuleType
 from typing import Any, ClassVar
 
-from .._core.ops import Tuples
+from .._core.sql import Tuples
 from .base import Adapter
 from .base_async import AsyncAdapter, AsyncCursorAdapter, opened
 
@@ -227,7 +227,7 @@ class AsyncpgAdapter(AsyncAdapter):
     json_decoded = False
 
     async def statement(self, sql: str, params: Mapping[str, Any] | None, want: int) -> Any:
-        from skiplock._core.ops import ROWCOUNT, ROWS, TUPLES, Tuples
+        from skiplock._core.sql import ROWCOUNT, ROWS, TUPLES, Tuples
 
         text, args = numbered(sql, params)
         conn = self.connection

@@ -1,6 +1,6 @@
 # Generated from src/skiplock/drivers/run_async.py by scripts/async_to_sync; do not edit.
 # Edit the source and run scripts/async_to_sync (tests/quality/test_generated.py checks).
-"""The loops that drive :mod:`skiplock._core.ops` operations over a connection.
+"""The loops that drive :mod:`skiplock._core.sql` operations over a connection.
 
 Generated from ``run_async.py`` by ``scripts/async_to_sync``; edit that file.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from contextlib import suppress
 from typing import TYPE_CHECKING, TypeVar
 
-from .._core.ops import NOTHING, Op, Statement, StatementError
+from .._core.sql import NOTHING, Op, Statement, StatementError
 
 if TYPE_CHECKING:
     from .base import Adapter
@@ -23,7 +23,7 @@ T = TypeVar("T")
 def run_sync(op: Op[T], adapter: Adapter) -> T:
     """Drive *op* over *adapter*'s connection; return its value.
 
-    Raises :class:`~skiplock._core.ops.StatementError` for a driver error the operation did not
+    Raises :class:`~skiplock._core.sql.StatementError` for a driver error the operation did not
     handle, and whatever the operation raises.
     """
     errors = adapter.errors
@@ -46,7 +46,7 @@ def run_with_caller_conn(op: Op[T], adapter: Adapter, begin_sql: str) -> T:
     """Drive *op* on a caller's connection, never ending the caller's transaction.
 
     In autocommit mode, an operation of several statements gets a transaction of its own.
-    Raises :class:`~skiplock._core.ops.StatementError` for any driver error.
+    Raises :class:`~skiplock._core.sql.StatementError` for any driver error.
     """
     try:
         if not adapter.autocommit():  # mysql-connector asks the server

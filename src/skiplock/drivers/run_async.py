@@ -1,4 +1,4 @@
-"""The loops that drive :mod:`skiplock._core.ops` operations over a connection.
+"""The loops that drive :mod:`skiplock._core.sql` operations over a connection.
 
 ``scripts/async_to_sync`` makes ``run.py`` from this module.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 from contextlib import suppress
 from typing import TYPE_CHECKING, TypeVar
 
-from .._core.ops import NOTHING, Op, Statement, StatementError
+from .._core.sql import NOTHING, Op, Statement, StatementError
 
 if TYPE_CHECKING:
     from .base_async import AsyncAdapter
@@ -21,7 +21,7 @@ T = TypeVar("T")
 async def run_async(op: Op[T], adapter: AsyncAdapter) -> T:
     """Drive *op* over *adapter*'s connection; return its value.
 
-    Raises :class:`~skiplock._core.ops.StatementError` for a driver error the operation did not
+    Raises :class:`~skiplock._core.sql.StatementError` for a driver error the operation did not
     handle, and whatever the operation raises.
     """
     errors = adapter.errors
@@ -44,7 +44,7 @@ async def run_with_caller_conn_async(op: Op[T], adapter: AsyncAdapter, begin_sql
     """Drive *op* on a caller's connection, never ending the caller's transaction.
 
     In autocommit mode, an operation of several statements gets a transaction of its own.
-    Raises :class:`~skiplock._core.ops.StatementError` for any driver error.
+    Raises :class:`~skiplock._core.sql.StatementError` for any driver error.
     """
     try:
         if not await adapter.autocommit():  # mysql-connector asks the server
