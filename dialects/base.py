@@ -58,7 +58,6 @@ from .contract import (
     mask_password,
     opened,
     render_statements,
-    run_sync,
 )
 from .state import RunState
 
@@ -349,12 +348,12 @@ class BaseDialect:
 
     def run(self, conn: Any, name: str, params: Mapping[str, Any] | None = None) -> int:
         """Run one statement on a connection of :meth:`connect`; rows matched."""
-        return run_sync(self.count_op(name, params), self.adapter(conn))
+        return self.adapter(conn).run(self.count_op(name, params))
 
     def fetch_one(
         self, conn: Any, name: str, params: Mapping[str, Any] | None = None
     ) -> Row | None:
-        return run_sync(self.fetch_one_op(name, params), self.adapter(conn))
+        return self.adapter(conn).run(self.fetch_one_op(name, params))
 
     # -- operations: the common path (generators: see skiplock._core.sql) ----------------------
 
@@ -955,7 +954,7 @@ class BaseDialect:
 
     def lock_is_node_local(self, conn: Any) -> bool:
         """:meth:`lock_is_node_local_op` on *conn*, a connection of :meth:`connect`."""
-        return run_sync(self.lock_is_node_local_op(), self.adapter(conn))
+        return self.adapter(conn).run(self.lock_is_node_local_op())
 
     def migrate_lock_acquire(self, holder: str, stale_s: float) -> Op[bool]:
         """Take or renew the cluster-wide migration lock for *holder*."""
@@ -977,7 +976,7 @@ class BaseDialect:
 
     def lock_acquire(self, conn: Any, key: int, name: str, wait: float) -> bool:
         """Take the session lock *key* / *name*, waiting up to *wait* s; True when held."""
-        return run_sync(self.lock_acquire_op(key, name, wait), self.adapter(conn))
+        return self.adapter(conn).run(self.lock_acquire_op(key, name, wait))
 
     def lock_check(self, conn: Any, key: int, name: str) -> bool:
         """True if *conn* still holds the lock (False, or a driver error, when it does not)."""

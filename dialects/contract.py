@@ -54,8 +54,6 @@ from skiplock.drivers.base_async import AsyncAdapter, ThreadAdapter, is_usable_a
 from skiplock.drivers.mssql import PymssqlAdapter
 from skiplock.drivers.mysql import MySQLConnectorAdapter
 from skiplock.drivers.postgresql import PsycopgAdapter
-from skiplock.drivers.run import run_sync
-from skiplock.drivers.run_async import run_async
 from skiplock.drivers.url import DatabaseURL, mask_password
 from skiplock.errors import BackendError, ConfigurationError, LeaseLost, UnsupportedServer
 
@@ -129,8 +127,6 @@ __all__ = [
     "opened",
     "postgresql_driver",
     "render_statements",
-    "run_async",
-    "run_sync",
 ]
 
 Row = dict[str, Any]

@@ -35,8 +35,6 @@ from .contract import (
     TableName,
     Wakeup,
     render_statements,
-    run_async,
-    run_sync,
 )
 from .contract import mysql_driver as own
 from .state import RunState
@@ -186,10 +184,10 @@ class MySQLDialect(BaseDialect):
         return await own.connect_async(self.driver, self.connect_kwargs(), self._SESSION)
 
     def server_info(self, conn: Any) -> ServerInfo:
-        return self._server(run_sync(self.version_op(), self.adapter(conn)))
+        return self._server(self.adapter(conn).run(self.version_op()))
 
     async def server_info_async(self, own: AsyncAdapter) -> ServerInfo:
-        return self._server(await run_async(self.version_op(), own))
+        return self._server(await own.run(self.version_op()))
 
     def _server(self, rows: list[Row]) -> ServerInfo:
         # mysql-connector reports MariaDB as 5.5.5; VERSION() tells the truth.

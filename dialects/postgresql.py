@@ -30,8 +30,6 @@ from .contract import (
     StatementError,
     UnsupportedServer,
     Wakeup,
-    run_async,
-    run_sync,
 )
 from .contract import postgresql_driver as own
 
@@ -138,10 +136,10 @@ class PostgreSQLDialect(BaseDialect):
         return await own.connect_async(self.driver, self.connect_kwargs(), (_UTC_SESSION,))
 
     def server_info(self, conn: Any) -> ServerInfo:
-        return self._server(run_sync(self.version_op(self._VERSION_SQL), self.adapter(conn)))
+        return self._server(self.adapter(conn).run(self.version_op(self._VERSION_SQL)))
 
     async def server_info_async(self, own: AsyncAdapter) -> ServerInfo:
-        return self._server(await run_async(self.version_op(self._VERSION_SQL), own))
+        return self._server(await own.run(self.version_op(self._VERSION_SQL)))
 
     def _server(self, rows: list[Row]) -> ServerInfo:
         [row] = rows

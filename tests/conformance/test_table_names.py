@@ -13,7 +13,6 @@ import pytest
 
 import skiplock
 from skiplock._shell.schema import load_migrations
-from skiplock.drivers.run import run_sync
 
 from .test_migrations import v1_statements
 
@@ -92,10 +91,10 @@ def test_install_is_idempotent_on_a_table_made_by_the_old_ddl(url: str) -> None:
         new_enqueue = q.dialect.sql["enqueue"]
         q.dialect.sql["enqueue"] = v1_statements(q)["enqueue"]  # the old release's statement
         try:
-            job_id = run_sync(q.dialect.insert({
+            job_id = q.dialect.adapter(conn).run(q.dialect.insert({
                 "queue": "default", "payload": '"kept"', "priority": 0, "max_attempts": 5,
                 "run_at": None, "delay_ms": 0, "idempotency_key": str(uuid.uuid4()),
-            }), q.dialect.adapter(conn))  # fmt: skip
+            }))  # fmt: skip
             conn.commit()
         finally:
             q.dialect.sql["enqueue"] = new_enqueue

@@ -1,7 +1,7 @@
 """A fake database for unit tests of the sans-I/O operations (:mod:`skiplock._core.sql`).
 
 :class:`FakeAdapter` stands where a driver's adapter stands: the real loop
-(``skiplock.drivers.run.run_sync``) drives an operation over it, and it answers each
+(``skiplock.drivers.base.Adapter.run``) drives an operation over it, and it answers each
 request from a script of :class:`Step` s, after checking that the request is the step's
 statement (by its name in the dialect's ``.sql`` file, read back from the text) with the
 step's parameters. A step may answer with rows, a row count or an error. These tests show
@@ -29,7 +29,7 @@ from skiplock._core.sql import (
     Statement,
     Tuples,
 )
-from skiplock.drivers.run import run_sync
+from skiplock.drivers.base import Adapter
 
 __all__ = ["FakeAdapter", "FakeError", "Step", "run_script", "step"]
 
@@ -126,7 +126,7 @@ class FakeAdapter:
 
     def run(self, op: Op[T]) -> T:
         """Drive *op* with the real loop; its value, once every step of the script ran."""
-        value = run_sync(op, self)  # type: ignore[arg-type]
+        value = Adapter.run(self, op)  # type: ignore[arg-type]
         left = [s.name for s in self.script]
         assert not left, f"the operation ended before the script did: {left}"
         return value

@@ -19,7 +19,6 @@ from .._core.sql import NOTHING, Op, Statement, StatementError, render_statement
 from ..dialects import Dialect
 from ..dialects.base import split_statements
 from ..drivers import Adapter
-from ..drivers.run import run_sync
 from ..errors import BackendError, ConfigurationError, LockNotAcquired, SkiplockError
 
 __all__ = ["Migration", "Schema", "load_migrations"]
@@ -254,7 +253,7 @@ class Schema:
         where = f"{doing} (table {self.dialect.table})"
         for attempt in range(1, _TRIES + 1):
             try:
-                result = run_sync(make(), own)
+                result = own.run(make())
             except StatementError as exc:
                 own.connection.rollback()
                 err, cause = self.dialect.wrap(exc, where), exc.cause

@@ -17,7 +17,6 @@ from .._core import calls
 from .._core.sql import NOTHING, Op, Statement, StatementError, TableName
 from ..dialects import Dialect, ServerInfo, get_dialect
 from ..drivers import Adapter, adapt
-from ..drivers.run import run_sync, run_with_caller_conn
 from ..drivers.url import DatabaseURL
 from ..errors import BackendError
 from .acompat import sleep
@@ -164,7 +163,7 @@ class Session:
         while True:
             own = self._checkout()
             try:
-                result = run_sync(make(own.can_copy), own)
+                result = own.run(make(own.can_copy))
             except StatementError as exc:
                 err = self.dialect.wrap(exc, doing)
                 self._rollback_or_drop(own, lost=err.connection_lost)
@@ -213,7 +212,7 @@ class Session:
 
     def _run_with_caller_conn(self, doing: str, theirs: Adapter, op: Op[T]) -> T:
         try:
-            return run_with_caller_conn(op, theirs, self.dialect.begin_sql())
+            return theirs.run_with_caller_conn(op, self.dialect.begin_sql())
         except StatementError as exc:
             raise self.dialect.wrap(exc, doing) from exc.cause
 

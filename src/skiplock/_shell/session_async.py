@@ -16,7 +16,6 @@ from .._core.sql import NOTHING, Op, Statement, StatementError, TableName
 from ..dialects import Dialect, ServerInfo, get_dialect
 from ..drivers.adapt_async import adapt_async
 from ..drivers.base_async import AsyncAdapter
-from ..drivers.run_async import run_async, run_with_caller_conn_async
 from ..drivers.url import DatabaseURL
 from ..errors import BackendError
 from .acompat import asleep
@@ -175,7 +174,7 @@ class AsyncSession:
         while True:
             own = await self._checkout()
             try:
-                result = await run_async(make(own.can_copy), own)
+                result = await own.run(make(own.can_copy))
             except StatementError as exc:
                 err = self.dialect.wrap(exc, doing)
                 await self._rollback_or_drop(own, lost=err.connection_lost)
@@ -224,7 +223,7 @@ class AsyncSession:
 
     async def _run_with_caller_conn(self, doing: str, theirs: AsyncAdapter, op: Op[T]) -> T:
         try:
-            return await run_with_caller_conn_async(op, theirs, self.dialect.begin_sql())
+            return await theirs.run_with_caller_conn(op, self.dialect.begin_sql())
         except StatementError as exc:
             raise self.dialect.wrap(exc, doing) from exc.cause
 

@@ -1,5 +1,6 @@
-"""What every driver adapter provides: running one request on one DB-API connection; and
-whether an idle connection of skiplock's own is still usable, without a round trip.
+"""What every driver adapter provides: running one request on one DB-API connection, and
+driving an operation over it (:meth:`Adapter.run`); and whether an idle connection of
+skiplock's own is still usable, without a round trip.
 
 Rows come back as ``list[dict]`` with JSON as text, or as
 :class:`~skiplock._core.sql.Tuples`; datetimes may be naive (UTC) or aware.
@@ -9,8 +10,9 @@ from __future__ import annotations
 
 import select
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import suppress
 from types import ModuleType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from skiplock._core.sql import (
     LASTROWID,
@@ -21,12 +23,16 @@ from skiplock._core.sql import (
     Control,
     Copy,
     ErrorInfo,
+    Op,
     Request,
     Statement,
+    StatementError,
     Tuples,
 )
 
 __all__ = ["Adapter", "as_dicts", "counted", "dict_rows", "is_usable", "readable"]
+
+T = TypeVar("T")
 
 
 def dict_rows(cur: Any) -> list[dict[str, Any]]:
@@ -154,6 +160,53 @@ class Adapter:
 
     def error_info(self, exc: BaseException) -> ErrorInfo:
         return ErrorInfo(self.error_codes(exc), self.error_kind(exc), str(exc))
+
+    # -- driving an operation -------------------------------------------------------------
+
+    def run(self, op: Op[T]) -> T:
+        """Drive *op* over this connection; return its value.
+
+        Raises :class:`~skiplock._core.sql.StatementError` for a driver error the operation
+        did not handle, and whatever the operation raises.
+        """
+        errors = self.errors
+        execute = self.execute
+        try:
+            request = next(op)
+            while True:
+                try:
+                    result = execute(request)
+                except errors as exc:
+                    request = op.throw(StatementError(self.error_info(exc), exc))
+                    continue
+                request = op.send(result)
+        except StopIteration as stop:
+            value: T = stop.value
+            return value
+
+    def run_with_caller_conn(self, op: Op[T], begin_sql: str) -> T:
+        """Drive *op* on a caller's connection, never ending the caller's transaction.
+
+        In autocommit mode, an operation of several statements gets a transaction of its own.
+        Raises :class:`~skiplock._core.sql.StatementError` for any driver error.
+        """
+        try:
+            if not self.autocommit():
+                return self.run(op)
+            self.execute(Statement(begin_sql, None, NOTHING))
+        except self.errors as exc:
+            raise StatementError(self.error_info(exc), exc) from exc
+        try:
+            result = self.run(op)
+        except BaseException:
+            with suppress(Exception):
+                self.execute(Statement("ROLLBACK", None, NOTHING))
+            raise
+        try:
+            self.execute(Statement("COMMIT", None, NOTHING))
+        except self.errors as exc:
+            raise StatementError(self.error_info(exc), exc) from exc
+        return result
 
     # -- transactions ---------------------------------------------------------------------
 

@@ -8,7 +8,19 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextlib import suppress
 from typing import Any, ClassVar, TypeVar
 
-from skiplock._core.sql import ROWS, TUPLES, Control, Copy, ErrorInfo, Request, Statement, Tuples
+from skiplock._core.sql import (
+    NOTHING,
+    ROWS,
+    TUPLES,
+    Control,
+    Copy,
+    ErrorInfo,
+    Op,
+    Request,
+    Statement,
+    StatementError,
+    Tuples,
+)
 
 from .base import Adapter, as_dicts, counted, readable
 
@@ -92,6 +104,53 @@ class AsyncAdapter:
 
     def is_closed(self) -> bool:
         return False
+
+    # -- driving an operation -------------------------------------------------------------
+
+    async def run(self, op: Op[T]) -> T:
+        """Drive *op* over this connection; return its value (:meth:`Adapter.run`, awaited).
+
+        Raises :class:`~skiplock._core.sql.StatementError` for a driver error the operation
+        did not handle, and whatever the operation raises.
+        """
+        errors = self.errors
+        execute = self.execute
+        try:
+            request = next(op)
+            while True:
+                try:
+                    result = await execute(request)
+                except errors as exc:
+                    request = op.throw(StatementError(self.error_info(exc), exc))
+                    continue
+                request = op.send(result)
+        except StopIteration as stop:
+            value: T = stop.value
+            return value
+
+    async def run_with_caller_conn(self, op: Op[T], begin_sql: str) -> T:
+        """Drive *op* on a caller's connection, never ending the caller's transaction.
+
+        In autocommit mode, an operation of several statements gets a transaction of its own.
+        Raises :class:`~skiplock._core.sql.StatementError` for any driver error.
+        """
+        try:
+            if not await self.autocommit():  # mysql-connector asks the server
+                return await self.run(op)
+            await self.execute(Statement(begin_sql, None, NOTHING))
+        except self.errors as exc:
+            raise StatementError(self.error_info(exc), exc) from exc
+        try:
+            result = await self.run(op)
+        except BaseException:
+            with suppress(Exception):
+                await self.execute(Statement("ROLLBACK", None, NOTHING))
+            raise
+        try:
+            await self.execute(Statement("COMMIT", None, NOTHING))
+        except self.errors as exc:
+            raise StatementError(self.error_info(exc), exc) from exc
+        return result
 
     def fileno(self) -> int | None:
         return None
