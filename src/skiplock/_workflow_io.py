@@ -12,7 +12,7 @@ import time
 from collections.abc import Generator
 from typing import Any, Protocol
 
-from ._core.arguments import EnqueueOptions
+from ._core.checks import EnqueueOptions
 from ._core.job import Job
 from ._shell.acompat import sleep
 from .queue import Queue

@@ -19,8 +19,7 @@ from collections.abc import Callable, KeysView, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, overload
 
-from ._core.arguments import MAX_KEY_CONCURRENCY
-from ._core.checks import integer, rate, seconds_or_none, text
+from ._core.checks import MAX_KEY_CONCURRENCY, integer, rate, seconds_or_none, text
 from ._core.checks import queue_limits as queue_limits_checked
 from ._core.checks import rate_limits as rate_limits_checked
 from ._core.job import Job

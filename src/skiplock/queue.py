@@ -16,8 +16,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ._core import calls
-from ._core.arguments import ClaimOptions, EnqueueOptions, ListOptions
 from ._core.calls import backoff
+from ._core.checks import ClaimOptions, EnqueueOptions, ListOptions
 from ._core.job import Claimed, Job, Stats
 from ._core.read_models import QueueOverview, TickInfo, WorkerInfo
 from ._shell.session import Session

@@ -10,8 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from ._core.arguments import EnqueueOptions
-from ._core.checks import seconds, seconds_or_none
+from ._core.checks import EnqueueOptions, seconds, seconds_or_none
 from ._core.job import Job
 from ._workflow_io import wait_workflow, write_workflow
 from ._workflow_io_async import Writer, wait_workflow_async, write_workflow_async

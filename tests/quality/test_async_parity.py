@@ -113,14 +113,14 @@ def _typed(typed_dict: Any) -> dict[str, str]:
 @pytest.mark.parametrize("name", ["enqueue", "enqueue_many", "claim"])
 def test_a_transactions_keywords_are_the_queues(name: str) -> None:
     """A transaction's enqueue/claim forward their keywords (typed as a TypedDict of
-    skiplock._core.arguments) to the queue's: the TypedDict names exactly the queue's
+    skiplock._core.checks) to the queue's: the TypedDict names exactly the queue's
     keywords but ``conn``, with the same types."""
-    from skiplock._core import arguments
+    from skiplock._core import checks
 
     fn = getattr(skiplock.Transaction, name)
     (options,) = [p for p in inspect.signature(fn).parameters.values() if p.kind is p.VAR_KEYWORD]
     typed = str(options.annotation).removeprefix("Unpack[").removesuffix("]")
-    assert _typed(getattr(arguments, typed)) == _keywords(getattr(skiplock.Queue, name))
+    assert _typed(getattr(checks, typed)) == _keywords(getattr(skiplock.Queue, name))
 
 
 def test_the_constructors_take_the_keywords_of_queue_settings() -> None:

@@ -13,8 +13,10 @@ from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
 from ..errors import ConfigurationError, LeaseLost
-from .arguments import ClaimOptions, EnqueueOptions, ListOptions
 from .checks import (
+    ClaimOptions,
+    EnqueueOptions,
+    ListOptions,
     dumps,
     error_text,
     integer,

@@ -1,28 +1,43 @@
-"""Argument checks: every bad input becomes skiplock's own error, before anything is written."""
+"""Argument checks: every bad input becomes skiplock's own error, before anything is written.
+The single checks first; then the keywords of the queue's enqueue, claim and list methods,
+checked once into frozen objects."""
 
 from __future__ import annotations
 
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from itertools import accumulate
-from typing import Any
+from typing import Any, TypedDict
 
 # the numeric checks live with the errors, the lowest layer, so that an exception built by a
 # user (Snooze) checks its arguments with them too; here they are re-exported
 from ..errors import TEN_YEARS, ConfigurationError, PayloadError
 from ..errors import check_integer as integer
 from ..errors import check_seconds as seconds
+from .params import JobInsertParams, JobListParams
 
 __all__ = [
+    "MAX_CONTEXT_BYTES",
     "MAX_DEPTH",
     "MAX_ERROR",
+    "MAX_HEADERS_BYTES",
     "MAX_NAME",
+    "STATUSES",
     "TEN_YEARS",
+    "ClaimKeywords",
+    "ClaimOptions",
+    "ContextHeaders",
+    "EnqueueKeywords",
+    "EnqueueManyKeywords",
+    "EnqueueOptions",
+    "ListOptions",
     "dumps",
     "error_text",
+    "headers_json",
     "integer",
     "loads",
     "milliseconds",
@@ -32,6 +47,9 @@ __all__ = [
     "seconds_or_none",
     "text",
 ]
+
+#: the statuses a job can be in (public as skiplock.job.STATUSES)
+STATUSES = ("pending", "running", "done", "failed", "cancelled", "waiting")
 
 MAX_NAME = 255
 MAX_ERROR = 8000
@@ -264,3 +282,337 @@ def rate_limits(limits: object) -> dict[str, tuple[int, float]]:
             f'{{"api": (50, 1.0)}}; not {limits!r:.80}'
         )
     return {text(k, "queue name"): rate(v, f"rate_limits[{k!r:.80}]") for k, v in limits.items()}
+
+
+# -- the keywords of enqueue, claim and list ------------------------------------------------
+
+#: the largest ``key_concurrency`` (a claim counts a key's running jobs for each of its rows)
+MAX_KEY_CONCURRENCY = 10_000
+_MAX_ID = 2**63 - 1
+#: the most a job's headers may take, as stored (their JSON text, UTF-8)
+MAX_HEADERS_BYTES = 8192
+#: the most the trace context a tracing integration adds to a job's headers may take, on
+#: top of the caller's MAX_HEADERS_BYTES, so that headers that fit untraced fit traced
+#: too: twice W3C baggage's own limit (8192 bytes), room for traceparent and tracestate
+MAX_CONTEXT_BYTES = 16384
+
+
+class ContextHeaders(dict[str, str]):
+    """A job's headers plus those a tracing integration *added* (counted apart)."""
+
+    def __init__(self, given: Mapping[str, str], added: Mapping[str, str]) -> None:
+        super().__init__(given)
+        self.update(added)
+        self.added = frozenset(added)
+
+
+class _EnqueueShared(TypedDict, total=False):
+    queue: str
+    priority: int
+    run_at: datetime | None
+    delay: float | None
+    max_attempts: int
+    key: str | None
+    key_concurrency: int | None
+    key_rate: tuple[int, float] | None
+    headers: Mapping[str, str] | None
+    dedupe_for: float | None
+    debounce: float | None
+    after: Sequence[int] | None
+    after_failure: str
+
+
+class EnqueueManyKeywords(_EnqueueShared, total=False):
+    """The keywords of ``enqueue_many`` but ``conn``."""
+
+    dedupe_keys: Sequence[str | None] | None
+
+
+class EnqueueKeywords(_EnqueueShared, total=False):
+    """The keywords of ``enqueue`` but ``conn``."""
+
+    dedupe_key: str | None
+
+
+class ClaimKeywords(TypedDict, total=False):
+    """The keywords of ``claim`` but ``conn``."""
+
+    queues: Sequence[str] | str
+    limit: int
+    lease: float
+
+
+@dataclass(frozen=True, slots=True)
+class EnqueueOptions:
+    """How a job is enqueued, checked."""
+
+    queue: str
+    priority: int
+    max_attempts: int
+    #: in UTC; None: now + ``delay_ms`` on the database's clock
+    run_at: datetime | None
+    delay_ms: int
+    #: ``key``: jobs of one key start in the order they were enqueued
+    order_key: str | None
+    #: ``key_concurrency`` (None: 1, strict order, as older releases wrote it)
+    key_limit: int | None
+    dedupe_key: str | None
+    #: the job's headers as stored (JSON text of a str -> str object); None: none
+    headers: str | None = None
+    #: ``dedupe_for`` in milliseconds (0: dedupe while active only)
+    dedupe_ms: int = 0
+    #: ``debounce`` in milliseconds (None: no debounce)
+    debounce_ms: int | None = None
+    #: ``after``: the parents' ids (deduplicated, in the order given); None: no parents
+    after: tuple[int, ...] | None = None
+    #: ``after_failure="run"``: run once the parents end, whatever their end
+    run_after_failure: bool = False
+    #: ``key_rate=(N, per)``: N and per in milliseconds (None: no rate for the key)
+    key_rate: tuple[int, int] | None = None
+    #: a workflow's: the jobs get ``has_children`` as they are written, since the
+    #: workflow enqueues a child of them next, in the same transaction
+    children: bool = False
+    #: a workflow's: ``after`` names jobs this transaction wrote with ``children``
+    #: (they exist, are marked and have not ended), so they are neither locked nor read
+    own_parents: bool = False
+
+    @classmethod
+    def check(
+        cls,
+        *,
+        queue: object,
+        priority: object,
+        max_attempts: object,
+        run_at: object = None,
+        delay: object = None,
+        key: object = None,
+        key_concurrency: object = None,
+        key_rate: object = None,
+        dedupe_key: object = None,
+        headers: object = None,
+        dedupe_for: object = None,
+        debounce: object = None,
+        many_keys: bool = False,
+        after: object = None,
+        after_failure: object = "cancel",
+    ) -> EnqueueOptions:
+        """The public method's keywords (None: not given), checked. Raises
+        :class:`ConfigurationError` for a bad value or a combination that cannot hold
+        (``run_at`` with ``delay``, ``key_rate`` without ``key``, ``debounce`` without
+        ``dedupe_key``, …)."""
+        when, delay_ms = run_at_or_delay(run_at, delay)
+        keyed = dedupe_key is not None or many_keys
+        dedupe_ms, debounce_ms = _window(keyed, dedupe_for, debounce, run_at, delay)
+        parents = _after(after, after_failure, key, dedupe_key)
+        if parents is not None and many_keys:
+            raise ConfigurationError(
+                "after cannot be given with dedupe_keys: a job that waits for its parents "
+                "is not deduplicated"
+            )
+        return cls(
+            queue=text(queue, "queue"),
+            priority=integer(priority, "priority", -(2**31)),
+            max_attempts=integer(max_attempts, "max_attempts", 1),
+            run_at=when,
+            delay_ms=delay_ms,
+            order_key=None if key is None else text(key, "key"),
+            key_limit=_key_limit(key, key_concurrency),
+            dedupe_key=None if dedupe_key is None else text(dedupe_key, "dedupe_key"),
+            headers=headers_json(headers),
+            dedupe_ms=dedupe_ms,
+            debounce_ms=debounce_ms,
+            after=parents,
+            run_after_failure=after_failure == "run",
+            key_rate=_key_rate(key, key_rate),
+        )
+
+    def params(self) -> JobInsertParams:
+        """What every job of the enqueue shares (the caller adds a job's own)."""
+        return JobInsertParams(
+            queue=self.queue,
+            priority=self.priority,
+            max_attempts=self.max_attempts,
+            run_at=self.run_at,
+            delay_ms=self.delay_ms,
+            order_key=self.order_key,
+            key_limit=self.key_limit,
+            headers=self.headers,
+            key_rate=None if self.key_rate is None else self.key_rate[0],
+            key_rate_ms=None if self.key_rate is None else self.key_rate[1],
+        )
+
+
+def headers_json(headers: object) -> str | None:
+    """*headers* checked and encoded as JSON text (None when empty). Raises
+    :class:`ConfigurationError` for a mapping that is not text to text, or over
+    :data:`MAX_HEADERS_BYTES`."""
+    if headers is None:
+        return None
+    if not isinstance(headers, Mapping):
+        raise ConfigurationError(
+            f"headers must be a dict of str to str, not {type(headers).__name__}"
+        )
+    if not headers:
+        return None
+    for k, v in headers.items():
+        if not isinstance(k, str) or not k:
+            raise ConfigurationError(f"a header's name must be a non-empty str, not {k!r:.80}")
+        if not isinstance(v, str):
+            raise ConfigurationError(
+                f"header {k!r:.80} must have a str value, not {type(v).__name__}"
+            )
+    encoded, size = _encoded(headers)
+    added = headers.added if isinstance(headers, ContextHeaders) else frozenset()
+    if added:
+        own = {k: v for k, v in headers.items() if k not in added}
+        size = _encoded(own)[1] if own else 0
+        context = _encoded({k: v for k, v in headers.items() if k in added})[1]
+        if context > MAX_CONTEXT_BYTES:
+            raise ConfigurationError(
+                f"the trace context added to the headers takes {context} bytes as JSON; at "
+                f"most {MAX_CONTEXT_BYTES} are allowed: keep the baggage smaller"
+            )
+    if size > MAX_HEADERS_BYTES:
+        raise ConfigurationError(
+            f"headers take {size} bytes as JSON; at most {MAX_HEADERS_BYTES} are allowed: "
+            "keep ids and trace context in them, and data in the payload"
+        )
+    return encoded
+
+
+def _encoded(headers: Mapping[str, str]) -> tuple[str, int]:
+    encoded = json.dumps(dict(headers), ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    try:
+        return encoded, len(encoded.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ConfigurationError("headers must be valid Unicode text (a lone surrogate?)") from None
+
+
+def _window(
+    keyed: bool, dedupe_for: object, debounce: object, run_at: object, delay: object
+) -> tuple[int, int | None]:
+    if dedupe_for is None and debounce is None:
+        return 0, None
+    what = "dedupe_for" if debounce is None else "debounce"
+    if not keyed:
+        raise ConfigurationError(
+            f"{what} applies to a dedupe_key: pass dedupe_key=... with it "
+            "(dedupe_keys=[...] on enqueue_many)"
+        )
+    if dedupe_for is not None and debounce is not None:
+        raise ConfigurationError(
+            "pass dedupe_for (one job per key for a while) or debounce (the pending job takes "
+            "the newest payload), not both"
+        )
+    if debounce is None:
+        return max(1, milliseconds(dedupe_for, "dedupe_for", low=0.001)), None
+    if run_at is not None or delay is not None:
+        raise ConfigurationError(
+            "debounce sets the job's due time (now + debounce): leave out run_at and delay"
+        )
+    return 0, milliseconds(debounce, "debounce")
+
+
+def _key_limit(key: object, key_concurrency: object) -> int | None:
+    if key_concurrency is None:
+        return None
+    n = integer(key_concurrency, "key_concurrency", 1, MAX_KEY_CONCURRENCY)
+    if key is None:
+        raise ConfigurationError("key_concurrency limits the jobs of one key: pass key=... with it")
+    return None if n == 1 else n
+
+
+def _key_rate(key: object, key_rate: object) -> tuple[int, int] | None:
+    if key_rate is None:
+        return None
+    n, per = rate(key_rate, "key_rate")
+    if key is None:
+        raise ConfigurationError(
+            "key_rate limits how fast the jobs of one key start: pass key=... with it"
+        )
+    return n, max(1, round(per * 1000))
+
+
+def _after(
+    after: object, after_failure: object, key: object, dedupe_key: object
+) -> tuple[int, ...] | None:
+    if after_failure not in ("cancel", "run"):
+        raise ConfigurationError(
+            f'after_failure must be "cancel" (the default) or "run", not {after_failure!r:.80}'
+        )
+    if after is None:
+        return None
+    if isinstance(after, (str, bytes)) or not isinstance(after, (Sequence, set, frozenset)):
+        raise ConfigurationError(
+            f"after must be a list of job ids, not {type(after).__name__}: after=[id, ...]"
+        )
+    ids = tuple(dict.fromkeys(integer(i, "after: a job id", 1, _MAX_ID) for i in after))
+    if not ids:
+        raise ConfigurationError("after=[] names no job: leave it out, or name the parents")
+    if dedupe_key is not None or key is not None:
+        raise ConfigurationError(
+            "after cannot be combined with dedupe_key or key: a waiting job holds neither"
+        )
+    return ids
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimOptions:
+    """What a claim asks for, checked."""
+
+    queues: tuple[str, ...]
+    limit: int
+    lease_ms: int
+
+    @classmethod
+    def check(cls, *, queues: object, limit: object, lease: object) -> ClaimOptions:
+        """Raises :class:`ConfigurationError` for no queue, a bad name, limit or lease."""
+        return cls(
+            queues=tuple(queue_names(queues)),
+            limit=integer(limit, "limit", 1, 10_000),
+            lease_ms=milliseconds(lease, "lease", low=0.001),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ListOptions:
+    """Which jobs ``list_jobs`` reads, checked (None: every status, every queue)."""
+
+    statuses: tuple[str, ...] | None
+    queue: str | None
+    limit: int
+    before_id: int | None
+    #: an App task's name (the payload's ``task``); None: every job
+    task: str | None = None
+
+    @classmethod
+    def check(
+        cls,
+        *,
+        status: object,
+        queue: object,
+        limit: object,
+        before_id: object,
+        task: object = None,
+    ) -> ListOptions:
+        """Raises :class:`ConfigurationError` for a bad status, queue, task, limit or id."""
+        statuses = [status] if isinstance(status, str) else status
+        if statuses is not None and (
+            not isinstance(statuses, Sequence)
+            or not statuses
+            or any(s not in STATUSES for s in statuses)
+        ):
+            raise ConfigurationError(
+                f"status must be one or more of {', '.join(STATUSES)}, not {status!r:.80}"
+            )
+        return cls(
+            statuses=None if statuses is None else tuple(dict.fromkeys(statuses)),
+            queue=None if queue is None else text(queue, "queue"),
+            limit=integer(limit, "limit", 1, 1000),
+            before_id=None if before_id is None else integer(before_id, "before_id", 1, _MAX_ID),
+            task=None if task is None else text(task, "task"),
+        )
+
+    def params(self) -> JobListParams:
+        before = _MAX_ID if self.before_id is None else self.before_id
+        return JobListParams(self.statuses, self.queue, self.limit, before, self.task)

@@ -10,11 +10,9 @@ from operator import itemgetter
 from typing import Any
 
 from ..errors import Cancelled
-from .checks import loads
+from .checks import STATUSES, loads
 
-__all__ = ["Claimed", "Job", "Stats", "utc"]
-
-STATUSES = ("pending", "running", "done", "failed", "cancelled", "waiting")
+__all__ = ["STATUSES", "Claimed", "Job", "Stats", "utc"]
 
 
 _UTC = timezone.utc

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .._core.arguments import ClaimKeywords, EnqueueKeywords, EnqueueManyKeywords
+from .._core.checks import ClaimKeywords, EnqueueKeywords, EnqueueManyKeywords
 from .._core.job import Claimed, Job, Stats
 from ..dialects import Dialect
 from ..drivers.base_async import AsyncAdapter

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from .._core import calls
-from .._core.arguments import EnqueueOptions
+from .._core.checks import EnqueueOptions
 from .._core.job import Job, utc
 from .._core.params import JobLiveLeasesParams, JobPruneParams, TickEnqueueParams
 from .._core.sql import StatementError

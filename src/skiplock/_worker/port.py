@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal, Protocol
 
-from .._core.arguments import EnqueueOptions
+from .._core.checks import EnqueueOptions
 from .._core.job import Job
 
 __all__ = [

@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection, Sequence
 from contextlib import suppress
 from datetime import datetime, timedelta
 
-from .._core.arguments import EnqueueOptions
+from .._core.checks import EnqueueOptions
 from .._core.checks import dumps as _dumps
 from .._core.checks import seconds as _seconds
 from .._core.job import STATUSES, Job

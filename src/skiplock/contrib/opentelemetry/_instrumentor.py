@@ -16,7 +16,7 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
 from opentelemetry.trace import Span, SpanKind, Tracer
 
 from ... import __version__
-from ..._core.arguments import ContextHeaders, EnqueueOptions, headers_json
+from ..._core.checks import ContextHeaders, EnqueueOptions, headers_json
 from ..._core.job import Job
 from ..._worker import runners
 from ...queue import Queue
