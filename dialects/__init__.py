@@ -5,9 +5,8 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 
-from .base import BaseDialect
+from .base import BaseDialect, RunState
 from .contract import DatabaseURL, Dialect, ServerInfo, TableName
-from .state import RunState
 
 __all__ = ["DIALECT_MODULES", "Dialect", "RunState", "ServerInfo", "get_dialect"]
 

@@ -10,6 +10,8 @@ import dataclasses
 import importlib
 import json
 import re
+import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from types import ModuleType
@@ -59,9 +61,17 @@ from .contract import (
     opened,
     render_statements,
 )
-from .state import RunState
 
-__all__ = ["IDLE_TRANSACTION_TIMEOUT", "BaseDialect", "Row", "ServerInfo", "split_statements"]
+__all__ = [
+    "IDLE_TRANSACTION_TIMEOUT",
+    "KEY_REPAIR_BATCH",
+    "KEY_REPAIR_S",
+    "BaseDialect",
+    "Row",
+    "RunState",
+    "ServerInfo",
+    "split_statements",
+]
 
 _PARAM = re.compile(r"%\((\w+)\)s")
 #: one job of a batch completion: ``(id, attempt, claim_id, result_json)``
@@ -96,6 +106,61 @@ def _fields(cls: type) -> tuple[str, ...]:
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+# -- what a queue's operations change as they run (every other attribute stays as made) --
+
+#: seconds between two runs of ``key_repair`` by one queue's claims
+KEY_REPAIR_S = 10.0
+#: what one run of ``key_repair`` reads at most: keys (PostgreSQL), index entries
+#: (MySQL, MariaDB); the next run goes on from where it stopped
+KEY_REPAIR_BATCH = 1000
+
+
+class RunState:
+    """One queue's counters and the key repair's place, shared by its threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._released = 0
+        #: when the queue's next claim runs the key repair (time.monotonic())
+        self.repair_due = 0.0
+        self._repair_after: Any = None
+        #: how much one run of the key repair reads
+        self.repair_batch = KEY_REPAIR_BATCH
+
+    @property
+    def released(self) -> int:
+        """Jobs released by parents' ends on this queue (a worker claims again when it
+        grew)."""
+        with self._lock:
+            return self._released
+
+    def count_released(self, n: int) -> None:
+        with self._lock:
+            self._released += n
+
+    def repair_now(self) -> bool:
+        """Whether the key repair runs now: True for one caller every :data:`KEY_REPAIR_S`
+        seconds."""
+        now = time.monotonic()
+        with self._lock:
+            if now < self.repair_due:
+                return False
+            self.repair_due = now + KEY_REPAIR_S
+            return True
+
+    @property
+    def repair_after(self) -> Any:
+        """Where the next key repair goes on (None: from the start)."""
+        with self._lock:
+            return self._repair_after
+
+    @repair_after.setter
+    def repair_after(self, value: Any) -> None:
+        with self._lock:
+            self._repair_after = value
+
 
 #: see :attr:`BaseDialect.idle_transaction_timeout` (skiplock's own transactions take
 #: milliseconds; a pause this long between two of their statements is a frozen client)
@@ -186,6 +251,11 @@ class BaseDialect:
         #: what the queue's operations change as they run, shared by its threads under its
         #: own lock (each queue makes its dialect): the dialect's attributes stay as made
         self.state = RunState() if state is None else state
+
+    @property
+    def released(self) -> int:
+        """Jobs released by parents' ends on this queue so far (:attr:`RunState.released`)."""
+        return self.state.released
 
     # -- a connection's health (the driver's checks, where it tells more) ------------------
 

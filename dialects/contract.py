@@ -58,7 +58,6 @@ from skiplock.drivers.url import DatabaseURL, mask_password
 from skiplock.errors import BackendError, ConfigurationError, LeaseLost, UnsupportedServer
 
 from .capabilities import Capabilities
-from .state import RunState
 
 __all__ = [
     "BOOL",
@@ -143,8 +142,12 @@ class Connections(Protocol):
     #: the URL's query options, checked and converted
     options: dict[str, Any]
     caps: Capabilities
-    #: what the queue's operations change as they run (shared by its threads)
-    state: RunState
+
+    @property
+    def released(self) -> int:
+        """Jobs released by parents' ends on this queue so far (a worker claims again when
+        it grew)."""
+        ...
 
     @property
     def name(self) -> str:

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from ._mysql_server import classify, migration_done, parse_server_version
-from .base import IDLE_TRANSACTION_TIMEOUT, BaseDialect, Completion
+from .base import IDLE_TRANSACTION_TIMEOUT, BaseDialect, Completion, RunState
 from .contract import (
     BOOL,
     COMMIT,
@@ -37,7 +37,6 @@ from .contract import (
     render_statements,
 )
 from .contract import mysql_driver as own
-from .state import RunState
 
 __all__ = ["MySQLDialect", "parse_server_version"]
 

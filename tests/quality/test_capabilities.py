@@ -85,11 +85,20 @@ def test_no_code_branches_on_a_statement_being_present() -> None:
     assert not found, "read a capability (dialects/capabilities.py) instead"
 
 
+def _but_run_state(source: str) -> str:
+    """*source* without the class ``RunState`` (the queue's, which is meant to change)."""
+    tree = ast.parse(source)
+    tree.body = [n for n in tree.body if not (isinstance(n, ast.ClassDef) and n.name == "RunState")]
+    return ast.unparse(tree)
+
+
 def test_no_dialect_attribute_is_assigned_after_construction() -> None:
     found = {
         f"{path.relative_to(ROOT)}: {assignment}"
         for path in sorted((ROOT / "dialects").glob("*.py"))
-        if path.name != "state.py"  # the queue's RunState, which is meant to change
-        for assignment in late_assignments(path.read_text(encoding="utf-8"))
+        for assignment in late_assignments(_but_run_state(path.read_text(encoding="utf-8")))
     }
-    assert found == KNOWN, "keep what changes in RunState (dialects/state.py)"
+    assert found == KNOWN, "keep what changes in RunState (dialects/base.py)"
+    assert late_assignments((ROOT / "dialects" / "base.py").read_text(encoding="utf-8")), (
+        "RunState is no longer in dialects/base.py: exempt it where it is"
+    )

@@ -44,7 +44,11 @@ _TYPED = "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    "
         ({"skiplock/_core/_upward.py": "from skiplock._shell import session"}, "layers", None),
         # a dialect importing skiplock past its contract
         # (a module of the rule's list: a new one must be listed first, see below)
-        ({"skiplock/dialects/state.py": "from skiplock._core import calls"}, "dialect", None),
+        (
+            {"skiplock/dialects/capabilities.py": "from skiplock._core import calls"},
+            "dialect",
+            None,
+        ),
         # the worker talking to a connection instead of through the queue
         ({"skiplock/_worker/_around.py": "from skiplock._shell import pool"}, "worker", None),
         # the core opening a socket

@@ -38,7 +38,7 @@ class QueuePort:
     # -- run state ------------------------------------------------------------------------
 
     def released(self) -> int:
-        return self._d.state.released
+        return self._d.released
 
     def unclaim(self, job: Job) -> None:
         self._session._call(calls.unclaim(self._d, job, None))
