@@ -1,10 +1,9 @@
 """A worker's life: :class:`WorkerRuntime` builds the parts, takes the lock, starts the helpers,
-runs the producer and shuts down. Two helpers keep what the worker holds alive: the
-:class:`Heartbeat` extends held jobs' leases, checks the single-worker lock, abandons jobs at
-their timeout and passes cancel requests to the runner; :class:`Presence` keeps the worker's
-row in the live worker list (its errors logged, never fatal). SIGTERM / SIGINT are relayed
-without taking a lock (the handler writes the signal to a pipe, a thread reacts): the first
-stops with a grace, a SIGINT after it exits at once."""
+runs the producer and shuts down; the :class:`Heartbeat` (leases, the single lock's checks,
+timeouts, cancel requests) and :class:`Presence` (the worker's row in the live worker list)
+keep what it holds alive. SIGTERM / SIGINT are relayed without taking a lock (the handler
+writes the signal to a pipe, a thread reacts): the first stops with a grace, a SIGINT after it
+exits at once."""
 
 from __future__ import annotations
 

@@ -1,10 +1,8 @@
-"""The worker's services beside the claim loop, each under an advisory lock of its own:
-the single-worker lock (a session-level lock on a connection of its own, so the server
-drops it with the connection); retention (a thread that deletes finished jobs older than
-the retention, in short batches; a round is skipped while another worker prunes);
-periodic jobs (each tick of a :class:`~skiplock.Schedule` enqueued once however many
-workers run: the tick's ledger row and its job commit together, and the row's primary key
-lets one scheduler win)."""
+"""The worker's services beside the claim loop, each under an advisory lock of its own: the
+single-worker lock (on a connection of its own, so the server drops it with the connection),
+retention (deletes finished jobs older than the retention, in short batches) and periodic jobs
+(each tick of a :class:`~skiplock.Schedule` enqueued once: its ledger row and its job commit
+together)."""
 
 from __future__ import annotations
 

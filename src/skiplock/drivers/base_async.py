@@ -108,11 +108,7 @@ class AsyncAdapter:
     # -- driving an operation -------------------------------------------------------------
 
     async def run(self, op: Op[T]) -> T:
-        """Drive *op* over this connection; return its value (:meth:`Adapter.run`, awaited).
-
-        Raises :class:`~skiplock._core.sql.StatementError` for a driver error the operation
-        did not handle, and whatever the operation raises.
-        """
+        """:meth:`Adapter.run <skiplock.drivers.base.Adapter.run>`, awaited."""
         errors = self.errors
         execute = self.execute
         try:
@@ -129,11 +125,8 @@ class AsyncAdapter:
             return value
 
     async def run_with_caller_conn(self, op: Op[T], begin_sql: str) -> T:
-        """Drive *op* on a caller's connection, never ending the caller's transaction.
-
-        In autocommit mode, an operation of several statements gets a transaction of its own.
-        Raises :class:`~skiplock._core.sql.StatementError` for any driver error.
-        """
+        """:meth:`Adapter.run_with_caller_conn
+        <skiplock.drivers.base.Adapter.run_with_caller_conn>`, awaited."""
         try:
             if not await self.autocommit():  # mysql-connector asks the server
                 return await self.run(op)
