@@ -254,7 +254,7 @@ class BaseDialect:
 
     @property
     def released(self) -> int:
-        """Jobs released by parents' ends on this queue so far (:attr:`RunState.released`)."""
+        """:attr:`RunState.released`."""
         return self.state.released
 
     # -- a connection's health (the driver's checks, where it tells more) ------------------

@@ -145,8 +145,7 @@ class Connections(Protocol):
 
     @property
     def released(self) -> int:
-        """Jobs released by parents' ends on this queue so far (a worker claims again when
-        it grew)."""
+        """Jobs released by parents' ends so far (a worker claims again when it grew)."""
         ...
 
     @property

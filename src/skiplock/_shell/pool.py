@@ -1,8 +1,7 @@
 # Generated from src/skiplock/_shell/pool_async.py by scripts/async_to_sync; do not edit.
 # Edit the source and run scripts/async_to_sync (tests/quality/test_generated.py checks).
-"""skiplock's connection pool (docs/pool.md), one for every database, where
-``psycopg_pool`` serves psycopg only: :class:`PoolState`, its policy with no I/O, and
-the pool, which opens, checks, closes and waits as the state tells it.
+"""skiplock's connection pool (docs/pool.md): :class:`PoolState`, its policy with no I/O,
+and the pool that opens, checks, closes and waits as it says.
 
 Generated from ``pool_async.py`` by ``scripts/async_to_sync``; edit that file.
 """
@@ -25,8 +24,7 @@ __all__ = ["Pool", "PoolState", "Waiter"]
 
 
 class Waiter:
-    """A caller waiting for a connection, or a slot to open one; :meth:`wake` is the I/O
-    side's."""
+    """A caller waiting for a connection, or a slot to open one."""
 
     __slots__ = ("conn", "outcome")
 

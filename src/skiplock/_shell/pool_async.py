@@ -1,6 +1,5 @@
-"""skiplock's connection pool (docs/pool.md), one for every database, where
-``psycopg_pool`` serves psycopg only: :class:`PoolState`, its policy with no I/O, and
-the pool, which opens, checks, closes and waits as the state tells it.
+"""skiplock's connection pool (docs/pool.md): :class:`PoolState`, its policy with no I/O,
+and the pool that opens, checks, closes and waits as it says.
 
 ``scripts/async_to_sync`` makes ``pool.py`` from this module.
 """
@@ -23,8 +22,7 @@ __all__ = ["AsyncPool", "PoolState", "Waiter"]
 
 
 class Waiter:
-    """A caller waiting for a connection, or a slot to open one; :meth:`wake` is the I/O
-    side's."""
+    """A caller waiting for a connection, or a slot to open one."""
 
     __slots__ = ("conn", "outcome")
 
