@@ -13,7 +13,7 @@ PostgreSQL, MySQL 8 / MariaDB and SQL Server behind one interface, chosen by URL
 
 from __future__ import annotations
 
-from ._core.job import Job, Stats
+from ._core.job import Job, Snooze, Stats
 from ._fleet import Fleet
 from ._shell.settings import PoolStats
 from .app import App, Task
@@ -29,7 +29,6 @@ from .errors import (
     PayloadError,
     PoolTimeout,
     SkiplockError,
-    Snooze,
     UnsupportedServer,
 )
 from .maintenance import prune, retry_failed

@@ -9,8 +9,7 @@
      ├── LockNotAcquired
      ├── PayloadError           also a TypeError
      ├── Cancelled              raised in handlers
-     ├── Discard                raised by handlers
-     ├── Snooze                 raised by handlers
+     ├── Discard                raised by handlers (Snooze too: skiplock.Snooze)
      ├── JobFailed
      └── BackendError           ``retryable``: the same call may succeed again
           └── PoolTimeout
@@ -21,7 +20,6 @@ Each class's docstring is its default message.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 __all__ = [
@@ -35,7 +33,6 @@ __all__ = [
     "PayloadError",
     "PoolTimeout",
     "SkiplockError",
-    "Snooze",
     "UnsupportedServer",
 ]
 
@@ -49,46 +46,6 @@ class SkiplockError(Exception):
 
 class ConfigurationError(SkiplockError, ValueError):
     """skiplock is configured wrongly: check the URL, the table name and the installed extras."""
-
-
-# -- the numeric checks -----------------------------------------------------------------
-# One checker for every keyword that takes a number (skiplock._core.checks re-exports them):
-# here, below everything, so that an exception a handler builds (Snooze) uses them too.
-
-#: the longest duration accepted anywhere (delay, lease, retry_in, prune age, worker times):
-#: beyond it datetimes and the threading module's timeouts overflow
-TEN_YEARS = 10 * 365 * 86400.0
-
-
-def check_integer(value: object, what: str, low: int, high: int = 2**31 - 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ConfigurationError(
-            f"{what} must be an integer from {low} to {high}, not {value!r:.80}"
-        )
-    return value
-
-
-def check_seconds(
-    value: object,
-    what: str,
-    *,
-    low: float = 0.0,
-    strict: bool = False,
-    high: float = TEN_YEARS,
-) -> float:
-    """A finite number of seconds from *low* (excluded when *strict*) to *high*."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigurationError(f"{what} must be a number of seconds, not {value!r:.80}")
-    # float(10**400) raises OverflowError: compare a huge int as an int first.
-    number = math.inf if isinstance(value, int) and abs(value) > 2**60 else float(value)
-    if not math.isfinite(number) or number < low or (strict and number == low) or number > high:
-        bound = "greater than" if strict else "at least"
-        most = "ten years" if high == TEN_YEARS else f"{high}"
-        raise ConfigurationError(
-            f"{what} must be a number of seconds {bound} {low} and at most {most}, "
-            f"not {value!r:.80}"
-        )
-    return number
 
 
 class UnsupportedServer(SkiplockError):
@@ -134,24 +91,6 @@ class Discard(SkiplockError):
     """The job can never succeed. Raised by a handler, it ends the job ``failed`` at once,
     without retries.
     """
-
-
-#: how many times a job may be snoozed unless told (then it ends failed)
-MAX_SNOOZES = 1000
-
-
-class Snooze(SkiplockError):
-    """Raised by a handler: run the job again in ``seconds``, no attempt used. After
-    ``max_snoozes`` snoozes the job ends ``failed``.
-    """
-
-    def __init__(self, seconds: float, *, max_snoozes: int = MAX_SNOOZES) -> None:
-        # the checks q.snooze makes, made here: a value it would refuse is refused where
-        # the handler raises it, not later by the worker writing the outcome
-        delay = check_seconds(seconds, "Snooze(seconds)")
-        self.max_snoozes = check_integer(max_snoozes, "Snooze(max_snoozes=)", 1)
-        super().__init__(f"snoozed for {seconds} s")
-        self.seconds = delay
 
 
 class JobFailed(SkiplockError):

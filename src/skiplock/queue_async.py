@@ -16,13 +16,12 @@ from typing import TYPE_CHECKING, Any
 from ._core import calls
 from ._core.calls import backoff
 from ._core.checks import ClaimOptions, EnqueueOptions, ListOptions
-from ._core.job import Claimed, Job, Stats
+from ._core.job import MAX_SNOOZES, Claimed, Job, Stats
 from ._core.read_models import QueueOverview, TickInfo, WorkerInfo
 from ._shell.session_async import AsyncSession
 from ._shell.settings import DEFAULT_TABLE, QueueKeywords, QueueSettings
 from ._shell.transaction_async import AsyncTransaction
 from .dialects import ServerInfo
-from .errors import MAX_SNOOZES
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

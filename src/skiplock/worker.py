@@ -17,7 +17,15 @@ from ._core.checks import integer
 from ._core.checks import queue_names as _queues
 from ._core.checks import seconds as _seconds
 from ._core.job import Job
-from ._worker.lifecycle import SignalRelay, WorkerRuntime, on_stop_signal
+from ._worker.lifecycle import (
+    DEFAULT_RETENTION,
+    Retention,
+    Scheduler,
+    SignalRelay,
+    WorkerRuntime,
+    on_stop_signal,
+    retention_seconds,
+)
 from ._worker.metrics import WorkerMetrics
 from ._worker.outcomes import OutcomeWriter, last_line
 from ._worker.runners import (
@@ -30,8 +38,7 @@ from ._worker.runners import (
     check_middleware,
     is_async_handler,
 )
-from ._worker.services import DEFAULT_RETENTION, Retention, Scheduler, SingleLock, retention_seconds
-from ._worker.state import HeldJobs, Settings
+from ._worker.state import HeldJobs, Settings, SingleLock
 from .errors import ConfigurationError
 from .periodic import Schedule
 from .queue import Queue

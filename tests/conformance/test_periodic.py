@@ -14,7 +14,8 @@ import pytest
 import skiplock
 from conformance.conftest import wait_until
 from skiplock import Worker
-from skiplock._worker.services import Schedule, Scheduler
+from skiplock._worker.lifecycle import Scheduler
+from skiplock.periodic import Schedule
 
 UTC = timezone.utc
 

@@ -15,7 +15,7 @@ import skiplock
 from conformance.aio_view import Loop, SyncView
 from conformance.conftest import rows_in, wait_until
 from skiplock import Worker
-from skiplock._worker.services import DEFAULT_RETENTION, Retention
+from skiplock._worker.lifecycle import DEFAULT_RETENTION, Retention
 
 
 def _finish(q: skiplock.Queue, n: int) -> list[int]:

@@ -471,7 +471,7 @@ zone_names = st.one_of(
 def test_any_timezone_name_makes_a_schedule_or_a_configuration_error(name: str) -> None:
     # old code: a folder of zones (Europe) raised IsADirectoryError, an over-long name
     # OSError, where the tzdata package supplies the zones
-    from skiplock._worker.services import Schedule
+    from skiplock.periodic import Schedule
 
     try:
         s = Schedule(name="s", cron="0 * * * *", task="t", timezone=name)

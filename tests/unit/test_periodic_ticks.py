@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 import skiplock
-from skiplock._worker.services import MAX_CATCH_UP, Schedule, tick_kwargs
+from skiplock.periodic import MAX_CATCH_UP, Schedule, tick_kwargs
 
 UTC = timezone.utc
 PARIS = ZoneInfo("Europe/Paris")

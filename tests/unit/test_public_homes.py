@@ -1,5 +1,4 @@
-"""The public names that were defined in private modules have a public home, and the old
-import paths still work."""
+"""The public names that were defined in private modules have a public home."""
 
 from __future__ import annotations
 
@@ -8,7 +7,6 @@ import typing
 
 import skiplock
 import skiplock.periodic
-from skiplock._worker import services as service
 
 
 def test_schedule_is_defined_in_the_public_periodic_module() -> None:
@@ -18,7 +16,13 @@ def test_schedule_is_defined_in_the_public_periodic_module() -> None:
     assert "class Schedule" in inspect.getsource(skiplock.Schedule)
 
 
-def test_the_schedulers_module_still_exports_what_it_did() -> None:
-    assert service.Schedule is skiplock.periodic.Schedule
-    assert service.tick_kwargs is skiplock.periodic.tick_kwargs
-    assert service.MAX_CATCH_UP == skiplock.periodic.MAX_CATCH_UP
+def test_snooze_is_the_public_one_and_checks_its_arguments() -> None:
+    assert issubclass(skiplock.Snooze, skiplock.SkiplockError)
+    assert skiplock.Snooze(1.5).seconds == 1.5
+    for bad in (-1, float("nan"), "1", True):
+        try:
+            skiplock.Snooze(bad)  # type: ignore[arg-type]
+        except skiplock.ConfigurationError as exc:
+            assert "Snooze(seconds)" in str(exc)
+        else:
+            raise AssertionError(f"Snooze({bad!r}) was accepted")

@@ -13,11 +13,7 @@ from datetime import datetime, timezone
 from itertools import accumulate
 from typing import Any, TypedDict
 
-# the numeric checks live with the errors, the lowest layer, so that an exception built by a
-# user (Snooze) checks its arguments with them too; here they are re-exported
-from ..errors import TEN_YEARS, ConfigurationError, PayloadError
-from ..errors import check_integer as integer
-from ..errors import check_seconds as seconds
+from ..errors import ConfigurationError, PayloadError
 from .params import JobInsertParams, JobListParams
 
 __all__ = [
@@ -61,6 +57,42 @@ MAX_DEPTH = 100
 
 #: one encoder for every payload: ``json.dumps`` with options builds a new one per call
 _ENCODER = json.JSONEncoder(allow_nan=False, ensure_ascii=True, separators=(",", ":"))
+
+
+#: the longest duration accepted anywhere (delay, lease, retry_in, prune age, worker times):
+#: beyond it datetimes and the threading module's timeouts overflow
+TEN_YEARS = 10 * 365 * 86400.0
+
+
+def integer(value: object, what: str, low: int, high: int = 2**31 - 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ConfigurationError(
+            f"{what} must be an integer from {low} to {high}, not {value!r:.80}"
+        )
+    return value
+
+
+def seconds(
+    value: object,
+    what: str,
+    *,
+    low: float = 0.0,
+    strict: bool = False,
+    high: float = TEN_YEARS,
+) -> float:
+    """A finite number of seconds from *low* (excluded when *strict*) to *high*."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigurationError(f"{what} must be a number of seconds, not {value!r:.80}")
+    # float(10**400) raises OverflowError: compare a huge int as an int first.
+    number = math.inf if isinstance(value, int) and abs(value) > 2**60 else float(value)
+    if not math.isfinite(number) or number < low or (strict and number == low) or number > high:
+        bound = "greater than" if strict else "at least"
+        most = "ten years" if high == TEN_YEARS else f"{high}"
+        raise ConfigurationError(
+            f"{what} must be a number of seconds {bound} {low} and at most {most}, "
+            f"not {value!r:.80}"
+        )
+    return number
 
 
 def _made_once() -> Callable[[Any], str]:

@@ -9,10 +9,11 @@ from datetime import datetime, timezone
 from operator import itemgetter
 from typing import Any
 
-from ..errors import Cancelled
-from .checks import STATUSES, loads
+from ..errors import Cancelled, SkiplockError
+from .checks import STATUSES, integer, loads
+from .checks import seconds as _seconds
 
-__all__ = ["STATUSES", "Claimed", "Job", "Stats", "utc"]
+__all__ = ["MAX_SNOOZES", "STATUSES", "Claimed", "Job", "Snooze", "Stats", "utc"]
 
 
 _UTC = timezone.utc
@@ -312,3 +313,21 @@ class Claimed(list[Job]):
     """The jobs of a claim, a list."""
 
     retry_in: float | None = None
+
+
+#: how many times a job may be snoozed unless told (then it ends failed)
+MAX_SNOOZES = 1000
+
+
+class Snooze(SkiplockError):
+    """Raised by a handler: run the job again in ``seconds``, no attempt used. After
+    ``max_snoozes`` snoozes the job ends ``failed``.
+    """
+
+    def __init__(self, seconds: float, *, max_snoozes: int = MAX_SNOOZES) -> None:
+        # the checks q.snooze makes, made here: a value it would refuse is refused where
+        # the handler raises it, not later by the worker writing the outcome
+        delay = _seconds(seconds, "Snooze(seconds)")
+        self.max_snoozes = integer(max_snoozes, "Snooze(max_snoozes=)", 1)
+        super().__init__(f"snoozed for {seconds} s")
+        self.seconds = delay

@@ -10,10 +10,9 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._core.checks import ClaimKeywords, EnqueueKeywords, EnqueueManyKeywords
-from .._core.job import Claimed, Job, Stats
+from .._core.job import MAX_SNOOZES, Claimed, Job, Stats
 from ..dialects import Dialect
 from ..drivers.base_async import AsyncAdapter
-from ..errors import MAX_SNOOZES
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

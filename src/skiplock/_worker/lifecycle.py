@@ -1,43 +1,56 @@
 """A worker's life: :class:`WorkerRuntime` builds the parts, takes the lock, starts the helpers,
 runs the producer and shuts down; the :class:`Heartbeat` (leases, the single lock's checks,
-timeouts, cancel requests) and :class:`Presence` (the worker's row in the live worker list)
-keep what it holds alive. SIGTERM / SIGINT are relayed without taking a lock (the handler
-writes the signal to a pipe, a thread reacts): the first stops with a grace, a SIGINT after it
-exits at once."""
+timeouts, cancel requests) and :class:`Presence` (the worker's row in the live worker list) keep
+what it holds alive; :class:`Retention` prunes finished jobs and :class:`Scheduler` enqueues
+periodic ticks, each on a thread of its own under an advisory lock. SIGTERM / SIGINT are relayed
+without taking a lock (the handler writes the signal to a pipe, a thread reacts): the first
+stops with a grace, a SIGINT after it exits at once."""
 
 from __future__ import annotations
 
 import logging
 import os
+import random
 import signal
 import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
+from datetime import datetime, timedelta
 from types import FrameType
 from typing import Any, Protocol
 
-from .._core.job import Job
-from ..errors import BackendError, LeaseLost, SkiplockError
+from .._core.checks import EnqueueOptions
+from .._core.checks import dumps as _dumps
+from .._core.checks import seconds as _seconds
+from .._core.job import STATUSES, Job
+from ..errors import BackendError, ConfigurationError, LeaseLost, SkiplockError
+from ..periodic import Schedule
+from ..queue import Queue
 from .claiming import Producer, make_wakeup
 from .outcomes import Completer, OutcomeWriter
+from .port import PeriodicPort, RetentionPort
 from .runners import Runner
-from .state import Flags, HeldJob, HeldJobs, Settings
+from .state import Flags, HeldJob, HeldJobs, Settings, lock_identity
 
 __all__ = [
+    "DEFAULT_RETENTION",
     "EXIT_NOW",
     "REPEATED",
     "STOP",
     "Exporter",
     "Heartbeat",
     "Presence",
+    "Retention",
     "RunnerFactory",
+    "Scheduler",
     "Service",
     "SignalRelay",
     "WorkerRuntime",
     "on_stop_signal",
+    "retention_seconds",
     "stop_request",
 ]
 
@@ -447,3 +460,178 @@ class Presence:
         if not self._failing:  # once per outage
             log.warning("could not update this worker's row in the worker list (%r)", exc)
         self._failing = True
+
+
+# -- retention ---------------------------------------------------------------------------
+
+#: the final states whose jobs are pruned (``cancelled`` too, where the schema has it)
+FINISHED = [s for s in ("done", "failed", "cancelled") if s in STATUSES]
+#: a week, in seconds
+DEFAULT_RETENTION = 7 * 86400.0
+#: rows per DELETE: each batch is one short transaction that locks only its own rows
+BATCH = 500
+#: the longest time between two rounds
+_EVERY = 60.0
+
+
+def retention_seconds(value: object) -> float | None:
+    """*value* (seconds, ``timedelta`` or None) as seconds."""
+    if value is None:
+        return None
+    if isinstance(value, timedelta):
+        value = value.total_seconds()
+    return _seconds(value, "retention", high=100 * 365 * 86400.0)
+
+
+class Retention:
+    """Prunes *queue*'s jobs finished over *keep* seconds ago. Never raises into the worker."""
+
+    def __init__(
+        self, queue: Queue, keep: float, *, batch: int = BATCH, counts: dict[str, int] | None = None
+    ) -> None:
+        self.port: RetentionPort = queue._port()
+        if not self.port.has_locks():
+            raise ConfigurationError(
+                f"retention needs advisory locks, which {queue.url.flavor}'s dialect lacks: "
+                "pass retention=None and prune with `skiplock prune`"
+            )
+        self.queue = queue
+        self.keep = keep
+        self.batch = batch
+        self.every = min(_EVERY, max(keep / 10, 0.05))
+        self.key, self.name = lock_identity(queue, purpose="retention")
+        #: where the rows deleted are counted, under "pruned" (a worker's ``counts``)
+        self.counts = {} if counts is None else counts
+        self.counts.setdefault("pruned", 0)
+        self.rounds = 0  # rounds this instance ran while holding the lock
+
+    def start(self, stop: threading.Event) -> threading.Thread:
+        """Run rounds until *stop* is set, in a daemon thread."""
+        thread = threading.Thread(
+            target=self._serve, args=(stop,), name="skiplock-retention", daemon=True
+        )
+        thread.start()
+        return thread
+
+    def _serve(self, stop: threading.Event) -> None:
+        # A random first wait spreads the rounds of workers started together.
+        while not stop.wait(self.every * random.uniform(0.5, 1.0)):
+            try:
+                self.run_once(stop)
+            except SkiplockError as exc:
+                log.warning("pruning finished jobs failed (%s); trying again later", exc)
+
+    def run_once(self, stop: threading.Event | None = None) -> int | None:
+        """One round: rows deleted, or None when another worker prunes."""
+        conn = self.port.lock(self.key, self.name, "the retention lock")
+        try:
+            if not conn.acquire(0.0):
+                return None
+            self.rounds += 1
+            deleted = self._delete(stop)
+            if deleted:
+                log.info("pruned %d jobs finished more than %.0fs ago", deleted, self.keep)
+            return deleted
+        finally:
+            conn.close()  # the server drops a session lock with its connection
+
+    def _delete(self, stop: threading.Event | None) -> int:
+        total = 0
+        while stop is None or not stop.is_set():
+            n = self.port.prune_finished(FINISHED, round(self.keep * 1000), self.batch)
+            total += n
+            self.counts["pruned"] += n  # only this thread writes this key
+            if n < self.batch:
+                break
+        return total
+
+
+# -- periodic jobs -----------------------------------------------------------------------
+
+#: the longest a scheduler sleeps before it reads the database's clock again
+_MAX_SLEEP = 30.0
+#: ledger rows kept per schedule before its newest tick (its newest row is always kept)
+_HISTORY = timedelta(days=1)
+
+
+class Scheduler:
+    """Enqueues the due ticks of *schedules* in a thread; errors are retried."""
+
+    def __init__(
+        self,
+        queue: Queue,
+        schedules: Sequence[Schedule],
+        *,
+        counts: dict[str, int] | None = None,
+    ) -> None:
+        if not all(isinstance(s, Schedule) for s in schedules):
+            raise ConfigurationError("periodic must be a list of skiplock Schedule objects")
+        names = [s.name for s in schedules]
+        if len(set(names)) != len(names):
+            raise ConfigurationError(f"two schedules share a name: {sorted(names)!r:.200}")
+        self.port: PeriodicPort = queue._port()
+        self.queue = queue
+        self.schedules = list(schedules)
+        self.counts = {} if counts is None else counts
+        self.counts.setdefault("scheduled", 0)
+        self._started: datetime | None = None
+
+    def start(self, stop: threading.Event) -> threading.Thread:
+        """Run until *stop* is set, in a daemon thread; returns it."""
+        thread = threading.Thread(
+            target=self._serve, args=(stop,), name="skiplock-periodic", daemon=True
+        )
+        thread.start()
+        return thread
+
+    def _serve(self, stop: threading.Event) -> None:
+        pause = 1.0
+        while not stop.is_set():
+            try:
+                wait = self.run_once()
+                pause = 1.0
+            except SkiplockError as exc:
+                log.warning("periodic jobs: %s; trying again in %.0fs", exc, pause)
+                wait, pause = pause, min(pause * 2, _MAX_SLEEP)
+            stop.wait(wait)
+
+    def now(self) -> datetime:
+        """The database's clock."""
+        return self.port.now()
+
+    def run_once(self) -> float:
+        """Enqueue the ticks due; seconds until the next (at most 30)."""
+        now = self.now()
+        if self._started is None:
+            self._started = now
+        soonest = now + timedelta(seconds=_MAX_SLEEP)
+        for s in self.schedules:
+            last = self.last_tick(s) or self._started
+            ticks, left_out = s.due(last, now)
+            if left_out:
+                log.warning(
+                    "schedule %r missed more than %d ticks: enqueueing the newest %d",
+                    s.name,
+                    s.limit,
+                    len(ticks),
+                )
+            for tick in ticks:
+                self.enqueue_tick(s, tick)
+            soonest = min(soonest, s.next_tick(max(now, *ticks) if ticks else now))
+        return max(0.01, (soonest - now).total_seconds() + 0.01)
+
+    def last_tick(self, s: Schedule) -> datetime | None:
+        """The newest tick of *s* in the ledger, or None."""
+        return self.port.last_tick(s.name)
+
+    def enqueue_tick(self, s: Schedule, tick: datetime) -> int | None:
+        """Enqueue *tick*'s job unless done already; its id, or None."""
+        options = EnqueueOptions.check(
+            queue=s.queue, priority=s.priority, max_attempts=s.max_attempts
+        )
+        payload = _dumps(s.payload(tick), "payload")
+        job_id = self.port.enqueue_tick(s.name, tick, options, payload, tick - _HISTORY)
+        if job_id is not None:
+            self.counts["scheduled"] += 1  # only this thread writes this key
+            log.info("enqueued job %d for tick %s of %r", job_id, tick.isoformat(), s.name)
+        return job_id

@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from .._core.checks import dumps as _dumps
-from .._core.job import Job
-from ..errors import BackendError, Cancelled, Discard, LeaseLost, SkiplockError, Snooze
+from .._core.job import Job, Snooze
+from ..errors import BackendError, Cancelled, Discard, LeaseLost, SkiplockError
 from ..queue import Queue
 from .port import RunStatePort
 from .state import Flags, HeldJob, HeldJobs

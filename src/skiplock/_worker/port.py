@@ -96,7 +96,7 @@ class LockConnection(Protocol):
 
 
 class LockPort(Protocol):
-    """The single-worker lock (:mod:`.services`)."""
+    """The single-worker lock (:mod:`.state`)."""
 
     def has_locks(self) -> bool: ...
 
@@ -108,7 +108,7 @@ class LockPort(Protocol):
 
 
 class RetentionPort(Protocol):
-    """Pruning finished jobs (:mod:`.services`)."""
+    """Pruning finished jobs (:mod:`.lifecycle`)."""
 
     def has_locks(self) -> bool: ...
 
@@ -118,7 +118,7 @@ class RetentionPort(Protocol):
 
 
 class PeriodicPort(Protocol):
-    """The periodic ledger (:mod:`.services`)."""
+    """The periodic ledger (:mod:`.lifecycle`)."""
 
     def now(self) -> datetime:
         """The database's clock."""

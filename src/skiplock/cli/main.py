@@ -15,8 +15,8 @@ from typing import Any
 
 from .. import __version__
 from .._fleet import Fleet, processes_from_text
+from .._worker.lifecycle import DEFAULT_RETENTION
 from .._worker.runners import is_async_handler
-from .._worker.services import DEFAULT_RETENTION
 from ..app import App
 from ..drivers.url import mask_password
 from ..errors import (
