@@ -225,8 +225,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if left and quick_run():
         terminalreporter.write_line(
             f"quick run: {left} tests of the full run left out (reliability, Django, the "
-            "conformance suite on installed wheels, the test and bench scripts); "
-            "scripts/test --full runs everything"
+            "installed wheels, the test and bench scripts, fleets, the pytest plugin, hot "
+            "keys); scripts/test --full runs everything"
         )
 
 
@@ -258,9 +258,9 @@ def backend(request: pytest.FixtureRequest, record_testsuite_property: Any) -> s
 
 #: what only ``scripts/test --full`` runs (``SKIPLOCK_TEST_SCOPE=full``, the default of a
 #: plain pytest run): the reliability suite (kill -9 chaos, server restarts, lock-connection
-#: kills), the Django projects (Django 5.2 here and Django 6 on Python 3.12), the
-#: conformance suite on the wheel installed in fresh venvs, and the tests of the test and
-#: bench scripts. ``scripts/test`` (the quick run,
+#: kills), the Django projects (Django 5.2 here and Django 6 on Python 3.12), the wheel and
+#: sdist installed in fresh venvs, the tests of the test and bench scripts, and the longest
+#: of the rest (process fleets, the pytest plugin, hot keys). ``scripts/test`` (the quick run,
 #: ``SKIPLOCK_TEST_SCOPE=quick``) leaves them out: deselected, and counted in its last lines.
 FULL_ONLY = (
     "tests/reliability/",
@@ -271,7 +271,14 @@ FULL_ONLY = (
     "tests/integration/test_matrix.py",
     "tests/integration/test_trace_script.py",
     "tests/integration/test_peers_script.py",
-    "tests/quality/test_installed.py::test_the_conformance_suite_passes_on_the_installed_package",
+    # the wheel and sdist built and installed in fresh venvs
+    "tests/quality/test_installed.py",
+    # the longest of the rest: process fleets, the pytest plugin's own pytest runs, hot keys
+    "tests/integration/test_fleet.py",
+    "tests/integration/test_fleet_metrics.py",
+    "tests/integration/test_docs_fleet.py",
+    "tests/integration/test_testing_plugin.py",
+    "tests/conformance/test_hot_key.py",
 )
 #: what ``scripts/test --full`` runs after the rest, in a pytest process of its own
 #: without xdist (``SKIPLOCK_TEST_PHASE=serial``; the rest is ``parallel``): the restart
