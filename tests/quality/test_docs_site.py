@@ -5,6 +5,7 @@ reference page (docs/reference/, mkdocstrings) naming an object that does not ex
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -37,3 +38,18 @@ def test_every_page_is_in_the_navigation() -> None:
     docs = ROOT / "docs"
     pages = sorted(p.relative_to(docs).as_posix() for p in docs.rglob("*.md"))
     assert [p for p in pages if f": {p}" not in nav] == []
+
+
+def test_the_docs_say_what_is_true_now_not_how_it_was_built() -> None:
+    """No page of docs/ keeps a journal (issue numbers, sessions), and the performance page
+    stays the current figures: at most 500 lines (the history goes in CHANGELOG.md)."""
+    marker = re.compile(r"\b(Issue \d+|this session|what this session)", re.IGNORECASE)
+    found = [
+        f"{page.relative_to(ROOT)}:{n}: {line.strip()}"
+        for page in sorted((ROOT / "docs").rglob("*.md"))
+        for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+        if marker.search(line)
+    ]
+    assert not found, "\n".join(found)
+    lines = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8").count("\n")
+    assert lines <= 500, f"docs/performance.md has {lines} lines"
