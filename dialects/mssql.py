@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
@@ -28,7 +29,7 @@ from .contract import (
 )
 from .contract import mssql_driver as own
 
-__all__ = ["MSSQLDialect", "classify_error", "parse_server_version"]
+__all__ = ["MSSQLDialect", "classify_error", "lock_digest", "parse_server_version"]
 
 #: deadlock victim, lock request timeout, snapshot update conflict, and Azure SQL's
 #: "busy / reconfiguring, try again" errors
@@ -90,6 +91,15 @@ def parse_server_version(version: str, engine_edition: int | None, banner: str) 
             "2016 (13.x) or newer, or Azure SQL"
         )
     return info
+
+
+def lock_digest(text: str) -> str:
+    """What ``CONVERT(NVARCHAR(64), HASHBYTES('SHA2_256', CAST(text AS NVARCHAR(255))), 2)``
+    gives on SQL Server: the SHA-256 of the first 255 UTF-16 code units of *text* (an
+    NVARCHAR's bytes, UTF-16LE) in upper-case hex. The application locks' names
+    (``key_lock``, ``queue_lock``) end with it; computed here because Babelfish runs no
+    ``CONVERT`` style 2."""
+    return hashlib.sha256(text.encode("utf-16-le")[:510]).hexdigest().upper()
 
 
 def sql_datetime(value: datetime) -> str:
@@ -169,6 +179,8 @@ class MSSQLDialect(BaseDialect):
             if key.endswith("_ms") and isinstance(value, int) and not isinstance(value, bool):
                 base = key[: -len("_ms")]
                 prepared[f"{base}_s"], prepared[f"{base}_rem_ms"] = divmod(value, 1000)
+            if f"%({key}_digest)s" in sql:  # key_lock, queue_lock
+                prepared[f"{key}_digest"] = None if value is None else lock_digest(str(value))
         return super().bind(sql, prepared)
 
     def values_sql(
@@ -210,6 +222,7 @@ class MSSQLDialect(BaseDialect):
     ) -> Op[list[int]]:
         yield from self.lock_key(common)
         items = [{"n": i, "payload": p, "idempotency_key": k} for i, (p, k) in enumerate(rows)]
+        # (the read-back may hold other transactions' rows of the same id range: by key)
         found = yield from self.fetch_values("enqueue_many", items, common)
         by_key = {str(r["idempotency_key"]).lower(): int(r["id"]) for r in found}
         return [by_key[k.lower()] for _, k in rows]

@@ -48,8 +48,11 @@ VALUES (%(queue)s, %(payload)s, %(priority)s, %(max_attempts)s,
 -- Before an enqueue with a key: an application lock owned by the enqueuing transaction,
 -- so enqueues of one key run one at a time and its ids grow in commit order: a claim that
 -- sees a keyed job sees every earlier job of its key. Claims never take this lock.
+-- order_key_digest: the dialect's SHA-256 of the key as NVARCHAR(255) (UTF-16LE), in
+-- upper-case hex: what CONVERT(NVARCHAR(64), HASHBYTES('SHA2_256', ...), 2) gives, which
+-- Babelfish does not run (tests/golden/mssql/BABELFISH_GAPS.md).
 DECLARE @key_lock int, @key_resource NVARCHAR(255) = CONCAT(N'skiplock key {prefix} ',
-    CONVERT(NVARCHAR(64), HASHBYTES('SHA2_256', CAST(%(order_key)s AS NVARCHAR(255))), 2));
+    CAST(%(order_key_digest)s AS NVARCHAR(64)));
 EXEC @key_lock = sp_getapplock
     @Resource = @key_resource, @LockMode = 'Exclusive', @LockOwner = 'Transaction',
     @LockTimeout = -1, @DbPrincipal = 'public'
@@ -57,9 +60,10 @@ EXEC @key_lock = sp_getapplock
 -- name: queue_lock
 -- A claim of a queue with a limit (queue_limits): the queue's application lock, owned by
 -- the claiming transaction, taken without waiting (@LockTimeout = 0): while another claim
--- of that queue holds it, this claim takes nothing from the queue.
+-- of that queue holds it, this claim takes nothing from the queue. queue_digest: as
+-- order_key_digest in key_lock.
 DECLARE @queue_lock int, @queue_resource NVARCHAR(255) = CONCAT(N'skiplock queue {prefix} ',
-    CONVERT(NVARCHAR(64), HASHBYTES('SHA2_256', CAST(%(queue)s AS NVARCHAR(255))), 2));
+    CAST(%(queue_digest)s AS NVARCHAR(64)));
 EXEC @queue_lock = sp_getapplock
     @Resource = @queue_resource, @LockMode = 'Exclusive', @LockOwner = 'Transaction',
     @LockTimeout = 0, @DbPrincipal = 'public';
@@ -96,16 +100,31 @@ WHERE dedupe_key = %(dedupe_key)s AND status IN ('pending', 'running')
 -- The dialect repeats enqueue_many_row once per job (placeholders only, never values), at
 -- most 500 rows a statement. INSERT ... SELECT ... ORDER BY assigns the identity values in
 -- that order, so a batch is claimed in the order it was given.
+-- The ids come back from a read of the identity range the INSERT used, in the same batch,
+-- not from OUTPUT: Babelfish refuses OUTPUT with ORDER BY (tests/golden/mssql/
+-- BABELFISH_GAPS.md). Every id this INSERT takes is at least IDENT_CURRENT before it
+-- and at most SCOPE_IDENTITY() after it; the range may also hold other transactions'
+-- rows, which the dialect drops by idempotency key. NOLOCK: the read takes no row locks,
+-- so it never waits for a row another transaction is writing (two batches whose ids
+-- interleave would otherwise wait for each other under locking isolation levels) and it
+-- runs under every isolation level a caller's transaction may have (READPAST is refused
+-- under SERIALIZABLE and SNAPSHOT); the uncommitted rows of others that it may see are
+-- dropped by key. The read is an ordered seek of the clustered primary key: the bounds
+-- are BIGINT, as id is (IDENT_CURRENT and SCOPE_IDENTITY give NUMERIC(38, 0)), and a page
+-- split only moves rows to a later page of the seek.
+DECLARE @enqueue_first BIGINT = IDENT_CURRENT(N'{table}');
 INSERT INTO {table} (queue, payload, priority, max_attempts, run_at, idempotency_key, order_key,
                      key_limit, key_rate, key_rate_ms, headers)
-OUTPUT inserted.id, inserted.idempotency_key
 SELECT %(queue)s, v.payload, %(priority)s, %(max_attempts)s,
        COALESCE(CAST(%(run_at)s AS DATETIME2(6)),
                 DATEADD(MILLISECOND, %(delay_rem_ms)s,
                         DATEADD(SECOND, %(delay_s)s, SYSUTCDATETIME()))),
        v.ikey, %(order_key)s, %(key_limit)s, %(key_rate)s, %(key_rate_ms)s, CAST(%(headers)s AS NVARCHAR(MAX))
 FROM (VALUES {rows}) AS v (n, payload, ikey)
-ORDER BY v.n
+ORDER BY v.n;
+DECLARE @enqueue_last BIGINT = SCOPE_IDENTITY();
+SELECT j.id, j.idempotency_key FROM {table} AS j WITH (NOLOCK)
+WHERE j.id >= @enqueue_first AND j.id <= @enqueue_last
 
 -- name: enqueue_many_row
 (%(n)s, CAST(%(payload)s AS NVARCHAR(MAX)), CAST(%(idempotency_key)s AS UNIQUEIDENTIFIER))

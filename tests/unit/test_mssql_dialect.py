@@ -3,12 +3,14 @@ exceptions shaped as pymssql raises them), version checks, binding."""
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime, timedelta, timezone
 
 import pytest
 from skiplock.dialects import get_dialect
 from skiplock.dialects.mssql import (
     MSSQLDialect,
+    lock_digest,
     parse_server_version,
     sql_datetime,
 )
@@ -302,3 +304,43 @@ def test_a_table_found_under_a_name_of_another_case_is_refused() -> None:
                 op.send(answer)
         else:
             assert "MAX(version)" in op.send(answer).sql  # on to the version record
+
+
+def test_lock_names_end_with_the_names_nvarchar_sha256_in_upper_case_hex() -> None:
+    # CONVERT(NVARCHAR(64), HASHBYTES('SHA2_256', CAST(x AS NVARCHAR(255))), 2) on SQL
+    # Server: the name's UTF-16LE bytes, cut at 255 code units, hashed, upper-case hex;
+    # computed by the dialect (Babelfish runs no CONVERT style 2), so the locks keep the
+    # names an older release gave them
+    assert lock_digest("customer-42") == (
+        hashlib.sha256("customer-42".encode("utf-16-le")).hexdigest().upper()
+    )
+    assert lock_digest("x" * 300) == lock_digest("x" * 255) != lock_digest("x" * 254)
+    assert lock_digest("\U0001f600") == hashlib.sha256(b"=\xd8\x00\xde").hexdigest().upper()
+    d = dialect()
+    sql, bound = d.bind(d.sql["key_lock"], {"order_key": "k"})
+    assert bound["order_key_digest"] == lock_digest("k") and "%(order_key_digest)s" in sql
+    code = "\n".join(line.split("--")[0] for line in sql.splitlines())
+    assert "HASHBYTES" not in code and "CONVERT" not in code
+    _, bound = d.bind(d.sql["queue_lock"], {"queue": "q"})
+    assert bound["queue_digest"] == lock_digest("q")
+    _, bound = d.bind("%(queue)s", {"queue": "q"})
+    assert "queue_digest" not in bound  # only where a statement names it
+
+
+def test_a_batch_gets_its_ids_in_its_order_from_the_read_back_range() -> None:
+    # enqueue_many reads its ids back from the identity range its INSERT used: rows of
+    # other transactions in that range are dropped by idempotency key
+    d = dialect()
+    rows = [("[1]", "AAAA-1"), ("[2]", "bbbb-2")]
+    op = d.insert_many({"queue": "q", "order_key": None}, rows, False)
+    statement = next(op)
+    code = "\n".join(line.split("--")[0] for line in statement.sql.splitlines())
+    assert "IDENT_CURRENT" in code and "OUTPUT" not in code
+    found = [
+        {"id": 10, "idempotency_key": "aaaa-1"},
+        {"id": 11, "idempotency_key": "cccc-3"},  # another batch's, interleaved
+        {"id": 12, "idempotency_key": "BBBB-2"},
+    ]
+    with pytest.raises(StopIteration) as done:
+        op.send(found)
+    assert done.value.value == [10, 12]

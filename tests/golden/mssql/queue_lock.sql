@@ -1,8 +1,9 @@
 -- A claim of a queue with a limit (queue_limits): the queue's application lock, owned by
 -- the claiming transaction, taken without waiting (@LockTimeout = 0): while another claim
--- of that queue holds it, this claim takes nothing from the queue.
+-- of that queue holds it, this claim takes nothing from the queue. queue_digest: as
+-- order_key_digest in key_lock.
 DECLARE @queue_lock int, @queue_resource NVARCHAR(255) = CONCAT(N'skiplock queue skiplock_jobs ',
-    CONVERT(NVARCHAR(64), HASHBYTES('SHA2_256', CAST(%(queue)s AS NVARCHAR(255))), 2));
+    CAST(%(queue_digest)s AS NVARCHAR(64)));
 EXEC @queue_lock = sp_getapplock
     @Resource = @queue_resource, @LockMode = 'Exclusive', @LockOwner = 'Transaction',
     @LockTimeout = 0, @DbPrincipal = 'public';
