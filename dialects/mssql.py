@@ -31,9 +31,10 @@ from .contract import mssql_driver as own
 
 __all__ = ["MSSQLDialect", "classify_error", "lock_digest", "parse_server_version"]
 
-#: deadlock victim, lock request timeout, snapshot update conflict, and Azure SQL's
-#: "busy / reconfiguring, try again" errors
-_RETRYABLE = {1205, 1222, 3960, 40501, 40613, 40197, 49918, 49919, 49920}
+#: deadlock victim, lock request timeout, snapshot update conflict, a NOLOCK read that lost
+#: its place to data movement (enqueue_many's read-back), and Azure SQL's "busy /
+#: reconfiguring, try again" errors
+_RETRYABLE = {601, 1205, 1222, 3960, 40501, 40613, 40197, 49918, 49919, 49920}
 #: FreeTDS (DB-Library) errors for a connection that failed or went away: connection
 #: failed, timed out, read/write failed, refused, EOF, DBPROCESS dead; and the server's own
 #: "no process on the other end of the pipe", session killed, shutdown in progress

@@ -62,6 +62,7 @@ DEAD = (
         (server_error(1205, "Transaction (Process ID 53) was deadlocked"), (True, False)),
         (server_error(1222, "Lock request time out period exceeded."), (True, False)),
         (server_error(3960, "Snapshot isolation transaction aborted"), (True, False)),
+        (server_error(601, "Could not continue scan with NOLOCK"), (True, False)),
         (server_error(40613, "Database is not currently available"), (True, False)),
         (server_error(2627, "Violation of UNIQUE KEY", IntegrityError), (False, False)),
         (server_error(18456, "Login failed for user 'x'."), (False, False)),
