@@ -20,6 +20,11 @@ Capabilities (:data:`PROBES`):
   once per test run, before any test uses the server (:data:`EAGER`), and waits for the
   server to come back.
 
+- ``index_names``: the server's catalog lists a table's indexes under the names they were
+  created with (SQL Server's ``sys.indexes``; Babelfish 4.3 lists ``<name><table><hash>``).
+  The migrations' ``IF [NOT] EXISTS`` guards and the adoption of a table of version 1
+  without a version record look indexes up by name.
+
 A whole backend can lack a capability too: ``mssql_rcsi`` is skipped, with the reason,
 where the server cannot turn ``READ_COMMITTED_SNAPSHOT`` on (see tests/conftest.py).
 """
@@ -145,10 +150,42 @@ def probe_lock_timeouts(url: str) -> str | None:
         q.close()
 
 
+def probe_index_names(url: str) -> str | None:
+    """Install a table, then read its index names from the server's catalog (the statement
+    ``schema_catalog``): None when it lists, under their own names, the indexes version 1
+    gave the table and later versions kept (the migrations' guards and the adoption of a
+    version-1 table look indexes up by name)."""
+    from skiplock.drivers.run import run_sync
+
+    q = skiplock.connect(url, table=f"skiplock_cap_{os.getpid() % 10000}_{uuid.uuid4().hex[:6]}")
+    d = q.dialect
+    try:
+        q.install()
+        conn = d.connect()
+        try:
+            found = run_sync(q.schema.catalog(), d.adapter(conn))["index"]
+            conn.commit()
+        finally:
+            conn.close()
+        _, named = q.schema.v1_shape()
+        if named & found:  # (a later version replaced the claim index)
+            return None
+        return (
+            f"the catalog lists none of the index names {', '.join(sorted(named))}, but "
+            f"{', '.join(sorted(found))}"
+        )
+    finally:
+        try:
+            q.uninstall()
+        finally:
+            q.close()
+
+
 #: capability name: its probe (None: the server has it; text: why it lacks it)
 PROBES: dict[str, Callable[[str], str | None]] = {
     "skip_locked": probe_skip_locked,
     "lock_timeouts": probe_lock_timeouts,
+    "index_names": probe_index_names,
 }
 
 #: probes that may bring the server down: run once per test run (all xdist workers

@@ -25,6 +25,11 @@ def test_the_servers_here_answer_refused_lock_requests(url: str) -> None:
     assert lacking(url, "lock_timeouts") is None
 
 
+@pytest.mark.requires("index_names")
+def test_the_servers_here_list_indexes_under_their_names(url: str) -> None:
+    assert lacking(url, "index_names") is None
+
+
 @pytest.mark.requires("skip_locked")
 def test_a_claim_that_waits_for_held_rows_is_found(
     make_queue: Callable[..., skiplock.Queue],
