@@ -98,6 +98,7 @@ def make_v1_table(q: skiplock.Queue) -> None:
             tx.execute(statement)
 
 
+@pytest.mark.requires("index_names")  # adopts a table of version 1 by its indexes' names
 def test_a_table_without_versions_is_version_1_and_refused(
     make_queue: Callable[..., skiplock.Queue],
 ) -> None:
@@ -123,6 +124,7 @@ def _catalog(q: skiplock.Queue) -> dict[str, set[str]]:
     return {kind: {n.replace(table, "T") for n in names} for kind, names in found.items()}
 
 
+@pytest.mark.requires("index_names")  # adopts a table of version 1 by its indexes' names
 def test_a_migrated_table_has_what_a_new_one_has(
     make_queue: Callable[..., skiplock.Queue],
 ) -> None:
@@ -164,6 +166,7 @@ def test_a_table_of_the_same_name_that_is_not_a_queue_is_left_alone(
     q.uninstall()
 
 
+@pytest.mark.requires("index_names")  # adopts a table of version 1 by its indexes' names
 def test_a_version_1_table_without_its_dedupe_index_is_refused(
     make_queue: Callable[..., skiplock.Queue],
 ) -> None:
@@ -262,6 +265,7 @@ def test_a_newer_schema_is_refused(make_queue: Callable[..., skiplock.Queue]) ->
         fresh.migrate()
 
 
+@pytest.mark.requires("index_names")  # adopts a table of version 1 by its indexes' names
 def test_upgrade_while_a_worker_drains_every_state(
     make_queue: Callable[..., skiplock.Queue],
 ) -> None:
@@ -331,6 +335,7 @@ def test_upgrade_while_a_worker_drains_every_state(
     assert new.cancel(scheduled_id) == "cancelled"  # version 2's status is allowed now
 
 
+@pytest.mark.requires("index_names")  # adopts a table of version 1 by its indexes' names
 def test_conn_checks_the_version_on_the_callers_connection(
     make_queue: Callable[..., skiplock.Queue],
 ) -> None:
