@@ -155,18 +155,10 @@ def probe_index_names(url: str) -> str | None:
     ``schema_catalog``): None when it lists, under their own names, the indexes version 1
     gave the table and later versions kept (the migrations' guards and the adoption of a
     version-1 table look indexes up by name)."""
-    from skiplock.drivers.run import run_sync
-
     q = skiplock.connect(url, table=f"skiplock_cap_{os.getpid() % 10000}_{uuid.uuid4().hex[:6]}")
-    d = q.dialect
     try:
         q.install()
-        conn = d.connect()
-        try:
-            found = run_sync(q.schema.catalog(), d.adapter(conn))["index"]
-            conn.commit()
-        finally:
-            conn.close()
+        found = q._run("reading the catalog", None, q.schema.catalog, check=False)["index"]
         _, named = q.schema.v1_shape()
         if named & found:  # (a later version replaced the claim index)
             return None
