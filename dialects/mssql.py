@@ -95,11 +95,9 @@ def parse_server_version(version: str, engine_edition: int | None, banner: str) 
 
 
 def lock_digest(text: str) -> str:
-    """What ``CONVERT(NVARCHAR(64), HASHBYTES('SHA2_256', CAST(text AS NVARCHAR(255))), 2)``
-    gives on SQL Server: the SHA-256 of the first 255 UTF-16 code units of *text* (an
-    NVARCHAR's bytes, UTF-16LE) in upper-case hex. The application locks' names
-    (``key_lock``, ``queue_lock``) end with it; computed here because Babelfish runs no
-    ``CONVERT`` style 2."""
+    """The hex SHA-256 that ends an application lock's name (``key_lock``, ``queue_lock``)."""
+    # = CONVERT(NVARCHAR(64), HASHBYTES('SHA2_256', CAST(text AS NVARCHAR(255))), 2) on SQL
+    # Server (an NVARCHAR's bytes are UTF-16LE), which Babelfish does not run
     return hashlib.sha256(text.encode("utf-16-le")[:510]).hexdigest().upper()
 
 
