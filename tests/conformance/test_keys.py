@@ -217,6 +217,7 @@ def test_migration_4_on_a_version_3_table_holding_jobs(
     assert new.get(second).status == "pending"  # type: ignore[union-attr]
 
 
+@pytest.mark.requires("lock_timeouts")  # claims refused the queue's lock (queue_lock) many times
 def test_a_queue_limit_of_3_is_never_exceeded(
     make_queue: Callable[..., skiplock.Queue],
 ) -> None:
@@ -255,6 +256,7 @@ def test_a_queue_limit_of_3_is_never_exceeded(
     assert q.stats().done == 120
 
 
+@pytest.mark.requires("lock_timeouts")  # claims refused the queue's lock (queue_lock) many times
 def test_a_queue_limit_counts_live_leases_only(
     make_queue: Callable[..., skiplock.Queue],
 ) -> None:

@@ -39,6 +39,7 @@ def most_in_a_window(times: list[datetime], per: float) -> int:
     return most
 
 
+@pytest.mark.requires("lock_timeouts")  # claims refused the queue's lock (queue_lock) many times
 def test_threads_claiming_never_exceed_the_rate(make_queue: MakeQueue) -> None:
     q = make_queue(rate_limits={"api": (20, 1.0)})
     q.enqueue_many([{"n": i} for i in range(50)], queue="api")
@@ -142,6 +143,7 @@ def test_bad_rate_limits_are_refused(limits: object) -> None:
         skiplock.App(url, rate_limits=limits)  # type: ignore[arg-type]
 
 
+@pytest.mark.requires("lock_timeouts")  # claims refused the queue's lock (queue_lock) many times
 def test_workers_drain_a_rate_limited_queue_at_its_rate(
     make_queue: MakeQueue, worker_cls: type[Worker], workers: list[Worker]
 ) -> None:
