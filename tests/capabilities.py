@@ -54,8 +54,7 @@ def claim_waits(holder: skiplock.Queue, other: skiplock.Queue, wait: float) -> s
     """On the installed table of *holder* and *other*, with no jobs yet: None when
     *other*'s claim skips a job *holder*'s open transaction has claimed; otherwise what
     the probe saw (the claim still waiting after *wait* seconds)."""
-    ids = [holder.enqueue("held"), holder.enqueue("free")]  # (one by one: Babelfish 4.3
-    # runs no enqueue_many, tests/golden/mssql/BABELFISH_GAPS.md)
+    ids = [holder.enqueue("held"), holder.enqueue("free")]
     got: list[int] = []
     errors: list[BaseException] = []
 
