@@ -13,8 +13,8 @@ the bench table with 20,000 no-op jobs, then drains them (``--mode``: ``worker``
 ``defaults``, ``async`` c100, ``bare`` Queue loop of ``claim(limit=200)`` +
 ``complete_many``, or ``enqueue`` in calls of 1,000) and prints jobs/s and the process's
 CPU per job (``time.process_time``: every thread of the client, not the server);
-``latency``: ``--jobs`` jobs one at a time into an idle worker, enqueue to handler start,
-p50 and p99 in ms. The trees
+``latency``: ``--jobs`` jobs (default 300) one at a time, 20 ms apart, into an idle worker,
+enqueue to handler start, p50 and p99 in ms. The trees
 alternate inside each round, so a burst of load on this shared machine lands on both.
 ``--raw`` adds bench/raw.py's loop to the turns (its drain or its enqueue, in a process of
 its own) and each tree's ratio to it.
@@ -124,11 +124,13 @@ def main() -> None:
     parser.add_argument("--after", default=os.path.dirname(HERE), help="default: this tree")
     parser.add_argument("--mode", choices=MODES, default="worker")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--jobs", type=int, default=20_000)
+    parser.add_argument("--jobs", type=int, help="default: 20,000; 300 for latency")
     parser.add_argument(
         "--raw", action="store_true", help="bench/raw.py's loop takes its turn too (÷ raw)"
     )
     args = parser.parse_args()
+    if args.jobs is None:  # latency sends one job each 20 ms: 20,000 would take 7 minutes
+        args.jobs = 300 if args.mode == "latency" else 20_000
     trees = {"before": args.before, "after": args.after}
     if args.raw:
         trees["raw"] = RAW
