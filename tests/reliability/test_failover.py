@@ -13,7 +13,8 @@ promoted; the workers and an enqueuing thread reach the new primary without a re
 
 - Synchronous replication: nothing acknowledged is lost, every job ends done, and each
   job's result row (written in its completion's transaction) exists exactly once.
-- Asynchronous replication, the standby detached a second before the promotion (it lags):
+- Asynchronous replication, the standby detached a second or more before the promotion
+  (it lags, until two 3-second jobs began):
   the commits of that second are lost with the old primary, so some claims are handed out
   again at the same attempt number. The handlers of those lost claims go on and try to
   commit their completions on the new primary: every one of those late writes must be
@@ -87,6 +88,23 @@ class Pair:
     url: str = ""
     script: Path = SCRIPT
 
+    def replication_log(self) -> str:
+        """What the MariaDB or MySQL servers logged about semi-synchronous replication
+        (a primary that switched it off commits without the replica): for a failure's
+        message."""
+        folder = self.env.get("SKIPLOCK_MDBFO_DIR") or self.env.get("SKIPLOCK_MYFO_DIR")
+        if folder and "SKIPLOCK_MYFO_DIR" in self.env:
+            cache = os.environ.get("SKIPLOCK_MYSQL_CACHE", "/var/cache/skiplock/mysql-chroot")
+            folder = os.path.join(cache, "root") + folder
+        lines = []
+        for name in ("primary", "replica"):
+            try:
+                text = Path(folder or "", f"{name}.err").read_text(errors="replace")
+            except OSError:
+                continue
+            lines += [f"{name}: {ln}" for ln in text.splitlines() if "emi-sync" in ln]
+        return "\n".join(lines[-12:]) or "(nothing about semi-sync in the servers' logs)"
+
     def run(self, *args: str) -> str:
         done = subprocess.run(
             [str(self.script), *args], env=self.env, capture_output=True, text=True, timeout=180
@@ -156,6 +174,7 @@ class Record:
 
     claims: list[tuple[int, int, int, float]] = field(default_factory=list)
     writes: list[tuple[tuple[int, int], float, str]] = field(default_factory=list)
+    long_started: int = 0  # handlers of the 3-second jobs begun
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -171,7 +190,12 @@ def make_handler(q: skiplock.Queue, rec: Record) -> Callable[[Job], None]:
             rec.claims.append((job.id, job.attempt, job.claim_id, claimed))
         # One job in 25 runs 3 s: those that began on the old primary still run when the
         # new one hands their jobs out again, so their late writes meet the second claim.
-        time.sleep(3.0 if job.payload % 25 == 0 else random.uniform(0.005, 0.04))
+        if job.payload % 25 == 0:
+            with rec.lock:
+                rec.long_started += 1
+            time.sleep(3.0)
+        else:
+            time.sleep(random.uniform(0.005, 0.04))
         give_up = time.monotonic() + 60
         while True:
             began = time.time()
@@ -263,7 +287,13 @@ def test_failover_to_a_standby_while_workers_drain(pair: Pair, mode: str) -> Non
             time.sleep(0.05)
         if mode == "async":
             pair.run("detach")  # the standby lags from now on...
-            time.sleep(1.0)  # ...by the second of claims and completions that follows
+            # ...by at least the second of claims and completions that follows, and until
+            # two 3-second jobs began (a loaded machine claims slowly): their handlers
+            # still run after the promotion and try their late writes
+            seen, lag_end = rec.long_started, time.monotonic() + 15
+            time.sleep(1.0)
+            while rec.long_started < seen + 2 and time.monotonic() < lag_end:
+                time.sleep(0.05)
         assert enqueuer.is_alive(), "the enqueuing thread ended before the failover"
         pair.run("kill")  # the primary is stopped hard...
         stopped = time.time()  # every claim and write of the old primary was before this
@@ -346,7 +376,9 @@ def test_failover_to_a_standby_while_workers_drain(pair: Pair, mode: str) -> Non
     assert not by_other, f"result rows written by a claim that did not complete: {by_other[:5]}"
     assert accepted_ghost == 0, f"{accepted_ghost} late writes of lost claims were accepted"
     if mode == "sync":
-        assert not lost_enqueues, f"{len(lost_enqueues)} acknowledged enqueues lost"
+        assert not lost_enqueues, (
+            f"{len(lost_enqueues)} acknowledged enqueues lost; {pair.replication_log()}"
+        )
         assert not reused
         assert not ghosts, f"{len(ghosts)} acknowledged claims lost by a synchronous standby"
     else:
