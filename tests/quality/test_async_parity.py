@@ -134,3 +134,30 @@ def test_the_constructors_take_the_keywords_of_queue_settings() -> None:
     for fn in constructors:
         settings = inspect.signature(fn).parameters["settings"]
         assert str(settings.annotation) == "Unpack[QueueKeywords]", fn
+
+
+#: the adapters' methods written twice (a driver's sync and asyncio connections differ, so
+#: the modules are not generated) that must stay the same with ``await`` taken away
+ADAPTER_TWINS = ("run", "run_with_caller_conn")
+
+
+@pytest.mark.parametrize("name", ADAPTER_TWINS)
+def test_the_async_adapter_loop_is_the_sync_one_awaited(name: str) -> None:
+    from skiplock.drivers.base import Adapter
+    from skiplock.drivers.base_async import AsyncAdapter
+
+    from .scripts import load_script
+
+    transform = load_script("async_to_sync").transform
+
+    def body(source: str) -> str:
+        fn = ast.parse(textwrap.dedent(source)).body[0]
+        assert isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
+        stmts = fn.body[1:] if ast.get_docstring(fn) else fn.body
+        return "\n".join(ast.dump(s) for s in stmts)
+
+    aio = inspect.getsource(getattr(AsyncAdapter, name))
+    sync = inspect.getsource(getattr(Adapter, name))
+    assert body(transform(textwrap.dedent(aio))) == body(sync), (
+        f"AsyncAdapter.{name} is no longer Adapter.{name} awaited: change both"
+    )
