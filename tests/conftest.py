@@ -270,6 +270,7 @@ FULL_ONLY = (
     "tests/integration/test_scripts.py",
     "tests/integration/test_matrix.py",
     "tests/integration/test_trace_script.py",
+    "tests/integration/test_stages_script.py",
     "tests/integration/test_peers_script.py",
     # the wheel and sdist built and installed in fresh venvs
     "tests/quality/test_installed.py",
