@@ -171,6 +171,7 @@ BOTH_APIS = {
     "test_key_rate",
     "test_observe",
     "test_workflows",
+    "test_enqueue_alone",
 }
 
 

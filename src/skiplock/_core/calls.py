@@ -62,6 +62,10 @@ class Call(Generic[T, R]):
     make: Callable[[bool], Op[T]] | None
     finish: Callable[[T], R]
     check: bool = True
+    #: the operation is one statement, atomic alone: where that costs no round trip, it
+    #: runs in autocommit (no BEGIN, no COMMIT), and a connection lost during it is not
+    #: retried (whether it committed is unknown)
+    one_statement: bool = False
 
 
 def _same(value: Any) -> Any:
@@ -119,8 +123,9 @@ def enqueue(d: Operations, payload: Any, options: EnqueueOptions, conn: Any) -> 
     )
     if options.after is not None or options.children:
         return Call("enqueueing", conn, lambda copy: _after_one(d, params, options, copy), _same)
-    if options.dedupe_key is None:
-        return Call("enqueueing", conn, lambda _: d.job_insert(params), _same)
+    if options.dedupe_key is None:  # with a key, the key's lock goes first
+        alone = options.order_key is None
+        return Call("enqueueing", conn, lambda _: d.job_insert(params), _same, True, alone)
     params = replace(params, dedupe_key=options.dedupe_key)
     if options.dedupe_ms or options.debounce_ms is not None:
         controlled = _control(params, options, options.dedupe_key)

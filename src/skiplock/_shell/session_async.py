@@ -151,7 +151,9 @@ class AsyncSession:
     async def _call(self, call: calls.Call[T, R]) -> R:
         if call.make is None:
             return call.finish(None)  # type: ignore[arg-type]
-        return call.finish(await self._run_op(call.doing, call.conn, call.make, call.check))
+        return call.finish(
+            await self._run_op(call.doing, call.conn, call.make, call.check, call.one_statement)
+        )
 
     async def _run(
         self, doing: str, conn: Any, make: Callable[..., Op[T]], *args: Any, check: bool = True
@@ -159,12 +161,19 @@ class AsyncSession:
         return await self._run_op(doing, conn, lambda _: make(*args), check)
 
     async def _run_op(
-        self, doing: str, conn: Any, make: Callable[[bool], Op[T]], check: bool = True
+        self,
+        doing: str,
+        conn: Any,
+        make: Callable[[bool], Op[T]],
+        check: bool = True,
+        one_statement: bool = False,
     ) -> T:
         """Run ``make(can_copy)`` in a transaction of its own (or the caller's, on *conn*).
         A deadlock, lock timeout or lost connection before COMMIT, or a deadlock at COMMIT
         (Galera), runs it again with jitter, a bounded number of times; a connection lost
-        during COMMIT is raised. An interruption drops the connection."""
+        during COMMIT is raised. An interruption drops the connection. *one_statement*
+        (see :class:`~skiplock._core.calls.Call`): in autocommit where that is free, and a
+        connection lost during the statement is raised like one lost during COMMIT."""
         theirs = None if conn is None else await self.adapt(conn)
         if check and not self._schema_ok:
             await self._check_schema(theirs)
@@ -173,11 +182,30 @@ class AsyncSession:
         failures = conflicts = 0  # lost connections; deadlocks and lock timeouts
         while True:
             own = await self._checkout()
+            alone = one_statement and own.free_autocommit
+            if alone:
+                try:
+                    await own.set_autocommit(True)
+                except own.errors as exc:  # a broken connection: nothing was sent
+                    await self._pool.put(own, broken=True)
+                    failures += 1
+                    if failures < _RETRIES:
+                        continue
+                    raise self.dialect.wrap(exc, doing, own.error_info(exc)) from exc
             try:
-                result = await own.run(make(own.can_copy))
+                try:
+                    result = await own.run(make(own.can_copy))
+                finally:
+                    if alone:  # checked below: never back in the pool in autocommit
+                        with suppress(Exception):
+                            await own.set_autocommit(False)
             except StatementError as exc:
                 err = self.dialect.wrap(exc, doing)
-                await self._rollback_or_drop(own, lost=err.connection_lost)
+                stuck = alone and await own.autocommit()
+                await self._rollback_or_drop(own, lost=err.connection_lost or stuck)
+                if alone and err.connection_lost:
+                    err.args = (str(err) + "; whether it committed is unknown",)
+                    raise err from exc.cause
                 if err.retryable and not err.connection_lost:  # a conflict, as at COMMIT
                     conflicts += 1
                     if conflicts < _CONFLICTS:
@@ -192,8 +220,12 @@ class AsyncSession:
                     continue
                 raise err from exc.cause
             except BaseException as exc:
-                await self._rollback_or_drop(own, lost=_interrupted(exc))
+                stuck = alone and await own.autocommit()
+                await self._rollback_or_drop(own, lost=_interrupted(exc) or stuck)
                 raise
+            if alone:  # committed by the statement itself
+                await self._pool.put(own, broken=await own.autocommit())
+                return result
             try:
                 await self._commit(own, f"committing ({doing})")
             except BackendError as err:

@@ -63,6 +63,8 @@ class Adapter:
     driver: ClassVar[str]
     #: the adapter can run :class:`~skiplock._core.sql.Copy` requests
     can_copy: ClassVar[bool] = False
+    #: :meth:`set_autocommit` sends nothing to the server (psycopg 3)
+    free_autocommit: ClassVar[bool] = False
 
     def __init__(self, connection: Any, module: ModuleType, *, owned: bool = False) -> None:
         self.connection = connection
@@ -95,6 +97,9 @@ class Adapter:
 
     def commit(self) -> None:
         self.connection.commit()
+
+    def set_autocommit(self, on: bool) -> None:
+        self.connection.autocommit = on
 
     def rollback(self) -> None:
         self.connection.rollback()

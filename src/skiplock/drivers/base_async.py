@@ -56,6 +56,8 @@ class AsyncAdapter:
     #: the sync adapter class of the same driver family (names, error reading)
     sync_class: ClassVar[type[Adapter]]
     driver: ClassVar[str]
+    #: :meth:`set_autocommit` sends nothing to the server (psycopg 3)
+    free_autocommit: ClassVar[bool] = False
 
     def __init__(self, connection: Any, module: Any, *, owned: bool = False) -> None:
         self.connection = connection
@@ -92,6 +94,9 @@ class AsyncAdapter:
 
     async def commit(self) -> None:
         await self.connection.commit()
+
+    async def set_autocommit(self, on: bool) -> None:
+        await self.connection.set_autocommit(on)
 
     async def rollback(self) -> None:
         await self.connection.rollback()

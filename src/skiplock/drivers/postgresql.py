@@ -65,6 +65,7 @@ class PsycopgAdapter(Adapter):
     database: ClassVar[str] = "postgresql"
     driver: ClassVar[str] = "psycopg"
     can_copy: ClassVar[bool] = True
+    free_autocommit: ClassVar[bool] = True
 
     def cursor(self) -> Any:
         from psycopg.rows import dict_row
@@ -148,6 +149,7 @@ class AsyncPsycopgAdapter(AsyncCursorAdapter):
 
     sync_class: ClassVar[type[Adapter]] = PsycopgAdapter
     driver: ClassVar[str] = "psycopg (async)"
+    free_autocommit: ClassVar[bool] = True
 
     async def copy(self, sql: str, rows: Iterable[tuple[Any, ...]]) -> None:
         cur = self.connection.cursor()
