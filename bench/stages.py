@@ -44,8 +44,8 @@ def main() -> None:
     marks: dict[int, dict[str, float]] = {}
     current: list[int] = [-1]  # the job being enqueued (one at a time)
 
-    def mark(name: str) -> None:
-        marks.setdefault(current[0], {}).setdefault(name, time.perf_counter())
+    def mark(name: str, at: float | None = None) -> None:
+        marks.setdefault(current[0], {}).setdefault(name, at or time.perf_counter())
 
     wait = Listening.wait
 
@@ -61,7 +61,7 @@ def main() -> None:
         began = time.perf_counter()
         n = claim(self)
         if n:
-            marks.setdefault(current[0], {}).setdefault("claiming", began)
+            mark("claiming", began)
             mark("claimed")
         return n
 

@@ -15,7 +15,7 @@ promoted; the workers and an enqueuing thread reach the new primary without a re
   job's result row (written in its completion's transaction) exists exactly once.
 - Asynchronous replication, the standby detached a second or more before the promotion
   (it lags, until two 3-second jobs began):
-  the commits of that second are lost with the old primary, so some claims are handed out
+  the commits of that lag are lost with the old primary, so some claims are handed out
   again at the same attempt number. The handlers of those lost claims go on and try to
   commit their completions on the new primary: every one of those late writes must be
   refused (the claim's token), the test shows that some were tried, and every job the new
@@ -87,19 +87,17 @@ class Pair:
     env: dict[str, str]
     url: str = ""
     script: Path = SCRIPT
+    #: where the MariaDB or MySQL servers write primary.err and replica.err, as seen here
+    logs: Path | None = None
 
     def replication_log(self) -> str:
         """What the MariaDB or MySQL servers logged about semi-synchronous replication
         (a primary that switched it off commits without the replica): for a failure's
         message."""
-        folder = self.env.get("SKIPLOCK_MDBFO_DIR") or self.env.get("SKIPLOCK_MYFO_DIR")
-        if folder and "SKIPLOCK_MYFO_DIR" in self.env:
-            cache = os.environ.get("SKIPLOCK_MYSQL_CACHE", "/var/cache/skiplock/mysql-chroot")
-            folder = os.path.join(cache, "root") + folder
         lines = []
         for name in ("primary", "replica"):
             try:
-                text = Path(folder or "", f"{name}.err").read_text(errors="replace")
+                text = Path(self.logs or "", f"{name}.err").read_text(errors="replace")
             except OSError:
                 continue
             lines += [f"{name}: {ln}" for ln in text.splitlines() if "emi-sync" in ln]
@@ -131,29 +129,32 @@ def make_pair(server: str, name: str, ports: list[int] | None = None) -> Pair:
         return Pair(env)
     if server == "mysql":
         cache = os.environ.get("SKIPLOCK_MYSQL_CACHE", "/var/cache/skiplock/mysql-chroot")
-        daemon = os.path.join(cache, "root/usr/sbin/mysqld")
+        root = Path(cache, "root")
+        daemon = str(root / "usr/sbin/mysqld")
         if os.geteuid() != 0 or shutil.which("socat") is None or not os.path.exists(daemon):
             _unavailable(
                 f"not root, no socat, or no MySQL server at {daemon} (scripts/mysql-server "
                 "start installs it)",
                 "mysql",
             )
+        folder = f"/tmp/skiplock-mysql-{name}-{os.getpid()}"  # in the chroot
         env = {
             **os.environ,
-            "SKIPLOCK_MYFO_DIR": f"/tmp/skiplock-mysql-{name}-{os.getpid()}",
+            "SKIPLOCK_MYFO_DIR": folder,
             "SKIPLOCK_MYFO_PORTS": " ".join(map(str, ports or free_ports(3))),
         }
-        return Pair(env, script=SCRIPTS / "mysql-failover")
+        return Pair(env, script=SCRIPTS / "mysql-failover", logs=root / folder.lstrip("/"))
     missing = [t for t in ("mariadb-install-db", "mariadb", "socat") if shutil.which(t) is None]
     daemon = os.environ.get("SKIPLOCK_MDBFO_BIN", "/usr/sbin/mariadbd")
     if missing or not os.path.exists(daemon):
         _unavailable(f"no MariaDB server ({daemon}) or no {missing} here", "mariadb")
+    folder = f"/tmp/skiplock-mariadb-{name}-{os.getpid()}"
     env = {
         **os.environ,
-        "SKIPLOCK_MDBFO_DIR": f"/tmp/skiplock-mariadb-{name}-{os.getpid()}",
+        "SKIPLOCK_MDBFO_DIR": folder,
         "SKIPLOCK_MDBFO_PORTS": " ".join(map(str, ports or free_ports(3))),
     }
-    return Pair(env, script=SCRIPTS / "mariadb-failover")
+    return Pair(env, script=SCRIPTS / "mariadb-failover", logs=Path(folder))
 
 
 @pytest.fixture(params=["postgresql", "mariadb", "mysql"])

@@ -125,7 +125,7 @@ def enqueue(d: Operations, payload: Any, options: EnqueueOptions, conn: Any) -> 
         return Call("enqueueing", conn, lambda copy: _after_one(d, params, options, copy), _same)
     if options.dedupe_key is None:  # with a key, the key's lock goes first
         alone = options.order_key is None
-        return Call("enqueueing", conn, lambda _: d.job_insert(params), _same, True, alone)
+        return Call("enqueueing", conn, lambda _: d.job_insert(params), _same, one_statement=alone)
     params = replace(params, dedupe_key=options.dedupe_key)
     if options.dedupe_ms or options.debounce_ms is not None:
         controlled = _control(params, options, options.dedupe_key)

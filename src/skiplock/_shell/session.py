@@ -181,16 +181,17 @@ class Session:
                     if failures < _RETRIES:
                         continue
                     raise self.dialect.wrap(exc, doing, own.error_info(exc)) from exc
+            stuck = False  # still in autocommit: never back in the pool
             try:
                 try:
                     result = own.run(make(own.can_copy))
                 finally:
-                    if alone:  # checked below: never back in the pool in autocommit
+                    if alone:
                         with suppress(Exception):
                             own.set_autocommit(False)
+                        stuck = own.autocommit()
             except StatementError as exc:
                 err = self.dialect.wrap(exc, doing)
-                stuck = alone and own.autocommit()
                 self._rollback_or_drop(own, lost=err.connection_lost or stuck)
                 if alone and err.connection_lost:
                     err.args = (str(err) + "; whether it committed is unknown",)
@@ -209,11 +210,10 @@ class Session:
                     continue
                 raise err from exc.cause
             except BaseException as exc:
-                stuck = alone and own.autocommit()
                 self._rollback_or_drop(own, lost=_interrupted(exc) or stuck)
                 raise
             if alone:  # committed by the statement itself
-                self._pool.put(own, broken=own.autocommit())
+                self._pool.put(own, broken=stuck)
                 return result
             try:
                 self._commit(own, f"committing ({doing})")

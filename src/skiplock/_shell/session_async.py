@@ -192,16 +192,17 @@ class AsyncSession:
                     if failures < _RETRIES:
                         continue
                     raise self.dialect.wrap(exc, doing, own.error_info(exc)) from exc
+            stuck = False  # still in autocommit: never back in the pool
             try:
                 try:
                     result = await own.run(make(own.can_copy))
                 finally:
-                    if alone:  # checked below: never back in the pool in autocommit
+                    if alone:
                         with suppress(Exception):
                             await own.set_autocommit(False)
+                        stuck = await own.autocommit()
             except StatementError as exc:
                 err = self.dialect.wrap(exc, doing)
-                stuck = alone and await own.autocommit()
                 await self._rollback_or_drop(own, lost=err.connection_lost or stuck)
                 if alone and err.connection_lost:
                     err.args = (str(err) + "; whether it committed is unknown",)
@@ -220,11 +221,10 @@ class AsyncSession:
                     continue
                 raise err from exc.cause
             except BaseException as exc:
-                stuck = alone and await own.autocommit()
                 await self._rollback_or_drop(own, lost=_interrupted(exc) or stuck)
                 raise
             if alone:  # committed by the statement itself
-                await self._pool.put(own, broken=await own.autocommit())
+                await self._pool.put(own, broken=stuck)
                 return result
             try:
                 await self._commit(own, f"committing ({doing})")
